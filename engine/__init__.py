@@ -1,0 +1,1 @@
+"""Pure game logic: vote validity and tally, conduct, night resolution, win checks."""

@@ -1,0 +1,1 @@
+"""One module per rule set (m209, zhenyan, m135, tubian24, nizhuan)."""

@@ -1,0 +1,1 @@
+"""The edges: game files, the Discuz client, crawl, the SQLite store, the CLI."""
