@@ -1,0 +1,293 @@
+"""Talking to a Discuz! X forum: one httpx.Client, polite, bounded retries.
+
+The client is built once (by the CLI or a test) and passed in; tests swap the transport for the
+simulator's ``httpx.MockTransport`` instead of patching. The login cookie comes from the
+environment variable the game file names and is never logged, stored or put in a message.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import TypeVar
+from urllib.parse import urlencode, urljoin
+
+import httpx
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_any,
+    wait_exponential_jitter,
+)
+
+from parsers.records import PageError, PageErrorKind
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = (
+    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/124.0 Safari/537.36 bansha/0.1"
+)
+
+T = TypeVar("T")
+
+#: page errors worth another try: the forum may answer properly a little later
+RETRYABLE_PAGE_ERRORS = {
+    PageErrorKind.RATE_LIMITED,
+    PageErrorKind.MALFORMED,
+    PageErrorKind.SERVER_ERROR,
+    PageErrorKind.ANTI_CRAWL,
+}
+
+
+class ForumUnavailable(RuntimeError):
+    """The forum did not give a usable answer within the retry bounds (Chinese message)."""
+
+
+class RetryableStatus(Exception):
+    def __init__(self, status: int, retry_after: float | None) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    url: str
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    fetched_at: datetime
+    attempts: int
+
+    @property
+    def server_time(self) -> datetime:
+        """The forum's clock (Date header) — relative times are computed from it."""
+        raw = self.headers.get("date")
+        if raw:
+            try:
+                return parsedate_to_datetime(raw)
+            except (TypeError, ValueError):
+                pass
+        return self.fetched_at
+
+    @property
+    def charset(self) -> str | None:
+        ctype = self.headers.get("content-type", "")
+        for part in ctype.split(";"):
+            part = part.strip()
+            if part.lower().startswith("charset="):
+                return part.split("=", 1)[1].strip().strip('"') or None
+        return None
+
+
+@dataclass
+class RetryPolicy:
+    max_attempts: int = 5
+    max_total_s: float = 120.0
+    initial_wait_s: float = 1.0
+    max_wait_s: float = 30.0
+    jitter_s: float = 1.0
+    max_retry_after_s: float = 60.0
+
+
+@dataclass
+class ClientStats:
+    requests: int = 0
+    retries: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, httpx.TransportError | RetryableStatus):
+        return True
+    return isinstance(exc, PageError) and exc.kind in RETRYABLE_PAGE_ERRORS
+
+
+def describe_error(exc: BaseException) -> str:
+    """A Chinese one-liner for an error, without URLs' secrets or cookies."""
+    if isinstance(exc, PageError):
+        return exc.message_zh
+    if isinstance(exc, RetryableStatus):
+        return f"论坛返回 HTTP {exc.status}"
+    if isinstance(exc, httpx.TimeoutException):
+        return "连接论坛超时"
+    if isinstance(exc, httpx.ConnectError):
+        return "无法连接论坛"
+    if isinstance(exc, httpx.TransportError):
+        return f"网络错误（{type(exc).__name__}）"
+    return f"{type(exc).__name__}"
+
+
+class DiscuzClient:
+    """GETs with a minimum interval between requests and bounded, jittered retries."""
+
+    def __init__(
+        self,
+        http: httpx.Client,
+        *,
+        base_url: str,
+        min_interval_s: float = 1.0,
+        cookie: str | None = None,
+        policy: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.http = http
+        self.base_url = base_url if base_url.endswith("/") else base_url + "/"
+        self.min_interval_s = min_interval_s
+        self._cookie = cookie
+        self.policy = policy or RetryPolicy()
+        self._sleep = sleep
+        self._monotonic = monotonic
+        self._now = now
+        self._last_request: float | None = None
+        self.stats = ClientStats()
+
+    def url(self, path: str, params: dict[str, str | int] | None = None) -> str:
+        url = urljoin(self.base_url, path)
+        if params:
+            url += ("&" if "?" in url else "?") + urlencode(params)
+        return url
+
+    def _wait_turn(self) -> None:
+        if self._last_request is not None and self.min_interval_s > 0:
+            elapsed = self._monotonic() - self._last_request
+            if elapsed < self.min_interval_s:
+                self._sleep(self.min_interval_s - elapsed)
+        self._last_request = self._monotonic()
+
+    def _get_once(self, url: str) -> Fetched:
+        self._wait_turn()
+        headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"}
+        if self._cookie:
+            headers["Cookie"] = self._cookie
+        self.stats.requests += 1
+        resp = self.http.get(url, headers=headers)
+        if resp.status_code == 429 or resp.status_code >= 500:
+            raise RetryableStatus(resp.status_code, _retry_after(resp))
+        return Fetched(
+            url=url,
+            status=resp.status_code,
+            headers={k.lower(): v for k, v in resp.headers.items()},
+            body=resp.content,
+            fetched_at=self._now(),
+            attempts=1,
+        )
+
+    def fetch(
+        self,
+        url: str,
+        check: Callable[[Fetched], T],
+        *,
+        on_failed_attempt: Callable[[Fetched | None, BaseException], None] | None = None,
+    ) -> tuple[Fetched, T]:
+        """GET ``url`` and run ``check`` on it, retrying both within the policy's bounds.
+
+        ``check`` parses the response and raises ``PageError`` for pages that are not what we
+        asked for; the retryable kinds (flood control, truncated or broken pages, server
+        errors) are tried again. Non-retryable ones (login required, missing thread) and
+        exhausted retries raise: ``PageError`` as is, network trouble as ``ForumUnavailable``.
+        """
+        policy = self.policy
+        attempts = 0
+        last: dict[str, Fetched | None] = {"resp": None}
+
+        def before_sleep(state: RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            self.stats.retries += 1
+            wait = state.next_action.sleep if state.next_action else 0
+            log.warning(
+                "第 %d 次请求失败（%s），%.1f 秒后重试：%s",
+                state.attempt_number,
+                describe_error(exc) if exc else "?",
+                wait,
+                _redact(url),
+            )
+            if on_failed_attempt and exc is not None:
+                on_failed_attempt(last["resp"], exc)
+
+        base_wait = wait_exponential_jitter(
+            multiplier=policy.initial_wait_s, max=policy.max_wait_s, jitter=policy.jitter_s
+        )
+
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            computed = base_wait(state)
+            if isinstance(exc, RetryableStatus) and exc.retry_after is not None:
+                return min(max(computed, exc.retry_after), policy.max_retry_after_s)
+            return computed
+
+        started = self._monotonic()
+
+        def out_of_time(state: RetryCallState) -> bool:
+            # measured on our own clock, so the bound holds with an injected sleep too
+            return self._monotonic() - started >= policy.max_total_s
+
+        retrying = Retrying(
+            retry=retry_if_exception(_is_retryable),
+            stop=stop_any(stop_after_attempt(policy.max_attempts), out_of_time),
+            wait=wait,
+            sleep=self._sleep,
+            before_sleep=before_sleep,
+            reraise=True,
+        )
+
+        def attempt() -> tuple[Fetched, T]:
+            nonlocal attempts
+            attempts += 1
+            last["resp"] = None
+            fetched = self._get_once(url)
+            fetched = Fetched(
+                fetched.url,
+                fetched.status,
+                fetched.headers,
+                fetched.body,
+                fetched.fetched_at,
+                attempts,
+            )
+            last["resp"] = fetched
+            return fetched, check(fetched)
+
+        try:
+            return retrying(attempt)
+        except PageError:
+            raise
+        except (httpx.TransportError, RetryableStatus) as exc:
+            self.stats.errors.append(describe_error(exc))
+            raise ForumUnavailable(
+                f"论坛暂时无法访问（{describe_error(exc)}，已尝试 {attempts} 次）：{_redact(url)}"
+            ) from exc
+
+
+def _retry_after(resp: httpx.Response) -> float | None:
+    raw = resp.headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(raw)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _redact(url: str) -> str:
+    """URLs we build carry no secrets, but never echo a formhash/auth/sid parameter."""
+    if "?" not in url:
+        return url
+    head, _, query = url.partition("?")
+    parts = []
+    for item in query.split("&"):
+        key = item.split("=", 1)[0]
+        parts.append(f"{key}=***" if key.lower() in {"formhash", "auth", "sid", "hash"} else item)
+    return head + "?" + "&".join(parts)

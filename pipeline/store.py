@@ -1,0 +1,536 @@
+"""The SQLite store of one game (sqlite-utils).
+
+Raw responses are the source of truth; posts, revisions and every verdict are derived from them
+and can be derived again. The schema is created and migrated by the code; each migration is
+recorded in ``_migrations``. Every page is written in one transaction, so a crawl killed at any
+moment leaves the store consistent and the next crawl completes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from parsers.records import EditNote, Mark, MarkKind, Post, PostState, ThreadPage
+
+log = logging.getLogger(__name__)
+
+
+class StoreError(RuntimeError):
+    """A store that cannot be opened or is not ours (message in Chinese)."""
+
+
+def _m001_initial(db: sqlite_utils.Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE threads (
+            tid INTEGER PRIMARY KEY,
+            day INTEGER,
+            role TEXT,
+            subject TEXT,
+            source TEXT,            -- the source the page numbers below refer to
+            ppp INTEGER,
+            last_page INTEGER,      -- the last page fully stored (resume point)
+            total_pages INTEGER,
+            last_crawled_at TEXT,
+            last_outcome TEXT
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE page_bodies (
+            sha256 TEXT PRIMARY KEY,
+            body BLOB NOT NULL
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE pages (
+            id INTEGER PRIMARY KEY,
+            tid INTEGER,
+            page INTEGER,
+            source TEXT,
+            url TEXT NOT NULL,
+            status INTEGER,
+            headers TEXT,           -- JSON object; cookies are never stored
+            sha256 TEXT REFERENCES page_bodies(sha256),
+            fetched_at TEXT NOT NULL,
+            outcome TEXT            -- ok | the PageError kind
+        )"""
+    )
+    db.execute("CREATE INDEX pages_tid_page ON pages(tid, page)")
+    db.execute(
+        """
+        CREATE TABLE posts (
+            tid INTEGER NOT NULL,
+            pid INTEGER NOT NULL,
+            floor INTEGER,
+            page INTEGER,
+            author TEXT,
+            uid INTEGER,
+            posted_at TEXT,         -- ISO 8601 with the forum's offset
+            posted_ts INTEGER,      -- Unix seconds, for ordering and windows
+            edit_editor TEXT,
+            edit_at TEXT,
+            message_html TEXT,
+            text TEXT,
+            quoted_pids TEXT,       -- JSON list
+            quote_texts TEXT,       -- JSON list
+            marks TEXT,             -- JSON list of {kind, value, text}
+            content_hash TEXT,
+            state TEXT NOT NULL,
+            source TEXT,
+            first_seen_at TEXT NOT NULL,
+            last_seen_at TEXT NOT NULL,
+            page_id INTEGER REFERENCES pages(id),
+            PRIMARY KEY (tid, pid)
+        )"""
+    )
+    db.execute("CREATE INDEX posts_author ON posts(uid, posted_ts)")
+    db.execute(
+        """
+        CREATE TABLE post_revisions (
+            id INTEGER PRIMARY KEY,
+            tid INTEGER NOT NULL,
+            pid INTEGER NOT NULL,
+            revision INTEGER NOT NULL,      -- 1 = as first seen
+            seen_at TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            state TEXT NOT NULL,
+            text TEXT,
+            message_html TEXT,
+            quoted_pids TEXT,
+            marks TEXT,
+            edit_editor TEXT,
+            edit_at TEXT,
+            page_id INTEGER REFERENCES pages(id),
+            UNIQUE (tid, pid, revision)
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE crawl_log (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT,
+            at TEXT NOT NULL,
+            tid INTEGER,
+            page INTEGER,
+            url TEXT,
+            outcome TEXT NOT NULL,  -- ok | retry | error kind
+            detail TEXT,
+            attempts INTEGER,
+            new_posts INTEGER,
+            changed_posts INTEGER,
+            vanished_posts INTEGER
+        )"""
+    )
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+
+
+MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
+    ("001_initial", _m001_initial),
+]
+
+
+def _iso(dt: datetime | None) -> str | None:
+    return dt.isoformat() if dt is not None else None
+
+
+def _marks_json(marks: Iterable[Mark]) -> str:
+    return json.dumps(
+        [{"kind": m.kind.value, "value": m.value, "text": m.text} for m in marks],
+        ensure_ascii=False,
+    )
+
+
+def marks_from_json(raw: str | None) -> tuple[Mark, ...]:
+    if not raw:
+        return ()
+    return tuple(Mark(MarkKind(m["kind"]), m["value"], m["text"]) for m in json.loads(raw))
+
+
+def post_from_row(row: dict[str, Any]) -> Post:
+    edit = None
+    if row.get("edit_editor") and row.get("edit_at"):
+        edit = EditNote(row["edit_editor"], datetime.fromisoformat(row["edit_at"]))
+    return Post(
+        tid=row["tid"],
+        pid=row["pid"],
+        floor=row.get("floor"),
+        author=row.get("author") or "",
+        uid=row.get("uid") or 0,
+        posted_at=datetime.fromisoformat(row["posted_at"]) if row.get("posted_at") else None,
+        message_html=row.get("message_html") or "",
+        text=row.get("text") or "",
+        quoted_pids=tuple(json.loads(row.get("quoted_pids") or "[]")),
+        quote_texts=tuple(json.loads(row.get("quote_texts") or "[]")),
+        edit=edit,
+        state=PostState(row["state"]),
+        marks=marks_from_json(row.get("marks")),
+        source=row.get("source") or "html",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PageWrite:
+    """What saving one page changed."""
+
+    page_id: int
+    new_posts: int
+    changed_posts: int
+    vanished_posts: int
+
+
+class Store:
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.db = open_db(self.path)
+
+    # -- schema ---------------------------------------------------------------------------
+    def migrate(self) -> list[str]:
+        return migrate(self.db)
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        with self.db.atomic():
+            yield
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- meta -----------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        rows = list(self.db.query("SELECT value FROM meta WHERE key = ?", [key]))
+        return rows[0]["value"] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.db.atomic():
+            self.db.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [key, value],
+            )
+
+    # -- threads --------------------------------------------------------------------------
+    def thread(self, tid: int) -> dict[str, Any] | None:
+        rows = list(self.db.query("SELECT * FROM threads WHERE tid = ?", [tid]))
+        return rows[0] if rows else None
+
+    def register_thread(self, tid: int, *, day: int | None, role: str | None) -> None:
+        with self.db.atomic():
+            self.db.execute(
+                "INSERT INTO threads(tid, day, role) VALUES (?, ?, ?) "
+                "ON CONFLICT(tid) DO UPDATE SET day = excluded.day, role = excluded.role",
+                [tid, day, role],
+            )
+
+    def reset_thread_position(self, tid: int) -> None:
+        with self.db.atomic():
+            self.db.execute(
+                "UPDATE threads SET last_page = NULL, total_pages = NULL WHERE tid = ?", [tid]
+            )
+
+    # -- pages and posts ------------------------------------------------------------------
+    def _store_body(self, body: bytes) -> str:
+        digest = hashlib.sha256(body).hexdigest()
+        self.db.execute(
+            "INSERT OR IGNORE INTO page_bodies(sha256, body) VALUES (?, ?)", [digest, body]
+        )
+        return digest
+
+    def record_response(
+        self,
+        *,
+        tid: int | None,
+        page: int | None,
+        source: str,
+        url: str,
+        status: int,
+        headers: dict[str, str],
+        body: bytes,
+        fetched_at: datetime,
+        outcome: str,
+    ) -> int:
+        """Keep a raw response that did not yield a page (errors are evidence too)."""
+        with self.db.atomic():
+            return self._insert_page(
+                tid, page, source, url, status, headers, body, fetched_at, outcome
+            )
+
+    def _insert_page(
+        self,
+        tid: int | None,
+        page: int | None,
+        source: str,
+        url: str,
+        status: int,
+        headers: dict[str, str],
+        body: bytes,
+        fetched_at: datetime,
+        outcome: str,
+    ) -> int:
+        digest = self._store_body(body)
+        cur = self.db.execute(
+            "INSERT INTO pages(tid, page, source, url, status, headers, sha256, fetched_at, "
+            "outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                tid,
+                page,
+                source,
+                url,
+                status,
+                json.dumps(_safe_headers(headers)),
+                digest,
+                _iso(fetched_at),
+                outcome,
+            ],
+        )
+        return int(cur.lastrowid or 0)
+
+    def save_page(
+        self,
+        parsed: ThreadPage,
+        *,
+        source: str,
+        url: str,
+        status: int,
+        headers: dict[str, str],
+        body: bytes,
+        fetched_at: datetime,
+        ppp: int | None,
+    ) -> PageWrite:
+        """Write one fetched page: raw body, posts, revisions, vanished marks, resume point.
+
+        One transaction: either all of it lands or none of it does.
+        """
+        seen = _iso(fetched_at)
+        assert seen is not None
+        new = changed = vanished = 0
+        with self.db.atomic():
+            page_id = self._insert_page(
+                parsed.tid, parsed.page, source, url, status, headers, body, fetched_at, "ok"
+            )
+            existing = {
+                r["pid"]: r
+                for r in self.db.query(
+                    "SELECT pid, content_hash, state FROM posts WHERE tid = ?", [parsed.tid]
+                )
+            }
+            for post in parsed.posts:
+                row = _post_row(post, page=parsed.page, seen=seen, page_id=page_id)
+                old = existing.get(post.pid)
+                if old is None:
+                    new += 1
+                    row["first_seen_at"] = seen
+                    self.db.table("posts").insert(row)
+                    self._add_revision(post, row, 1, seen, page_id)
+                    continue
+                if old["content_hash"] != row["content_hash"] or old["state"] != row["state"]:
+                    changed += 1
+                    rev = self.db.execute(
+                        "SELECT COALESCE(MAX(revision), 0) FROM post_revisions "
+                        "WHERE tid = ? AND pid = ?",
+                        [post.tid, post.pid],
+                    ).fetchone()[0]
+                    self._add_revision(post, row, rev + 1, seen, page_id)
+                self.db.table("posts").update((post.tid, post.pid), row)
+            vanished = self._mark_vanished(parsed, seen, ppp)
+            self.db.execute(
+                "UPDATE threads SET subject = COALESCE(?, subject), source = ?, ppp = ?, "
+                "last_page = ?, total_pages = ?, last_crawled_at = ?, last_outcome = 'ok' "
+                "WHERE tid = ?",
+                [parsed.subject, source, ppp, parsed.page, parsed.total_pages, seen, parsed.tid],
+            )
+        return PageWrite(page_id, new, changed, vanished)
+
+    def _add_revision(
+        self, post: Post, row: dict[str, Any], revision: int, seen: str, page_id: int
+    ) -> None:
+        self.db.table("post_revisions").insert(
+            {
+                "tid": post.tid,
+                "pid": post.pid,
+                "revision": revision,
+                "seen_at": seen,
+                "content_hash": row["content_hash"],
+                "state": row["state"],
+                "text": row["text"],
+                "message_html": row["message_html"],
+                "quoted_pids": row["quoted_pids"],
+                "marks": row["marks"],
+                "edit_editor": row["edit_editor"],
+                "edit_at": row["edit_at"],
+                "page_id": page_id,
+            }
+        )
+
+    def _mark_vanished(self, parsed: ThreadPage, seen: str, ppp: int | None) -> int:
+        """Posts stored before that this page should show but does not: mark them vanished.
+
+        The page covers the pid range of its regular posts (page 1 may carry sticky or hot
+        replies from elsewhere, so posts whose floor lies outside the page are left out of the
+        range). The last page also covers everything after it.
+        """
+        regular = [
+            p
+            for p in parsed.posts
+            if p.state is not PostState.DELETED
+            and (
+                ppp is None
+                or p.floor is None
+                or (parsed.page - 1) * ppp < p.floor <= parsed.page * ppp
+            )
+        ]
+        if not regular:
+            return 0
+        pids = {p.pid for p in parsed.posts}
+        low = min(p.pid for p in regular)
+        high = max(p.pid for p in regular)
+        last = parsed.page >= parsed.total_pages
+        rows = list(
+            self.db.query(
+                "SELECT pid FROM posts WHERE tid = ? AND state != 'vanished' AND pid >= ? "
+                + ("" if last else "AND pid <= ?"),
+                [parsed.tid, low] + ([] if last else [high]),
+            )
+        )
+        gone = [r["pid"] for r in rows if r["pid"] not in pids]
+        for pid in gone:
+            rev = self.db.execute(
+                "SELECT COALESCE(MAX(revision), 0) FROM post_revisions WHERE tid = ? AND pid = ?",
+                [parsed.tid, pid],
+            ).fetchone()[0]
+            self.db.execute(
+                "UPDATE posts SET state = 'vanished', last_seen_at = last_seen_at "
+                "WHERE tid = ? AND pid = ?",
+                [parsed.tid, pid],
+            )
+            self.db.execute(
+                "INSERT INTO post_revisions(tid, pid, revision, seen_at, content_hash, state, "
+                "text, message_html, quoted_pids, marks, edit_editor, edit_at, page_id) "
+                "SELECT tid, pid, ?, ?, content_hash, 'vanished', text, message_html, "
+                "quoted_pids, marks, edit_editor, edit_at, page_id FROM posts "
+                "WHERE tid = ? AND pid = ?",
+                [rev + 1, seen, parsed.tid, pid],
+            )
+        return len(gone)
+
+    def log_crawl(self, **row: Any) -> None:
+        with self.db.atomic():
+            self.db.table("crawl_log").insert(row)
+
+    # -- reading --------------------------------------------------------------------------
+    def posts(self, tid: int | None = None) -> list[Post]:
+        sql = "SELECT * FROM posts"
+        args: list[Any] = []
+        if tid is not None:
+            sql += " WHERE tid = ?"
+            args.append(tid)
+        sql += " ORDER BY tid, posted_ts, pid"
+        return [post_from_row(r) for r in self.db.query(sql, args)]
+
+    def post_rows(self, tid: int) -> list[dict[str, Any]]:
+        return list(
+            self.db.query("SELECT * FROM posts WHERE tid = ? ORDER BY posted_ts, pid", [tid])
+        )
+
+    def revisions(self, tid: int, pid: int) -> list[dict[str, Any]]:
+        return list(
+            self.db.query(
+                "SELECT * FROM post_revisions WHERE tid = ? AND pid = ? ORDER BY revision",
+                [tid, pid],
+            )
+        )
+
+    def counts(self) -> dict[str, int]:
+        return {
+            name: self.db.table(name).count
+            for name in ("threads", "pages", "posts", "post_revisions", "crawl_log")
+        }
+
+
+def _safe_headers(headers: dict[str, str]) -> dict[str, str]:
+    """Response headers without anything that could carry a session secret."""
+    return {k: v for k, v in headers.items() if k.lower() not in {"set-cookie", "cookie"}}
+
+
+def _post_row(post: Post, *, page: int, seen: str, page_id: int) -> dict[str, Any]:
+    return {
+        "tid": post.tid,
+        "pid": post.pid,
+        "floor": post.floor,
+        "page": page,
+        "author": post.author,
+        "uid": post.uid,
+        "posted_at": _iso(post.posted_at),
+        "posted_ts": int(post.posted_at.timestamp()) if post.posted_at else None,
+        "edit_editor": post.edit.editor if post.edit else None,
+        "edit_at": _iso(post.edit.edited_at) if post.edit else None,
+        "message_html": post.message_html,
+        "text": post.text,
+        "quoted_pids": json.dumps(list(post.quoted_pids)),
+        "quote_texts": json.dumps(list(post.quote_texts), ensure_ascii=False),
+        "marks": _marks_json(post.marks),
+        "content_hash": post.content_hash,
+        "state": post.state.value,
+        "source": post.source,
+        "last_seen_at": seen,
+        "page_id": page_id,
+    }
+
+
+def open_db(path: Path) -> sqlite_utils.Database:
+    """Open (creating with mode 0600) the store and switch it to WAL."""
+    path = Path(path)
+    if not path.parent.exists():
+        raise StoreError(f"数据库所在目录不存在：{path.parent}")
+    if not path.exists():
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        os.close(fd)
+    try:
+        conn = sqlite3.connect(str(path), timeout=30)
+        db = sqlite_utils.Database(conn)
+        db.enable_wal()
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute("PRAGMA synchronous = NORMAL")
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"无法打开数据库 {path}：{exc}（不是 bansha 的数据库文件？）") from exc
+    return db
+
+
+def migrate(db: sqlite_utils.Database) -> list[str]:
+    """Apply the migrations not yet recorded; return the names applied now."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    done = {r["name"] for r in db.query("SELECT name FROM _migrations")}
+    applied = []
+    for name, fn in MIGRATIONS:
+        if name in done:
+            continue
+        with db.atomic():
+            fn(db)
+            db.execute(
+                "INSERT INTO _migrations(name, applied_at) VALUES (?, ?)",
+                [name, datetime.now(UTC).isoformat()],
+            )
+        applied.append(name)
+        log.info("migration applied: %s", name)
+    return applied
+
+
+def open_store(path: Path | str) -> Store:
+    store = Store(path)
+    store.migrate()
+    return store

@@ -1,0 +1,131 @@
+"""The store: schema, 0600 file, page writes in one transaction, revisions, vanished posts."""
+
+from __future__ import annotations
+
+import stat
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from parsers.records import Post, PostState, ThreadPage
+from pipeline.store import Store, StoreError, open_store
+
+TZ = timezone(timedelta(hours=8))
+T0 = datetime(2026, 12, 2, 10, 0, tzinfo=TZ)
+
+
+def post(pid: int, text: str, floor: int | None = None, **kw) -> Post:
+    return Post(
+        tid=4,
+        pid=pid,
+        floor=floor if floor is not None else pid - 100,
+        author="饺子",
+        uid=3,
+        posted_at=T0 + timedelta(minutes=pid),
+        message_html=text,
+        text=text,
+        **kw,
+    )
+
+
+def page(posts: list[Post], page: int = 1, total: int = 1) -> ThreadPage:
+    return ThreadPage(tid=4, page=page, total_pages=total, posts=tuple(posts), subject="投票帖")
+
+
+def save(store: Store, tp: ThreadPage, when: datetime = T0, ppp: int | None = 10):
+    store.register_thread(tp.tid, day=2, role="vote")
+    return store.save_page(
+        tp,
+        source="html",
+        url=f"http://f/forum.php?tid=4&page={tp.page}",
+        status=200,
+        headers={"content-type": "text/html", "set-cookie": "auth=SECRET"},
+        body=b"<html>",
+        fetched_at=when,
+        ppp=ppp,
+    )
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = open_store(tmp_path / "game.db")
+    yield s
+    s.close()
+
+
+def test_database_file_is_private_and_migrated_once(tmp_path):
+    path = tmp_path / "game.db"
+    s = open_store(path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert s.migrate() == []  # already applied
+    names = [r["name"] for r in s.db.query("SELECT name FROM _migrations")]
+    assert names == ["001_initial"]
+    assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    s.close()
+
+
+def test_not_a_database_is_a_clear_error(tmp_path):
+    path = tmp_path / "bad.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="无法打开数据库"):
+        open_store(path)
+
+
+def test_new_posts_then_nothing_new(store):
+    w = save(store, page([post(101, "投票对象：包子"), post(102, "hi")]))
+    assert (w.new_posts, w.changed_posts, w.vanished_posts) == (2, 0, 0)
+    w = save(store, page([post(101, "投票对象：包子"), post(102, "hi")]))
+    assert (w.new_posts, w.changed_posts, w.vanished_posts) == (0, 0, 0)
+    assert store.counts()["posts"] == 2
+    assert store.counts()["post_revisions"] == 2  # revision 1 = as first seen
+    # identical raw bodies are kept once
+    assert store.db.table("page_bodies").count == 1
+    assert store.db.table("pages").count == 2
+
+
+def test_edit_keeps_every_revision(store):
+    save(store, page([post(101, "投票对象：面条")]))
+    save(store, page([post(101, "投票对象：馄饨")]), when=T0 + timedelta(hours=1))
+    revs = store.revisions(4, 101)
+    assert [r["text"] for r in revs] == ["投票对象：面条", "投票对象：馄饨"]
+    assert [r["revision"] for r in revs] == [1, 2]
+    assert store.posts(4)[0].text == "投票对象：馄饨"
+
+
+def test_post_missing_from_its_page_is_marked_vanished_not_deleted(store):
+    save(store, page([post(101, "a"), post(102, "b"), post(103, "c")]))
+    w = save(store, page([post(101, "a"), post(103, "c", floor=2)]))
+    assert w.vanished_posts == 1
+    states = {p.pid: p.state for p in store.posts(4)}
+    assert states == {101: PostState.VISIBLE, 102: PostState.VANISHED, 103: PostState.VISIBLE}
+    assert store.revisions(4, 102)[-1]["state"] == "vanished"
+
+
+def test_post_outside_the_page_range_is_not_vanished(store):
+    # page 1 and page 2 of a 2-page thread; re-reading page 2 says nothing about page 1
+    save(store, page([post(100 + i, str(i), floor=i) for i in range(1, 11)], page=1, total=2))
+    save(store, page([post(111, "11", floor=11)], page=2, total=2))
+    w = save(store, page([post(111, "11", floor=11), post(112, "12", floor=12)], page=2, total=2))
+    assert (w.new_posts, w.vanished_posts) == (1, 0)
+    assert all(p.state is PostState.VISIBLE for p in store.posts(4))
+
+
+def test_secrets_in_headers_are_not_stored(store):
+    save(store, page([post(101, "a")]))
+    headers = store.db.execute("SELECT headers FROM pages").fetchone()[0]
+    assert "SECRET" not in headers and "set-cookie" not in headers
+
+
+def test_a_failing_page_write_leaves_nothing_behind(store, monkeypatch):
+    save(store, page([post(101, "a")]))
+    before = store.counts()
+
+    def boom(*a, **k):
+        raise RuntimeError("killed")
+
+    monkeypatch.setattr(store, "_mark_vanished", boom)
+    with pytest.raises(RuntimeError):
+        save(store, page([post(101, "changed"), post(102, "new")]))
+    assert store.counts() == before
+    assert store.posts(4)[0].text == "a"
+    assert store.thread(4)["last_page"] == 1
