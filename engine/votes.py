@@ -1,0 +1,881 @@
+"""Vote validity (the day's timeline) and the tally, for all five rule sets. Pure.
+
+The pipeline parses the vote thread's posts (and the director's journal of 代投) into
+:class:`Ballot` values; :func:`judge_ballots` walks them in post order and gives each a
+:class:`VoteVerdict` with a Chinese reason and the rule applied; :func:`tally` counts the counted
+verdicts with exact weights and lets the rule set decide who is out (or elected sheriff).
+
+Nothing here reads the clock, the disk or the network: every time is an argument. Ballots are
+always sorted by (time, pid) first, so the order they were stored in never matters.
+
+Rule references are ``"<file>:<line>"`` into the rule texts (see ``engine.rulesets``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from fractions import Fraction
+from typing import Any
+
+from engine.rulesets import CountSheet, Ruleset, get_ruleset
+
+__all__ = [
+    "EDITED_NOTE",
+    "Ballot",
+    "BallotKind",
+    "DayContext",
+    "Evidence",
+    "ModifierKind",
+    "PlayerStatus",
+    "Tally",
+    "VerdictStatus",
+    "VoteModifier",
+    "VoteVerdict",
+    "judge_ballots",
+    "tally",
+    "tally_votes",
+]
+
+EDITED_NOTE = "该帖被编辑过，以截止前首次抓取的版本为准"
+ABSTAIN_WORD = "弃权"
+
+
+# --- input ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Where a ballot was seen: the post (tid, pid), the floor shown, its time and a link."""
+
+    tid: int
+    pid: int
+    floor: int | None
+    at: datetime
+    url: str
+
+    def __post_init__(self) -> None:
+        if self.at.tzinfo is None or self.at.utcoffset() is None:
+            raise ValueError(f"帖子时间缺少时区：pid {self.pid} {self.at.isoformat()}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tid": self.tid,
+            "pid": self.pid,
+            "floor": self.floor,
+            "at": self.at.isoformat(),
+            "url": self.url,
+        }
+
+    def describe(self) -> str:
+        return (
+            f"第{self.floor}楼（pid {self.pid}）" if self.floor is not None else f"pid {self.pid}"
+        )
+
+
+class BallotKind(StrEnum):
+    VOTE = "vote"  # 投票对象：X
+    CHANGE = "change"  # 改票对象：X (must reply to the original vote floor)
+    ABSTAIN = "abstain"  # 投票对象：弃权
+    INVALID = "invalid"  # a vote-like post the parser could not accept (problem says why)
+    PROXY = "proxy"  # 代投 by the director, for ``voter``
+
+
+@dataclass(frozen=True, slots=True)
+class Ballot:
+    """One parsed vote post (or one 代投 from the director's journal).
+
+    ``target`` is a resolved roster name (None for 弃权 or when it could not be read/resolved;
+    ``problem`` then says why, in Chinese). A CHANGE or PROXY to 弃权 has ``target`` None and
+    ``target_raw`` "弃权". ``edited``: the post was edited (the pipeline already chose the revision
+    first seen before the close). ``hidden``: the vote line lies in hidden text. ``card_index``
+    is the target's card (1 = 第一身份, 2 = 第二身份) and ``voter_card`` the voting card, for
+    card-based rule sets (nizhuan).
+    """
+
+    voter: str
+    kind: BallotKind
+    target: str | None
+    target_raw: str
+    problem: str | None
+    evidence: Evidence
+    replied_to_pid: int | None = None
+    edited: bool = False
+    hidden: bool = False
+    card_index: int | None = None
+    voter_card: int | None = None
+
+    @property
+    def is_abstain(self) -> bool:
+        if self.kind is BallotKind.ABSTAIN:
+            return True
+        return (
+            self.kind in (BallotKind.CHANGE, BallotKind.PROXY)
+            and self.target is None
+            and self.target_raw.strip() == ABSTAIN_WORD
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "voter": self.voter,
+            "kind": self.kind.value,
+            "target": self.target,
+            "target_raw": self.target_raw,
+            "problem": self.problem,
+            "replied_to_pid": self.replied_to_pid,
+            "edited": self.edited,
+            "hidden": self.hidden,
+            "card_index": self.card_index,
+            "voter_card": self.voter_card,
+            "evidence": self.evidence.to_dict(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerStatus:
+    """A roster entry for the day. ``out_at``: when the player (card) went out, or None.
+
+    In card-based sets (nizhuan) there is one entry per card in play, with ``card`` set.
+    """
+
+    name: str
+    out_at: datetime | None = None
+    can_vote: bool = True  # False e.g. for a tubian24 白痴 after [装傻]
+    can_be_voted: bool = True
+    card: int | None = None
+
+
+class ModifierKind(StrEnum):
+    WEIGHT_ADD = "weight_add"  # the player receives +value votes (乌鸦[诽谤] +1)
+    WEIGHT_SET = "weight_set"  # the player's vote weighs exactly value ([迷魂] 0)
+    VOTER_ADD = "voter_add"  # the player's vote weighs +value ([独裁] +N)
+    NO_VOTE = "no_vote"  # the player may not vote (白痴 after 大难不死, 时间吞噬 …)
+    NO_CHANGE = "no_change"  # the player may not change ([狂躁])
+    BLOCK_OUT = "block_out"  # the player cannot be voted out ([霸道]/[不死])
+    TIE_TAKER = "tie_taker"  # a tie puts this player out (tubian24 高僧[献身])
+    FORCE_TOP = "force_top"  # a skill makes this player the top (m209 技能影响的最高票)
+    VOID_ON_TIE = "void_on_tie"  # a tie voids the vote-out (m209 替罪羊[冤死])
+
+
+@dataclass(frozen=True, slots=True)
+class VoteModifier:
+    player: str
+    kind: ModifierKind
+    value: Fraction = Fraction(0)
+    source: str = ""  # e.g. "乌鸦[诽谤]", "[迷魂]", "高僧[献身]"
+
+    def label(self) -> str:
+        return self.source or self.kind.value
+
+
+@dataclass(frozen=True, slots=True)
+class DayContext:
+    """Everything about the day the verdicts depend on. Times are timezone-aware.
+
+    ``accelerated``: the acceleration that forbids changes is in force (m135: 二段加速).
+    ``sheriff_election``: the day's vote elects the sheriff (day 1 where the rule set has one).
+    """
+
+    day: int
+    opens: datetime
+    closes: datetime
+    players: tuple[PlayerStatus, ...]
+    sheriff: str | None = None
+    accelerated: bool = False
+    sheriff_election: bool = False
+    modifiers: tuple[VoteModifier, ...] = ()
+    ruleset: str = "m135"
+
+    def __post_init__(self) -> None:
+        for label, t in (("开门时间", self.opens), ("关门时间", self.closes)):
+            if t.tzinfo is None or t.utcoffset() is None:
+                raise ValueError(f"第{self.day}天的{label}缺少时区：{t.isoformat()}")
+        if self.closes <= self.opens:
+            raise ValueError(
+                f"第{self.day}天的关门时间（{self.closes.isoformat()}）"
+                f"不晚于开门时间（{self.opens.isoformat()}）"
+            )
+
+
+# --- output --------------------------------------------------------------------------------
+
+
+class VerdictStatus(StrEnum):
+    COUNTED = "counted"
+    SUPERSEDED = "superseded"  # counted once, then replaced by a valid change
+    INVALID = "invalid"
+    IGNORED = "ignored"  # not a vote that matters (a repeated fresh vote, a non-player's post)
+
+
+@dataclass(frozen=True, slots=True)
+class VoteVerdict:
+    ballot: Ballot
+    status: VerdictStatus
+    reason: str  # Chinese, never empty
+    counts_for: str | None  # the candidate a COUNTED ballot counts for (None: 弃权 / not counted)
+    rule: str  # "file:line" of the rule applied
+    voter_unit: str | None = None  # the voter as counted (a card label in nizhuan); None: 非玩家
+    target_unit: str | None = None  # the resolved target of a counted/superseded ballot
+
+    @property
+    def abstained(self) -> bool:
+        return self.status is VerdictStatus.COUNTED and self.counts_for is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "voter": self.voter_unit or self.ballot.voter,
+            "status": self.status.value,
+            "counts_for": self.counts_for,
+            "target": self.target_unit,
+            "abstain": self.abstained,
+            "reason": self.reason,
+            "rule": self.rule,
+            "ballot": self.ballot.to_dict(),
+        }
+
+
+def _frac(value: Fraction) -> dict[str, Any]:
+    return {"votes": str(value), "value": float(value)}
+
+
+@dataclass(frozen=True)
+class Tally:
+    """The day's count and decision. Every weight is an exact Fraction."""
+
+    day: int
+    ruleset: str
+    sheriff_election: bool
+    counts: dict[str, Fraction]  # candidate → votes (弃权 is not a candidate)
+    voters: dict[str, list[str]]  # candidate → voters, in post order
+    weights: dict[str, Fraction]  # voter → the weight their counted ballot carried
+    weight_reasons: dict[str, str]  # voter → why the weight is not 1 (Chinese)
+    abstained: list[str]
+    total: Fraction  # every counted vote, abstentions included
+    top: list[str]
+    tie: list[str]
+    out: str | None
+    elected: str | None
+    decided_by: str
+    rule: str
+    public_counts: bool
+    public_voters: bool
+    sheriff: str | None
+    sheriff_vote: str | None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        ordered = sorted(self.counts, key=lambda c: (-self.counts[c], c))
+        return {
+            "day": self.day,
+            "ruleset": self.ruleset,
+            "sheriff_election": self.sheriff_election,
+            "counts": [
+                {"candidate": c, **_frac(self.counts[c]), "voters": list(self.voters.get(c, []))}
+                for c in ordered
+            ],
+            "abstained": list(self.abstained),
+            "weights": [
+                {
+                    "voter": v,
+                    "weight": str(self.weights[v]),
+                    "value": float(self.weights[v]),
+                    "why": self.weight_reasons.get(v, ""),
+                }
+                for v in sorted(self.weights)
+            ],
+            "total": _frac(self.total),
+            "top": list(self.top),
+            "tie": list(self.tie),
+            "out": self.out,
+            "elected": self.elected,
+            "decided_by": self.decided_by,
+            "rule": self.rule,
+            "public_counts": self.public_counts,
+            "public_voters": self.public_voters,
+            "sheriff": self.sheriff,
+            "sheriff_vote": self.sheriff_vote,
+            "notes": list(self.notes),
+        }
+
+
+# --- the roster ----------------------------------------------------------------------------
+
+
+class _Roster:
+    """Players (or cards) of the day, keyed by the unit they are counted under."""
+
+    def __init__(self, ctx: DayContext, rs: Ruleset) -> None:
+        self.rs = rs
+        self.units: dict[str, PlayerStatus] = {}
+        self.by_name: dict[str, list[PlayerStatus]] = {}
+        for ps in ctx.players:
+            unit = rs.unit_label(ps.name, ps.card)
+            if unit in self.units:
+                raise ValueError(f"名单中重复出现：{unit}")
+            self.units[unit] = ps
+            self.by_name.setdefault(ps.name, []).append(ps)
+        for entries in self.by_name.values():
+            entries.sort(key=lambda p: p.card or 0)
+
+    def unit_of(self, ps: PlayerStatus) -> str:
+        return self.rs.unit_label(ps.name, ps.card)
+
+    def resolve(self, name: str) -> str | None:
+        """A unit label or a player's name (→ the player's highest card in play)."""
+        if name in self.units:
+            return name
+        entries = self.by_name.get(name)
+        return self.unit_of(entries[-1]) if entries else None
+
+    def voter_unit(self, b: Ballot) -> str | None:
+        entries = self.by_name.get(b.voter)
+        if not entries:
+            return None
+        if self.rs.card_units and b.voter_card is not None:
+            return self.rs.unit_label(b.voter, b.voter_card)  # may be a card not in play
+        return self.unit_of(entries[-1])
+
+    def target_unit(self, b: Ballot) -> tuple[str | None, str | None]:
+        """(unit, problem) for the ballot's target."""
+        assert b.target is not None
+        entries = self.by_name.get(b.target)
+        if not entries:
+            return None, f"投票对象有误：「{b.target_raw or b.target}」不在名单中"
+        if not self.rs.card_units:
+            return self.unit_of(entries[-1]), None
+        if b.card_index is not None:
+            unit = self.rs.unit_label(b.target, b.card_index)
+            if unit not in self.units:
+                return None, f"投票对象有误：{unit}不在场上"
+            return unit, None
+        if len(entries) == 1:
+            return self.unit_of(entries[0]), None
+        return None, f"投票对象须写明第几身份（例：{b.target}的第一身份）"
+
+
+@dataclass
+class _Mods:
+    received: dict[str, Fraction] = field(default_factory=dict)
+    received_src: dict[str, list[str]] = field(default_factory=dict)
+    weight_set: dict[str, list[tuple[Fraction, str]]] = field(default_factory=dict)
+    voter_add: dict[str, list[tuple[Fraction, str]]] = field(default_factory=dict)
+    no_vote: dict[str, list[str]] = field(default_factory=dict)
+    no_change: dict[str, list[str]] = field(default_factory=dict)
+    block: dict[str, list[str]] = field(default_factory=dict)
+    tie_taker: list[str] = field(default_factory=list)
+    force_top: list[str] = field(default_factory=list)
+    void_on_tie: list[str] = field(default_factory=list)
+
+
+def _digest_modifiers(ctx: DayContext, roster: _Roster) -> _Mods:
+    mods = _Mods()
+    for m in ctx.modifiers:
+        unit = roster.resolve(m.player)
+        if unit is None:
+            raise ValueError(f"投票修正（{m.label()}）中的玩家不在名单中：{m.player}")
+        src = m.label()
+        if m.kind is ModifierKind.WEIGHT_ADD:
+            mods.received[unit] = mods.received.get(unit, Fraction(0)) + Fraction(m.value)
+            mods.received_src.setdefault(unit, []).append(f"{src}+{Fraction(m.value)}")
+        elif m.kind is ModifierKind.WEIGHT_SET:
+            mods.weight_set.setdefault(unit, []).append((Fraction(m.value), src))
+        elif m.kind is ModifierKind.VOTER_ADD:
+            mods.voter_add.setdefault(unit, []).append((Fraction(m.value), src))
+        elif m.kind is ModifierKind.NO_VOTE:
+            mods.no_vote.setdefault(unit, []).append(src)
+        elif m.kind is ModifierKind.NO_CHANGE:
+            mods.no_change.setdefault(unit, []).append(src)
+        elif m.kind is ModifierKind.BLOCK_OUT:
+            mods.block.setdefault(unit, []).append(src)
+        elif m.kind is ModifierKind.TIE_TAKER:
+            mods.tie_taker.append(unit)
+        elif m.kind is ModifierKind.FORCE_TOP:
+            mods.force_top.append(unit)
+        elif m.kind is ModifierKind.VOID_ON_TIE:
+            mods.void_on_tie.append(f"{unit}{src}" if src else unit)
+    return mods
+
+
+# --- judging -------------------------------------------------------------------------------
+
+
+def _order_key(b: Ballot) -> tuple[datetime, int, str, str, str]:
+    return (b.evidence.at, b.evidence.pid, b.voter, b.kind.value, b.target_raw)
+
+
+def _when(t: datetime, ctx: DayContext) -> str:
+    return t.astimezone(ctx.closes.tzinfo).strftime("%Y-%m-%d %H:%M")
+
+
+def _gone(ps: PlayerStatus, at: datetime) -> bool:
+    return ps.out_at is not None and ps.out_at <= at
+
+
+@dataclass
+class _Draft:
+    ballot: Ballot
+    status: VerdictStatus
+    reason: str
+    rule: str
+    counts_for: str | None = None
+    voter_unit: str | None = None
+    target_unit: str | None = None
+
+
+@dataclass
+class _VoterState:
+    counted: int | None = None  # index into drafts of the counted ballot
+    changes: int = 0
+    exempt_used: bool = False
+    invalid_pids: set[int] = field(default_factory=set)
+
+
+def _check_target(
+    b: Ballot, at: datetime, ctx: DayContext, rs: Ruleset, roster: _Roster
+) -> tuple[str | None, str | None, str]:
+    """(unit or None for 弃权, problem, rule). The target must be in play and votable."""
+    if b.is_abstain:
+        return None, None, rs.ref("abstain")
+    if b.target is None:
+        return None, b.problem or f"投票对象有误：「{b.target_raw}」", rs.ref("format")
+    unit, problem = roster.target_unit(b)
+    if unit is None:
+        key = "card_target" if rs.card_units and "身份" in (problem or "") else "format"
+        return None, b.problem or problem, rs.rules.get(key, rs.ref("format"))
+    ps = roster.units[unit]
+    if _gone(ps, at):
+        assert ps.out_at is not None
+        return None, f"投票对象{unit}已于{_when(ps.out_at, ctx)}出局，不能被投票", rs.ref("out")
+    if not ps.can_be_voted:
+        return None, f"{unit}不能成为投票对象", rs.ref("out")
+    return unit, None, ""
+
+
+def _target_text(unit: str | None) -> str:
+    return ABSTAIN_WORD if unit is None else unit
+
+
+def judge_ballots(
+    ballots: Iterable[Ballot], ctx: DayContext, ruleset: Ruleset | None = None
+) -> tuple[VoteVerdict, ...]:
+    """Judge each ballot of the day, in post order (time, then pid).
+
+    Returns one verdict per ballot, sorted by (time, pid). See the module docstring of each
+    rule set for what differs; the shared timeline is:
+
+    - a non-player's post is IGNORED (非玩家); a ballot before the opening or after the close,
+      by a player already out, or by one who may not vote is INVALID;
+    - the first valid VOTE/ABSTAIN/PROXY counts; a later fresh vote is IGNORED; an INVALID ballot
+      does not use up the vote;
+    - a CHANGE must reply to the counted vote's floor, at most ``change_limit`` times, not in the
+      last hour, not when accelerated; a valid change SUPERSEDES the vote it replaces;
+    - at the close, a counted vote whose voter or target went out during the day no longer counts.
+    """
+    rs = ruleset or get_ruleset(ctx.ruleset)
+    roster = _Roster(ctx, rs)
+    mods = _digest_modifiers(ctx, roster)
+    drafts: list[_Draft] = []
+    states: dict[str, _VoterState] = {}
+
+    for b in sorted(ballots, key=_order_key):
+        drafts.append(_judge_one(b, ctx, rs, roster, mods, drafts, states))
+
+    # At the close: the day's outs void the votes of (and for) players out before the close.
+    for d in drafts:
+        if d.status is not VerdictStatus.COUNTED:
+            continue
+        voter_ps = roster.units[d.voter_unit] if d.voter_unit else None
+        if (
+            rs.void_votes_of_players_out_before_close
+            and voter_ps is not None
+            and voter_ps.out_at is not None
+            and voter_ps.out_at < ctx.closes
+        ):
+            d.status = VerdictStatus.INVALID
+            d.reason = f"投票者已于{_when(voter_ps.out_at, ctx)}出局，其票不计入"
+            d.rule, d.counts_for = rs.ref("out"), None
+            continue
+        if d.counts_for is not None:
+            target_ps = roster.units[d.counts_for]
+            if target_ps.out_at is not None and target_ps.out_at < ctx.closes:
+                d.status = VerdictStatus.INVALID
+                d.reason = f"投票对象{d.counts_for}已于{_when(target_ps.out_at, ctx)}出局，此票作废"
+                d.rule, d.counts_for = rs.ref("out"), None
+
+    return tuple(
+        VoteVerdict(
+            ballot=d.ballot,
+            status=d.status,
+            reason=f"{d.reason}（{EDITED_NOTE}）" if d.ballot.edited else d.reason,
+            counts_for=d.counts_for if d.status is VerdictStatus.COUNTED else None,
+            rule=d.rule,
+            voter_unit=d.voter_unit,
+            target_unit=d.target_unit,
+        )
+        for d in drafts
+    )
+
+
+def _judge_one(
+    b: Ballot,
+    ctx: DayContext,
+    rs: Ruleset,
+    roster: _Roster,
+    mods: _Mods,
+    drafts: list[_Draft],
+    states: dict[str, _VoterState],
+) -> _Draft:
+    inv, ign, ok = VerdictStatus.INVALID, VerdictStatus.IGNORED, VerdictStatus.COUNTED
+    unit = roster.voter_unit(b)
+    if unit is None:
+        return _Draft(b, ign, "非玩家（导演或观众）的帖子，不计票", rs.ref("vote_right"))
+    if unit not in roster.units:
+        return _Draft(b, inv, f"{unit}不在场上，不能投票", rs.ref("vote_right"), voter_unit=None)
+    d = _Draft(b, inv, "", "", voter_unit=unit)
+    at = b.evidence.at
+    early_note = ""
+    if at < ctx.opens:
+        if b.kind is BallotKind.PROXY and rs.proxy_before_open:
+            at, early_note = ctx.opens, "（开门前代投，按开门时计）"
+        else:
+            d.reason, d.rule = "尚未开门，投票无效", rs.ref("window")
+            return d
+    if at > ctx.closes:
+        d.reason, d.rule = "投票已截止，截止后投票无效", rs.ref("window")
+        return d
+    ps = roster.units[unit]
+    if _gone(ps, at):
+        assert ps.out_at is not None
+        d.reason = f"投票者已于{_when(ps.out_at, ctx)}出局，出局后不能投票"
+        d.rule = rs.ref("out")
+        return d
+    if not ps.can_vote or unit in mods.no_vote:
+        why = "、".join(mods.no_vote.get(unit, [])) or "当前状态"
+        d.reason, d.rule = f"{unit}因{why}不能参与投票", rs.ref("vote_right")
+        return d
+
+    st = states.setdefault(unit, _VoterState())
+    has_vote = st.counted is not None
+    if b.hidden:
+        d.reason, d.rule = "投票行在隐藏文字中（白字/小字/隐藏），不予采信", rs.ref("hidden")
+        if not has_vote:
+            st.invalid_pids.add(b.evidence.pid)
+        return d
+    if b.kind is BallotKind.INVALID:
+        d.reason = b.problem or "投票格式错误"
+        d.rule = rs.ref("format")
+        if has_vote:
+            d.reason += "（已有有效票，不受影响）"
+        else:
+            how = "重新发帖或有效改票" if rs.change_corrects_invalid else "重新发帖"
+            d.reason += f"；无效票不占用投票机会，须通过{how}更正"
+            st.invalid_pids.add(b.evidence.pid)
+        return d
+
+    if b.kind in (BallotKind.VOTE, BallotKind.ABSTAIN):
+        if has_vote:
+            d.status = ign
+            d.reason = "已投过票，重复投票不计；改票须用改票格式并回复原投票楼层"
+            d.rule = rs.ref("one_vote")
+            return d
+        target, problem, rule = _check_target(b, at, ctx, rs, roster)
+        if problem:
+            d.reason, d.rule = problem, rule
+            st.invalid_pids.add(b.evidence.pid)
+            return d
+        d.status, d.counts_for, d.target_unit = ok, target, target
+        d.reason = f"有效票：{'弃权' if target is None else '投给' + target}"
+        d.rule = rs.ref("abstain") if target is None else rs.ref("one_vote")
+        st.counted = len(drafts)
+        return d
+
+    if b.kind is BallotKind.PROXY and not has_vote:
+        cutoff = rs.proxy_cutoff
+        if cutoff is not None and at > ctx.closes - cutoff:
+            d.reason = f"关门前{_span(cutoff)}内不允许代投，该票作废"
+            d.rule = rs.ref("proxy_cutoff")
+            return d
+        target, problem, rule = _check_target(b, at, ctx, rs, roster)
+        if problem:
+            d.reason, d.rule = f"代投无效：{problem}", rule
+            return d
+        d.status, d.counts_for, d.target_unit = ok, target, target
+        d.reason = f"导演代投有效：{'弃权' if target is None else '投给' + target}{early_note}"
+        d.rule = rs.ref("proxy")
+        st.counted = len(drafts)
+        return d
+
+    # A change: CHANGE, or a PROXY replacing a counted vote (代投改票).
+    proxy = b.kind is BallotKind.PROXY
+    if not has_vote:
+        assert b.kind is BallotKind.CHANGE
+        if not (rs.change_corrects_invalid and b.replied_to_pid in st.invalid_pids):
+            d.reason = "尚无有效投票，改票无效；无效票须通过重新发帖更正"
+            d.rule = rs.ref("correct_invalid")
+            return d
+        limits, rule = _change_limits(at, ctx, rs, st, proxy=False)
+        if unit in mods.no_change:
+            limits.insert(0, f"持有{'、'.join(mods.no_change[unit])}，不允许改票")
+            rule = rs.rules.get("mania", rs.ref("change_once"))
+        if limits:
+            d.reason, d.rule = "；".join(limits), rule
+            return d
+        target, problem, rule = _check_target(b, at, ctx, rs, roster)
+        if problem:
+            d.reason, d.rule = problem, rule
+            return d
+        st.changes += 1
+        st.counted = len(drafts)
+        d.status, d.counts_for, d.target_unit = ok, target, target
+        d.reason = f"有效改票，更正无效票：{'弃权' if target is None else '投给' + target}"
+        d.rule = rs.ref("correct_invalid")
+        return d
+
+    assert st.counted is not None
+    old = drafts[st.counted]
+    problems: list[str] = []
+    first_rule = ""
+    if unit in mods.no_change:
+        problems.append(f"持有{'、'.join(mods.no_change[unit])}，不允许改票")
+        first_rule = rs.rules.get("mania", rs.ref("change_once"))
+    if not proxy and rs.change_must_reply and b.replied_to_pid != old.ballot.evidence.pid:
+        problems.append(f"改票未回复原投票楼层（原投票为{old.ballot.evidence.describe()}）")
+        first_rule = first_rule or rs.ref("change_reply")
+    exempt = False
+    if not problems:
+        limits, rule = _change_limits(at, ctx, rs, st, proxy=proxy)
+        if limits:
+            old_target = roster.units[old.counts_for] if old.counts_for else None
+            if (
+                rs.change_when_target_out
+                and not st.exempt_used
+                and old_target is not None
+                and _gone(old_target, at)
+            ):
+                exempt = True
+            else:
+                problems.extend(limits)
+                first_rule = rule
+    if problems:
+        d.reason, d.rule = "；".join(problems), first_rule
+        return d
+    target, problem, rule = _check_target(b, at, ctx, rs, roster)
+    if problem:
+        d.reason, d.rule = f"{'代投' if proxy else ''}改票无效：{problem}", rule
+        return d
+    if exempt:
+        st.exempt_used = True
+        d.rule = rs.ref("change_target_out")
+        extra = f"（原投票对象{old.counts_for}已出局，禁止改票时间内也可改票一次）"
+    else:
+        st.changes += 1
+        d.rule = rs.ref("proxy") if proxy else rs.ref("change_once")
+        extra = ""
+    old.status = VerdictStatus.SUPERSEDED
+    old.reason = f"已被{b.evidence.describe()}的{'代投' if proxy else ''}改票取代"
+    st.counted = len(drafts)
+    d.status, d.counts_for, d.target_unit = ok, target, target
+    who = "导演代投改票" if proxy else "有效改票"
+    d.reason = f"{who}：由{_target_text(old.counts_for)}改为{_target_text(target)}{extra}"
+    return d
+
+
+def _span(delta: Any) -> str:
+    minutes = int(delta.total_seconds() // 60)
+    return f"{minutes // 60}小时" if minutes % 60 == 0 else f"{minutes}分钟"
+
+
+def _change_limits(
+    at: datetime, ctx: DayContext, rs: Ruleset, st: _VoterState, *, proxy: bool
+) -> tuple[list[str], str]:
+    """The once / acceleration / last-hour limits of a change; ([problems], first rule)."""
+    problems: list[str] = []
+    rule = ""
+    if st.changes >= rs.change_limit:
+        problems.append("改票只允许一次，本次改票无效")
+        rule = rs.ref("change_once")
+    if ctx.accelerated and rs.change_forbidden_when_accelerated:
+        problems.append("执行加速时不允许改票")
+        rule = rule or rs.ref("change_accelerated")
+    cutoff = rs.proxy_change_cutoff if proxy else rs.change_cutoff
+    if cutoff is not None and at > ctx.closes - cutoff:
+        what = "代投改票" if proxy else "改票或代投"
+        problems.append(f"关门前{_span(cutoff)}内不允许{what}")
+        rule = rule or rs.ref("proxy_change_cutoff" if proxy else "change_cutoff")
+    return problems, rule
+
+
+# --- the tally -----------------------------------------------------------------------------
+
+
+def _voter_weight(unit: str, sheriff: str | None, rs: Ruleset, mods: _Mods) -> tuple[Fraction, str]:
+    weight = Fraction(1)
+    why: list[str] = []
+    if sheriff is not None and unit == sheriff and rs.sheriff_weight != 1:
+        weight = Fraction(rs.sheriff_weight)
+        why.append(f"警长带队计{weight}票")
+    for value, src in mods.voter_add.get(unit, []):
+        weight += value
+        why.append(f"{src}+{value}")
+    sets = mods.weight_set.get(unit, [])
+    if sets:
+        value, src = min(sets)
+        weight = value
+        why.append(f"{src}：计{value}票")
+    return weight, "；".join(why)
+
+
+def tally(
+    verdicts: Sequence[VoteVerdict], ctx: DayContext, ruleset: Ruleset | None = None
+) -> Tally:
+    """Count the COUNTED verdicts with exact weights and decide the day.
+
+    Day 1 of a rule set with an election elects the sheriff (``ctx.sheriff_election``); every
+    other day decides who is out by the rule set's tie and majority rules.
+    """
+    rs = ruleset or get_ruleset(ctx.ruleset)
+    if ctx.sheriff_election and not rs.has_sheriff_election:
+        raise ValueError(f"{rs.name}（{rs.id}）没有警长竞选，第{ctx.day}天应为放逐投票")
+    roster = _Roster(ctx, rs)
+    mods = _digest_modifiers(ctx, roster)
+    sheriff = roster.resolve(ctx.sheriff) if ctx.sheriff else None
+    if ctx.sheriff and sheriff is None:
+        raise ValueError(f"警长不在名单中：{ctx.sheriff}")
+
+    ordered = sorted(verdicts, key=lambda v: _order_key(v.ballot))
+    counts: dict[str, Fraction] = {}
+    voters: dict[str, list[str]] = {}
+    weights: dict[str, Fraction] = {}
+    weight_reasons: dict[str, str] = {}
+    abstained: list[str] = []
+    total = Fraction(0)
+    abstain_total = Fraction(0)
+    sheriff_vote: str | None = None
+    sheriff_abstained = False
+    notes: list[str] = []
+
+    final: dict[str, VoteVerdict] = {}
+    for v in ordered:
+        if v.status is not VerdictStatus.COUNTED or v.voter_unit is None:
+            continue
+        if v.voter_unit in final:
+            raise ValueError(f"{v.voter_unit}有两张计入的票，判定结果不一致")
+        final[v.voter_unit] = v
+        w, why = _voter_weight(v.voter_unit, sheriff, rs, mods)
+        weights[v.voter_unit] = w
+        if why:
+            weight_reasons[v.voter_unit] = why
+        total += w
+        if v.counts_for is None:
+            abstained.append(v.voter_unit)
+            abstain_total += w
+        else:
+            counts[v.counts_for] = counts.get(v.counts_for, Fraction(0)) + w
+            voters.setdefault(v.counts_for, []).append(v.voter_unit)
+        if v.voter_unit == sheriff:
+            sheriff_vote = v.counts_for
+            sheriff_abstained = v.counts_for is None
+
+    def eligible(unit: str) -> bool:
+        ps = roster.units[unit]
+        return ps.can_be_voted and (ps.out_at is None or ps.out_at >= ctx.closes)
+
+    if not ctx.sheriff_election:
+        for unit, extra in sorted(mods.received.items()):
+            srcs = "、".join(mods.received_src[unit])
+            if not eligible(unit):
+                notes.append(f"{unit}不在可投票之列，{srcs}不计")
+                continue
+            counts[unit] = counts.get(unit, Fraction(0)) + extra
+            total += extra
+            notes.append(f"{unit}：{srcs}")
+    elif mods.received:
+        notes.append("警长竞选不计放逐投票的额外票数（如诽谤）")
+
+    reached = _reached(ordered, final, weights, counts) if ctx.sheriff_election else {}
+    sheet = CountSheet(
+        counts=dict(counts),
+        total=total,
+        abstain_total=abstain_total,
+        sheriff=sheriff,
+        sheriff_vote=sheriff_vote,
+        sheriff_abstained=sheriff_abstained,
+        blocked={u: "、".join(s) for u, s in mods.block.items()},
+        forced_top=tuple(u for u in mods.force_top if eligible(u)),
+        tie_takers=tuple(u for u in mods.tie_taker if _in_play(roster.units[u], ctx)),
+        void_on_tie=tuple(mods.void_on_tie),
+        reached=reached,
+    )
+    decision = rs.decide_election(sheet) if ctx.sheriff_election else rs.decide_exile(sheet)
+    return Tally(
+        day=ctx.day,
+        ruleset=rs.id,
+        sheriff_election=ctx.sheriff_election,
+        counts=counts,
+        voters=voters,
+        weights=weights,
+        weight_reasons=weight_reasons,
+        abstained=abstained,
+        total=total,
+        top=list(decision.top),
+        tie=list(decision.tie),
+        out=decision.out,
+        elected=decision.elected,
+        decided_by=decision.decided_by,
+        rule=decision.rule,
+        public_counts=rs.public_counts,
+        public_voters=rs.public_voters,
+        sheriff=sheriff,
+        sheriff_vote=sheriff_vote,
+        notes=[*notes, *decision.notes],
+    )
+
+
+def _in_play(ps: PlayerStatus, ctx: DayContext) -> bool:
+    return ps.out_at is None or ps.out_at >= ctx.closes
+
+
+def _reached(
+    ordered: Sequence[VoteVerdict],
+    final: Mapping[str, VoteVerdict],
+    weights: Mapping[str, Fraction],
+    counts: Mapping[str, Fraction],
+) -> dict[str, tuple[datetime, int]]:
+    """For each candidate: the (time, pid) from which it held its final count to the close.
+
+    Replays, in post order, the ballots of every voter whose last ballot counts: a vote adds the
+    voter's weight to its target, a change moves it. Voters whose vote was voided are left out.
+    """
+    running: dict[str, Fraction] = {}
+    current: dict[str, str | None] = {}
+    reached: dict[str, tuple[datetime, int]] = {}
+    for v in ordered:
+        unit = v.voter_unit
+        if unit is None or unit not in final:
+            continue
+        if v.status not in (VerdictStatus.COUNTED, VerdictStatus.SUPERSEDED):
+            continue
+        w = weights[unit]
+        before = current.get(unit)
+        if before is not None:
+            running[before] = running.get(before, Fraction(0)) - w
+        now = v.target_unit
+        current[unit] = now
+        if now is not None:
+            old = running.get(now, Fraction(0))
+            running[now] = old + w
+            goal = counts.get(now, Fraction(0))
+            if goal > 0 and old < goal <= running[now]:
+                reached[now] = (v.ballot.evidence.at, v.ballot.evidence.pid)
+    return reached
+
+
+def tally_votes(
+    ballots: Iterable[Ballot], ctx: DayContext, ruleset: Ruleset | None = None
+) -> tuple[tuple[VoteVerdict, ...], Tally]:
+    """Judge and tally in one call: (verdicts, tally)."""
+    rs = ruleset or get_ruleset(ctx.ruleset)
+    verdicts = judge_ballots(ballots, ctx, rs)
+    return verdicts, tally(verdicts, ctx, rs)
