@@ -1,0 +1,904 @@
+"""Load and validate a game file (TOML): the contract directors write (DESIGN.md).
+
+``load_game(path)`` reads the file with :mod:`tomllib`, validates it with pydantic v2 (frozen
+models, unknown keys are errors) and runs the cross-field checks (duplicate names, uids and tids,
+day order, closing times, the login cookie). Every problem found is collected first; then one
+:class:`GameFileError` is raised whose ``str()`` is one Chinese line per problem, each naming the
+file and the key path (``players[3].uid``, ``days[1].closes``). Nothing runs on a half-valid file.
+
+Indices in key paths are 0-based, like the ``loc`` of pydantic; each list item also carries a
+hint a director can find in the file (the player's name, the day number, or "第 4 个 [[players]]").
+
+Error messages never contain an environment variable's value (the login cookie), nor anything
+from the secret table named after the rule set, nor a player's cards.
+"""
+
+import json
+import logging
+import os
+import re
+import tomllib
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal, get_args
+from urllib.parse import urlsplit, urlunsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import ErrorDetails, PydanticCustomError
+
+__all__ = [
+    "DB_ENV",
+    "INQUIRY_RULESETS",
+    "RULESETS",
+    "RULESET_TITLES",
+    "SEX_RULESETS",
+    "SHERIFF_ELECTION_RULESETS",
+    "Day",
+    "Director",
+    "Forum",
+    "Game",
+    "GameFileError",
+    "GameInfo",
+    "Player",
+    "Problem",
+    "Ruleset",
+    "ThreadRole",
+    "default_db_path",
+    "load_game",
+    "parse_game",
+    "resolve_db_path",
+]
+
+logger = logging.getLogger(__name__)
+
+Ruleset = Literal["m209", "zhenyan", "m135", "tubian24", "nizhuan"]
+RULESETS: Final[tuple[str, ...]] = get_args(Ruleset)
+RULESET_TITLES: Final[Mapping[str, str]] = {
+    "m209": "新RD规则",
+    "zhenyan": "狼人真言",
+    "m135": "让子弹飞",
+    "tubian24": "变异屠边24人局",
+    "nizhuan": "逆转时空",
+}
+# Rule sets whose first day elects the sheriff (竞岗: "在游戏的第一天投票结束后，
+# 最先获得投票数最多的角色当选警长" in m209/zhenyan/m135/nizhuan). tubian24 has no
+# election: every day's vote puts someone out (rules/tubian24.txt:39); its sheriff only
+# comes from 高僧[遗志].
+SHERIFF_ELECTION_RULESETS: Final[frozenset[str]] = frozenset({"m209", "zhenyan", "m135", "nizhuan"})
+# Rule sets with an inquiry thread (询问贴): only zhenyan (rules/zhenyan.txt:147).
+INQUIRY_RULESETS: Final[frozenset[str]] = frozenset({"zhenyan"})
+# Rule sets that need every player's sex: tubian24's 梦中人[魅惑] silences the opposite sex
+# (rules/tubian24.txt:124-125), and the sexes are announced at the start (rules/tubian24.txt:65).
+SEX_RULESETS: Final[frozenset[str]] = frozenset({"tubian24"})
+
+DB_ENV: Final = "BANSHA_DB"
+
+_ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class ThreadRole(StrEnum):
+    """What a thread is for on one game day (the key in ``[[days]]``)."""
+
+    DISCUSSION = "discussion"
+    VOTE = "vote"
+    PROGRESS = "progress"
+    INQUIRY = "inquiry"
+
+
+THREAD_ROLE_TITLES: Final[Mapping[ThreadRole, str]] = {
+    ThreadRole.DISCUSSION: "讨论帖",
+    ThreadRole.VOTE: "投票帖",
+    ThreadRole.PROGRESS: "进程帖",
+    ThreadRole.INQUIRY: "询问帖",
+}
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with a game file."""
+
+    loc: str  # key path, e.g. "players[3].uid（玩家 "饺子"）"; "" for the file as a whole
+    message: str  # Simplified Chinese, never containing a secret
+
+
+class GameFileError(ValueError):
+    """A game file that cannot be used; ``str()`` is one Chinese line per problem."""
+
+    def __init__(self, source: str | Path, problems: Iterable[Problem]) -> None:
+        self.source = str(source)
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        super().__init__(_format_problems(self.source, self.problems))
+
+
+def _format_problems(source: str, problems: tuple[Problem, ...]) -> str:
+    lines = [
+        f"游戏文件 {source}：{p.loc}：{p.message}" if p.loc else f"游戏文件 {source}：{p.message}"
+        for p in problems
+    ]
+    if len(lines) > 1:
+        lines.insert(0, f"游戏文件 {source} 有 {len(lines)} 处错误，未做任何处理：")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- field types
+
+
+def _show(value: object) -> str:
+    """A value as the director wrote it in TOML (strings in double quotes)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _text(what: str) -> AfterValidator:
+    """A non-blank string without surrounding spaces (names, aliases, cards)."""
+
+    def check(value: str) -> str:
+        if not value.strip():
+            raise PydanticCustomError("blank", "{what}不能为空", {"what": what})
+        if value != value.strip():
+            raise PydanticCustomError("padded", "{what}首尾不能有空格", {"what": what})
+        return value
+
+    return AfterValidator(check)
+
+
+def _check_tid(value: object) -> object:
+    if isinstance(value, str) and value.strip().isdigit():
+        raise PydanticCustomError(
+            "tid_type", "帖子编号必须是数字，不要加引号：写成 {tid}", {"tid": value.strip()}
+        )
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PydanticCustomError("tid_type", "帖子编号必须是数字（tid），如 12345")
+    if value <= 0:
+        raise PydanticCustomError("tid_value", "帖子编号必须是正整数")
+    return value
+
+
+def _check_timezone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise PydanticCustomError(
+            "timezone",
+            "未知的时区 {tz}，应为 IANA 时区名，如 Asia/Shanghai",
+            {"tz": _show(value)},
+        ) from None
+    return value
+
+
+def _check_base_url(value: str) -> str:
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise PydanticCustomError(
+            "base_url", "论坛地址应以 http:// 或 https:// 开头，如 https://bbs.example.com/"
+        )
+    if parts.query or parts.fragment or parts.path.endswith(".php"):
+        raise PydanticCustomError(
+            "base_url",
+            "应为论坛的根地址（forum.php 所在的目录），如 https://bbs.example.com/，"
+            "不要带 forum.php 或 ? 后面的参数",
+        )
+    path = parts.path if parts.path.endswith("/") else parts.path + "/"
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def _check_env_name(value: str) -> str:
+    # Never echo the value: a director may have pasted the cookie itself here.
+    if not _ENV_NAME_RE.fullmatch(value):
+        raise PydanticCustomError(
+            "env_name",
+            "应为环境变量的名字（字母、数字和下划线，如 BANSHA_COOKIE），不是 cookie 或密码本身；"
+            "秘密只从环境变量读取，不写进游戏文件",
+        )
+    return value
+
+
+def _check_game_id(value: str) -> str:
+    if not value or any(c.isspace() or c in "/\\" for c in value):
+        raise PydanticCustomError("game_id", "游戏编号不能为空，也不能含空格或 / \\")
+    return value
+
+
+Tid = Annotated[int, BeforeValidator(_check_tid)]
+Name = Annotated[str, _text("名字")]
+Alias = Annotated[str, _text("别名")]
+Card = Annotated[str, _text("身份牌名")]
+EnvName = Annotated[str, AfterValidator(_check_env_name)]
+
+
+class _Model(BaseModel):
+    # strict: a TOML string is never silently read as a number, a boolean or a date.
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+# --------------------------------------------------------------------------- models
+
+
+class GameInfo(_Model):
+    """``[game]``."""
+
+    id: Annotated[str, AfterValidator(_check_game_id)]
+    title: str
+    ruleset: Ruleset
+    timezone: Annotated[str, AfterValidator(_check_timezone)]
+
+    @property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+
+class Forum(_Model):
+    """``[forum]``: where the game is played and how to read it."""
+
+    base_url: Annotated[str, AfterValidator(_check_base_url)]  # normalised to end with "/"
+    encoding: Literal["auto", "utf-8", "gbk"] = "auto"
+    source: Literal["auto", "mobile-api", "html"] = "auto"
+    cookie_env: EnvName = "BANSHA_COOKIE"
+    requires_login: bool = False
+    min_interval_s: float = Field(default=1.0, ge=0, allow_inf_nan=False)
+    ppp: int = Field(default=10, gt=0)
+    username_env: EnvName | None = None
+    password_env: EnvName | None = None
+
+
+class Director(_Model):
+    """``[director]``: the forum accounts whose posts are the director's."""
+
+    names: list[Name] = Field(min_length=1)
+    uids: list[Annotated[int, Field(gt=0)]] = Field(default_factory=list)
+
+
+class Player(_Model):
+    """One ``[[players]]`` entry."""
+
+    name: Name  # the forum account name = the name a vote must use
+    uid: int = Field(gt=0)
+    aliases: list[Alias] = Field(default_factory=list)
+    cards: list[Card] = Field(default_factory=list, repr=False)  # private, director only
+    sex: Literal["男", "女"] | None = None
+    faction: str | None = Field(default=None, repr=False)
+
+
+class Day(_Model):
+    """One ``[[days]]`` entry: a game day's window and its threads."""
+
+    day: int = Field(ge=0)
+    opens: AwareDatetime
+    closes: AwareDatetime
+    discussion: Tid | None = None
+    vote: Tid | None = None
+    progress: Tid | None = None
+    inquiry: Tid | None = None
+    # None only on a Day built alone: inside a Game it is always resolved to a bool
+    # (day 1 is the election where the rule set has one, unless the director says otherwise).
+    sheriff_election: bool | None = None
+    accelerated: bool | None = None  # director's override of the 申请加速 count
+
+    @property
+    def threads(self) -> dict[ThreadRole, int]:
+        """The configured threads of this day, in a fixed role order."""
+        return {role: tid for role in ThreadRole if (tid := getattr(self, role.value)) is not None}
+
+
+class Game(_Model):
+    """A whole validated game file."""
+
+    game: GameInfo
+    forum: Forum
+    director: Director
+    players: list[Player] = Field(min_length=1)
+    days: list[Day] = Field(default_factory=list)
+    # The table named after the rule set ([zhenyan] …): secrets, never in a repr or a message.
+    secrets: dict[str, Any] = Field(default_factory=dict, repr=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_sheriff_election(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping) or not isinstance(data.get("days"), list):
+            return data
+        info = data.get("game")
+        ruleset = (
+            info.get("ruleset") if isinstance(info, Mapping) else getattr(info, "ruleset", None)
+        )
+        days: list[Any] = []
+        for entry in data["days"]:
+            if isinstance(entry, Mapping) and entry.get("sheriff_election") is None:
+                number = entry.get("day")
+                entry = {**entry, "sheriff_election": _is_election(ruleset, number)}
+            elif isinstance(entry, Day) and entry.sheriff_election is None:
+                entry = entry.model_copy(
+                    update={"sheriff_election": _is_election(ruleset, entry.day)}
+                )
+            days.append(entry)
+        return {**data, "days": days}
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Game":
+        problems = _cross_check(self.model_dump(exclude={"secrets"}))
+        if problems:
+            raise PydanticCustomError(
+                "game_consistency",
+                "{problems}",
+                {"problems": "；".join(f"{p.loc}：{p.message}" for p in problems)},
+            )
+        return self
+
+    @property
+    def director_names(self) -> frozenset[str]:
+        return frozenset(self.director.names)
+
+    def player(self, name_or_alias: str) -> Player | None:
+        """The player whose account name or an allowed alias is exactly this text."""
+        for player in self.players:
+            if player.name == name_or_alias:
+                return player
+        for player in self.players:
+            if name_or_alias in player.aliases:
+                return player
+        return None
+
+    def day(self, n: int) -> Day:
+        for day in self.days:
+            if day.day == n:
+                return day
+        raise ValueError(f"游戏文件中没有第 {n} 天")
+
+    def thread_roles(self) -> list[tuple[int, ThreadRole, int]]:
+        """Every configured thread as ``(day, role, tid)``, in file order."""
+        return [(d.day, role, tid) for d in self.days for role, tid in d.threads.items()]
+
+    def to_toml_dict(self) -> dict[str, Any]:
+        """The file-shaped data (secrets under the rule set's table, no None values)."""
+        data = self.model_dump(exclude={"secrets"}, exclude_none=True)
+        if self.secrets:
+            data[self.game.ruleset] = dict(self.secrets)
+        return data
+
+
+def _is_election(ruleset: object, number: object) -> bool:
+    return _int(number) == 1 and ruleset in SHERIFF_ELECTION_RULESETS
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_game(path: Path, *, env: Mapping[str, str] | None = None) -> Game:
+    """Read, validate and return the game file at ``path``.
+
+    ``env`` is where the login cookie is looked up (``os.environ`` when None); it is only
+    required when ``[forum] requires_login = true``. Raises :class:`GameFileError`.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise GameFileError(path, [Problem("", "找不到这个文件")]) from None
+    except IsADirectoryError:
+        raise GameFileError(path, [Problem("", "这是一个目录，不是游戏文件")]) from None
+    except OSError as exc:
+        raise GameFileError(path, [Problem("", f"无法读取（{exc.strerror}）")]) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise GameFileError(
+            path, [Problem("", f"第 {line} 行不是 UTF-8 编码；请把游戏文件另存为 UTF-8")]
+        ) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise GameFileError(path, [Problem("", _toml_error(str(exc)))]) from None
+    return parse_game(data, source=path, env=env)
+
+
+def parse_game(
+    data: Mapping[str, Any],
+    *,
+    source: str | Path = "<dict>",
+    env: Mapping[str, str] | None = None,
+) -> Game:
+    """Validate already-parsed TOML data (what :func:`tomllib.load` returns)."""
+    env = os.environ if env is None else env
+    problems: list[tuple[tuple[Any, ...], Problem]] = []
+    data, secret_problems = _split_secrets(data)
+    problems += secret_problems
+    cross = _cross_check(data)
+    problems += [((*_sort_key(p.loc), 1), p) for p in cross]
+    problems += [((*_sort_key(p.loc), 1), p) for p in _env_check(data, env)]
+    game: Game | None = None
+    try:
+        game = Game.model_validate(data)
+    except ValidationError as exc:
+        tz = _raw_timezone(data)
+        for err in exc.errors():
+            if err["type"] == "game_consistency":
+                if not cross:  # the raw checks should have seen it; never drop a problem
+                    problems.append(((99,), Problem("", err["msg"])))
+                continue
+            problems.append(((*_sort_key(err["loc"]), 0), _pydantic_problem(err, tz)))
+    if problems or game is None:
+        problems.sort(key=lambda item: item[0])
+        raise GameFileError(
+            source, [Problem(_with_hint(p.loc, data), p.message) for _, p in problems]
+        )
+    logger.debug("loaded game %s (%s) from %s", game.game.id, game.game.ruleset, source)
+    return game
+
+
+def default_db_path(game_path: Path) -> Path:
+    """The store beside the game file: ``games/demo.toml`` -> ``games/demo.db``."""
+    return Path(game_path).with_suffix(".db")
+
+
+def resolve_db_path(game_path: Path, db: str | None, env: Mapping[str, str] | None = None) -> Path:
+    """``--db`` first, then the environment variable ``BANSHA_DB``, then the default."""
+    if db:
+        return Path(db).expanduser()
+    env = os.environ if env is None else env
+    if from_env := env.get(DB_ENV, "").strip():
+        return Path(from_env).expanduser()
+    return default_db_path(game_path)
+
+
+# --------------------------------------------------------------------------- secrets table
+
+
+def _split_secrets(
+    data: Mapping[str, Any],
+) -> tuple[dict[str, Any], list[tuple[tuple[Any, ...], Problem]]]:
+    """Move the table named after the rule set to ``secrets``; refuse other rule sets' tables."""
+    out = dict(data)
+    problems: list[tuple[tuple[Any, ...], Problem]] = []
+    info = data.get("game")
+    ruleset = info.get("ruleset") if isinstance(info, Mapping) else None
+    if "secrets" in out:
+        out.pop("secrets")
+        problems.append(
+            (
+                _sort_key("secrets"),
+                Problem(
+                    "secrets",
+                    "未知的键（拼写错误？）；规则集的秘密写在以规则集命名的表里，如 [zhenyan]",
+                ),
+            )
+        )
+    for key in RULESETS:
+        if key not in out:
+            continue
+        table = out.pop(key)
+        if key != ruleset:
+            if ruleset in RULESETS:
+                message = f"本局规则集是 {ruleset}，不能有规则集 {key} 的表 [{key}]"
+            else:
+                message = f"[{key}] 是规则集 {key} 的秘密表，但 game.ruleset 不是 {key}"
+            problems.append((_sort_key(key), Problem(key, message)))
+        elif not isinstance(table, Mapping):
+            problems.append((_sort_key(key), Problem(key, f"应为表：写成 [{key}] 后接键值对")))
+        else:
+            out["secrets"] = dict(table)
+    return out, problems
+
+
+# --------------------------------------------------------------------------- cross checks
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value.strip() == value and value else None
+
+
+def _aware(value: object) -> datetime | None:
+    if isinstance(value, datetime) and value.utcoffset() is not None:
+        return value
+    return None
+
+
+def _entries(data: Mapping[str, Any], key: str) -> list[tuple[int, Mapping[str, Any]]]:
+    items = data.get(key)
+    if not isinstance(items, list):
+        return []
+    return [(i, item) for i, item in enumerate(items) if isinstance(item, Mapping)]
+
+
+def _fold(name: str) -> str:
+    """How the forum tells names apart: case and full/half width do not count."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def _same(a: str, b: str) -> str:
+    return "" if a == b else "（不区分大小写和全半角）"
+
+
+def _cross_check(data: Mapping[str, Any]) -> list[Problem]:
+    """Checks across fields, on file-shaped data; entries of the wrong shape are skipped
+    (pydantic reports those), so every problem in the file is found in one pass."""
+    problems: list[Problem] = []
+    info = data.get("game")
+    ruleset = info.get("ruleset") if isinstance(info, Mapping) else None
+    players = _entries(data, "players")
+
+    # Names and aliases: every spelling must point at exactly one player.
+    spellings: dict[str, tuple[str, str]] = {}  # folded -> (key path, as written)
+    for i, player in players:
+        name = _str(player.get("name"))
+        if name is None:
+            continue
+        here = f"players[{i}].name"
+        if (seen := spellings.get(_fold(name))) is not None:
+            problems.append(
+                Problem(here, f"玩家名 {_show(name)} 与 {seen[0]} 重复{_same(name, seen[1])}")
+            )
+        else:
+            spellings[_fold(name)] = (here, name)
+    for i, player in players:
+        aliases = player.get("aliases")
+        if not isinstance(aliases, list):
+            continue
+        for j, alias in enumerate(aliases):
+            alias = _str(alias)
+            if alias is None:
+                continue
+            here = f"players[{i}].aliases[{j}]"
+            seen = spellings.get(_fold(alias))
+            if seen is None:
+                spellings[_fold(alias)] = (here, alias)
+            elif not seen[0].startswith(f"players[{i}]."):  # own name or alias: harmless
+                problems.append(
+                    Problem(
+                        here,
+                        f"别名 {_show(alias)} 与 {seen[0]}（{_show(seen[1])}）相同"
+                        f"{_same(alias, seen[1])}，投给它的票将无法确定投给谁",
+                    )
+                )
+
+    uids: dict[int, str] = {}
+    for i, player in players:
+        uid = _int(player.get("uid"))
+        if uid is None:
+            continue
+        here = f"players[{i}].uid"
+        if uid in uids:
+            problems.append(Problem(here, f"uid {uid} 与 {uids[uid]} 重复"))
+        else:
+            uids[uid] = here
+
+    if ruleset in SEX_RULESETS:
+        for i, player in players:
+            if player.get("sex") is None:
+                problems.append(
+                    Problem(
+                        f"players[{i}].sex",
+                        f'规则集 {ruleset} 需要每名玩家的性别（sex = "男" 或 "女"）：'
+                        "梦中人[魅惑]会让所有异性玩家不能使用技能",
+                    )
+                )
+
+    director = data.get("director")
+    if isinstance(director, Mapping):
+        names = director.get("names")
+        for j, dname in enumerate(names if isinstance(names, list) else []):
+            dname = _str(dname)
+            if dname is not None and (seen := spellings.get(_fold(dname))) is not None:
+                problems.append(
+                    Problem(
+                        f"director.names[{j}]",
+                        f"导演 {_show(dname)} 同时是玩家（{seen[0]}）{_same(dname, seen[1])}；"
+                        "导演的帖子不计票也不计发言数",
+                    )
+                )
+        duids = director.get("uids")
+        for j, duid in enumerate(duids if isinstance(duids, list) else []):
+            duid = _int(duid)
+            if duid is not None and duid in uids:
+                problems.append(
+                    Problem(
+                        f"director.uids[{j}]", f"导演的 uid {duid} 也是玩家的 uid（{uids[duid]}）"
+                    )
+                )
+
+    problems += _check_days(data, ruleset)
+    return problems
+
+
+def _check_days(data: Mapping[str, Any], ruleset: object) -> list[Problem]:
+    problems: list[Problem] = []
+    numbers: dict[int, str] = {}
+    last: tuple[int, datetime | None] | None = None  # (day number, closes) of the previous day
+    tids: dict[int, tuple[ThreadRole, int]] = {}  # tid -> (role, day number) first seen
+    for i, entry in _entries(data, "days"):
+        number = _int(entry.get("day"))
+        label = f"天数 {number}" if number is not None else f"第 {i + 1} 个 [[days]]"
+        opens, closes = _aware(entry.get("opens")), _aware(entry.get("closes"))
+        if number is not None:
+            here = f"days[{i}].day"
+            if number in numbers:
+                problems.append(Problem(here, f"天数 {number} 重复（与 {numbers[number]} 相同）"))
+            elif last is not None and number < last[0]:
+                problems.append(
+                    Problem(
+                        here,
+                        f"天数 {number} 排在天数 {last[0]} 之后；[[days]] 须按天数从小到大排列",
+                    )
+                )
+            numbers.setdefault(number, here)
+        if opens is not None and closes is not None:
+            if closes < opens:
+                problems.append(Problem(f"days[{i}].closes", f"{label} 的关门时间早于开门时间"))
+            elif closes == opens:
+                problems.append(Problem(f"days[{i}].closes", f"{label} 的关门时间等于开门时间"))
+        if last is not None and last[1] is not None and opens is not None and opens < last[1]:
+            problems.append(
+                Problem(
+                    f"days[{i}].opens",
+                    f"{label} 的开门时间早于天数 {last[0]} 的关门时间（两天的时间段重叠）",
+                )
+            )
+        if number is not None:
+            last = (number, closes)
+
+        roles_today: dict[int, ThreadRole] = {}
+        for role in ThreadRole:
+            tid = _int(entry.get(role.value))
+            if tid is None or tid <= 0:
+                continue
+            here = f"days[{i}].{role.value}"
+            if (
+                role is ThreadRole.INQUIRY
+                and ruleset in RULESETS
+                and (ruleset not in INQUIRY_RULESETS)
+            ):
+                problems.append(
+                    Problem(here, f"只有 zhenyan（狼人真言）有询问帖，本局规则集是 {ruleset}")
+                )
+            if tid in roles_today:
+                other = roles_today[tid]
+                problems.append(
+                    Problem(
+                        here,
+                        f"{label} 的{THREAD_ROLE_TITLES[role]}与{THREAD_ROLE_TITLES[other]}"
+                        f"用了同一个帖子编号 {tid}",
+                    )
+                )
+                continue
+            roles_today[tid] = role
+            first = tids.setdefault(tid, (role, number if number is not None else -1))
+            if first[0] is not role:
+                problems.append(
+                    Problem(
+                        here,
+                        f"帖子编号 {tid} 在{label} 是{THREAD_ROLE_TITLES[role]}，"
+                        f"在天数 {first[1]} 却是{THREAD_ROLE_TITLES[first[0]]}",
+                    )
+                )
+    return problems
+
+
+def _env_check(data: Mapping[str, Any], env: Mapping[str, str]) -> list[Problem]:
+    """A forum guests cannot read needs the login cookie; name the variable, never its value."""
+    forum = data.get("forum")
+    if not isinstance(forum, Mapping) or forum.get("requires_login") is not True:
+        return []
+    cookie_env = forum.get("cookie_env", "BANSHA_COOKIE")
+    if not isinstance(cookie_env, str) or not _ENV_NAME_RE.fullmatch(cookie_env):
+        return []  # reported by the field check
+    if env.get(cookie_env, "").strip():
+        return []
+    user_env, password_env = forum.get("username_env"), forum.get("password_env")
+    if (
+        isinstance(user_env, str)
+        and isinstance(password_env, str)
+        and env.get(user_env, "").strip()
+        and env.get(password_env, "")
+    ):
+        return []  # the client can log in with the account instead
+    return [
+        Problem(
+            "forum.cookie_env",
+            f"论坛需要登录（requires_login = true），但环境变量 {cookie_env} 未设置或为空；"
+            f"请把导演账号的登录 cookie 放进环境变量 {cookie_env}",
+        )
+    ]
+
+
+# --------------------------------------------------------------------------- messages
+
+_SECTIONS: Final = ("game", "forum", "director", "players", "days", "secrets", *RULESETS)
+
+
+def _sort_key(loc: str | tuple[int | str, ...]) -> tuple[Any, ...]:
+    """File order: sections as in DESIGN.md, then list index; unknown keys last."""
+    if isinstance(loc, str):
+        match = re.match(r"([A-Za-z0-9_]*)(?:\[(\d+)\])?", loc)
+        head, index = (match.group(1), match.group(2)) if match else ("", None)
+        rank = _SECTIONS.index(head) if head in _SECTIONS else len(_SECTIONS)
+        return (rank, int(index) if index is not None else -1)
+    head = loc[0] if loc else ""
+    rank = _SECTIONS.index(head) if head in _SECTIONS else len(_SECTIONS)
+    index = loc[1] if len(loc) > 1 and isinstance(loc[1], int) else -1
+    return (rank, index)
+
+
+def _raw_timezone(data: Mapping[str, Any]) -> ZoneInfo | None:
+    info = data.get("game")
+    key = info.get("timezone") if isinstance(info, Mapping) else None
+    if not isinstance(key, str):
+        return None
+    try:
+        return ZoneInfo(key)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+
+
+def _key_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _with_hint(path: str, data: Mapping[str, Any]) -> str:
+    """``players[3].uid`` -> ``players[3].uid（玩家 "饺子"）``: what to look for in the file."""
+    match = re.match(r"(players|days)\[(\d+)\]", path)
+    if match is None:
+        return path
+    section, index = match.group(1), int(match.group(2))
+    items = data.get(section)
+    item = items[index] if isinstance(items, list) and index < len(items) else None
+    item = item if isinstance(item, Mapping) else {}
+    if section == "players":
+        name = _str(item.get("name"))
+        hint = f"玩家 {_show(name)}" if name else f"第 {index + 1} 个 [[players]]"
+    else:
+        number = _int(item.get("day"))
+        hint = f"天数 {number}" if number is not None else f"第 {index + 1} 个 [[days]]"
+    return f"{path}（{hint}）"
+
+
+def _literal_choices(err: ErrorDetails) -> str:
+    expected = str((err.get("ctx") or {}).get("expected", ""))
+    return "、".join(f'"{c}"' for c in re.findall(r"'((?:[^'\\]|\\.)*)'", expected))
+
+
+def _parse_iso(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+
+
+_DATETIME_HINT: Final = "写成 2026-12-01T09:00:00+08:00 这样的日期时间（不加引号）"
+
+
+def _pydantic_problem(err: ErrorDetails, tz: ZoneInfo | None) -> Problem:
+    loc = tuple(err["loc"])
+    kind = err["type"]
+    value = err.get("input")
+    last = loc[-1] if loc else ""
+    message: str
+    if kind == "missing":
+        message = "缺少必填项"
+        if len(loc) == 1:
+            message = f"缺少必填的表 [{loc[0]}]" if loc[0] != "players" else "缺少 [[players]]"
+    elif kind == "extra_forbidden":
+        message = "未知的键（拼写错误？）"
+    elif kind == "literal_error" and loc == ("game", "ruleset"):
+        choices = "、".join(f"{r}（{RULESET_TITLES[r]}）" for r in RULESETS)
+        shown = _show(value) if isinstance(value, str | int) else "这个值"
+        message = f"未知的规则集 {shown}，应为以下之一：{choices}"
+    elif kind == "literal_error":
+        message = f"应为以下之一：{_literal_choices(err)}"
+        if isinstance(value, str) and last in ("encoding", "source", "sex"):
+            message = f"{_show(value)} 无效，{message}"
+    elif kind in ("int_type", "int_parsing", "int_from_float"):
+        message = "应为整数（不加引号）"
+    elif kind in ("float_type", "float_parsing"):
+        message = "应为数字（不加引号）"
+    elif kind == "finite_number":
+        message = "应为有限的数字"
+    elif kind == "string_type":
+        message = "应为字符串（用双引号括起来）"
+    elif kind in ("bool_type", "bool_parsing"):
+        message = "应为 true 或 false（不加引号）"
+    elif kind in ("list_type", "tuple_type"):
+        message = '应为数组，如 ["a", "b"]'
+    elif kind in ("dict_type", "model_type", "model_attributes_type"):
+        if len(loc) == 1 and loc[0] in ("players", "days"):
+            message = f"应为 [[{loc[0]}]] 表数组"
+        else:
+            message = "应为表（[...] 或 { ... }）"
+    elif kind == "timezone_aware":
+        suggestion = ""
+        if isinstance(value, datetime) and tz is not None:
+            suggestion = f"：写成 {value.replace(tzinfo=tz).isoformat()}"
+        message = f"时间必须带时区偏移（如 +08:00）{suggestion}"
+    elif kind in ("datetime_type", "datetime_parsing", "datetime_from_date_parsing"):
+        if isinstance(value, str) and _aware(_parse_iso(value)) is not None:
+            message = f"日期时间不要加引号：写成 {value.strip()}"
+        elif isinstance(value, str):
+            message = f"应为日期时间：{_DATETIME_HINT}"
+        elif isinstance(value, date | time):
+            message = f"缺少日期或时刻：{_DATETIME_HINT}"
+        else:
+            message = f"应为日期时间：{_DATETIME_HINT}"
+    elif kind == "greater_than" and (err.get("ctx") or {}).get("gt") == 0:
+        message = "应为正整数" if isinstance(value, int) else "应大于 0"
+    elif kind == "greater_than":
+        message = f"应大于 {(err.get('ctx') or {}).get('gt')}"
+    elif kind == "greater_than_equal":
+        message = f"不能小于 {(err.get('ctx') or {}).get('ge')}"
+    elif kind in ("too_short", "string_too_short"):
+        message = "不能为空"
+    elif kind in (
+        "tid_type",
+        "tid_value",
+        "timezone",
+        "base_url",
+        "env_name",
+        "game_id",
+        "blank",
+        "padded",
+    ):
+        message = err["msg"]
+    else:  # a pydantic check this module does not phrase yet: still say where, in Chinese
+        message = f"值无效（{kind}）"
+    return Problem(_key_path(loc), message)
+
+
+_TOML_MESSAGES: Final[tuple[tuple[str, str], ...]] = (
+    ("Cannot overwrite a value", "同一个键写了两次"),
+    ("Cannot declare", "同一个表声明了两次"),
+    ("Cannot mutate immutable namespace", "不能往已写完的内联表或数组里再加键"),
+    ("Cannot redefine namespace", "不能重新定义已有的表"),
+    ("Duplicate inline table key", "内联表里的键重复"),
+    ("Expected '=' after a key", '键后面缺少 "="'),
+    ("Expected ']' at the end of a table", '表头缺少右括号 "]"'),
+    ("Expected ']]' at the end of an array", '表数组的头缺少 "]]"'),
+    ("Expected newline or end of document", "这一行多出了内容（一行只能写一个键值对）"),
+    ("Invalid date or datetime", "日期或时间写法无效，应如 2026-12-01T09:00:00+08:00"),
+    ("Invalid initial character for a key part", "键名无效（中文键名要加引号）"),
+    ("Invalid statement", "无法识别的语句"),
+    ("Invalid value", "值无效（字符串要用双引号括起来）"),
+    ("Invalid hex value", "转义序列无效"),
+    ("Escaped character is not a Unicode scalar value", "转义序列无效"),
+    ("Unclosed array", '数组缺少右括号 "]"'),
+    ("Unclosed inline table", '内联表缺少右括号 "}"'),
+    ("Unterminated string", "字符串缺少结束的引号"),
+    ("Unescaped '\\' in a string", "字符串中的反斜杠 \\ 要写成 \\\\"),
+    ("Illegal character", "字符串中有不允许的控制字符"),
+    ("Found invalid character", "有不允许的字符"),
+    ("Expected", "缺少必需的符号"),
+)
+
+
+def _toml_error(text: str) -> str:
+    """tomllib's English message -> Chinese, with the line and column (never the line's text:
+    it may hold a secret)."""
+    where = "文件末尾"
+    if match := re.search(r"\(at line (\d+), column (\d+)\)", text):
+        where = f"第 {match.group(1)} 行第 {match.group(2)} 列"
+    if text.startswith("Illegal character '\\n'"):
+        what = "字符串缺少结束的引号（普通字符串不能换行）"
+    else:
+        what = next((zh for en, zh in _TOML_MESSAGES if text.startswith(en)), "")
+    return f"{where}：TOML 语法错误" + (f"：{what}" if what else "")
