@@ -380,11 +380,14 @@ def _is_election(ruleset: object, number: object) -> bool:
 # --------------------------------------------------------------------------- loading
 
 
-def load_game(path: Path, *, env: Mapping[str, str] | None = None) -> Game:
+def load_game(
+    path: Path, *, env: Mapping[str, str] | None = None, check_login: bool = True
+) -> Game:
     """Read, validate and return the game file at ``path``.
 
     ``env`` is where the login cookie is looked up (``os.environ`` when None); it is only
-    required when ``[forum] requires_login = true``. Raises :class:`GameFileError`.
+    required when ``[forum] requires_login = true`` and ``check_login`` (commands that never
+    talk to the forum pass False). Raises :class:`GameFileError`.
     """
     path = Path(path)
     try:
@@ -406,7 +409,7 @@ def load_game(path: Path, *, env: Mapping[str, str] | None = None) -> Game:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise GameFileError(path, [Problem("", _toml_error(str(exc)))]) from None
-    return parse_game(data, source=path, env=env)
+    return parse_game(data, source=path, env=env, check_login=check_login)
 
 
 def parse_game(
@@ -414,6 +417,7 @@ def parse_game(
     *,
     source: str | Path = "<dict>",
     env: Mapping[str, str] | None = None,
+    check_login: bool = True,
 ) -> Game:
     """Validate already-parsed TOML data (what :func:`tomllib.load` returns)."""
     env = os.environ if env is None else env
@@ -422,7 +426,8 @@ def parse_game(
     problems += secret_problems
     cross = _cross_check(data)
     problems += [((*_sort_key(p.loc), 1), p) for p in cross]
-    problems += [((*_sort_key(p.loc), 1), p) for p in _env_check(data, env)]
+    if check_login:
+        problems += [((*_sort_key(p.loc), 1), p) for p in _env_check(data, env)]
     game: Game | None = None
     try:
         game = Game.model_validate(data)
