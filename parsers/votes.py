@@ -512,3 +512,20 @@ def parse_vote(
     if weak:
         return _from_candidate(mapped, weak[0], rule, notes)
     return VoteParse(VoteKind.NONE)
+
+
+# --- 代投 posted by the director --------------------------------------------------------------
+
+_PROXY = re.compile(r"^\s*[【\[(（]?\s*代投\s*[】\])）]?\s*(?:[:：]|\s)\s*(?P<name>[^\s:：,，。]+)")
+
+
+def parse_proxy_line(text: str) -> str | None:
+    """The voter named by a director's 代投 post (``代投：饺子`` on its own line), else None.
+
+    The vote lines that follow are read with :func:`parse_vote` as usual.
+    """
+    for line in text.splitlines():
+        m = _PROXY.match(line)
+        if m:
+            return m.group("name").strip()
+    return None

@@ -138,8 +138,133 @@ def _m001_initial(db: sqlite_utils.Database) -> None:
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
 
 
+def _m002_journal_and_verdicts(db: sqlite_utils.Database) -> None:
+    # -- the director's journal: what only the director knows, each entry with a time --------
+    db.execute(
+        """
+        CREATE TABLE journal_proxy_votes (
+            id INTEGER PRIMARY KEY,
+            day INTEGER NOT NULL,
+            voter TEXT NOT NULL,
+            target TEXT NOT NULL,       -- a roster name or 弃权
+            at TEXT NOT NULL,           -- when the director cast it (ISO, aware)
+            note TEXT,
+            recorded_at TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE journal_outs (
+            id INTEGER PRIMARY KEY,
+            player TEXT NOT NULL,
+            at TEXT NOT NULL,
+            cause TEXT NOT NULL,
+            recorded_at TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE journal_modifiers (
+            id INTEGER PRIMARY KEY,
+            day INTEGER NOT NULL,
+            player TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            value TEXT NOT NULL,        -- a fraction, e.g. "1" or "3/2"
+            source TEXT,
+            recorded_at TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE journal_settings (
+            key TEXT PRIMARY KEY,       -- e.g. "sheriff", "speed:2"
+            value TEXT,
+            recorded_at TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE card_events (
+            id INTEGER PRIMARY KEY,
+            player TEXT NOT NULL,
+            colour TEXT NOT NULL,       -- 蓝牌 | 黄牌 | 红牌
+            reason TEXT NOT NULL,
+            at TEXT NOT NULL,
+            source TEXT NOT NULL,       -- a flag id, or 导演
+            recorded_at TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE flag_decisions (
+            flag_id TEXT PRIMARY KEY,
+            status TEXT NOT NULL,       -- confirmed | dismissed
+            card TEXT,
+            why TEXT,
+            decided_at TEXT NOT NULL
+        )"""
+    )
+    # -- derived: rewritten by every derivation, browsable (e.g. with Datasette) -------------
+    db.execute(
+        """
+        CREATE TABLE votes (
+            day INTEGER NOT NULL,
+            seq INTEGER NOT NULL,       -- post order
+            tid INTEGER,
+            pid INTEGER,
+            floor INTEGER,
+            at TEXT,
+            voter TEXT,
+            kind TEXT,
+            target TEXT,
+            status TEXT NOT NULL,
+            counts_for TEXT,
+            reason TEXT NOT NULL,
+            rule TEXT,
+            url TEXT,
+            PRIMARY KEY (day, seq)
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE tallies (
+            day INTEGER PRIMARY KEY,
+            out TEXT,
+            elected TEXT,
+            decided_by TEXT,
+            json TEXT NOT NULL,
+            derived_at TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE post_counts (
+            day INTEGER NOT NULL,
+            player TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            pids TEXT,
+            PRIMARY KEY (day, player)
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE flags (
+            id TEXT PRIMARY KEY,
+            day INTEGER,
+            kind TEXT,
+            player TEXT,
+            reason TEXT,
+            card TEXT,
+            rule TEXT,
+            evidence TEXT,              -- JSON list of {tid, pid, floor, at, url}
+            raised_at TEXT NOT NULL
+        )"""
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
+    ("002_journal_and_verdicts", _m002_journal_and_verdicts),
 ]
 
 

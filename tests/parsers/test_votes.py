@@ -443,3 +443,12 @@ def test_fixture_vote_pages_through_the_page_parser() -> None:
                 assert r.target_raw == truth["target"], post.pid
             seen.add(post.pid)
     assert seen == set(by_pid)
+
+
+def test_director_proxy_line_names_the_voter():
+    from parsers.votes import parse_proxy_line
+
+    assert parse_proxy_line("代投：饺子\n投票对象：包子\n投票理由：私信") == "饺子"
+    assert parse_proxy_line("【代投】 Snow_风\n投票对象：弃权") == "Snow_风"
+    assert parse_proxy_line("【导演】提醒：投票截止时间为今晚22:00") is None
+    assert parse_proxy_line("我想代投的话怎么办") is None

@@ -1,0 +1,148 @@
+"""``bansha demo``: the whole foundation on a local simulated forum, no network needed."""
+
+from __future__ import annotations
+
+import tempfile
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import click
+
+from pipeline.cli import GameContext, cli, load_context
+from pipeline.cmd_votes import _votes, run_derive
+from pipeline.commands import ROLE_ZH, crawl_targets, run_crawl
+from pipeline.derive import Derivation
+from pipeline.simulator import ForumSim, SimClock, SimServer, script_now
+
+CONFIG = Path(__file__).resolve().parent.parent / "config" / "games"
+
+
+@cli.command("demo")
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="演示数据库的路径（默认：临时目录中的 bansha-demo/demo.db，每次重新生成）。",
+)
+@click.option(
+    "--day", "show_day", type=int, default=2, show_default=True, help="展示哪一天的计票。"
+)
+def demo(db_path: Path | None, show_day: int) -> None:
+    """在本机启动模拟论坛（示例游戏：12 名玩家、两天），抓取进数据库并打印汇总。
+
+    不需要网络：模拟论坛只监听 127.0.0.1。
+    """
+    game_file = CONFIG / "demo.toml"
+    script = CONFIG / "demo_posts.toml"
+    if not game_file.exists() or not script.exists():
+        raise click.ClickException(
+            f"找不到示例游戏文件：{game_file}（请在仓库目录中以可编辑方式安装）"
+        )
+    if db_path is None:
+        folder = Path(tempfile.gettempdir()) / "bansha-demo"
+        folder.mkdir(exist_ok=True)
+        db_path = folder / "demo.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+
+    ctx = load_context(game_file, str(db_path))
+    now = script_now(script)
+    assert now is not None
+    clock = SimClock(now)
+    sim = ForumSim.from_script(game_file, script, clock)
+    # cron would crawl all along; the demo crawls at a few moments, so the store sees posts
+    # arrive and a vote edited after it was first seen (the first version seen is what counts)
+    moments = [m for m in _crawl_moments(ctx) if m < now] + [now]
+    opens = {d.day: d.opens for d in ctx.game.days}
+    with SimServer(sim) as server:
+        click.echo(f"模拟论坛已启动：{server.base_url}")
+        for moment in moments:
+            clock.set(moment)
+            targets = [
+                t for t in crawl_targets(ctx.game, None, None) if opens[t.day or 0] <= moment
+            ]
+            report = run_crawl(ctx, targets, base_url=server.base_url, min_interval_s=0)
+            if not report.ok:
+                raise click.ClickException("演示抓取失败：" + "；".join(report.errors))
+            fetched = sum(t.pages_fetched for t in report.threads)
+            new = sum(t.new_posts for t in report.threads)
+            changed = sum(t.changed_posts for t in report.threads)
+            click.echo(
+                f"  {moment:%m-%d %H:%M} 抓取：请求 {fetched} 页，新帖 {new}，内容变化 {changed}"
+            )
+    click.echo(f"已抓取到数据库：{db_path}")
+    click.echo("")
+    derivation = run_derive(ctx, now)
+    _summary(ctx, derivation)
+    click.echo("")
+    _day_tally(ctx, derivation, show_day)
+
+
+def _crawl_moments(ctx: GameContext) -> list[datetime]:
+    """Noon and an hour before the close of every day: when a cron cycle would also look."""
+    moments = []
+    for d in ctx.game.days:
+        noon = d.opens.replace(hour=12, minute=30)
+        if d.opens < noon < d.closes:
+            moments.append(noon)
+        moments.append(d.closes - timedelta(hours=1))
+    return sorted(moments)
+
+
+def _summary(ctx: GameContext, d: Derivation) -> None:
+    store = ctx.store
+    game = ctx.game
+    click.echo("帖子：")
+    for day, role, tid in game.thread_roles():
+        thread = store.thread(tid) or {}
+        n = len(store.post_rows(tid))
+        click.echo(
+            f"  第{day}天 {ROLE_ZH.get(str(role.value), role)} tid={tid}："
+            f"{thread.get('total_pages') or 0} 页，{n} 帖"
+        )
+    counts = store.counts()
+    click.echo(
+        f"共抓取 {counts['pages']} 个页面，{counts['posts']} 帖，{counts['post_revisions']} 个版本"
+    )
+    click.echo("")
+    click.echo("讨论帖发言数（开门到关门之间，每位玩家每天；少于 5 帖标 *）：")
+    days = [res for _, res in sorted(d.days.items()) if res.day.discussion is not None]
+    click.echo("  玩家".ljust(10) + "".join(f"第{res.day.day}天".rjust(6) for res in days))
+    for p in game.players:
+        cells = ""
+        for res in days:
+            pc = res.counts.get(p.name)
+            n = pc.count if pc else 0
+            cells += (f"{n}*" if n < 5 else f"{n} ").rjust(7)
+        click.echo(f"  {p.name}".ljust(10) + cells)
+
+
+def _day_tally(ctx: GameContext, d: Derivation, day: int) -> None:
+    if day not in d.days:
+        return
+    res = d.days[day]
+    click.echo(f"第 {day} 天计票（bansha tally {ctx.game_path.name} --day {day} 可看详情）：")
+    for v in res.verdicts:
+        b = v.ballot
+        floor = f"{b.evidence.floor}#" if b.evidence.floor else "导演"
+        status = {"counted": "有效", "superseded": "已改票", "invalid": "无效", "ignored": "不计"}
+        click.echo(
+            f"  {floor:>4} {v.voter_unit or b.voter} → {b.target or b.target_raw or '—'}："
+            f"{status[v.status.value]}，{v.reason}"
+        )
+    t = res.tally
+    if t is not None:
+        counts = "，".join(
+            f"{c} {_votes(t.counts[c])}" for c in sorted(t.counts, key=lambda c: (-t.counts[c], c))
+        )
+        click.echo(f"  票数：{counts}")
+        outcome = f"当选警长：{t.elected}" if t.sheriff_election else f"出局：{t.out or '无人'}"
+        click.echo(f"  结果：{outcome}（{t.decided_by}）")
+    flags = [f for f in d.flags if f.day == day]
+    click.echo("")
+    click.echo(f"第 {day} 天违规标记（导演确认后才变成牌；bansha flags 查看）：")
+    for f in flags:
+        click.echo(f"  [{f.id}] {f.player}：{f.reason}")
+    if not flags:
+        click.echo("  （无）")

@@ -1,0 +1,526 @@
+"""Votes, tally and conduct commands: tally, why, flags, cards, card give, vote proxy/modifier,
+player out."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from fractions import Fraction
+from typing import Any
+
+import click
+from click_default_group import DefaultGroup
+
+from engine.cards import Card
+from engine.votes import ModifierKind, VerdictStatus
+from pipeline.cli import GameContext, cli, game_command
+from pipeline.derive import Derivation, derive, flag_decisions, tally_json, write_derivation
+
+STATUS_ZH = {
+    VerdictStatus.COUNTED: "有效",
+    VerdictStatus.SUPERSEDED: "已改票",
+    VerdictStatus.INVALID: "无效",
+    VerdictStatus.IGNORED: "不计",
+}
+KIND_ZH = {
+    "vote": "投票",
+    "change": "改票",
+    "abstain": "弃权",
+    "invalid": "格式错误",
+    "proxy": "代投",
+}
+
+
+def as_of_option(fn: Any) -> Any:
+    return click.option(
+        "--as-of",
+        "as_of",
+        default=None,
+        help="按这个时间判断（ISO 8601，带时区；默认现在）。用于复核历史结论。",
+    )(fn)
+
+
+def _parse_time(ctx: GameContext, raw: str | None, what: str = "--as-of") -> datetime:
+    tz = ctx.game.game.tz
+    if raw is None:
+        return datetime.now(tz)
+    try:
+        value = datetime.fromisoformat(raw)
+    except ValueError as exc:
+        raise click.BadParameter(
+            f"时间格式应为 2026-12-02T21:30:00+08:00：{raw}", param_hint=what
+        ) from exc
+    return value if value.tzinfo else value.replace(tzinfo=tz)
+
+
+def run_derive(ctx: GameContext, as_of: datetime) -> Derivation:
+    d = derive(ctx.game, ctx.store, as_of=as_of)
+    write_derivation(ctx.store, d, now=as_of)
+    return d
+
+
+def _day_or_fail(d: Derivation, day: int) -> Any:
+    try:
+        return d.day(day)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _when(dt: datetime, tz: Any) -> str:
+    return dt.astimezone(tz).strftime("%m-%d %H:%M:%S")
+
+
+def _votes(value: Fraction) -> str:
+    return str(value) if value.denominator == 1 else f"{float(value):g}"
+
+
+# --------------------------------------------------------------------------- tally
+
+
+@cli.command("tally")
+@game_command
+@click.option("--day", type=int, required=True, help="第几天。")
+@click.option("--json", "as_json", is_flag=True, help="输出 JSON（字段名稳定，供程序读取）。")
+@as_of_option
+def tally_cmd(ctx: GameContext, day: int, as_json: bool, as_of: str | None) -> None:
+    """计票：按发帖顺序列出每一票（有效/无效及理由）、票数（含权重）、结果和违规标记。"""
+    d = run_derive(ctx, _parse_time(ctx, as_of))
+    res = _day_or_fail(d, day)
+    if as_json:
+        click.echo(
+            json.dumps(tally_json(d, day, flag_decisions(ctx.store)), ensure_ascii=False, indent=2)
+        )
+        return
+    tz = ctx.game.game.tz
+    click.echo(f"第 {day} 天投票（{ctx.game.game.title}，规则 {ctx.game.game.ruleset}）")
+    click.echo(
+        f"开门 {_when(res.day.opens, tz)}，关门 {_when(res.day.closes, tz)}；"
+        f"警长：{res.sheriff or '无'}；{'已加速' if res.accelerated else '未加速'}"
+    )
+    if res.speed is not None:
+        click.echo(f"加速/延时：{res.speed.reason}")
+    click.echo("")
+    if not res.verdicts:
+        click.echo("（没有投票：先运行 bansha crawl）")
+    for v in res.verdicts:
+        b = v.ballot
+        floor = f"{b.evidence.floor}#" if b.evidence.floor else "导演"
+        target = b.target or b.target_raw or "—"
+        click.echo(
+            f"{floor:>5} {_when(b.evidence.at, tz)} {v.voter_unit or b.voter}"
+            f" {KIND_ZH.get(b.kind.value, b.kind.value)}→{target}"
+            f"  [{STATUS_ZH[v.status]}] {v.reason}"
+        )
+    t = res.tally
+    if t is not None:
+        click.echo("")
+        click.echo("票数：")
+        for cand in sorted(t.counts, key=lambda c: (-t.counts[c], c)):
+            voters = "、".join(t.voters.get(cand, []))
+            click.echo(f"  {cand}：{_votes(t.counts[cand])} 票（{voters}）")
+        if t.abstained:
+            click.echo(f"  弃权：{'、'.join(t.abstained)}")
+        for voter, why in sorted(t.weight_reasons.items()):
+            click.echo(f"  权重：{voter} {_votes(t.weights[voter])}（{why}）")
+        result = f"当选警长：{t.elected}" if t.sheriff_election else f"出局：{t.out or '无人出局'}"
+        click.echo(f"结果：{result}（{t.decided_by}；依据 {t.rule}）")
+        if not t.public_counts:
+            click.echo("（本规则集公示时不公布票数，只公布最高票）")
+    for note in res.notes:
+        click.echo(f"注意：{note}")
+    flags = [f for f in d.flags if f.day == day]
+    if flags:
+        decisions = flag_decisions(ctx.store)
+        click.echo("")
+        click.echo("违规标记：")
+        for f in flags:
+            status = decisions.get(f.id, {}).get("status", "待确认")
+            click.echo(f"  [{f.id}] {f.player}：{f.reason}（{STATUS_FLAG.get(status, status)}）")
+
+
+STATUS_FLAG = {"confirmed": "已确认", "dismissed": "已驳回", "待确认": "待确认"}
+
+
+# --------------------------------------------------------------------------- why
+
+
+@cli.command("why")
+@game_command
+@click.option("--day", type=int, required=True, help="第几天。")
+@click.option("--player", required=True, help="玩家名字（或别名）。")
+@as_of_option
+def why_cmd(ctx: GameContext, day: int, player: str, as_of: str | None) -> None:
+    """解释一位玩家某天的票、发言数和违规标记，每条都附帖子链接。"""
+    who = ctx.game.player(player)
+    if who is None:
+        raise click.ClickException(f"名单中没有玩家「{player}」")
+    d = run_derive(ctx, _parse_time(ctx, as_of))
+    res = _day_or_fail(d, day)
+    tz = ctx.game.game.tz
+    name = who.name
+    click.echo(f"{name} 第 {day} 天：")
+    mine = [v for v in res.verdicts if v.ballot.voter == name]
+    if not mine:
+        click.echo("  投票：没有找到这位玩家的投票帖")
+    for v in mine:
+        b = v.ballot
+        click.echo(
+            f"  投票 {b.evidence.describe()} {_when(b.evidence.at, tz)}："
+            f"{KIND_ZH.get(b.kind.value, b.kind.value)}→{b.target or b.target_raw or '—'}"
+            f" [{STATUS_ZH[v.status]}] {v.reason}（依据 {v.rule}）"
+        )
+        click.echo(f"    {b.evidence.url}")
+    against = [v for v in res.verdicts if v.counts_for == name]
+    if res.tally is not None and name in res.tally.counts:
+        click.echo(
+            f"  得票：{_votes(res.tally.counts[name])}（"
+            f"{'、'.join(v.voter_unit or v.ballot.voter for v in against)}）"
+        )
+    pc = res.counts.get(name)
+    count = pc.count if pc else 0
+    click.echo(f"  讨论帖发言：{count} 帖")
+    if pc is not None:
+        for ev in pc.evidence:
+            click.echo(f"    {ev.floor or '?'}# {_when(ev.at, tz)} {ev.url}")
+        for pid, reason in pc.excluded:
+            click.echo(f"    不计：pid {pid}（{reason}）")
+    decisions = flag_decisions(ctx.store)
+    for f in d.flags:
+        if f.player == name and f.day == day:
+            status = decisions.get(f.id, {}).get("status", "待确认")
+            click.echo(
+                f"  违规 [{f.id}]：{f.reason}（{STATUS_FLAG.get(status, status)}；依据 {f.rule}）"
+            )
+            for ev in f.evidence:
+                click.echo(f"    {ev.url}")
+    if name in d.outs:
+        at, cause = d.outs[name]
+        click.echo(f"  出局：{_when(at, tz)}（{cause}）")
+
+
+# --------------------------------------------------------------------------- flags
+
+
+@cli.group("flags", cls=DefaultGroup, default="list", default_if_no_args=False)
+def flags_group() -> None:
+    """违规标记：列出（bansha flags GAME.toml）、确认（confirm）、驳回（dismiss）。"""
+
+
+@flags_group.command("list")
+@game_command
+@click.option("--day", type=int, default=None, help="只看这一天。")
+@click.option("--json", "as_json", is_flag=True, help="输出 JSON。")
+@as_of_option
+def flags_list(ctx: GameContext, day: int | None, as_json: bool, as_of: str | None) -> None:
+    """列出违规标记（确认后才变成牌）。"""
+    d = run_derive(ctx, _parse_time(ctx, as_of))
+    decisions = flag_decisions(ctx.store)
+    flags = [f for f in d.flags if day is None or f.day == day]
+    if as_json:
+        click.echo(
+            json.dumps(
+                [
+                    {**f.to_dict(), "status": decisions.get(f.id, {}).get("status", "open")}
+                    for f in flags
+                ],
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
+        return
+    if not flags:
+        click.echo("没有违规标记。")
+    for f in flags:
+        dec = decisions.get(f.id)
+        status = STATUS_FLAG.get(dec["status"], dec["status"]) if dec else "待确认"
+        card = f"，建议{f.card.value}" if f.card else ""
+        click.echo(f"[{f.id}] 第{f.day}天 {f.player}：{f.reason}（{status}{card}；依据 {f.rule}）")
+        for ev in f.evidence[:5]:
+            click.echo(f"    {ev.url}")
+
+
+def _find_flag(ctx: GameContext, flag_id: str) -> Any:
+    d = derive(ctx.game, ctx.store, as_of=datetime.now(ctx.game.game.tz))
+    for f in d.flags:
+        if f.id == flag_id:
+            return f
+    raise click.ClickException(f"没有编号为 {flag_id} 的违规标记（用 bansha flags 查看）")
+
+
+@flags_group.command("confirm")
+@game_command
+@click.argument("flag_id")
+@click.option("--card", "card", default=None, help="给的牌：蓝牌/黄牌/红牌（默认按规则）。")
+def flags_confirm(ctx: GameContext, flag_id: str, card: str | None) -> None:
+    """确认一条违规标记，并记下相应的牌。"""
+    flag = _find_flag(ctx, flag_id)
+    colour = _card(card) if card else flag.card
+    if colour is None:
+        raise click.ClickException("这条标记没有规定的牌，请用 --card 指定：蓝牌/黄牌/红牌")
+    if ctx.store.db.execute("SELECT 1 FROM flag_decisions WHERE flag_id = ?", [flag_id]).fetchone():
+        raise click.ClickException(f"标记 {flag_id} 已经处理过")
+    now = datetime.now(ctx.game.game.tz).isoformat()
+    at = flag.evidence[-1].at.isoformat() if flag.evidence else now
+    with ctx.store.atomic():
+        ctx.store.db.table("flag_decisions").insert(
+            {
+                "flag_id": flag_id,
+                "status": "confirmed",
+                "card": colour.value,
+                "why": None,
+                "decided_at": now,
+            }
+        )
+        ctx.store.db.table("card_events").insert(
+            {
+                "player": flag.player,
+                "colour": colour.value,
+                "reason": flag.reason,
+                "at": at,
+                "source": flag_id,
+                "recorded_at": now,
+            }
+        )
+    click.echo(f"已确认 {flag_id}：{flag.player} 得到{colour.value}")
+
+
+@flags_group.command("dismiss")
+@game_command
+@click.argument("flag_id")
+@click.option("--why", required=True, help="驳回的理由（会记录下来）。")
+def flags_dismiss(ctx: GameContext, flag_id: str, why: str) -> None:
+    """驳回一条违规标记（写明理由）。"""
+    _find_flag(ctx, flag_id)
+    if ctx.store.db.execute("SELECT 1 FROM flag_decisions WHERE flag_id = ?", [flag_id]).fetchone():
+        raise click.ClickException(f"标记 {flag_id} 已经处理过")
+    ctx.store.db.table("flag_decisions").insert(
+        {
+            "flag_id": flag_id,
+            "status": "dismissed",
+            "card": None,
+            "why": why,
+            "decided_at": datetime.now(ctx.game.game.tz).isoformat(),
+        }
+    )
+    click.echo(f"已驳回 {flag_id}：{why}")
+
+
+# --------------------------------------------------------------------------- cards
+
+
+def _card(raw: str) -> Card:
+    try:
+        return Card.parse(raw)
+    except ValueError as exc:
+        raise click.BadParameter(
+            f"牌的颜色应为 蓝/黄/红：{raw}", param_hint="--card/--colour"
+        ) from exc
+
+
+@cli.command("cards")
+@game_command
+@click.option("--json", "as_json", is_flag=True, help="输出 JSON。")
+def cards_cmd(ctx: GameContext, as_json: bool) -> None:
+    """牌的台账：每位玩家的蓝/黄/红牌（3 蓝折 1 黄，3 黄折 1 红），红牌出局，阵营判负。"""
+    d = derive(ctx.game, ctx.store, as_of=datetime.now(ctx.game.game.tz))
+    ledger = d.ledger
+    if as_json:
+        click.echo(json.dumps(ledger.to_dict(), ensure_ascii=False, indent=2))
+        return
+    if not ledger.players:
+        click.echo("还没有任何牌。")
+    for name, pc in ledger.players.items():
+        data = pc.to_dict()
+        click.echo(
+            f"{name}：蓝 {data.get('blue', 0)}，黄 {data.get('yellow', 0)}，红 {data.get('red', 0)}"
+        )
+        for line in data.get("history", []):
+            click.echo(f"    {line}")
+    for line in ledger.escalations:
+        click.echo(f"升级：{line}")
+    for name, at in ledger.out_by_red.items():
+        click.echo(f"红牌出局：{name}（{_when(at, ctx.game.game.tz)}）")
+    for loss in ledger.losing_factions:
+        click.echo(f"阵营判负：{loss.to_dict().get('reason', loss.faction)}")
+
+
+@cli.group("card")
+def card_group() -> None:
+    """手动给牌。"""
+
+
+@card_group.command("give")
+@game_command
+@click.option("--player", required=True, help="玩家名字（或别名）。")
+@click.option("--colour", "--color", "colour", required=True, help="蓝 / 黄 / 红。")
+@click.option("--why", required=True, help="理由（会写进台账和公示）。")
+@click.option("--at", "at", default=None, help="生效时间（默认现在）。")
+def card_give(ctx: GameContext, player: str, colour: str, why: str, at: str | None) -> None:
+    """给一位玩家一张牌（出局的玩家也可以）。"""
+    who = ctx.game.player(player)
+    if who is None:
+        raise click.ClickException(f"名单中没有玩家「{player}」")
+    card = _card(colour)
+    when = _parse_time(ctx, at, "--at")
+    ctx.store.db.table("card_events").insert(
+        {
+            "player": who.name,
+            "colour": card.value,
+            "reason": why,
+            "at": when.isoformat(),
+            "source": "导演",
+            "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
+        }
+    )
+    click.echo(f"已记录：{who.name} {card.value}（{why}）")
+
+
+# --------------------------------------------------------------------------- journal
+
+
+@cli.group("vote")
+def vote_group() -> None:
+    """导演记录的投票信息：代投（proxy）、票权修正（modifier）、警长（sheriff）、加速（speed）。"""
+
+
+@vote_group.command("proxy")
+@game_command
+@click.option("--day", type=int, required=True, help="第几天。")
+@click.option("--voter", required=True, help="被代投的玩家。")
+@click.option("--target", required=True, help="投票对象（玩家名，或 弃权）。")
+@click.option("--at", "at", required=True, help="代投的时间（ISO 8601，带时区）。")
+def vote_proxy(ctx: GameContext, day: int, voter: str, target: str, at: str) -> None:
+    """记录一次代投（与玩家自己投票一样受截止时间和改票规则约束）。"""
+    who = ctx.game.player(voter)
+    if who is None:
+        raise click.ClickException(f"名单中没有玩家「{voter}」")
+    if target != "弃权" and ctx.game.player(target) is None:
+        raise click.ClickException(f"投票对象「{target}」不在名单中")
+    if not any(d.day == day for d in ctx.game.days):
+        raise click.ClickException(f"游戏文件中没有第 {day} 天")
+    target_player = ctx.game.player(target)
+    name = target_player.name if target_player is not None else "弃权"
+    when = _parse_time(ctx, at, "--at")
+    ctx.store.db.table("journal_proxy_votes").insert(
+        {
+            "day": day,
+            "voter": who.name,
+            "target": name,
+            "at": when.isoformat(),
+            "note": None,
+            "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
+        }
+    )
+    click.echo(f"已记录代投：第{day}天 {who.name} → {name}（{_when(when, ctx.game.game.tz)}）")
+
+
+@vote_group.command("modifier")
+@game_command
+@click.option("--day", type=int, required=True, help="第几天。")
+@click.option("--player", required=True, help="受影响的玩家。")
+@click.option(
+    "--kind",
+    type=click.Choice([k.value for k in ModifierKind]),
+    required=True,
+    help="weight_add 得票+N（诽谤），weight_set 票权=N（迷魂 0），voter_add 票权+N（独裁），"
+    "no_vote 不能投票，no_change 不能改票，block_out 不能被投出，tie_taker 平票出局（高僧），"
+    "force_top 技能最高票，void_on_tie 平票作废（替罪羊）。",
+)
+@click.option("--value", default="0", help="数值（可写分数，如 1 或 3/2）。")
+@click.option("--source", default="", help="来源，如 乌鸦[诽谤]。")
+def vote_modifier(
+    ctx: GameContext, day: int, player: str, kind: str, value: str, source: str
+) -> None:
+    """记录技能或状态对当天投票的影响（夜晚结算完成后由引擎自动填写）。"""
+    who = ctx.game.player(player)
+    if who is None:
+        raise click.ClickException(f"名单中没有玩家「{player}」")
+    try:
+        Fraction(value)
+    except ValueError as exc:
+        raise click.BadParameter(f"数值应为整数或分数：{value}", param_hint="--value") from exc
+    ctx.store.db.table("journal_modifiers").insert(
+        {
+            "day": day,
+            "player": who.name,
+            "kind": kind,
+            "value": value,
+            "source": source,
+            "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
+        }
+    )
+    click.echo(f"已记录：第{day}天 {who.name} {kind} {value} {source}".rstrip())
+
+
+@vote_group.command("sheriff")
+@game_command
+@click.option("--from-day", "from_day", type=int, required=True, help="从第几天起。")
+@click.option("--player", default="", help="警长（留空表示没有警长，如撕警徽）。")
+def vote_sheriff(ctx: GameContext, from_day: int, player: str) -> None:
+    """指定警长（移交警徽、撕警徽时使用；第一天竞选的结果会自动生效）。"""
+    name = ""
+    if player:
+        who = ctx.game.player(player)
+        if who is None:
+            raise click.ClickException(f"名单中没有玩家「{player}」")
+        name = who.name
+    _setting(ctx, f"sheriff:{from_day}", name)
+    click.echo(f"已记录：第{from_day}天起警长为 {name or '无'}")
+
+
+@vote_group.command("speed")
+@game_command
+@click.option("--day", type=int, required=True, help="第几天。")
+@click.option(
+    "--mode",
+    type=click.Choice(["accelerate", "normal", "auto"]),
+    required=True,
+    help="accelerate 加速，normal 不加速，auto 按申请人数计算。",
+)
+def vote_speed(ctx: GameContext, day: int, mode: str) -> None:
+    """导演裁定当天是否加速（覆盖按申请人数的计算）。"""
+    if mode == "auto":
+        ctx.store.db.execute("DELETE FROM journal_settings WHERE key = ?", [f"speed:{day}"])
+        ctx.store.db.conn.commit()
+    else:
+        _setting(ctx, f"speed:{day}", mode)
+    click.echo(
+        f"已记录：第{day}天 {dict(accelerate='加速', normal='不加速', auto='按申请计算')[mode]}"
+    )
+
+
+def _setting(ctx: GameContext, key: str, value: str) -> None:
+    with ctx.store.atomic():
+        ctx.store.db.execute(
+            "INSERT INTO journal_settings(key, value, recorded_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value, "
+            "recorded_at = excluded.recorded_at",
+            [key, value, datetime.now(ctx.game.game.tz).isoformat()],
+        )
+
+
+@cli.group("player")
+def player_group() -> None:
+    """导演记录的玩家信息。"""
+
+
+@player_group.command("out")
+@game_command
+@click.option("--player", required=True, help="出局的玩家。")
+@click.option("--at", "at", required=True, help="出局时间（ISO 8601，带时区）。")
+@click.option("--cause", required=True, help="原因，如 第2夜被刀。")
+def player_out(ctx: GameContext, player: str, at: str, cause: str) -> None:
+    """记录玩家出局（夜晚出局等；投票出局和红牌出局会自动推出）。"""
+    who = ctx.game.player(player)
+    if who is None:
+        raise click.ClickException(f"名单中没有玩家「{player}」")
+    when = _parse_time(ctx, at, "--at")
+    ctx.store.db.table("journal_outs").insert(
+        {
+            "player": who.name,
+            "at": when.isoformat(),
+            "cause": cause,
+            "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
+        }
+    )
+    click.echo(f"已记录：{who.name} 于 {_when(when, ctx.game.game.tz)} 出局（{cause}）")

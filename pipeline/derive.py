@@ -1,0 +1,667 @@
+"""Derive every verdict of a game from the store, the game file and the director's journal.
+
+This is step 3 of a cycle: it reads stored posts (never the network), runs the pure parsers and
+the pure engine, and returns values. ``write_derivation`` (step 4) writes the verdicts back so
+they can be browsed. Running it twice on the same store gives the same result.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from fractions import Fraction
+from typing import Any
+
+from engine.cards import Card, CardEvent, Ledger, card_ledger
+from engine.conduct import (
+    Activity,
+    DaySummary,
+    EditedVote,
+    Flag,
+    PlayerLife,
+    PostCount,
+    SheriffAnswer,
+    conduct_flags,
+    count_posts,
+)
+from engine.rulesets import get_ruleset
+from engine.speed import SpeedDecision, SpeedKind, SpeedRequest, decide_speed, speed_deadlines
+from engine.votes import (
+    Ballot,
+    BallotKind,
+    DayContext,
+    Evidence,
+    ModifierKind,
+    PlayerStatus,
+    Tally,
+    VoteModifier,
+    VoteVerdict,
+    judge_ballots,
+    tally,
+)
+from parsers.inquiry import parse_answer
+from parsers.names import RosterEntry, resolve_name
+from parsers.records import MarkKind, Post, PostState
+from parsers.speed import SpeedKind as ParsedSpeedKind
+from parsers.speed import parse_speed_request
+from parsers.votes import NIZHUAN_TARGET, VoteKind, VoteParse, parse_proxy_line, parse_vote
+from pipeline.gamefile import Day, Game
+from pipeline.store import Store, post_from_row
+
+log = logging.getLogger(__name__)
+
+HIDDEN_MARKS = {MarkKind.HIDDEN_COLOUR, MarkKind.TINY, MarkKind.HIDE_TAG}
+
+
+def post_url(base_url: str, tid: int, pid: int) -> str:
+    """A link that finds the post whatever floor it shows now (floors renumber after deletes)."""
+    return f"{base_url}forum.php?mod=redirect&goto=findpost&ptid={tid}&pid={pid}"
+
+
+@dataclass
+class DayResult:
+    day: Day
+    ballots: tuple[Ballot, ...]
+    verdicts: tuple[VoteVerdict, ...]
+    tally: Tally | None
+    speed: SpeedDecision | None
+    counts: dict[str, PostCount]
+    sheriff: str | None
+    accelerated: bool
+    out_before: dict[str, datetime]  # who was out (and since when) as the day was judged
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Derivation:
+    game: Game
+    as_of: datetime
+    days: dict[int, DayResult]
+    flags: tuple[Flag, ...]
+    ledger: Ledger
+    outs: dict[str, tuple[datetime, str]]  # player -> (when, why)
+
+    def day(self, n: int) -> DayResult:
+        if n not in self.days:
+            raise ValueError(f"游戏文件中没有第 {n} 天")
+        return self.days[n]
+
+
+# --------------------------------------------------------------------------- the journal
+
+
+def _dt(raw: str) -> datetime:
+    return datetime.fromisoformat(raw)
+
+
+def journal_outs(store: Store) -> list[tuple[str, datetime, str]]:
+    return [
+        (r["player"], _dt(r["at"]), r["cause"])
+        for r in store.db.query("SELECT player, at, cause FROM journal_outs ORDER BY at, id")
+    ]
+
+
+def journal_proxies(store: Store, day: int) -> list[dict[str, Any]]:
+    return list(
+        store.db.query("SELECT * FROM journal_proxy_votes WHERE day = ? ORDER BY at, id", [day])
+    )
+
+
+def journal_modifiers(store: Store, day: int) -> list[VoteModifier]:
+    return [
+        VoteModifier(r["player"], ModifierKind(r["kind"]), Fraction(r["value"]), r["source"] or "")
+        for r in store.db.query("SELECT * FROM journal_modifiers WHERE day = ? ORDER BY id", [day])
+    ]
+
+
+def journal_setting(store: Store, key: str) -> str | None:
+    rows = list(store.db.query("SELECT value FROM journal_settings WHERE key = ?", [key]))
+    return rows[0]["value"] if rows else None
+
+
+def card_events(store: Store) -> list[CardEvent]:
+    return [
+        CardEvent(r["player"], Card.parse(r["colour"]), r["reason"], _dt(r["at"]), r["source"])
+        for r in store.db.query("SELECT * FROM card_events ORDER BY at, id")
+    ]
+
+
+# --------------------------------------------------------------------------- posts
+
+
+class Roster:
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.by_uid = {p.uid: p.name for p in game.players}
+        self.by_name = {p.name: p.name for p in game.players}
+        self.director_uids = set(game.director.uids)
+        self.director_names = set(game.director.names)
+        self.entries = tuple(RosterEntry(p.name, tuple(p.aliases)) for p in game.players)
+
+    def player_of(self, post: Post) -> str | None:
+        if post.uid and post.uid in self.by_uid:
+            return self.by_uid[post.uid]
+        return self.by_name.get(post.author) if not post.uid else None
+
+    def is_director(self, post: Post) -> bool:
+        return (post.uid in self.director_uids and post.uid != 0) or (
+            post.author in self.director_names
+        )
+
+
+def counted_version(store: Store, post: Post) -> tuple[Post, bool]:
+    """The version of a vote post that counts: the one first seen (revision 1).
+
+    Returns (post as first seen, edited?) — edited when Discuz shows an edit note or the
+    store saw the content change.
+    """
+    revs = store.revisions(post.tid, post.pid)
+    edited = post.edit is not None or len({r["content_hash"] for r in revs}) > 1
+    if not revs or len(revs) == 1:
+        return post, edited
+    first = revs[0]
+    row = {
+        "tid": post.tid,
+        "pid": post.pid,
+        "floor": post.floor,
+        "author": post.author,
+        "uid": post.uid,
+        "posted_at": post.posted_at.isoformat() if post.posted_at else None,
+        "message_html": first["message_html"],
+        "text": first["text"],
+        "quoted_pids": first["quoted_pids"],
+        "quote_texts": "[]",
+        "edit_editor": first["edit_editor"],
+        "edit_at": first["edit_at"],
+        "state": first["state"],
+        "marks": first["marks"],
+        "source": post.source,
+    }
+    return post_from_row(row), edited
+
+
+def _distrusted(post: Post) -> list[str]:
+    return [m.text for m in post.marks if m.kind in HIDDEN_MARKS and m.text.strip()]
+
+
+def _ballot_kind(vp: VoteParse) -> BallotKind:
+    if vp.kind is VoteKind.VOTE:
+        return BallotKind.VOTE
+    if vp.kind is VoteKind.ABSTAIN:
+        return BallotKind.ABSTAIN
+    if vp.kind is VoteKind.CHANGE:
+        return BallotKind.CHANGE
+    return BallotKind.INVALID
+
+
+def ballot_from_parse(
+    vp: VoteParse,
+    *,
+    voter: str,
+    roster: Roster,
+    evidence: Evidence,
+    replied_to: int | None,
+    edited: bool,
+    proxy: bool = False,
+) -> Ballot:
+    kind = BallotKind.PROXY if proxy and vp.valid else _ballot_kind(vp)
+    target: str | None = None
+    problem = vp.problem
+    if vp.valid and not vp.is_abstain:
+        match = resolve_name(vp.target_raw, roster.entries)
+        if match.player is None:
+            kind = BallotKind.INVALID
+            problem = match.problem
+        target = match.player
+    target_raw = "弃权" if vp.is_abstain else vp.target_raw
+    if vp.hidden:
+        kind = BallotKind.INVALID
+    return Ballot(
+        voter=voter,
+        kind=kind,
+        target=target,
+        target_raw=target_raw,
+        problem=problem,
+        evidence=evidence,
+        replied_to_pid=replied_to,
+        edited=edited,
+        hidden=vp.hidden,
+        card_index=vp.card_index,
+    )
+
+
+# --------------------------------------------------------------------------- derivation
+
+
+def _out_map(outs: Iterable[tuple[str, datetime, str]]) -> dict[str, tuple[datetime, str]]:
+    """The earliest out time per player (a player goes out once)."""
+    result: dict[str, tuple[datetime, str]] = {}
+    for player, at, cause in outs:
+        if player not in result or at < result[player][0]:
+            result[player] = (at, cause)
+    return result
+
+
+def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
+    """Re-derive the whole game (days in order: a day's vote-out feeds the next day)."""
+    roster = Roster(game)
+    rs_id = game.game.ruleset
+    ruleset = get_ruleset(rs_id)
+    target_rule = NIZHUAN_TARGET if rs_id == "nizhuan" else None
+    base = str(game.forum.base_url)
+
+    events = card_events(store)
+    factions = {p.name: p.faction for p in game.players}
+    ledger = card_ledger(events, factions, ruleset=rs_id)
+    fixed_outs: list[tuple[str, datetime, str]] = list(journal_outs(store))
+    fixed_outs += [(p, at, "红牌罚下") for p, at in ledger.out_by_red.items()]
+    vote_outs: list[tuple[str, datetime, str]] = []
+
+    posts_by_tid: dict[int, list[Post]] = {}
+
+    def posts_of(tid: int | None) -> list[Post]:
+        if tid is None:
+            return []
+        if tid not in posts_by_tid:
+            posts_by_tid[tid] = store.posts(tid)
+        return posts_by_tid[tid]
+
+    days: dict[int, DayResult] = {}
+    sheriff: str | None = None
+    voted_by_day: dict[int, set[str]] = {}
+    accelerated_by_day: dict[int, bool] = {}
+    sheriff_by_day: dict[int, str | None] = {}
+    edited_votes: list[EditedVote] = []
+    sheriff_answers: list[SheriffAnswer] = []
+
+    for day in sorted(game.days, key=lambda d: d.day):
+        outs = _out_map([*fixed_outs, *vote_outs])
+        set_sheriff = journal_setting(store, f"sheriff:{day.day}")
+        if set_sheriff is not None:
+            sheriff = set_sheriff or None
+        if sheriff is not None and sheriff in outs and outs[sheriff][0] <= day.opens:
+            sheriff = None  # 殉职: the hand-over is the director's (bansha vote sheriff)
+        players = tuple(
+            PlayerStatus(p.name, out_at=outs[p.name][0] if p.name in outs else None)
+            for p in game.players
+        )
+        living_at = [p.name for p in players if p.out_at is None or p.out_at > day.opens]
+
+        # -- speed (申请加速/延时 in the progress thread) ----------------------------------
+        speed = None
+        if day.progress is not None:
+            deadlines = speed_deadlines(rs_id, closes=day.closes, opens=day.opens, tz=game.game.tz)
+            requests = []
+            for post in posts_of(day.progress):
+                who = roster.player_of(post)
+                if who is None or post.posted_at is None or post.state is PostState.DELETED:
+                    continue
+                req = parse_speed_request(post.text)
+                if req is None or req.kind is None:
+                    continue
+                kind = (
+                    SpeedKind.ACCELERATE
+                    if req.kind is ParsedSpeedKind.ACCELERATE
+                    else SpeedKind.DELAY
+                )
+                requests.append(
+                    SpeedRequest(
+                        who, kind, post.posted_at, post_url(base, post.tid, post.pid), post.pid
+                    )
+                )
+            override = day.accelerated
+            jo = journal_setting(store, f"speed:{day.day}")
+            if jo is not None:
+                override = jo == "accelerate"
+            speed = decide_speed(
+                requests,
+                living=[
+                    n
+                    for n in living_at
+                    if outs.get(n, (None,))[0] is None or outs[n][0] > deadlines.accelerate
+                ],
+                deadline=deadlines.delay,
+                accelerate_deadline=deadlines.accelerate,
+                override=override,
+                ruleset=rs_id,
+                opens=day.opens,
+            )
+            accelerated = speed.accelerate
+        else:
+            accelerated = bool(day.accelerated)
+        accelerated_by_day[day.day] = accelerated
+        sheriff_by_day[day.day] = sheriff
+
+        # -- ballots -------------------------------------------------------------------------
+        ballots: list[Ballot] = []
+        voted: set[str] = set()
+        for post in posts_of(day.vote):
+            if post.posted_at is None or post.state is PostState.DELETED:
+                continue
+            version, edited = counted_version(store, post)
+            evidence = Evidence(
+                post.tid, post.pid, post.floor, post.posted_at, post_url(base, post.tid, post.pid)
+            )
+            replied = version.quoted_pids[0] if version.quoted_pids else None
+            if roster.is_director(post):
+                voter = parse_proxy_line(version.text)
+                if voter is None:
+                    continue  # a notice
+                match = resolve_name(voter, roster.entries)
+                vp = parse_vote(
+                    version.text, distrusted=_distrusted(version), target_pattern=target_rule
+                )
+                if match.player is None or vp.kind is VoteKind.NONE:
+                    continue
+                ballots.append(
+                    ballot_from_parse(
+                        vp,
+                        voter=match.player,
+                        roster=roster,
+                        evidence=evidence,
+                        replied_to=None,
+                        edited=edited,
+                        proxy=True,
+                    )
+                )
+                voted.add(match.player)
+                continue
+            who = roster.player_of(post)
+            vp = parse_vote(
+                version.text, distrusted=_distrusted(version), target_pattern=target_rule
+            )
+            if vp.kind is VoteKind.NONE:
+                continue
+            voter = who or post.author
+            ballot = ballot_from_parse(
+                vp, voter=voter, roster=roster, evidence=evidence, replied_to=replied, edited=edited
+            )
+            ballots.append(ballot)
+            if who is not None:
+                voted.add(who)
+                if edited:
+                    edited_votes.append(
+                        EditedVote(
+                            who,
+                            day.day,
+                            post.tid,
+                            post.pid,
+                            post.floor,
+                            post.posted_at,
+                            evidence.url,
+                            post.edit.edited_at if post.edit else None,
+                            post.edit.editor if post.edit else "",
+                        )
+                    )
+        for row in journal_proxies(store, day.day):
+            at = _dt(row["at"])
+            target = None if row["target"] == "弃权" else row["target"]
+            ballots.append(
+                Ballot(
+                    voter=row["voter"],
+                    kind=BallotKind.PROXY,
+                    target=target,
+                    target_raw=row["target"],
+                    problem=None,
+                    evidence=Evidence(
+                        day.vote or 0, -int(row["id"]), None, at, f"导演记录：代投 #{row['id']}"
+                    ),
+                )
+            )
+            voted.add(row["voter"])
+        voted_by_day[day.day] = voted
+
+        verdicts: tuple[VoteVerdict, ...] = ()
+        day_tally = None
+        notes: list[str] = []
+        if day.vote is not None:
+            ctx = DayContext(
+                day=day.day,
+                opens=day.opens,
+                closes=day.closes,
+                players=players,
+                sheriff=sheriff,
+                accelerated=accelerated,
+                sheriff_election=bool(day.sheriff_election) and ruleset.has_sheriff_election,
+                modifiers=tuple(journal_modifiers(store, day.day)),
+                ruleset=rs_id,
+            )
+            verdicts = judge_ballots(ballots, ctx)
+            day_tally = tally(verdicts, ctx)
+            closed = as_of >= day.closes
+            if day_tally.elected and closed:
+                sheriff = day_tally.elected
+            if day_tally.out and closed:
+                vote_outs.append((day_tally.out, day.closes, f"第{day.day}天投票出局"))
+            if not closed:
+                notes.append("投票尚未截止：以上为截至目前的计票")
+
+        # -- post counts ---------------------------------------------------------------------
+        acts = [
+            a
+            for tid in _tids(day)
+            for a in _activities(posts_of(tid), tid, _role(day, tid), roster, base)
+        ]
+        counts = count_posts(
+            acts,
+            day=day.day,
+            opens=day.opens,
+            closes=day.closes,
+            discussion_tids=(day.discussion,) if day.discussion else (),
+        )
+
+        # -- zhenyan: the sheriff's answers in the inquiry thread ---------------------------
+        if day.inquiry is not None and sheriff is not None:
+            for post in posts_of(day.inquiry):
+                if roster.player_of(post) != sheriff or post.posted_at is None:
+                    continue
+                if not (day.opens <= post.posted_at <= day.closes):
+                    continue
+                ans = parse_answer(post.text)
+                sheriff_answers.append(
+                    SheriffAnswer(
+                        sheriff,
+                        day.day,
+                        post.tid,
+                        post.pid,
+                        post.floor,
+                        post.posted_at,
+                        post_url(base, post.tid, post.pid),
+                        ans.answer.value if ans.answer else None,
+                        ans.problem,
+                    )
+                )
+
+        days[day.day] = DayResult(
+            day=day,
+            ballots=tuple(ballots),
+            verdicts=verdicts,
+            tally=day_tally,
+            speed=speed,
+            counts=counts,
+            sheriff=sheriff_by_day[day.day],
+            accelerated=accelerated,
+            out_before={p: o[0] for p, o in outs.items()},
+            notes=notes,
+        )
+
+    outs_final = _out_map([*fixed_outs, *vote_outs])
+    all_acts: list[Activity] = []
+    seen_tids: set[int] = set()
+    for day in game.days:
+        for tid in _tids(day):
+            if tid in seen_tids:
+                continue
+            seen_tids.add(tid)
+            all_acts += _activities(posts_of(tid), tid, _role(day, tid), roster, base)
+    summaries = [
+        DaySummary(
+            d.day,
+            d.opens,
+            d.closes,
+            discussion_tids=(d.discussion,) if d.discussion else (),
+            vote_tids=(d.vote,) if d.vote else (),
+            progress_tids=(d.progress,) if d.progress else (),
+            inquiry_tids=(d.inquiry,) if d.inquiry else (),
+        )
+        for d in game.days
+    ]
+    flags = conduct_flags(
+        days=summaries,
+        activities=all_acts,
+        players=[
+            PlayerLife(p.name, outs_final[p.name][0] if p.name in outs_final else None)
+            for p in game.players
+        ],
+        ruleset=rs_id,
+        sheriff_by_day=sheriff_by_day,
+        voted_by_day=voted_by_day,
+        accelerated_by_day=accelerated_by_day,
+        sheriff_answers=sheriff_answers,
+        edited_votes=edited_votes,
+        as_of=as_of,
+    )
+    return Derivation(game, as_of, days, flags, ledger, outs_final)
+
+
+def _tids(day: Day) -> list[int]:
+    return [tid for tid in day.threads.values()]
+
+
+def _role(day: Day, tid: int) -> str:
+    for role, t in day.threads.items():
+        if t == tid:
+            return str(role.value)
+    return "discussion"
+
+
+def _activities(
+    posts: Sequence[Post], tid: int, role: str, roster: Roster, base: str
+) -> list[Activity]:
+    acts = []
+    for post in posts:
+        who = roster.player_of(post)
+        if who is None or post.posted_at is None:
+            continue
+        kinds = {m.kind for m in post.marks}
+        acts.append(
+            Activity(
+                player=who,
+                tid=tid,
+                role=role,
+                pid=post.pid,
+                floor=post.floor,
+                at=post.posted_at,
+                state=post.state.value,
+                url=post_url(base, tid, post.pid),
+                red=MarkKind.RED in kinds,
+                enlarged=MarkKind.ENLARGED in kinds,
+                has_bbcode=MarkKind.BBCODE in kinds,
+                text=post.text,
+            )
+        )
+    return acts
+
+
+# --------------------------------------------------------------------------- write back
+
+
+def write_derivation(store: Store, d: Derivation, *, now: datetime) -> None:
+    """Replace the derived tables with this derivation, in one transaction."""
+    stamp = now.isoformat()
+    with store.atomic():
+        for table in ("votes", "tallies", "post_counts", "flags"):
+            store.db.execute(f"DELETE FROM {table}")
+        for n, res in d.days.items():
+            for seq, v in enumerate(res.verdicts):
+                b = v.ballot
+                store.db.table("votes").insert(
+                    {
+                        "day": n,
+                        "seq": seq,
+                        "tid": b.evidence.tid,
+                        "pid": b.evidence.pid,
+                        "floor": b.evidence.floor,
+                        "at": b.evidence.at.isoformat(),
+                        "voter": v.voter_unit or b.voter,
+                        "kind": b.kind.value,
+                        "target": b.target or b.target_raw,
+                        "status": v.status.value,
+                        "counts_for": v.counts_for,
+                        "reason": v.reason,
+                        "rule": v.rule,
+                        "url": b.evidence.url,
+                    }
+                )
+            if res.tally is not None:
+                store.db.table("tallies").insert(
+                    {
+                        "day": n,
+                        "out": res.tally.out,
+                        "elected": res.tally.elected,
+                        "decided_by": res.tally.decided_by,
+                        "json": json.dumps(res.tally.to_dict(), ensure_ascii=False),
+                        "derived_at": stamp,
+                    }
+                )
+            for player, pc in res.counts.items():
+                store.db.table("post_counts").insert(
+                    {
+                        "day": n,
+                        "player": player,
+                        "count": pc.count,
+                        "pids": json.dumps(list(pc.pids)),
+                    }
+                )
+        for f in d.flags:
+            store.db.table("flags").insert(
+                {
+                    "id": f.id,
+                    "day": f.day,
+                    "kind": f.kind.value,
+                    "player": f.player,
+                    "reason": f.reason,
+                    "card": f.card.value if f.card else None,
+                    "rule": f.rule,
+                    "evidence": json.dumps([e.to_dict() for e in f.evidence], ensure_ascii=False),
+                    "raised_at": stamp,
+                }
+            )
+
+
+def flag_decisions(store: Store) -> dict[str, dict[str, Any]]:
+    return {r["flag_id"]: r for r in store.db.query("SELECT * FROM flag_decisions")}
+
+
+def tally_json(d: Derivation, n: int, decisions: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The ``bansha tally --json`` contract (field names are stable)."""
+    res = d.day(n)
+    flags = [f for f in d.flags if f.day == n]
+    return {
+        "game": d.game.game.id,
+        "ruleset": d.game.game.ruleset,
+        "day": n,
+        "as_of": d.as_of.isoformat(),
+        "opens": res.day.opens.isoformat(),
+        "closes": res.day.closes.isoformat(),
+        "closed": d.as_of >= res.day.closes,
+        "sheriff": res.sheriff,
+        "accelerated": res.accelerated,
+        "speed": res.speed.to_dict() if res.speed else None,
+        "votes": [v.to_dict() for v in res.verdicts],
+        "valid": [v.to_dict() for v in res.verdicts if v.status.value == "counted"],
+        "invalid": [v.to_dict() for v in res.verdicts if v.status.value != "counted"],
+        "tally": res.tally.to_dict() if res.tally else None,
+        "out": res.tally.out if res.tally else None,
+        "elected": res.tally.elected if res.tally else None,
+        "decided_by": res.tally.decided_by if res.tally else None,
+        "rule": res.tally.rule if res.tally else None,
+        "post_counts": {p: pc.to_dict() for p, pc in sorted(res.counts.items())},
+        "flags": [
+            {**f.to_dict(), "status": decisions.get(f.id, {}).get("status", "open")} for f in flags
+        ],
+        "notes": res.notes,
+    }
