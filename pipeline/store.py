@@ -262,9 +262,63 @@ def _m002_journal_and_verdicts(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m003_drafts(db: sqlite_utils.Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE drafts (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,         -- running_tally | result | day_open | elevator | cards |
+                                        -- reminder | inquiry_answers | flags
+            day INTEGER,
+            key TEXT NOT NULL,          -- what the draft is about (kind + day + …): one live draft
+            tid INTEGER,                -- the thread it will be posted to
+            action TEXT NOT NULL DEFAULT 'reply',  -- reply | edit (the 电梯 floor)
+            edit_pid INTEGER,           -- the post an 'edit' draft replaces
+            title TEXT,
+            body TEXT NOT NULL,         -- Discuz BBCode, as it will be posted
+            body_hash TEXT NOT NULL,
+            generated_body TEXT NOT NULL,  -- what bansha drafted (before a director's edits)
+            state TEXT NOT NULL,        -- pending | approved | posted | rejected | superseded
+            previous_id INTEGER REFERENCES drafts(id),  -- the draft of the same key before it
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            approved_at TEXT,
+            posted_at TEXT,
+            posted_pid INTEGER,
+            reject_why TEXT
+        )"""
+    )
+    db.execute("CREATE INDEX drafts_key ON drafts(key, id)")
+    db.execute(
+        """
+        CREATE TABLE draft_events (
+            id INTEGER PRIMARY KEY,
+            draft_id INTEGER NOT NULL REFERENCES drafts(id),
+            at TEXT NOT NULL,
+            from_state TEXT,
+            to_state TEXT NOT NULL,
+            note TEXT
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE post_attempts (
+            id INTEGER PRIMARY KEY,
+            draft_id INTEGER NOT NULL REFERENCES drafts(id),
+            body_hash TEXT NOT NULL,
+            started_at TEXT NOT NULL,   -- the intent, recorded before anything is sent
+            finished_at TEXT,
+            outcome TEXT,               -- posted | found | failed | captcha | pending_moderation
+            pid INTEGER,
+            detail TEXT
+        )"""
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
     ("002_journal_and_verdicts", _m002_journal_and_verdicts),
+    ("003_drafts", _m003_drafts),
 ]
 
 
