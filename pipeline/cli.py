@@ -54,6 +54,12 @@ class GameContext:
         self.db_path = db_path
         self._store: Store | None = None
 
+    def close(self) -> None:
+        """Close the store (the last connection folds the WAL back into the file)."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
     @property
     def store(self) -> Store:
         if self._store is None:
@@ -86,7 +92,10 @@ def game_command(fn: F | None = None, *, forum: bool = False) -> Any:
     @functools.wraps(fn)
     def wrapper(game_file: Path, db_path: str | None, **kwargs: Any) -> Any:
         ctx = load_context(game_file, db_path, check_login=forum)
-        return fn(ctx, **kwargs)
+        try:
+            return fn(ctx, **kwargs)
+        finally:
+            ctx.close()
 
     return wrapper  # type: ignore[return-value]
 

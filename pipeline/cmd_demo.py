@@ -77,6 +77,7 @@ def demo(db_path: Path | None, show_day: int) -> None:
     _summary(ctx, derivation)
     click.echo("")
     _day_tally(ctx, derivation, show_day)
+    ctx.close()
 
 
 def _crawl_moments(ctx: GameContext) -> list[datetime]:

@@ -239,12 +239,14 @@ def flags_list(ctx: GameContext, day: int | None, as_json: bool, as_of: str | No
             click.echo(f"    {ev.url}")
 
 
-def _find_flag(ctx: GameContext, flag_id: str) -> Any:
-    d = derive(ctx.game, ctx.store, as_of=datetime.now(ctx.game.game.tz))
-    for f in d.flags:
-        if f.id == flag_id:
-            return f
-    raise click.ClickException(f"没有编号为 {flag_id} 的违规标记（用 bansha flags 查看）")
+def _find_flag(ctx: GameContext, flag_id: str) -> dict[str, Any]:
+    """The flag as the director last saw it listed (the ``flags`` table of the last derivation)."""
+    rows = list(ctx.store.db.query("SELECT * FROM flags WHERE id = ?", [flag_id]))
+    if not rows:
+        raise click.ClickException(f"没有编号为 {flag_id} 的违规标记（用 bansha flags 查看）")
+    row = rows[0]
+    row["evidence"] = json.loads(row["evidence"] or "[]")
+    return row
 
 
 @flags_group.command("confirm")
@@ -254,13 +256,19 @@ def _find_flag(ctx: GameContext, flag_id: str) -> Any:
 def flags_confirm(ctx: GameContext, flag_id: str, card: str | None) -> None:
     """确认一条违规标记，并记下相应的牌。"""
     flag = _find_flag(ctx, flag_id)
-    colour = _card(card) if card else flag.card
+    colour = _card(card) if card else (Card.parse(flag["card"]) if flag["card"] else None)
     if colour is None:
         raise click.ClickException("这条标记没有规定的牌，请用 --card 指定：蓝牌/黄牌/红牌")
     if ctx.store.db.execute("SELECT 1 FROM flag_decisions WHERE flag_id = ?", [flag_id]).fetchone():
         raise click.ClickException(f"标记 {flag_id} 已经处理过")
     now = datetime.now(ctx.game.game.tz).isoformat()
-    at = flag.evidence[-1].at.isoformat() if flag.evidence else now
+    # the card takes effect when the violation happened: its last evidence, else the day's close
+    if flag["evidence"]:
+        at = flag["evidence"][-1]["at"]
+    elif flag["day"] is not None:
+        at = ctx.game.day(flag["day"]).closes.isoformat()
+    else:
+        at = now
     with ctx.store.atomic():
         ctx.store.db.table("flag_decisions").insert(
             {
@@ -273,15 +281,15 @@ def flags_confirm(ctx: GameContext, flag_id: str, card: str | None) -> None:
         )
         ctx.store.db.table("card_events").insert(
             {
-                "player": flag.player,
+                "player": flag["player"],
                 "colour": colour.value,
-                "reason": flag.reason,
+                "reason": flag["reason"],
                 "at": at,
                 "source": flag_id,
                 "recorded_at": now,
             }
         )
-    click.echo(f"已确认 {flag_id}：{flag.player} 得到{colour.value}")
+    click.echo(f"已确认 {flag_id}：{flag['player']} 得到{colour.value}")
 
 
 @flags_group.command("dismiss")

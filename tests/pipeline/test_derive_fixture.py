@@ -1,0 +1,153 @@
+"""End to end on the real vote thread: real pages -> store -> every vote's verdict and why.
+
+The vote thread tid=4 in ../shared/fixtures/discuz was written on a real Discuz! X3.5 (see its
+README and manifest.json). The director's post pid 99 (【导演】投票已截止) marks the close: the
+day closes one second before it. The whole thread was written within twelve seconds, so every
+post lies in the last hour before the close — which is why 汤圆's change (pid 88), though it
+replies to its own vote floor as a change must, is refused: "关门前一小时不允许改票或代投".
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import timedelta
+from email.utils import parsedate_to_datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from engine.votes import VerdictStatus
+from parsers.viewthread import parse_viewthread
+from pipeline.derive import derive, tally_json, write_derivation
+from pipeline.gamefile import parse_game
+from pipeline.store import open_store
+
+TZ = ZoneInfo("Asia/Shanghai")
+
+
+def _pages(fixtures_dir):
+    pages = []
+    for n in (1, 2, 3):
+        path = fixtures_dir / "desktop" / f"vote_t4_p{n}_guest.html"
+        headers = (path.parent / (path.name + ".headers")).read_text()
+        date = next(
+            line.split(":", 1)[1].strip()
+            for line in headers.splitlines()
+            if line.lower().startswith("date:")
+        )
+        now = parsedate_to_datetime(date)
+        body = path.read_bytes()
+        pages.append((body, parse_viewthread(body, tid=4, tz=TZ, now=now)))
+    return pages
+
+
+def _game(fixtures_dir, opens, closes):
+    manifest = json.loads((fixtures_dir / "manifest.json").read_text())
+    users = manifest["users"]
+    players = [
+        {"name": name, "uid": u["uid"]}
+        for name, u in users.items()
+        if name not in ("导演A", "admin")
+    ]
+    return parse_game(
+        {
+            "game": {"id": "fixture", "title": "测试局", "ruleset": "m135",
+                     "timezone": "Asia/Shanghai"},
+            "forum": {"base_url": "http://127.0.0.1:8080/"},
+            "director": {"names": ["导演A"], "uids": [2]},
+            "players": players,
+            "days": [{"day": 2, "opens": opens, "closes": closes, "vote": 4}],
+        },
+        env={},
+    )
+
+
+@pytest.fixture
+def derived(fixtures_dir, tmp_path):
+    pages = _pages(fixtures_dir)
+    posts = {p.pid: p for _, tp in pages for p in tp.posts}
+    closes = posts[99].posted_at - timedelta(seconds=1)  # 【导演】投票已截止
+    opens = posts[76].posted_at - timedelta(minutes=1)
+    game = _game(fixtures_dir, opens, closes)
+    store = open_store(tmp_path / "fixture.db")
+    store.register_thread(4, day=2, role="vote")
+    for body, tp in pages:
+        store.save_page(tp, source="html", url=f"t4 p{tp.page}", status=200, headers={},
+                        body=body, fetched_at=closes + timedelta(hours=1), ppp=10)
+    d = derive(game, store, as_of=closes + timedelta(hours=1))
+    yield game, store, d
+    store.close()
+
+
+def _by_pid(d):
+    return {v.ballot.evidence.pid: v for v in d.day(2).verdicts}
+
+
+def test_every_vote_of_the_real_thread_gets_its_verdict(derived):
+    _, _, d = derived
+    v = _by_pid(d)
+    counted = {pid: x.counts_for for pid, x in v.items() if x.status is VerdictStatus.COUNTED}
+    # the votes that count, and what for (弃权 counts as None)
+    assert counted == {
+        77: "包子",  # 饺子, full-width colon
+        78: "饺子",  # 包子, half-width colon (标点不区分全半角)
+        79: "面条",  # 馄饨, target and reason on one line
+        80: None,  # 面条 弃权
+        83: "馄饨",  # 春卷, red font still counts (flagged)
+        84: "包子",  # 油条, size 6 still counts
+        85: "馄饨",  # Snow_风: edited, the version stored counts, flagged
+        82: "饺子",  # 汤圆: its change (88) came in the last hour
+        92: "包子",  # 烧卖 corrects its invalid vote with a new post
+    }
+    assert v[88].ballot.replied_to_pid == 82  # the quote link proves what it replies to
+    assert v[88].status is VerdictStatus.INVALID and "关门前1小时" in v[88].reason
+    assert "投票给" in v[81].reason and v[81].status is VerdictStatus.INVALID
+    assert "回复原投票楼层" in v[95].reason  # 面条's change without the quote
+    assert v[90].ballot.hidden and v[90].status is VerdictStatus.INVALID  # white text
+    assert v[100].status is not VerdictStatus.COUNTED and "截止" in v[100].reason  # late
+    for pid in (93, 94, 96, 97):  # a second fresh vote post is not a change
+        assert v[pid].status is VerdictStatus.IGNORED, (pid, v[pid].reason)
+    # a quote of someone's vote is never a vote: 87 (回复 button) and 98 (hand-typed [quote])
+    assert 87 not in v and 98 not in v
+    # the director's notices are not ballots
+    assert 76 not in v and 86 not in v and 99 not in v
+
+
+def test_the_real_thread_tally_and_flags(derived):
+    _, _, d = derived
+    t = d.day(2).tally
+    assert t.out == "包子" and t.decided_by == "唯一最高票"
+    assert {k: int(c) for k, c in t.counts.items()} == {
+        "包子": 3, "馄饨": 2, "饺子": 2, "面条": 1
+    }
+    kinds = {(f.kind.value, f.player) for f in d.flags}
+    assert ("edited-vote", "Snow_风") in kinds
+    assert ("font", "春卷") in kinds  # red font
+    assert ("font", "油条") in kinds  # enlarged font
+    out = tally_json(d, 2, {})
+    assert out["out"] == "包子" and len(out["votes"]) == len(d.day(2).verdicts)
+    assert {"valid", "invalid", "tally", "flags", "post_counts", "rule", "decided_by"} <= set(out)
+    json.dumps(out, ensure_ascii=False)  # JSON-ready
+
+
+def test_rederiving_is_deterministic_and_storage_order_does_not_matter(derived, fixtures_dir,
+                                                                     tmp_path):
+    game, store, d = derived
+    first = tally_json(d, 2, {})
+    again = tally_json(derive(game, store, as_of=d.as_of), 2, {})
+    assert again == first
+    write_derivation(store, d, now=d.as_of)
+    rows = list(store.db.query("SELECT * FROM votes ORDER BY day, seq"))
+    write_derivation(store, derive(game, store, as_of=d.as_of), now=d.as_of)
+    assert list(store.db.query("SELECT * FROM votes ORDER BY day, seq")) == rows
+    # pages stored in another order, into another store: the same verdicts
+    pages = _pages(fixtures_dir)
+    random.Random(7).shuffle(pages)
+    other = open_store(tmp_path / "other.db")
+    other.register_thread(4, day=2, role="vote")
+    for body, tp in pages:
+        other.save_page(tp, source="html", url="x", status=200, headers={}, body=body,
+                        fetched_at=d.as_of, ppp=10)
+    assert tally_json(derive(game, other, as_of=d.as_of), 2, {}) == first
+    other.close()
