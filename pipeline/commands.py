@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from pipeline.cli import GameContext, cli, game_command, make_http_client
-from pipeline.client import DiscuzClient
+from pipeline.client import DiscuzClient, RetryPolicy
 from pipeline.crawl import Crawler, CrawlReport, CrawlTarget, ForumConfig
 from pipeline.gamefile import Game
 
@@ -67,9 +67,24 @@ def run_crawl(
             base_url=base_url or str(game.forum.base_url),
             min_interval_s=game.forum.min_interval_s if min_interval_s is None else min_interval_s,
             cookie=cookie,
+            policy=retry_policy(),
         )
         crawler = Crawler(client, ctx.store, forum_config(game, base_url), progress=progress)
         return crawler.crawl(targets, full=full)
+
+
+def retry_policy() -> RetryPolicy:
+    """The retry bounds; ``BANSHA_MAX_ATTEMPTS`` lowers the attempts (e.g. for a tight cron)."""
+    raw = os.environ.get("BANSHA_MAX_ATTEMPTS")
+    if raw is None:
+        return RetryPolicy()
+    try:
+        attempts = int(raw)
+    except ValueError:
+        raise click.ClickException(f"环境变量 BANSHA_MAX_ATTEMPTS 应为正整数：{raw}") from None
+    if attempts < 1:
+        raise click.ClickException(f"环境变量 BANSHA_MAX_ATTEMPTS 应为正整数：{raw}")
+    return RetryPolicy(max_attempts=attempts)
 
 
 def _client_with(transport: Any) -> Any:

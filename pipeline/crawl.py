@@ -231,7 +231,12 @@ class Crawler:
     def crawl(self, targets: Sequence[CrawlTarget], *, full: bool = False) -> CrawlReport:
         report = CrawlReport(self.run_id)
         source = choose_source(self.client, self.store, self.forum)
+        down: str | None = None
         for target in targets:
+            if down is not None:
+                # the forum did not answer at all: do not hammer it thread after thread
+                report.threads.append(ThreadResult(target.tid, error=f"未抓取（{down}）"))
+                continue
             try:
                 try:
                     result = self.crawl_thread(target, source, full=full)
@@ -249,6 +254,8 @@ class Crawler:
                 report.threads.append(result)
             except (PageError, ForumUnavailable) as exc:
                 msg = exc.message_zh if isinstance(exc, PageError) else str(exc)
+                if isinstance(exc, ForumUnavailable):
+                    down = "论坛无法访问"
                 self.store.log_crawl(
                     run_id=self.run_id,
                     at=_now_iso(),

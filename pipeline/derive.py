@@ -569,67 +569,102 @@ def _activities(
 # --------------------------------------------------------------------------- write back
 
 
-def write_derivation(store: Store, d: Derivation, *, now: datetime) -> None:
-    """Replace the derived tables with this derivation, in one transaction."""
-    stamp = now.isoformat()
-    with store.atomic():
-        for table in ("votes", "tallies", "post_counts", "flags"):
-            store.db.execute(f"DELETE FROM {table}")
-        for n, res in d.days.items():
-            for seq, v in enumerate(res.verdicts):
-                b = v.ballot
-                store.db.table("votes").insert(
-                    {
-                        "day": n,
-                        "seq": seq,
-                        "tid": b.evidence.tid,
-                        "pid": b.evidence.pid,
-                        "floor": b.evidence.floor,
-                        "at": b.evidence.at.isoformat(),
-                        "voter": v.voter_unit or b.voter,
-                        "kind": b.kind.value,
-                        "target": b.target or b.target_raw,
-                        "status": v.status.value,
-                        "counts_for": v.counts_for,
-                        "reason": v.reason,
-                        "rule": v.rule,
-                        "url": b.evidence.url,
-                    }
-                )
-            if res.tally is not None:
-                store.db.table("tallies").insert(
-                    {
-                        "day": n,
-                        "out": res.tally.out,
-                        "elected": res.tally.elected,
-                        "decided_by": res.tally.decided_by,
-                        "json": json.dumps(res.tally.to_dict(), ensure_ascii=False),
-                        "derived_at": stamp,
-                    }
-                )
-            for player, pc in res.counts.items():
-                store.db.table("post_counts").insert(
-                    {
-                        "day": n,
-                        "player": player,
-                        "count": pc.count,
-                        "pids": json.dumps(list(pc.pids)),
-                    }
-                )
-        for f in d.flags:
-            store.db.table("flags").insert(
+STAMPS = {"tallies": "derived_at", "flags": "raised_at"}
+DERIVED_KEYS = {
+    "votes": ("day", "seq"),
+    "tallies": ("day",),
+    "post_counts": ("day", "player"),
+    "flags": ("id",),
+}
+
+
+def derived_rows(d: Derivation) -> dict[str, list[dict[str, Any]]]:
+    """The rows of the derived tables for this derivation (without time stamps)."""
+    rows: dict[str, list[dict[str, Any]]] = {t: [] for t in DERIVED_KEYS}
+    for n, res in sorted(d.days.items()):
+        for seq, v in enumerate(res.verdicts):
+            b = v.ballot
+            rows["votes"].append(
                 {
-                    "id": f.id,
-                    "day": f.day,
-                    "kind": f.kind.value,
-                    "player": f.player,
-                    "reason": f.reason,
-                    "card": f.card.value if f.card else None,
-                    "rule": f.rule,
-                    "evidence": json.dumps([e.to_dict() for e in f.evidence], ensure_ascii=False),
-                    "raised_at": stamp,
+                    "day": n,
+                    "seq": seq,
+                    "tid": b.evidence.tid,
+                    "pid": b.evidence.pid,
+                    "floor": b.evidence.floor,
+                    "at": b.evidence.at.isoformat(),
+                    "voter": v.voter_unit or b.voter,
+                    "kind": b.kind.value,
+                    "target": b.target or b.target_raw,
+                    "status": v.status.value,
+                    "counts_for": v.counts_for,
+                    "reason": v.reason,
+                    "rule": v.rule,
+                    "url": b.evidence.url,
                 }
             )
+        if res.tally is not None:
+            rows["tallies"].append(
+                {
+                    "day": n,
+                    "out": res.tally.out,
+                    "elected": res.tally.elected,
+                    "decided_by": res.tally.decided_by,
+                    "json": json.dumps(res.tally.to_dict(), ensure_ascii=False),
+                }
+            )
+        for player, pc in sorted(res.counts.items()):
+            rows["post_counts"].append(
+                {"day": n, "player": player, "count": pc.count, "pids": json.dumps(list(pc.pids))}
+            )
+    for f in d.flags:
+        rows["flags"].append(
+            {
+                "id": f.id,
+                "day": f.day,
+                "kind": f.kind.value,
+                "player": f.player,
+                "reason": f.reason,
+                "card": f.card.value if f.card else None,
+                "rule": f.rule,
+                "evidence": json.dumps([e.to_dict() for e in f.evidence], ensure_ascii=False),
+            }
+        )
+    return rows
+
+
+def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
+    """Write the derived tables, in one transaction; return whether anything changed.
+
+    Nothing is written when the verdicts are what the store already holds, so a cycle with
+    nothing new changes nothing. A flag keeps the time it was first raised.
+    """
+    new = derived_rows(d)
+    old: dict[str, list[dict[str, Any]]] = {}
+    for table, key in DERIVED_KEYS.items():
+        stamp = STAMPS.get(table)
+        order = ", ".join(key)
+        old[table] = [
+            {k: v for k, v in r.items() if k != stamp}
+            for r in store.db.query(f"SELECT * FROM {table} ORDER BY {order}")
+        ]
+    if all(
+        sorted(old[t], key=lambda r, t=t: tuple(r[k] for k in DERIVED_KEYS[t]))
+        == sorted(new[t], key=lambda r, t=t: tuple(r[k] for k in DERIVED_KEYS[t]))
+        for t in DERIVED_KEYS
+    ):
+        return False
+    stamp = now.isoformat()
+    raised = {r["id"]: r["raised_at"] for r in store.db.query("SELECT id, raised_at FROM flags")}
+    with store.atomic():
+        for table in DERIVED_KEYS:
+            store.db.execute(f"DELETE FROM {table}")
+        store.db.table("votes").insert_all(new["votes"])
+        store.db.table("tallies").insert_all({**r, "derived_at": stamp} for r in new["tallies"])
+        store.db.table("post_counts").insert_all(new["post_counts"])
+        store.db.table("flags").insert_all(
+            {**r, "raised_at": raised.get(r["id"], stamp)} for r in new["flags"]
+        )
+    return True
 
 
 def flag_decisions(store: Store) -> dict[str, dict[str, Any]]:

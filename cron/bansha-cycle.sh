@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# What a crontab line calls: one `bansha cycle` for one game, never two at once.
+#
+#   bansha-cycle.sh /path/to/game.toml
+#
+# - Loads secrets (BANSHA_COOKIE, BANSHA_USERNAME/BANSHA_PASSWORD …) from an env file that must
+#   be private (mode 600): $BANSHA_ENV_FILE, default ~/.config/bansha/env.
+# - Appends everything bansha prints to a log beside the game file (<game>.log).
+# - Never overlaps: flock on <game>.cron.lock (bansha's own lock also refuses a second cycle).
+# - Uses the virtual environment of this repository (.venv), unless $BANSHA_BIN says otherwise.
+set -u
+game=${1:?usage: bansha-cycle.sh GAME.toml}
+here=$(cd "$(dirname "$0")/.." && pwd)
+bin=${BANSHA_BIN:-$here/.venv/bin/bansha}
+env_file=${BANSHA_ENV_FILE:-$HOME/.config/bansha/env}
+log="${game%.toml}.log"
+
+if [ -f "$env_file" ]; then
+  mode=$(stat -c %a "$env_file")
+  if [ "$mode" != "600" ] && [ "$mode" != "400" ]; then
+    echo "$(date -Is) 拒绝读取 $env_file：权限是 $mode，应为 600（chmod 600 $env_file）" >>"$log"
+    exit 1
+  fi
+  set -a
+  # shellcheck disable=SC1090
+  . "$env_file"
+  set +a
+fi
+
+exec 9>"${game%.toml}.cron.lock"
+if ! flock -n 9; then
+  echo "$(date -Is) 上一轮仍在运行，跳过" >>"$log"
+  exit 0
+fi
+{
+  echo "$(date -Is) cycle $game"
+  "$bin" cycle "$game"
+  rc=$?
+  [ $rc -eq 0 ] || echo "$(date -Is) 退出码 $rc"
+} >>"$log" 2>&1

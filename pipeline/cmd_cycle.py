@@ -1,0 +1,87 @@
+"""``bansha cycle`` (what cron runs) and ``bansha schedule`` (the crontab lines for a game)."""
+
+from __future__ import annotations
+
+import shlex
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pipeline.cli import GameContext, cli, game_command
+from pipeline.cmd_votes import _parse_time, as_of_option
+from pipeline.commands import run_crawl
+from pipeline.crawl import CrawlTarget
+from pipeline.cycle import CycleLocked, cycle_lock, run_cycle
+
+
+@cli.command("cycle")
+@game_command(forum=True)
+@click.option("--verbose", "verbose_out", is_flag=True, help="成功时也打印本轮做了什么。")
+@as_of_option
+def cycle_cmd(ctx: GameContext, verbose_out: bool, as_of: str | None) -> None:
+    """运行一轮：抓取 → 判票与统计 → 起草到期的草稿 → 发布导演已批准的草稿。
+
+    供 cron 调用：同一游戏同时只运行一轮（另一轮正在运行时立即退出，退出码 0）；
+    成功时不输出任何内容（除非 --verbose）；失败时退出码 1，并在标准错误输出一行中文说明。
+    """
+    now = _parse_time(ctx, as_of)
+    try:
+        with cycle_lock(ctx.db_path):
+            report = run_cycle(
+                ctx.game,
+                ctx.store,
+                now=now,
+                crawl=lambda targets, full: _crawl(ctx, targets, full),
+            )
+    except CycleLocked:
+        click.echo(f"游戏 {ctx.game.game.id} 的上一轮 cycle 仍在运行，本轮跳过。")
+        return
+    if verbose_out:
+        for line in report.lines():
+            click.echo(line)
+    if report.errors:
+        raise click.ClickException("本轮未完成：" + "；".join(report.errors))
+
+
+def _crawl(ctx: GameContext, targets: list[CrawlTarget], full: bool) -> Any:
+    return run_crawl(ctx, targets, full=full)
+
+
+@cli.command("schedule")
+@game_command
+@click.option("--every", type=int, default=5, show_default=True, help="平时每隔几分钟运行一轮。")
+@click.option(
+    "--wrapper",
+    default=None,
+    help="cron 调用的脚本（默认：仓库中的 cron/bansha-cycle.sh）。",
+)
+def schedule_cmd(ctx: GameContext, every: int, wrapper: str | None) -> None:
+    """打印这局游戏的 crontab 行：平时每隔几分钟一轮，另在每天关门和提醒时刻各运行一轮。"""
+    if not 1 <= every <= 59:
+        raise click.BadParameter("应为 1 到 59 分钟", param_hint="--every")
+    script = wrapper or str(Path(__file__).resolve().parent.parent / "cron" / "bansha-cycle.sh")
+    game_file = str(ctx.game_path.resolve())
+    cmd = f"{shlex.quote(script)} {shlex.quote(game_file)}"
+    tz = ctx.game.game.tz
+    click.echo(f"# bansha：{ctx.game.game.title}（{ctx.game.game.id}）")
+    click.echo(
+        f"# 时间按本机时区；游戏时区为 {ctx.game.game.timezone}，请确认本机时区一致（CRON_TZ）"
+    )
+    click.echo(f"CRON_TZ={ctx.game.game.timezone}")
+    click.echo(f"*/{every} * * * * {cmd}")
+    reminder = _reminder_minutes(ctx)
+    for day in sorted(ctx.game.days, key=lambda d: d.day):
+        closes = day.closes.astimezone(tz)
+        after = closes + timedelta(minutes=1)
+        click.echo(f"# 第{day.day}天关门 {closes:%m-%d %H:%M}：关门后一分钟结算一轮")
+        click.echo(f"{after:%M %H %d %m} * {cmd}")
+        remind = closes - timedelta(minutes=reminder)
+        click.echo(f"# 第{day.day}天投票提醒（关门前 {reminder} 分钟）")
+        click.echo(f"{remind:%M %H %d %m} * {cmd}")
+
+
+def _reminder_minutes(ctx: GameContext) -> int:
+    drafts = getattr(ctx.game, "drafts", None)
+    return int(getattr(drafts, "reminder_minutes", 60) or 60)

@@ -1,0 +1,135 @@
+"""One cycle of a game — what cron runs: lock, crawl, derive, draft, post what was approved.
+
+A cycle with nothing new changes no verdict and drafts nothing. A killed cycle leaves the store
+consistent (every page and every derivation is one transaction) and the next one completes the
+work. Only one cycle per game runs at a time: a second one exits at once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from pipeline.crawl import CrawlReport, CrawlTarget
+from pipeline.derive import Derivation, derive, write_derivation
+from pipeline.gamefile import Game
+from pipeline.store import Store
+
+log = logging.getLogger(__name__)
+
+#: a day's threads are read from this long before it opens (the director may open early)
+EARLY = timedelta(minutes=30)
+
+
+class CycleLocked(RuntimeError):
+    """Another cycle of the same game holds the lock."""
+
+
+@contextmanager
+def cycle_lock(db_path: Path) -> Iterator[None]:
+    """An exclusive, non-blocking lock on ``<db>.lock``; released when the process dies."""
+    lock_path = Path(f"{db_path}.lock")
+    fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise CycleLocked(str(lock_path)) from exc
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class CycleReport:
+    crawl: CrawlReport | None = None
+    full_reads: list[int] = field(default_factory=list)  # days whose threads were re-read whole
+    derived: bool = False
+    verdicts_changed: bool = False
+    drafted: list[int] = field(default_factory=list)
+    posted: list[Any] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = []
+        if self.crawl is not None:
+            for t in self.crawl.threads:
+                if t.error is None:
+                    out.append(
+                        f"帖子 {t.tid}：读取 {t.pages_fetched} 页，新帖 {t.new_posts}，"
+                        f"变化 {t.changed_posts}，消失 {t.vanished_posts}"
+                    )
+        if self.full_reads:
+            days = "、".join(map(str, self.full_reads))
+            out.append(f"已关门、重读全帖以核对编辑和删除：第 {days} 天")
+        out.append("结论有变化，已更新" if self.verdicts_changed else "结论没有变化")
+        out.append(f"新草稿：{len(self.drafted)} 份" if self.drafted else "没有新草稿")
+        for p in self.posted:
+            out.append(str(p))
+        return out
+
+
+def targets_due(game: Game, now: datetime) -> list[CrawlTarget]:
+    """The threads of every day that has opened (an old day's threads still catch 诈尸)."""
+    seen: set[int] = set()
+    targets = []
+    for day in sorted(game.days, key=lambda d: d.day):
+        if day.opens - EARLY > now:
+            continue
+        for role, tid in day.threads.items():
+            if tid in seen:
+                continue
+            seen.add(tid)
+            targets.append(CrawlTarget(tid=tid, day=day.day, role=str(role.value)))
+    return targets
+
+
+def closed_days_to_reread(game: Game, store: Store, now: datetime) -> list[int]:
+    """Days closed since the last cycle whose threads have not been re-read whole yet."""
+    return [
+        d.day
+        for d in sorted(game.days, key=lambda d: d.day)
+        if now >= d.closes and store.get_meta(f"full_read:{d.day}") is None
+    ]
+
+
+def run_cycle(
+    game: Game,
+    store: Store,
+    *,
+    now: datetime,
+    crawl: Callable[[list[CrawlTarget], bool], CrawlReport],
+    draft: Callable[[Derivation], list[int]] | None = None,
+    publish: Callable[[], list[Any]] | None = None,
+) -> CycleReport:
+    """Crawl → derive → draft → post. ``crawl(targets, full)`` does the network part."""
+    report = CycleReport()
+    targets = targets_due(game, now)
+    if targets:
+        report.crawl = crawl(targets, False)
+        report.errors += report.crawl.errors
+        for n in closed_days_to_reread(game, store, now):
+            day = game.day(n)
+            again = [t for t in targets if t.tid in day.threads.values()]
+            full = crawl(again, True)
+            report.errors += full.errors
+            if full.ok:
+                store.set_meta(f"full_read:{n}", now.isoformat())
+                report.full_reads.append(n)
+    d = derive(game, store, as_of=now)
+    report.derived = True
+    report.verdicts_changed = write_derivation(store, d, now=now)
+    if draft is not None:
+        report.drafted = draft(d)
+    if publish is not None:
+        report.posted = publish()
+    return report
