@@ -500,30 +500,47 @@ class Store:
             page_id = self._insert_page(
                 parsed.tid, parsed.page, source, url, status, headers, body, fetched_at, "ok"
             )
-            existing = {
-                r["pid"]: r
-                for r in self.db.query(
-                    "SELECT pid, content_hash, state FROM posts WHERE tid = ?", [parsed.tid]
-                )
-            }
+            # only the posts on this page: the cost follows the page, not the thread's length
+            pids = [p.pid for p in parsed.posts]
+            existing: dict[int, dict[str, Any]] = {}
+            if pids:
+                marks = ",".join("?" * len(pids))
+                sql = "SELECT pid, content_hash, state FROM posts WHERE tid = ? AND pid IN "
+                existing = {
+                    r["pid"]: r for r in self.db.query(f"{sql}({marks})", [parsed.tid, *pids])
+                }
+            new_rows: list[dict[str, Any]] = []
+            revisions: list[dict[str, Any]] = []
+            seen_again: list[list[Any]] = []
             for post in parsed.posts:
                 row = _post_row(post, page=parsed.page, seen=seen, page_id=page_id)
                 old = existing.get(post.pid)
                 if old is None:
                     new += 1
                     row["first_seen_at"] = seen
-                    self.db.table("posts").insert(row)
-                    self._add_revision(post, row, 1, seen, page_id)
-                    continue
-                if old["content_hash"] != row["content_hash"] or old["state"] != row["state"]:
+                    new_rows.append(row)
+                    revisions.append(_revision_row(post, row, 1, seen, page_id))
+                elif old["content_hash"] != row["content_hash"] or old["state"] != row["state"]:
                     changed += 1
                     rev = self.db.execute(
                         "SELECT COALESCE(MAX(revision), 0) FROM post_revisions "
                         "WHERE tid = ? AND pid = ?",
                         [post.tid, post.pid],
                     ).fetchone()[0]
-                    self._add_revision(post, row, rev + 1, seen, page_id)
-                self.db.table("posts").update((post.tid, post.pid), row)
+                    revisions.append(_revision_row(post, row, rev + 1, seen, page_id))
+                    self.db.table("posts").update((post.tid, post.pid), row)
+                else:  # unchanged: only where and when it was seen (floors renumber)
+                    seen_again.append([post.floor, parsed.page, seen, page_id, post.tid, post.pid])
+            if new_rows:
+                self.db.table("posts").insert_all(new_rows)
+            if revisions:
+                self.db.table("post_revisions").insert_all(revisions)
+            if seen_again:
+                self.db.conn.executemany(
+                    "UPDATE posts SET floor = ?, page = ?, last_seen_at = ?, page_id = ? "
+                    "WHERE tid = ? AND pid = ?",
+                    seen_again,
+                )
             vanished = self._mark_vanished(parsed, seen, ppp)
             self.db.execute(
                 "UPDATE threads SET subject = COALESCE(?, subject), source = ?, ppp = ?, "
@@ -532,27 +549,6 @@ class Store:
                 [parsed.subject, source, ppp, parsed.page, parsed.total_pages, seen, parsed.tid],
             )
         return PageWrite(page_id, new, changed, vanished)
-
-    def _add_revision(
-        self, post: Post, row: dict[str, Any], revision: int, seen: str, page_id: int
-    ) -> None:
-        self.db.table("post_revisions").insert(
-            {
-                "tid": post.tid,
-                "pid": post.pid,
-                "revision": revision,
-                "seen_at": seen,
-                "content_hash": row["content_hash"],
-                "state": row["state"],
-                "text": row["text"],
-                "message_html": row["message_html"],
-                "quoted_pids": row["quoted_pids"],
-                "marks": row["marks"],
-                "edit_editor": row["edit_editor"],
-                "edit_at": row["edit_at"],
-                "page_id": page_id,
-            }
-        )
 
     def _mark_vanished(self, parsed: ThreadPage, seen: str, ppp: int | None) -> int:
         """Posts stored before that this page should show but does not: mark them vanished.
@@ -642,6 +638,26 @@ class Store:
 def _safe_headers(headers: dict[str, str]) -> dict[str, str]:
     """Response headers without anything that could carry a session secret."""
     return {k: v for k, v in headers.items() if k.lower() not in {"set-cookie", "cookie"}}
+
+
+def _revision_row(
+    post: Post, row: dict[str, Any], revision: int, seen: str, page_id: int
+) -> dict[str, Any]:
+    return {
+        "tid": post.tid,
+        "pid": post.pid,
+        "revision": revision,
+        "seen_at": seen,
+        "content_hash": row["content_hash"],
+        "state": row["state"],
+        "text": row["text"],
+        "message_html": row["message_html"],
+        "quoted_pids": row["quoted_pids"],
+        "marks": row["marks"],
+        "edit_editor": row["edit_editor"],
+        "edit_at": row["edit_at"],
+        "page_id": page_id,
+    }
 
 
 def _post_row(post: Post, *, page: int, seen: str, page_id: int) -> dict[str, Any]:
