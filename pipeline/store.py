@@ -501,7 +501,10 @@ class Store:
                 parsed.tid, parsed.page, source, url, status, headers, body, fetched_at, "ok"
             )
             # only the posts on this page: the cost follows the page, not the thread's length
-            pids = [p.pid for p in parsed.posts]
+            # a "无效楼层，该帖已经被删除" placeholder is not a post: Discuz may even give it a
+            # made-up pid (the previous pid + 1); deletions are found by _mark_vanished
+            posts = [p for p in parsed.posts if p.state is not PostState.DELETED]
+            pids = [p.pid for p in posts]
             existing: dict[int, dict[str, Any]] = {}
             if pids:
                 marks = ",".join("?" * len(pids))
@@ -512,7 +515,7 @@ class Store:
             new_rows: list[dict[str, Any]] = []
             revisions: list[dict[str, Any]] = []
             seen_again: list[list[Any]] = []
-            for post in parsed.posts:
+            for post in posts:
                 row = _post_row(post, page=parsed.page, seen=seen, page_id=page_id)
                 old = existing.get(post.pid)
                 if old is None:

@@ -129,3 +129,11 @@ def test_a_failing_page_write_leaves_nothing_behind(store, monkeypatch):
     assert store.counts() == before
     assert store.posts(4)[0].text == "a"
     assert store.thread(4)["last_page"] == 1
+
+
+def test_a_deleted_placeholder_never_overwrites_a_post(store):
+    save(store, page([post(101, "投票对象：包子"), post(102, "b")]))
+    placeholder = post(102, "", state=PostState.DELETED)
+    w = save(store, page([post(101, "投票对象：包子"), placeholder, post(103, "c", floor=3)]))
+    assert w.changed_posts == 0
+    assert {p.pid: p.text for p in store.posts(4)}[102] == "b"
