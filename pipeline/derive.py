@@ -412,7 +412,9 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                 )
             )
             voted.add(row["voter"])
-        voted_by_day[day.day] = voted
+        if day.vote is not None or voted:
+            # a day without a vote thread is not judged for 未投票
+            voted_by_day[day.day] = voted
 
         verdicts: tuple[VoteVerdict, ...] = ()
         day_tally = None
