@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -125,8 +125,71 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}"
 
 
+class SessionJar:
+    """The cookies of one forum session, in memory only (never logged, stored or shown).
+
+    Seeded from a ``Cookie`` header value (what a director copies from the browser) and kept up
+    to date from every ``Set-Cookie`` the forum sends (saltkey, auth after a login, ``st_p``
+    after viewing a thread). Discuz's ``auth`` only works with the ``saltkey`` it was issued
+    with, so the whole jar travels together (DISCUZ.md §4.1).
+    """
+
+    def __init__(self, initial: str | None = None) -> None:
+        self._cookies: dict[str, str] = {}
+        if initial:
+            text = initial.strip()
+            if text.lower().startswith("cookie:"):
+                text = text[7:]
+            for part in text.split(";"):
+                name, sep, value = part.strip().partition("=")
+                if sep and name.strip():
+                    self._cookies[name.strip()] = value.strip()
+
+    def __repr__(self) -> str:
+        return f"SessionJar({len(self._cookies)} cookies)"
+
+    def __len__(self) -> int:
+        return len(self._cookies)
+
+    def header(self) -> str:
+        return "; ".join(f"{name}={value}" for name, value in self._cookies.items())
+
+    def names(self) -> list[str]:
+        return list(self._cookies)
+
+    def get_suffix(self, suffix: str) -> str | None:
+        """The value of the cookie whose name ends with ``suffix`` (e.g. ``_auth``)."""
+        return next((v for k, v in self._cookies.items() if k.endswith(suffix)), None)
+
+    def secrets(self) -> list[str]:
+        """Every value long enough to identify the session (to scrub them from messages)."""
+        return [v for v in self._cookies.values() if len(v) >= 6]
+
+    def update(self, set_cookie_headers: Iterable[str]) -> None:
+        for raw in set_cookie_headers:
+            first, _, attrs = raw.partition(";")
+            name, sep, value = first.strip().partition("=")
+            name = name.strip()
+            if not sep or not name:
+                continue
+            lowered = attrs.lower().replace(" ", "")
+            if value.strip() in ("", "deleted") or "max-age=0" in lowered:
+                self._cookies.pop(name, None)
+            else:
+                self._cookies[name] = value.strip()
+
+    def update_from(self, resp: httpx.Response) -> None:
+        for hop in (*resp.history, resp):
+            self.update(hop.headers.get_list("set-cookie"))
+
+
 class DiscuzClient:
-    """GETs with a minimum interval between requests and bounded, jittered retries."""
+    """GETs with a minimum interval between requests and bounded, jittered retries.
+
+    With a :class:`SessionJar` (``jar=``) the client keeps a login session: the jar's cookies
+    are sent and every answer's ``Set-Cookie`` updates it; :meth:`post_form` sends one form POST
+    (never retried: a POST that may have reached the forum must not be sent twice blindly).
+    """
 
     def __init__(
         self,
@@ -139,8 +202,10 @@ class DiscuzClient:
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        jar: SessionJar | None = None,
     ) -> None:
         self.http = http
+        self.jar = jar
         self.base_url = base_url if base_url.endswith("/") else base_url + "/"
         self.min_interval_s = min_interval_s
         self._cookie = cookie
@@ -164,13 +229,23 @@ class DiscuzClient:
                 self._sleep(self.min_interval_s - elapsed)
         self._last_request = self._monotonic()
 
+    def _headers(self) -> dict[str, str]:
+        headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"}
+        if self.jar is not None:
+            # always set (even empty), so cookies the shared httpx.Client picked up elsewhere
+            # never join this session
+            headers["Cookie"] = self.jar.header()
+        elif self._cookie:
+            headers["Cookie"] = self._cookie
+        return headers
+
     def _get_once(self, url: str) -> Fetched:
         self._wait_turn()
-        headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"}
-        if self._cookie:
-            headers["Cookie"] = self._cookie
+        headers = self._headers()
         self.stats.requests += 1
         resp = self.http.get(url, headers=headers)
+        if self.jar is not None:
+            self.jar.update_from(resp)
         if resp.status_code == 429 or resp.status_code >= 500:
             raise RetryableStatus(resp.status_code, _retry_after(resp))
         return Fetched(
@@ -265,6 +340,39 @@ class DiscuzClient:
             raise ForumUnavailable(
                 f"论坛暂时无法访问（{describe_error(exc)}，已尝试 {attempts} 次）：{_redact(url)}"
             ) from exc
+
+    def post_form(
+        self,
+        url: str,
+        fields: Mapping[str, str],
+        *,
+        encoding: str = "utf-8",
+        referer: str | None = None,
+    ) -> Fetched:
+        """POST ``fields`` once, percent-encoded in the forum's charset; redirects not followed.
+
+        Raises ``UnicodeEncodeError`` before sending when a value cannot be written in
+        ``encoding`` (a GBK forum cannot store an emoji), and httpx's ``TransportError`` as it
+        comes: the caller decides what an interrupted POST means.
+        """
+        body = urlencode(dict(fields), encoding=encoding).encode("ascii")
+        headers = self._headers()
+        headers["Content-Type"] = "application/x-www-form-urlencoded"
+        if referer:
+            headers["Referer"] = referer
+        self._wait_turn()
+        self.stats.requests += 1
+        resp = self.http.post(url, content=body, headers=headers, follow_redirects=False)
+        if self.jar is not None:
+            self.jar.update_from(resp)
+        return Fetched(
+            url=url,
+            status=resp.status_code,
+            headers={k.lower(): v for k, v in resp.headers.items()},
+            body=resp.content,
+            fetched_at=self._now(),
+            attempts=1,
+        )
 
 
 def _retry_after(resp: httpx.Response) -> float | None:

@@ -71,6 +71,13 @@ MSG_LOGOUT_SUCCEED = "您已退出站点，现在将以游客身份转入退出�
 MSG_REQUEST_TAINTING = "您当前的访问请求当中含有非法字符，已经被系统拒绝"
 MSG_BOARD_CLOSED = '抱歉，本站点暂时关闭，详情请 <a href="mailto:admin@example.com">联系管理员</a>'
 MSG_TOO_FAST = "您浏览的太快了，请稍后再试"
+MSG_SECCODE_INVALID = "抱歉，验证码填写错误"
+MSG_LOGIN_SECCHECK = "请输入验证码后继续登录"
+MSG_REPLY_MOD_SUCCEED = "回复需要审核，请等待通过"
+MSG_EDIT_SUCCEED = "帖子编辑成功，现在将转入主题页，请稍候……[ 点击这里转入主题列表 ]"
+MSG_EDIT_NOPERMISSION = "抱歉，您没有权限编辑他人发表的帖子"
+MSG_POST_NONEXISTENCE = "帖子不存在"
+MSG_NOT_LOGGEDIN = "抱歉，您尚未登录，无法进行此操作"
 POST_EDIT_NOTE = "[i=s] 本帖最后由 {editor} 于 {edittime} 编辑 [/i]\n\n"
 POST_EDIT_RE = re.compile(r"\[i=s\] 本帖最后由 .*? 于 .*? 编辑 \[/i\]\s*", re.S)
 
@@ -205,6 +212,7 @@ class RenderContext:
     pid: int
     hide_unlocked: bool  # the viewer wrote the post, replied in the thread, or moderates
     viewer_name: str  # "" for guests
+    smileyoff: bool = False  # the post was sent with 禁用表情: smiley codes stay text
 
 
 def _aimg_id(pid: int, index: int) -> str:
@@ -245,7 +253,8 @@ def discuzcode(message: str, ctx: RenderContext) -> str:
     """Desktop ``discuzcode()`` for a post body (smilies on, BBCode on, HTML off, no jammer)."""
     text = message.replace("\r\n", "\n").replace("\r", "\n")
     text = dhtmlspecialchars(text)
-    text = _smilies(text, mobile=False, siteurl=ctx.siteurl)
+    if not ctx.smileyoff:
+        text = _smilies(text, mobile=False, siteurl=ctx.siteurl)
 
     def url_repl(m: re.Match[str]) -> str:
         target = m.group(1) or m.group(2)
@@ -296,7 +305,8 @@ def mobile_discuzcode(message: str, ctx: RenderContext) -> str:
     text = message.replace("\r\n", "\n").replace("\r", "\n")
     text = POST_EDIT_RE.sub("", text)
     text = dhtmlspecialchars(text)
-    text = _smilies(text, mobile=True, siteurl=ctx.siteurl)
+    if not ctx.smileyoff:
+        text = _smilies(text, mobile=True, siteurl=ctx.siteurl)
 
     def url_repl(m: re.Match[str]) -> str:
         target = _abs_url(m.group(1) or m.group(2), ctx.siteurl).replace("&", "&amp;")
@@ -1317,6 +1327,46 @@ def reply_form_page(
         site,
         viewer,
         title="参与/回复主题",
+        body=body,
+        now_text=now_text,
+        css="forum_post",
+        bodyclass="pg_post",
+    )
+
+
+def edit_form_page(
+    site: Site,
+    viewer: Viewer,
+    *,
+    tid: int,
+    pid: int,
+    subject: str,
+    message: str,
+    now_ts: int,
+    now_text: str,
+) -> str:
+    """``forum.php?mod=post&action=edit&tid=T&pid=P``: the edit form (``post.htm``)."""
+    body = f"""<div id="ct" class="ct2_a ct2_a_r wp cl">
+<form method="post" autocomplete="off" id="postform" action="forum.php?mod=post&amp;action=edit&amp;extra=&amp;editsubmit=yes">
+<input type="hidden" name="formhash" id="formhash" value="{viewer.formhash}" />
+<input type="hidden" name="posttime" id="posttime" value="{now_ts}" />
+<input type="hidden" name="delattachop" id="delattachop" value="0" />
+<input type="hidden" name="wysiwyg" id="e_mode" value="0" />
+<input type="hidden" name="fid" id="fid" value="{site.fid}" />
+<input type="hidden" name="tid" value="{tid}" />
+<input type="hidden" name="pid" value="{pid}" />
+<input type="hidden" name="page" value="1" />
+<div class="bm bw0 cl">
+<h1>编辑帖子 <a href="forum.php?mod=viewthread&amp;tid={tid}">{subject}</a></h1>
+<textarea name="message" id="e_textarea" class="pt" rows="15">{dhtmlspecialchars(message)}</textarea>
+<button type="submit" id="postsubmit" class="pn pnc" value="true" name="editsubmit"><span>保存</span></button>
+</div>
+</form>
+</div>"""
+    return page(
+        site,
+        viewer,
+        title="编辑帖子",
         body=body,
         now_text=now_text,
         css="forum_post",

@@ -14,7 +14,16 @@ Served endpoints:
   ``action=logout``
 * ``forum.php?mod=post&action=reply&tid=T`` (form, ``repquote=P`` fills ``noticetrimstr``) and
   POST ``...&replysubmit=yes[&inajax=1&handlekey=fastpost]``
+* ``forum.php?mod=post&action=edit&tid=T&pid=P`` (form) and POST ``...&editsubmit=yes``
+  (the author or an admin; the ``本帖最后由`` note after 60 s, like the real server)
 * ``forum.php?mod=redirect&goto=findpost&ptid=T&pid=P``
+
+Posting modes a test can switch on: ``seccode_post`` / ``seccode_login`` (the forum demands a
+captcha: 抱歉，验证码填写错误 / 请输入验证码后继续登录), ``moderate_replies`` (回复需要审核: the
+reply is kept out of the thread until :meth:`ForumSim.approve_post`). Fault ``lost_answer``: the
+forum handles the request, then the connection drops before the answer arrives;
+``transport(after=…)`` runs a hook after the forum handled a request (e.g. to simulate bansha
+crashing right then).
 
 The forum is seen "as of" ``clock()``: a post exists from its ``at`` on, an edit, block or delete
 takes effect from its own time. Everything is deterministic for a given seed and clock.
@@ -45,7 +54,18 @@ import httpx
 from pipeline import sim_render as render
 
 FAULT_KINDS: frozenset[str] = frozenset(
-    {"500", "503", "429", "slow", "reset", "truncate", "login_required", "flood", "maintenance"}
+    {
+        "500",
+        "503",
+        "429",
+        "slow",
+        "reset",
+        "truncate",
+        "login_required",
+        "flood",
+        "maintenance",
+        "lost_answer",
+    }
 )
 _TAINT = ('"', ">", "<", "'", "(", ")", "CONTENT-TRANSFER-ENCODING")
 _ROLE_ZH = {"discussion": "讨论", "vote": "投票", "progress": "进程", "inquiry": "询问"}
@@ -196,6 +216,7 @@ class _Post:
     blocked_at: int | None = None
     deleted_at: int | None = None
     mobile: bool = False
+    smileyoff: bool = False  # posted with 禁用表情 (smilies shown as typed)
 
     def message_at(self, now: int) -> str:
         current = self.revisions[0].message
@@ -276,6 +297,9 @@ class ForumSim:
         passwords: Mapping[str, str] | None = None,
         default_password: str = "Test1234",
         first_pid: int = 1,
+        seccode_post: bool = False,
+        seccode_login: bool = False,
+        moderate_replies: bool = False,
     ) -> None:
         if charset.lower() not in ("utf-8", "gbk"):
             raise ValueError(f"论坛编码只能是 utf-8 或 gbk：{charset}")
@@ -298,8 +322,12 @@ class ForumSim:
         self.admins: set[str] = set(admins)
         self.passwords: dict[str, str] = {name: default_password for name in self.users}
         self.passwords.update(passwords or {})
+        self.seccode_post = seccode_post
+        self.seccode_login = seccode_login
+        self.moderate_replies = moderate_replies
         self.requests: list[SimRequest] = []
         self.faults = Faults()
+        self._pending: dict[int, _Post] = {}  # replies waiting for a moderator (invisible)
         self._threads: dict[int, _Thread] = {}
         self._posts: dict[int, _Post] = {}
         self._next_pid = first_pid
@@ -354,6 +382,7 @@ class ForumSim:
         *,
         quote_pid: int | None = None,
         mobile: bool = False,
+        smileyoff: bool = False,
     ) -> int:
         """Reply in ``tid``; ``quote_pid`` prepends the quote the 回复 button builds."""
         with self._lock:
@@ -374,6 +403,7 @@ class ForumSim:
                 False,
                 [_Revision(ts, message)],
                 mobile=mobile,
+                smileyoff=smileyoff,
             )
             thread.posts.append(post)
             self._posts[pid] = post
@@ -437,6 +467,25 @@ class ForumSim:
 
     def thread_pids(self, tid: int) -> list[int]:
         return [p.pid for p in self._thread(tid).posts]
+
+    def pending_pids(self, tid: int) -> list[int]:
+        """Replies to ``tid`` waiting for a moderator (not shown in the thread)."""
+        return [pid for pid, p in self._pending.items() if p.tid == tid]
+
+    def approve_post(self, pid: int, *, at: datetime | None = None) -> None:
+        """A moderator approves a reply that was waiting (审核通过): it joins the thread at the
+        end, keeping its pid and its time."""
+        with self._lock:
+            try:
+                post = self._pending.pop(pid)
+            except KeyError:
+                raise ValueError(f"帖子 pid={pid} 不在审核队列中") from None
+            thread = self._thread(post.tid)
+            post.position = max((p.position for p in thread.posts), default=0) + 1
+            if at is not None:
+                post.dateline = max(post.dateline, _ts(at))
+            thread.posts.append(post)
+            self._posts[pid] = post
 
     def _thread(self, tid: int) -> _Thread:
         try:
@@ -558,6 +607,8 @@ class ForumSim:
                 resp = _replace(resp, delay=fault.seconds)
             elif fault.kind == "truncate":
                 resp = _replace(resp, fault="truncate_clean" if fault.clean else "truncate")
+            elif fault.kind == "lost_answer":
+                resp = _replace(resp, fault="reset")  # handled, then the connection dropped
         return resp
 
     def _fault_response(self, fault: Fault, req: _Req) -> SimResponse | None:
@@ -626,6 +677,10 @@ class ForumSim:
             if p.get("replysubmit") and req.method == "POST":
                 return self._reply_submit(req)
             return self._reply_form(req)
+        if mod == "post" and p.get("action") == "edit":
+            if p.get("editsubmit") and req.method == "POST":
+                return self._edit_submit(req)
+            return self._edit_form(req)
         if mod == "redirect" and p.get("goto") == "findpost":
             return self._findpost(req)
         return self._message(req, "未定义操作，请返回")
@@ -840,6 +895,7 @@ class ForumSim:
                     post.pid,
                     self._hide_unlocked(thread, post, req),
                     req.username,
+                    smileyoff=post.smileyoff,
                 )
                 html = render.discuzcode(post.message_at(req.now), ctx)
             posts.append(
@@ -1064,6 +1120,7 @@ class ForumSim:
                     post.pid,
                     self._hide_unlocked(thread, post, req),
                     req.username,
+                    smileyoff=post.smileyoff,
                 )
                 message_html = render.mobile_discuzcode(post.message_at(req.now), ctx)
             admin = post.author in self.admins
@@ -1135,6 +1192,8 @@ class ForumSim:
         p = req.params
         inajax = bool(p.get("inajax"))
         handlekey = p.get("handlekey", "")
+        if self.seccode_login:  # login_seccheck2: nobody gets past it without a human
+            return self._login_fail(req, render.MSG_LOGIN_SECCHECK, {}, inajax, handlekey)
         field_ = p.get("loginfield", "username")
         name = p.get("username", "")
         if field_ == "uid" and name.isdigit():
@@ -1228,6 +1287,8 @@ class ForumSim:
             return fail(render.MSG_THREAD_NONEXISTENCE)
         if not req.uid:
             return fail(render.MSG_REPLYPERM_LOGIN)
+        if self.seccode_post:  # submit_seccode_invalid: a captcha bansha never solves
+            return fail(render.MSG_SECCODE_INVALID)
         message = p.get("message", "").replace("\r\n", "\n")
         counted = render.QUOTE_RE.sub("", message).strip()
         size = len(counted.encode(self._codec(), errors="replace"))
@@ -1244,8 +1305,34 @@ class ForumSim:
         self._last_post_at[req.uid] = req.now
         trim = p.get("noticetrimstr", "").replace("\r\n", "\n")
         stored = f"{trim}\n\n{message}" if trim else message
+        smileyoff = not _php_empty(p.get("smileyoff"))
+        if self.moderate_replies and req.username not in self.admins:
+            pid = self._new_pid()
+            self._pending[pid] = _Post(
+                pid,
+                thread.tid,
+                req.username,
+                req.uid,
+                req.now,
+                0,
+                False,
+                [_Revision(req.now, stored)],
+                smileyoff=smileyoff,
+            )
+            values = {"fid": str(self.fid), "tid": str(thread.tid), "pid": str(pid)}
+            target = f"forum.php?mod=forumdisplay&fid={self.fid}"
+            if inajax:
+                return self._xml(
+                    req,
+                    render.ajax_succeed(handlekey, target, render.MSG_REPLY_MOD_SUCCEED, values),
+                )
+            return self._message(req, render.MSG_REPLY_MOD_SUCCEED, alert="alert_right")
         pid = self.add_post(
-            thread.tid, req.username, stored, datetime.fromtimestamp(req.now, self.tz)
+            thread.tid,
+            req.username,
+            stored,
+            datetime.fromtimestamp(req.now, self.tz),
+            smileyoff=smileyoff,
         )
         rows = self._numbered(thread, req.now, None, False)
         number = next((r.number for r in rows if r.post.pid == pid), len(rows))
@@ -1264,6 +1351,83 @@ class ForumSim:
             )
         return self._redirect(req, 301, url)
 
+    def _edit_target(self, req: _Req) -> tuple[_Thread | None, _Post | None, str | None]:
+        thread = self._visible_thread(req)
+        if thread is None:
+            return None, None, render.MSG_THREAD_NONEXISTENCE
+        if not req.uid:
+            return thread, None, render.MSG_NOT_LOGGEDIN
+        post = self._posts.get(_int(req.params.get("pid")) or 0)
+        if (
+            post is None
+            or post.tid != thread.tid
+            or post.dateline > req.now
+            or post.deleted(req.now)
+        ):
+            return thread, None, render.MSG_POST_NONEXISTENCE
+        if post.uid != req.uid and req.username not in self.admins:
+            return thread, None, render.MSG_EDIT_NOPERMISSION
+        return thread, post, None
+
+    def _edit_form(self, req: _Req) -> SimResponse:
+        thread, post, problem = self._edit_target(req)
+        if problem is not None or thread is None or post is None:
+            status = 404 if thread is None else 200
+            return self._message(req, problem or render.MSG_POST_NONEXISTENCE, status=status)
+        site, viewer = self._site_viewer(req)
+        text = render.edit_form_page(
+            site,
+            viewer,
+            tid=thread.tid,
+            pid=post.pid,
+            subject=thread.subject,
+            message=post.message_at(req.now),
+            now_ts=req.now,
+            now_text=self._now_text(req),
+        )
+        return self._html(req, text)
+
+    def _edit_submit(self, req: _Req) -> SimResponse:
+        """``post_editpost.php``: the author (or an admin) replaces the message; more than 60 s
+        after posting Discuz prepends the ``本帖最后由 … 编辑`` note. No flood control."""
+        p = req.params
+        inajax = bool(p.get("inajax"))
+        handlekey = p.get("handlekey", "")
+
+        def fail(message: str) -> SimResponse:
+            if inajax:
+                return self._xml(req, render.ajax_error(handlekey, message, {}))
+            return self._message(req, message)
+
+        thread, post, problem = self._edit_target(req)
+        if problem is not None or thread is None or post is None:
+            return fail(problem or render.MSG_POST_NONEXISTENCE)
+        if self.seccode_post:
+            return fail(render.MSG_SECCODE_INVALID)
+        message = p.get("message", "").replace("\r\n", "\n")
+        counted = render.QUOTE_RE.sub("", message).strip()
+        size = len(counted.encode(self._codec(), errors="replace"))
+        if size < _MIN_POST_BYTES:
+            return fail(render.MSG_TOO_SHORT.format(minpostsize=_MIN_POST_BYTES))
+        if size > _MAX_POST_BYTES:
+            return fail(render.MSG_TOO_LONG.format(maxpostsize=_MAX_POST_BYTES))
+        if "[hide" in message.lower() and req.username not in self.admins:
+            return fail(render.MSG_HIDE_NOT_ALLOWED)
+        self.edit_post(
+            post.pid, message, datetime.fromtimestamp(req.now, self.tz), editor=req.username
+        )
+        post.smileyoff = not _php_empty(p.get("smileyoff"))
+        rows = self._numbered(thread, req.now, None, False)
+        number = next((r.number for r in rows if r.post.pid == post.pid), 1)
+        page = max(1, math.ceil(number / self.ppp))
+        url = f"forum.php?mod=viewthread&tid={thread.tid}&page={page}&extra=#pid{post.pid}"
+        if inajax:
+            values = {"fid": str(self.fid), "tid": str(thread.tid), "pid": str(post.pid)}
+            return self._xml(
+                req, render.ajax_succeed(handlekey, url, render.MSG_EDIT_SUCCEED, values)
+            )
+        return self._redirect(req, 301, url)
+
     def _findpost(self, req: _Req) -> SimResponse:
         pid = _int(req.params.get("pid"))
         post = self._posts.get(pid or 0)
@@ -1279,18 +1443,26 @@ class ForumSim:
 
     # ------------------------------------------------------------------ httpx
 
-    def transport(self) -> httpx.MockTransport:
+    def transport(
+        self, *, after: Callable[[SimRequest, SimResponse], None] | None = None
+    ) -> httpx.MockTransport:
         """An ``httpx.MockTransport`` answering from this forum. "reset" raises
         ``httpx.ReadError`` (``httpx.ConnectError`` with ``connect=True``); "slow" raises
         ``httpx.ReadTimeout`` when its delay exceeds the request's read timeout (and answers at
         once otherwise); "truncate" sends half the body under the full Content-Length and then
         fails like a closed connection (``httpx.RemoteProtocolError``), or with ``clean=True``
-        just a short body."""
+        just a short body.
+
+        ``after(request, response)`` runs once the forum has handled a request and before the
+        answer reaches the client: whatever it raises is what the client sees (a test raises
+        there to crash bansha between the forum storing a reply and bansha recording it)."""
 
         def handler(request: httpx.Request) -> httpx.Response:
             resp = self.handle(
                 request.method, str(request.url), dict(request.headers), request.read()
             )
+            if after is not None:
+                after(self.requests[-1], resp)
             if resp.fault == "refused":
                 raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
             if resp.fault == "reset":
@@ -1367,6 +1539,9 @@ _SIM_KEYS = {
     "fid",
     "forum_name",
     "admins",
+    "seccode_post",
+    "seccode_login",
+    "moderate_replies",
 }
 
 
@@ -1417,7 +1592,18 @@ class _ScriptLoader:
             "tz": self.game.get("game", {}).get("timezone", "Asia/Shanghai"),
             "clock": clock,
         }
-        for key in ("ppp", "charset", "floodctrl_s", "login_required", "seed", "fid", "forum_name"):
+        for key in (
+            "ppp",
+            "charset",
+            "floodctrl_s",
+            "login_required",
+            "seed",
+            "fid",
+            "forum_name",
+            "seccode_post",
+            "seccode_login",
+            "moderate_replies",
+        ):
             if key in sim_cfg:
                 kwargs[key] = sim_cfg[key]
         if "password" in sim_cfg:
@@ -1540,6 +1726,11 @@ def _int(text: str | None) -> int | None:
         return int(text)
     except ValueError:
         return None
+
+
+def _php_empty(value: str | None) -> bool:
+    """PHP ``empty()`` of a request value: missing, "" and "0" are empty."""
+    return value is None or value in ("", "0")
 
 
 def _parse_cookies(header: str) -> dict[str, str]:
