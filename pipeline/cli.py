@@ -116,4 +116,12 @@ def make_http_client(timeout_s: float = 20.0) -> httpx.Client:
 
 
 # register the commands defined in other modules
-from pipeline import cmd_cycle, cmd_demo, cmd_post, cmd_report, cmd_votes, commands  # noqa: E402,F401
+from pipeline import (  # noqa: E402,F401
+    cmd_cycle,
+    cmd_demo,
+    cmd_drafts,
+    cmd_post,
+    cmd_report,
+    cmd_votes,
+    commands,
+)

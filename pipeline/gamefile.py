@@ -49,6 +49,7 @@ __all__ = [
     "SHERIFF_ELECTION_RULESETS",
     "Day",
     "Director",
+    "Drafts",
     "Forum",
     "Game",
     "GameFileError",
@@ -298,6 +299,20 @@ class Day(_Model):
         return {role: tid for role in ThreadRole if (tid := getattr(self, role.value)) is not None}
 
 
+class Drafts(_Model):
+    """``[drafts]`` (optional): how bansha drafts the director's posts (``pipeline.drafts``)."""
+
+    # the vote reminder is drafted this many minutes before the close
+    reminder_minutes: int = Field(default=60, gt=0)
+    # appended to every draft (the director's own BBCode, posted as written)
+    director_signature: str = ""
+    # a folder of the director's own templates (*.j2), relative to the game file; a kind
+    # without a file there uses config/templates
+    templates: str | None = None
+    # Discuz's maxpostsize (bytes in the forum's charset); longer drafts are split into parts
+    max_post_bytes: int = Field(default=10000, ge=1000)
+
+
 class Game(_Model):
     """A whole validated game file."""
 
@@ -306,6 +321,7 @@ class Game(_Model):
     director: Director
     players: list[Player] = Field(min_length=1)
     days: list[Day] = Field(default_factory=list)
+    drafts: Drafts = Field(default_factory=Drafts)
     # The table named after the rule set ([zhenyan] …): secrets, never in a repr or a message.
     secrets: dict[str, Any] = Field(default_factory=dict, repr=False)
 
@@ -728,7 +744,16 @@ def _env_check(data: Mapping[str, Any], env: Mapping[str, str]) -> list[Problem]
 
 # --------------------------------------------------------------------------- messages
 
-_SECTIONS: Final = ("game", "forum", "director", "players", "days", "secrets", *RULESETS)
+_SECTIONS: Final = (
+    "game",
+    "forum",
+    "director",
+    "players",
+    "days",
+    "drafts",
+    "secrets",
+    *RULESETS,
+)
 
 
 def _sort_key(loc: str | tuple[int | str, ...]) -> tuple[Any, ...]:

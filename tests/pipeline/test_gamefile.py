@@ -557,3 +557,35 @@ def test_db_path_precedence() -> None:
     assert resolve_db_path(game, None, env) == Path("/var/lib/bansha/demo.db")
     assert resolve_db_path(game, None, {"BANSHA_DB": ""}) == Path("games/demo.db")
     assert resolve_db_path(game, None, {}) == Path("games/demo.db")
+
+
+# --------------------------------------------------------------------------- [drafts]
+
+
+def test_drafts_table_is_optional_with_defaults() -> None:
+    drafts = parse_game(valid_data(), env={}).drafts
+    assert drafts.reminder_minutes == 60 and drafts.director_signature == ""
+    assert drafts.templates is None and drafts.max_post_bytes == 10000
+
+
+def test_drafts_table_settings_are_read_and_round_trip() -> None:
+    data = valid_data()
+    data["drafts"] = {
+        "reminder_minutes": 90,
+        "director_signature": "[align=right][真言]导演[/align]",
+        "templates": "my_templates",
+        "max_post_bytes": 20000,
+    }
+    game = parse_game(data, env={})
+    assert game.drafts.reminder_minutes == 90 and game.drafts.templates == "my_templates"
+    assert game.drafts.director_signature == "[align=right][真言]导演[/align]"
+    assert parse_game(game.to_toml_dict(), env={}) == game
+
+
+def test_drafts_table_problems_name_the_key() -> None:
+    data = valid_data()
+    data["drafts"] = {"reminder_minutes": 0, "max_post_bytes": 500, "reminder": 60}
+    message = problems_of(data)
+    assert line_for(message, "drafts.reminder_minutes").endswith("：应为正整数")
+    assert line_for(message, "drafts.max_post_bytes").endswith("：不能小于 1000")
+    assert line_for(message, "drafts.reminder").endswith("：未知的键（拼写错误？）")
