@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import shlex
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import click
 
-from pipeline.cli import GameContext, cli, game_command
+from pipeline.cli import GameContext, cli, game_command, make_http_client
 from pipeline.cmd_votes import _parse_time, as_of_option
 from pipeline.commands import run_crawl
 from pipeline.crawl import CrawlTarget
 from pipeline.cycle import CycleLocked, cycle_lock, run_cycle
+from pipeline.drafts import make_drafts, templates_dir_for
+from pipeline.poster import Poster, PublishResult, publish_approved
 
 
 @cli.command("cycle")
@@ -34,6 +37,14 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, as_of: str | None) -> None:
                 ctx.store,
                 now=now,
                 crawl=lambda targets, full: _crawl(ctx, targets, full),
+                draft=lambda d: make_drafts(
+                    ctx.game,
+                    ctx.store,
+                    d,
+                    now=now,
+                    templates_dir=templates_dir_for(ctx.game, ctx.game_path),
+                ),
+                publish=lambda: _publish(ctx, now),
             )
     except CycleLocked:
         click.echo(f"游戏 {ctx.game.game.id} 的上一轮 cycle 仍在运行，本轮跳过。")
@@ -47,6 +58,16 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, as_of: str | None) -> None:
 
 def _crawl(ctx: GameContext, targets: list[CrawlTarget], full: bool) -> Any:
     return run_crawl(ctx, targets, full=full)
+
+
+def _publish(ctx: GameContext, now: datetime) -> list[PublishResult]:
+    """Post what the director approved (no request at all when nothing is approved)."""
+    approved = ctx.store.db.execute("SELECT 1 FROM drafts WHERE state = 'approved'").fetchone()
+    if not approved:
+        return []
+    with make_http_client() as http:
+        poster = Poster.for_game(ctx.game, http, env=os.environ)
+        return publish_approved(ctx.store, ctx.game, poster, now=now)
 
 
 @cli.command("schedule")
@@ -71,7 +92,7 @@ def schedule_cmd(ctx: GameContext, every: int, wrapper: str | None) -> None:
     )
     click.echo(f"CRON_TZ={ctx.game.game.timezone}")
     click.echo(f"*/{every} * * * * {cmd}")
-    reminder = _reminder_minutes(ctx)
+    reminder = ctx.game.drafts.reminder_minutes
     for day in sorted(ctx.game.days, key=lambda d: d.day):
         closes = day.closes.astimezone(tz)
         after = closes + timedelta(minutes=1)
@@ -80,8 +101,3 @@ def schedule_cmd(ctx: GameContext, every: int, wrapper: str | None) -> None:
         remind = closes - timedelta(minutes=reminder)
         click.echo(f"# 第{day.day}天投票提醒（关门前 {reminder} 分钟）")
         click.echo(f"{remind:%M %H %d %m} * {cmd}")
-
-
-def _reminder_minutes(ctx: GameContext) -> int:
-    drafts = getattr(ctx.game, "drafts", None)
-    return int(getattr(drafts, "reminder_minutes", 60) or 60)

@@ -74,7 +74,7 @@ class CycleReport:
         out.append("结论有变化，已更新" if self.verdicts_changed else "结论没有变化")
         out.append(f"新草稿：{len(self.drafted)} 份" if self.drafted else "没有新草稿")
         for p in self.posted:
-            out.append(str(p))
+            out.append(p.line() if hasattr(p, "line") else str(p))
         return out
 
 
@@ -132,4 +132,5 @@ def run_cycle(
         report.drafted = draft(d)
     if publish is not None:
         report.posted = publish()
+        report.errors += [r.line() for r in report.posted if not getattr(r, "ok", True)]
     return report
