@@ -8,10 +8,14 @@ from pathlib import Path
 
 import click
 
-from pipeline.cli import GameContext, cli, load_context
+from pipeline.cli import GameContext, cli, load_context, make_http_client
 from pipeline.cmd_votes import _votes, run_derive
-from pipeline.commands import ROLE_ZH, crawl_targets, run_crawl
+from pipeline.commands import ROLE_ZH, run_crawl
+from pipeline.cycle import run_cycle
 from pipeline.derive import Derivation
+from pipeline.drafts import approve, list_drafts, make_drafts
+from pipeline.poster import Poster, publish_approved
+from pipeline.report import write_report
 from pipeline.simulator import ForumSim, SimClock, SimServer, script_now
 
 CONFIG = Path(__file__).resolve().parent.parent / "config" / "games"
@@ -29,9 +33,10 @@ CONFIG = Path(__file__).resolve().parent.parent / "config" / "games"
     "--day", "show_day", type=int, default=2, show_default=True, help="展示哪一天的计票。"
 )
 def demo(db_path: Path | None, show_day: int) -> None:
-    """在本机启动模拟论坛（示例游戏：12 名玩家、两天），抓取进数据库并打印汇总。
+    """在本机启动模拟论坛（示例游戏：12 名玩家、两天），按时运行几轮 cycle 并打印汇总。
 
-    不需要网络：模拟论坛只监听 127.0.0.1。
+    抓取进数据库、计票、统计发言、标记违规、起草公示；演示模式下由演示程序代替导演批准第二天的
+    公示并发到模拟论坛，最后生成当天的 HTML 报告。不需要网络：模拟论坛只监听 127.0.0.1。
     """
     game_file = CONFIG / "demo.toml"
     script = CONFIG / "demo_posts.toml"
@@ -51,33 +56,69 @@ def demo(db_path: Path | None, show_day: int) -> None:
     assert now is not None
     clock = SimClock(now)
     sim = ForumSim.from_script(game_file, script, clock)
-    # cron would crawl all along; the demo crawls at a few moments, so the store sees posts
-    # arrive and a vote edited after it was first seen (the first version seen is what counts)
+    # cron would run a cycle every few minutes; the demo runs one at a few moments, so the store
+    # sees posts arrive and a vote edited after it was first seen (the first version counts)
     moments = [m for m in _crawl_moments(ctx) if m < now] + [now]
-    opens = {d.day: d.opens for d in ctx.game.days}
     with SimServer(sim) as server:
+        forum = ctx.game.forum.model_copy(update={"base_url": server.base_url})
+        ctx.game = ctx.game.model_copy(update={"forum": forum})
         click.echo(f"模拟论坛已启动：{server.base_url}")
         for moment in moments:
             clock.set(moment)
-            targets = [
-                t for t in crawl_targets(ctx.game, None, None) if opens[t.day or 0] <= moment
-            ]
-            report = run_crawl(ctx, targets, base_url=server.base_url, min_interval_s=0)
-            if not report.ok:
-                raise click.ClickException("演示抓取失败：" + "；".join(report.errors))
-            fetched = sum(t.pages_fetched for t in report.threads)
-            new = sum(t.new_posts for t in report.threads)
-            changed = sum(t.changed_posts for t in report.threads)
-            click.echo(
-                f"  {moment:%m-%d %H:%M} 抓取：请求 {fetched} 页，新帖 {new}，内容变化 {changed}"
+            report = run_cycle(
+                ctx.game,
+                ctx.store,
+                now=moment,
+                crawl=lambda targets, full: run_crawl(ctx, targets, full=full, min_interval_s=0),
+                draft=lambda d, moment=moment: make_drafts(ctx.game, ctx.store, d, now=moment),
             )
-    click.echo(f"已抓取到数据库：{db_path}")
-    click.echo("")
-    derivation = run_derive(ctx, now)
-    _summary(ctx, derivation)
-    click.echo("")
-    _day_tally(ctx, derivation, show_day)
+            if report.errors:
+                raise click.ClickException("演示失败：" + "；".join(report.errors))
+            assert report.crawl is not None
+            threads = report.crawl.threads
+            click.echo(
+                f"  {moment:%m-%d %H:%M} 一轮：请求 {sum(t.pages_fetched for t in threads)} 页，"
+                f"新帖 {sum(t.new_posts for t in threads)}，"
+                f"内容变化 {sum(t.changed_posts for t in threads)}，新草稿 {len(report.drafted)} 份"
+            )
+        click.echo(f"已抓取到数据库：{db_path}")
+        click.echo("")
+        derivation = run_derive(ctx, now)
+        _summary(ctx, derivation)
+        click.echo("")
+        _day_tally(ctx, derivation, show_day)
+        click.echo("")
+        _approve_and_post(ctx, sim, now, show_day)
+    page = write_report(
+        ctx.game,
+        ctx.store,
+        day=show_day,
+        as_of=now,
+        path=db_path.with_name(f"report-day{show_day}.html"),
+    )
+    click.echo(f"第 {show_day} 天的报告：{page}")
     ctx.close()
+
+
+def _approve_and_post(ctx: GameContext, sim: ForumSim, now: datetime, day: int) -> None:
+    """Demo mode only: approve the day's result and card drafts, post them to the simulator."""
+    rows = [
+        r
+        for r in list_drafts(ctx.store)
+        if r.day == day and r.kind in ("result", "cards") and r.state == "pending"
+    ]
+    click.echo("【演示模式】以下草稿由演示程序代替导演批准；")
+    click.echo("  真实游戏中只有导演能批准（bansha drafts approve），未经批准的草稿绝不会发出：")
+    for r in rows:
+        approve(ctx.store, r.id, now)
+        click.echo(f"  批准草稿 #{r.id}（{r.kind}）")
+    cookie = sim.login_cookie(ctx.game.director.names[0])
+    with make_http_client() as http:
+        poster = Poster.for_game(
+            ctx.game, http, env={ctx.game.forum.cookie_env: cookie}, min_interval_s=0
+        )
+        for result in publish_approved(ctx.store, ctx.game, poster, now=now):
+            click.echo(f"  {result.line()}")
 
 
 def _crawl_moments(ctx: GameContext) -> list[datetime]:
