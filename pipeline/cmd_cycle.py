@@ -88,7 +88,7 @@ def schedule_cmd(ctx: GameContext, every: int, wrapper: str | None) -> None:
     tz = ctx.game.game.tz
     click.echo(f"# bansha：{ctx.game.game.title}（{ctx.game.game.id}）")
     click.echo(
-        f"# 时间按本机时区；游戏时区为 {ctx.game.game.timezone}，请确认本机时区一致（CRON_TZ）"
+        "# CRON_TZ 让 cron 按游戏时区理解下面的时间（cronie 支持；不支持时请换算成本机时区）"
     )
     click.echo(f"CRON_TZ={ctx.game.game.timezone}")
     click.echo(f"*/{every} * * * * {cmd}")

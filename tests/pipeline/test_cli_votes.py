@@ -42,6 +42,8 @@ def test_demo_prints_counts_tally_and_flags(demo_db):
     assert "已抓取到数据库" in out and str(demo_db) in out
     assert "出局：饺子（唯一最高票）" in out
     assert "d2-qianshui-粽子" in out
+    assert "【演示模式】" in out and "已发出 → 帖子 tid=2012" in out  # approved, then posted
+    assert (demo_db.parent / "report-day2.html").exists()
 
 
 def test_tally_json_contract(db):
