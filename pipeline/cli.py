@@ -120,6 +120,7 @@ from pipeline import (  # noqa: E402,F401
     cmd_cycle,
     cmd_demo,
     cmd_drafts,
+    cmd_engine,
     cmd_post,
     cmd_report,
     cmd_votes,

@@ -315,10 +315,61 @@ def _m003_drafts(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m004_engine(db: sqlite_utils.Database) -> None:
+    # -- the director's journal of skills and decisions (night actions, day decisions) ------
+    db.execute(
+        """
+        CREATE TABLE journal_actions (
+            id INTEGER PRIMARY KEY,
+            phase TEXT NOT NULL,        -- night | day
+            number INTEGER NOT NULL,    -- the night or day number
+            actor TEXT NOT NULL,
+            card TEXT,                  -- the card the actor acts with, when given
+            skill TEXT NOT NULL,        -- as the rule text writes it (预言, 毒药, 最后一枪 …)
+            targets TEXT NOT NULL,      -- JSON list of chosen targets (选择目标)
+            choice TEXT,                -- 毒药 (黑商), 放弃, a seed (红牌罚下) …
+            at TEXT,                    -- when the player sent it (ISO, aware), if known
+            source TEXT NOT NULL,       -- cli | 文件 <name>
+            recorded_at TEXT NOT NULL,
+            removed_at TEXT             -- set by `night remove`: kept as evidence, not used
+        )"""
+    )
+    db.execute("CREATE INDEX journal_actions_phase ON journal_actions(phase, number, id)")
+    # -- one engine snapshot per resolved phase: the input, the state after it, the report --
+    db.execute(
+        """
+        CREATE TABLE engine_snapshots (
+            phase TEXT PRIMARY KEY,     -- night:N | day:N
+            seq INTEGER NOT NULL UNIQUE, -- phase order: night N = 2N+1, day N = 2N
+            input_json TEXT NOT NULL,   -- the actions (night) or the day input it resolved
+            state_json TEXT NOT NULL,   -- canonical JSON of the state after the phase
+            state_hash TEXT NOT NULL,   -- sha256 of state_json
+            report_json TEXT NOT NULL,  -- the `night resolve --json` contract
+            complete INTEGER NOT NULL,  -- 0 while decisions are pending (最后一枪, 殉职 …)
+            winner TEXT,
+            resolved_at TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE engine_events (
+            phase TEXT NOT NULL,
+            seq INTEGER NOT NULL,       -- event order within the phase
+            step TEXT,
+            rule TEXT,
+            actor TEXT,
+            result TEXT,
+            json TEXT NOT NULL,
+            PRIMARY KEY (phase, seq)
+        )"""
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
     ("002_journal_and_verdicts", _m002_journal_and_verdicts),
     ("003_drafts", _m003_drafts),
+    ("004_engine", _m004_engine),
 ]
 
 

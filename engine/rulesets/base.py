@@ -9,6 +9,10 @@ This module is pure and self-contained: it imports nothing from ``engine.votes``
 it). The tally in ``engine.votes`` digests ballots and modifiers into a :class:`CountSheet`, and a
 rule set turns the sheet into a :class:`Decision`.
 
+The night engine (``engine.kernel``, ``engine.night``) drives a rule set through the hooks in the
+"engine" section below; a rule set with ``has_engine = True`` implements them (m135 does). The
+kernel's types are imported only for type checking, so this module stays import-cycle free.
+
 Every rule reference is ``"<file>:<line>"`` into the rule text beside DESIGN.md (``rules/``), or
 into DESIGN.md itself, or ``"docs/rulings.md#<anchor>"`` where the text is silent and the project
 made a ruling.
@@ -16,11 +20,16 @@ made a ruling.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from fractions import Fraction
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from engine.kernel import Action, Board, DayInput, Death
+    from engine.night import Holder, Pass, Step
+    from engine.state import GameState
 
 __all__ = [
     "RULE_KEYS",
@@ -235,3 +244,97 @@ class Ruleset:
             self.ref("block_out"),
             (*decision.notes, f"本应出局：{out}"),
         )
+
+    # --- the engine (night and day resolution) --------------------------------------------
+    #: The rule set implements the hooks below (engine.kernel can resolve its nights).
+    has_engine: ClassVar[bool] = False
+    #: Readings a director may switch (docs/rulings.md); stored in the state at setup.
+    default_settings: ClassVar[Mapping[str, str]] = {}
+
+    def _no_engine(self) -> Any:
+        from engine.kernel import EngineError
+
+        return EngineError(f"规则集 {self.id}（{self.name}）的夜晚结算尚未实现")
+
+    def validate_setup(self, players: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+        """Problems (Chinese, one per line) with the players' cards; [] when all is well.
+
+        ``players`` is ``[(name, cards), …]`` in seat order, cards in the order the game file
+        lists them (first card first).
+        """
+        return []
+
+    def setup_state(
+        self,
+        players: Sequence[tuple[str, Sequence[str]]],
+        *,
+        settings: Mapping[str, str] | None = None,
+        strict: bool = True,
+    ) -> GameState:
+        """The state before the first night."""
+        raise self._no_engine()
+
+    def skill_names(self) -> tuple[str, ...]:
+        """Every skill name an action may carry (for the journal's checks)."""
+        return ()
+
+    def canonical_skill(self, name: str) -> str:
+        return name.strip()
+
+    def unknown_skill_reason(self, name: str) -> str:
+        known = "、".join(self.skill_names()) or "（无）"
+        return f"{self.name}没有名为<{name}>的技能（可选：{known}）"
+
+    def skill_rule(self, skill: str) -> str:
+        return ""
+
+    def group_skill(self, skill: str) -> bool:
+        return False
+
+    def run_night(self, board: Board, actions: Sequence[Action]) -> None:
+        raise self._no_engine()
+
+    def run_day(self, board: Board, day: DayInput) -> None:
+        raise self._no_engine()
+
+    def end_of_phase(self, board: Board) -> None:
+        return None
+
+    def after_card_out(self, board: Board, death: Death) -> None:
+        return None
+
+    def mark_win_conditions(self, board: Board) -> None:
+        return None
+
+    def check_win(self, board: Board) -> None:
+        return None
+
+    def unused_reason(self, action: Action) -> str:
+        return f"<{action.skill}>的触发条件没有出现，未发动"
+
+    # hooks of engine.night.run_steps
+    def holder(self, board: Board, player: str, skill: str) -> Holder | None:
+        return None
+
+    def missing_skill_reason(self, board: Board, player: str, skill: str) -> str:
+        return f"{player}当前没有<{skill}>"
+
+    def disabled(self, board: Board, holder: Holder) -> str | None:
+        return None
+
+    def check_action(self, board: Board, p: Pass) -> str | None:
+        return None
+
+    def before_step(self, board: Board, step: Step) -> None:
+        return None
+
+    def after_step(self, board: Board, step: Step) -> None:
+        return None
+
+    def actual_faction(self, state: GameState, player: str) -> str | None:
+        """The player's actual faction as the engine sees it (None: the set does not say)."""
+        return None
+
+    def vote_modifiers(self, state: GameState, day: int) -> tuple[Any, ...]:
+        """The VoteModifiers (engine.votes) the state puts on ``day``'s tally."""
+        return ()
