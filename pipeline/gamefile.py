@@ -19,7 +19,7 @@ import os
 import re
 import tomllib
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from enum import StrEnum
@@ -615,6 +615,8 @@ def _cross_check(data: Mapping[str, Any]) -> list[Problem]:
                     )
                 )
 
+    problems += _setup_check(ruleset, players)
+
     director = data.get("director")
     if isinstance(director, Mapping):
         names = director.get("names")
@@ -713,6 +715,22 @@ def _check_days(data: Mapping[str, Any], ruleset: object) -> list[Problem]:
                     )
                 )
     return problems
+
+
+def _setup_check(ruleset: Any, players: Sequence[tuple[int, Mapping[str, Any]]]) -> list[Problem]:
+    """The rule set's own check of the line-up (card pairs, forbidden combinations …).
+
+    Runs only when every player lists cards: a file without cards (votes and conduct only) is
+    valid. The messages name the cards: they are for the director, whose file holds them anyway.
+    """
+    if ruleset not in RULESETS or not players:
+        return []
+    if not all(isinstance(p.get("cards"), list) and p.get("cards") for _, p in players):
+        return []
+    from engine.rulesets import get_ruleset  # the engine is pure; importing it here is fine
+
+    setup = [(str(p.get("name")), [str(c) for c in p["cards"]]) for _, p in players]
+    return [Problem("players", msg) for msg in get_ruleset(ruleset).validate_setup(setup)]
 
 
 def _env_check(data: Mapping[str, Any], env: Mapping[str, str]) -> list[Problem]:

@@ -158,6 +158,8 @@ def test_day_one_is_the_sheriff_election(ruleset: str) -> None:
     data.pop("zhenyan")
     for day in data["days"]:
         day.pop("inquiry")
+    for player in data["players"]:  # the zhenyan line-up is not a valid line-up elsewhere
+        player.pop("cards", None)
     game = parse_game(data, env={})
     assert [d.sheriff_election for d in game.days] == [True, False]
 
@@ -589,3 +591,21 @@ def test_drafts_table_problems_name_the_key() -> None:
     assert line_for(message, "drafts.reminder_minutes").endswith("：应为正整数")
     assert line_for(message, "drafts.max_post_bytes").endswith("：不能小于 1000")
     assert line_for(message, "drafts.reminder").endswith("：未知的键（拼写错误？）")
+
+
+def test_m135_card_rules_are_checked_at_load(tmp_path):
+    """m135.txt:90 女巫身份必须作为第二身份 — a file breaking it does not load."""
+    from pathlib import Path
+
+    demo = Path(__file__).resolve().parents[2] / "config" / "games" / "demo.toml"
+    text = demo.read_text(encoding="utf-8")
+    import re
+
+    first = re.search(r'cards = \["([^"]+)", "女巫"\]', text)
+    assert first, "the demo gives someone 女巫 as second card"
+    bad = text.replace(first.group(0), f'cards = ["女巫", "{first.group(1)}"]', 1)
+    path = tmp_path / "bad.toml"
+    path.write_text(bad, encoding="utf-8")
+    with pytest.raises(GameFileError) as err:
+        load_game(path, env={})
+    assert "女巫身份必须作为第二身份（m135.txt:90）" in str(err.value)
