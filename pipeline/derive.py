@@ -29,6 +29,7 @@ from engine.conduct import (
 )
 from engine.rulesets import get_ruleset
 from engine.speed import SpeedDecision, SpeedKind, SpeedRequest, decide_speed, speed_deadlines
+from engine.state import GameState, Phase
 from engine.votes import (
     Ballot,
     BallotKind,
@@ -48,12 +49,15 @@ from parsers.records import MarkKind, Post, PostState
 from parsers.speed import SpeedKind as ParsedSpeedKind
 from parsers.speed import parse_speed_request
 from parsers.votes import NIZHUAN_TARGET, VoteKind, VoteParse, parse_proxy_line, parse_vote
+from pipeline import journal
 from pipeline.gamefile import Day, Game
 from pipeline.store import Store, post_from_row
 
 log = logging.getLogger(__name__)
 
 HIDDEN_MARKS = {MarkKind.HIDDEN_COLOUR, MarkKind.TINY, MarkKind.HIDE_TAG}
+#: rule sets where a player holds two cards and a vote-out takes only the current one
+DUAL_CARD_RULESETS = frozenset({"m135", "nizhuan"})
 
 
 def post_url(base_url: str, tid: int, pid: int) -> str:
@@ -253,10 +257,13 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
     target_rule = NIZHUAN_TARGET if rs_id == "nizhuan" else None
     base = str(game.forum.base_url)
 
+    # the engine's resolved phases, when the director resolves nights and days with bansha
+    snaps = journal.snapshots(store) if ruleset.has_engine else []
     events = card_events(store)
     factions = {p.name: p.faction for p in game.players}
     ledger = card_ledger(events, factions, ruleset=rs_id)
     fixed_outs: list[tuple[str, datetime, str]] = list(journal_outs(store))
+    fixed_outs += journal.engine_outs(store, game) if snaps else []
     fixed_outs += [(p, at, "红牌罚下") for p, at in ledger.out_by_red.items()]
     vote_outs: list[tuple[str, datetime, str]] = []
 
@@ -279,6 +286,9 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
 
     for day in sorted(game.days, key=lambda d: d.day):
         outs = _out_map([*fixed_outs, *vote_outs])
+        engine_state = _state_before_day(snaps, day.day)
+        if engine_state is not None:
+            sheriff = engine_state.sheriff  # the engine knows 殉职 and hand-overs
         set_sheriff = journal_setting(store, f"sheriff:{day.day}")
         if set_sheriff is not None:
             sheriff = set_sheriff or None
@@ -428,7 +438,8 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                 sheriff=sheriff,
                 accelerated=accelerated,
                 sheriff_election=bool(day.sheriff_election) and ruleset.has_sheriff_election,
-                modifiers=tuple(journal_modifiers(store, day.day)),
+                modifiers=tuple(journal_modifiers(store, day.day))
+                + (tuple(ruleset.vote_modifiers(engine_state, day.day)) if engine_state else ()),
                 ruleset=rs_id,
             )
             verdicts = judge_ballots(ballots, ctx)
@@ -436,7 +447,10 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             closed = as_of >= day.closes
             if day_tally.elected and closed:
                 sheriff = day_tally.elected
-            if day_tally.out and closed:
+            if day_tally.out and closed and not (snaps and rs_id in DUAL_CARD_RULESETS):
+                # one card each: the vote-out is the player's out. With two cards (m135,
+                # nizhuan) only the current card goes: once the director resolves days with
+                # the engine (bansha day resolve), its outs are the ones that count
                 vote_outs.append((day_tally.out, day.closes, f"第{day.day}天投票出局"))
             if not closed:
                 notes.append("投票尚未截止：以上为截至目前的计票")
@@ -527,6 +541,13 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         as_of=as_of,
     )
     return Derivation(game, as_of, days, flags, ledger, outs_final)
+
+
+def _state_before_day(snaps: Sequence[journal.Snapshot], day: int) -> GameState | None:
+    """The engine's state as day ``day`` opens: the last resolved phase before it."""
+    index = Phase.day(day).index
+    before = [s for s in snaps if s.phase.index < index]
+    return before[-1].state if before else None
 
 
 def _tids(day: Day) -> list[int]:

@@ -1,0 +1,63 @@
+"""The tally reads the engine once the director resolves phases with it: outs, the sheriff."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+GAME = ROOT / "config" / "games" / "demo.toml"
+AFTER = ["--as-of", "2026-12-03T09:00:00+08:00"]
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("derive-engine") / "demo.db"
+    result = CliRunner().invoke(cli, ["demo", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    return db
+
+
+@pytest.fixture
+def db(demo_db, tmp_path):
+    copy = tmp_path / "game.db"
+    shutil.copy(demo_db, copy)
+    return copy
+
+
+def run(db, *args, code=0):
+    n = 2 if args[0] in ("night", "day") else 1
+    result = CliRunner().invoke(cli, [*args[:n], str(GAME), "--db", str(db), *args[n:]])
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def tally(db, day):
+    return json.loads(run(db, "tally", "--day", str(day), "--json", *AFTER))
+
+
+def test_a_night_out_from_the_engine_voids_that_players_later_vote(db):
+    # m135: a character is out when both cards are out (m135.txt:27). 饺子 (狼人, 猎人) loses the
+    # first card to 女巫[毒药] on night 1 and keeps voting; the engine's outs are what count.
+    run(db, "night", "resolve", "--night", "0")
+    run(db, "day", "resolve", "--day", "1", *AFTER)
+    run(
+        db, "night", "add", "--night", "1", "--actor", "馄饨", "--skill", "毒药", "--target", "饺子"
+    )
+    run(db, "night", "resolve", "--night", "1")
+    data = tally(db, 2)
+    assert data["sheriff"] == "包子"  # elected on day 1, as the engine recorded it
+    jiaozi = [v for v in data["votes"] if v["voter"] == "饺子"]
+    assert jiaozi and jiaozi[0]["status"] == "counted"  # still in the game with the 猎人 card
+
+
+def test_without_the_engine_the_tally_still_elects_and_exiles(db):
+    data = tally(db, 1)
+    assert data["elected"] == "包子"
+    assert tally(db, 2)["sheriff"] == "包子"
