@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import cli
@@ -14,21 +12,6 @@ from pipeline.cli import cli
 ROOT = Path(__file__).resolve().parents[2]
 GAME = ROOT / "config" / "games" / "demo.toml"
 AS_OF = ["--as-of", "2026-12-03T09:00:00+08:00"]
-
-
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    db = tmp_path_factory.mktemp("demo") / "demo.db"
-    result = CliRunner().invoke(cli, ["demo", "--db", str(db)])
-    assert result.exit_code == 0, result.output
-    return db
-
-
-@pytest.fixture
-def db(demo_db, tmp_path):
-    copy = tmp_path / "game.db"
-    shutil.copy(demo_db, copy)
-    return copy
 
 
 def run(*args, code=0):
@@ -48,8 +31,22 @@ def test_demo_prints_counts_tally_and_flags(demo_db):
 
 def test_tally_json_contract(db):
     data = json.loads(run("tally", str(GAME), "--db", str(db), "--day", "2", "--json", *AS_OF))
-    for key in ("day", "votes", "valid", "invalid", "tally", "out", "elected", "decided_by",
-                "rule", "flags", "post_counts", "sheriff", "accelerated", "speed"):
+    for key in (
+        "day",
+        "votes",
+        "valid",
+        "invalid",
+        "tally",
+        "out",
+        "elected",
+        "decided_by",
+        "rule",
+        "flags",
+        "post_counts",
+        "sheriff",
+        "accelerated",
+        "speed",
+    ):
         assert key in data, key
     assert data["out"] == "饺子" and data["decided_by"] == "唯一最高票"
     counts = {c["candidate"]: c for c in data["tally"]["counts"]}
@@ -96,8 +93,19 @@ def test_flag_confirm_unknown_id_is_a_clear_error(db):
 def test_three_blue_cards_make_a_yellow(db):
     base = [str(GAME), "--db", str(db)]
     for i in range(3):
-        run("card", "give", *base, "--player", "月饼", "--colour", "蓝", "--why", f"第{i}次",
-            "--at", f"2026-12-02T1{i}:00:00+08:00")
+        run(
+            "card",
+            "give",
+            *base,
+            "--player",
+            "月饼",
+            "--colour",
+            "蓝",
+            "--why",
+            f"第{i}次",
+            "--at",
+            f"2026-12-02T1{i}:00:00+08:00",
+        )
     data = json.loads(run("cards", *base, "--json"))
     assert data["players"]["月饼"]["blue"] == 0 and data["players"]["月饼"]["yellow"] == 1
     assert any("月饼" in line for line in data["escalations"])
@@ -105,8 +113,19 @@ def test_three_blue_cards_make_a_yellow(db):
 
 def test_a_red_card_puts_the_player_out(db):
     base = [str(GAME), "--db", str(db)]
-    run("card", "give", *base, "--player", "油条", "--colour", "红", "--why", "场外",
-        "--at", "2026-12-02T12:00:00+08:00")
+    run(
+        "card",
+        "give",
+        *base,
+        "--player",
+        "油条",
+        "--colour",
+        "红",
+        "--why",
+        "场外",
+        "--at",
+        "2026-12-02T12:00:00+08:00",
+    )
     data = json.loads(run("tally", *base, "--day", "2", "--json", *AS_OF))
     youtiao = [v for v in data["votes"] if v["voter"] == "油条"]
     assert youtiao and all(v["status"] != "counted" for v in youtiao)
@@ -114,14 +133,36 @@ def test_a_red_card_puts_the_player_out(db):
 
 def test_proxy_vote_counts_like_a_vote(db):
     base = [str(GAME), "--db", str(db)]
-    run("vote", "proxy", *base, "--day", "2", "--voter", "麻花", "--target", "春卷",
-        "--at", "2026-12-02T19:00:00+08:00")
+    run(
+        "vote",
+        "proxy",
+        *base,
+        "--day",
+        "2",
+        "--voter",
+        "麻花",
+        "--target",
+        "春卷",
+        "--at",
+        "2026-12-02T19:00:00+08:00",
+    )
     data = json.loads(run("tally", *base, "--day", "2", "--json", *AS_OF))
     proxies = [v for v in data["votes"] if v["ballot"]["kind"] == "proxy"]
     assert proxies and proxies[0]["status"] == "counted" and proxies[0]["counts_for"] == "春卷"
     # and a proxy in the last hour is refused like a change
-    run("vote", "proxy", *base, "--day", "2", "--voter", "面条", "--target", "春卷",
-        "--at", "2026-12-02T21:30:00+08:00")
+    run(
+        "vote",
+        "proxy",
+        *base,
+        "--day",
+        "2",
+        "--voter",
+        "面条",
+        "--target",
+        "春卷",
+        "--at",
+        "2026-12-02T21:30:00+08:00",
+    )
     data = json.loads(run("tally", *base, "--day", "2", "--json", *AS_OF))
     late = [v for v in data["votes"] if v["ballot"]["kind"] == "proxy" and v["voter"] == "面条"]
     assert late and late[0]["status"] == "invalid" and "关门前1小时" in late[0]["reason"]
@@ -129,8 +170,10 @@ def test_proxy_vote_counts_like_a_vote(db):
 
 def test_bad_game_file_is_one_chinese_line(tmp_path):
     bad = tmp_path / "bad.toml"
-    bad.write_text(GAME.read_text(encoding="utf-8").replace('ruleset = "m135"',
-                                                          'ruleset = "m999"'), encoding="utf-8")
+    bad.write_text(
+        GAME.read_text(encoding="utf-8").replace('ruleset = "m135"', 'ruleset = "m999"'),
+        encoding="utf-8",
+    )
     out = run("tally", str(bad), "--day", "2", code=1)
     assert "game.ruleset" in out and "bad.toml" in out
     out = run("tally", str(tmp_path / "missing.toml"), "--day", "2", code=1)

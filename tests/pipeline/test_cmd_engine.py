@@ -4,10 +4,8 @@ day add/resolve, state; the actions file; the snapshots and the replay of the jo
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 import pipeline.cmd_engine  # noqa: F401  (registers the commands on the cli group)
@@ -18,21 +16,6 @@ from pipeline.store import open_store
 ROOT = Path(__file__).resolve().parents[2]
 GAME = ROOT / "config" / "games" / "demo.toml"
 AFTER = ["--as-of", "2026-12-03T09:00:00+08:00"]
-
-
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("engine") / "demo.db"
-    result = CliRunner().invoke(cli, ["demo", "--db", str(db)])
-    assert result.exit_code == 0, result.output
-    return db
-
-
-@pytest.fixture
-def db(demo_db: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "game.db"
-    shutil.copy(demo_db, copy)
-    return copy
 
 
 def run(db: Path, *args: str, code: int = 0) -> str:

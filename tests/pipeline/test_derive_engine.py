@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import cli
@@ -14,21 +12,6 @@ from pipeline.cli import cli
 ROOT = Path(__file__).resolve().parents[2]
 GAME = ROOT / "config" / "games" / "demo.toml"
 AFTER = ["--as-of", "2026-12-03T09:00:00+08:00"]
-
-
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    db = tmp_path_factory.mktemp("derive-engine") / "demo.db"
-    result = CliRunner().invoke(cli, ["demo", "--db", str(db)])
-    assert result.exit_code == 0, result.output
-    return db
-
-
-@pytest.fixture
-def db(demo_db, tmp_path):
-    copy = tmp_path / "game.db"
-    shutil.copy(demo_db, copy)
-    return copy
 
 
 def run(db, *args, code=0):
