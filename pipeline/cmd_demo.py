@@ -98,6 +98,21 @@ def demo(db_path: Path | None, show_day: int) -> None:
     )
     click.echo(f"第 {show_day} 天的报告：{page}")
     ctx.close()
+    _engine_nights(game_file, db_path, now)
+
+
+def _engine_nights(game_file: Path, db_path: Path, now: datetime) -> None:
+    """Resolve night 0, day 1 and night 1 (from the actions file) with the m135 engine."""
+    click.echo("")
+    click.echo("用规则引擎结算（m135）：第0晚 → 第1天 → 第1晚（行动见 demo_night1.toml）")
+    base = [str(game_file), "--db", str(db_path)]
+    steps = [
+        ["night", "resolve", *base, "--night", "0"],
+        ["day", "resolve", *base, "--day", "1", "--as-of", now.isoformat()],
+        ["night", "resolve", *base, "--night", "1", "--actions", str(CONFIG / "demo_night1.toml")],
+    ]
+    for args in steps:
+        cli.main(args, standalone_mode=False)
 
 
 def _approve_and_post(ctx: GameContext, sim: ForumSim, now: datetime, day: int) -> None:

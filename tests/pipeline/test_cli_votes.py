@@ -27,6 +27,8 @@ def test_demo_prints_counts_tally_and_flags(demo_db):
     assert "d2-qianshui-粽子" in out
     assert "【演示模式】" in out and "已发出 → 帖子 tid=2012" in out  # approved, then posted
     assert (demo_db.parent / "report-day2.html").exists()
+    # the m135 engine resolves night 1 from config/games/demo_night1.toml
+    assert "1. 烧卖的第一身份（守卫）：杀人" in out and "包子当选警长" in out
 
 
 def test_tally_json_contract(db):
