@@ -4,8 +4,10 @@ day add/resolve, state; the actions file; the snapshots and the replay of the jo
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 import pipeline.cmd_engine  # noqa: F401  (registers the commands on the cli group)
@@ -16,6 +18,19 @@ from pipeline.store import open_store
 ROOT = Path(__file__).resolve().parents[2]
 GAME = ROOT / "config" / "games" / "demo.toml"
 AFTER = ["--as-of", "2026-12-03T09:00:00+08:00"]
+
+
+@pytest.fixture
+def db(demo_db: Path, tmp_path: Path) -> Path:
+    """The demo store before any engine work (the demo itself resolves nights 0 and 1)."""
+    copy = tmp_path / "game.db"
+    shutil.copy(demo_db, copy)
+    store = open_store(copy)
+    with store.atomic():
+        for table in ("engine_events", "engine_snapshots", "journal_actions"):
+            store.db.execute(f"DELETE FROM {table}")
+    store.close()
+    return copy
 
 
 def run(db: Path, *args: str, code: int = 0) -> str:
