@@ -52,8 +52,12 @@ def _game(fixtures_dir, opens, closes):
     ]
     return parse_game(
         {
-            "game": {"id": "fixture", "title": "测试局", "ruleset": "m135",
-                     "timezone": "Asia/Shanghai"},
+            "game": {
+                "id": "fixture",
+                "title": "测试局",
+                "ruleset": "m135",
+                "timezone": "Asia/Shanghai",
+            },
             "forum": {"base_url": "http://127.0.0.1:8080/"},
             "director": {"names": ["导演A"], "uids": [2]},
             "players": players,
@@ -73,8 +77,16 @@ def derived(fixtures_dir, tmp_path):
     store = open_store(tmp_path / "fixture.db")
     store.register_thread(4, day=2, role="vote")
     for body, tp in pages:
-        store.save_page(tp, source="html", url=f"t4 p{tp.page}", status=200, headers={},
-                        body=body, fetched_at=closes + timedelta(hours=1), ppp=10)
+        store.save_page(
+            tp,
+            source="html",
+            url=f"t4 p{tp.page}",
+            status=200,
+            headers={},
+            body=body,
+            fetched_at=closes + timedelta(hours=1),
+            ppp=10,
+        )
     d = derive(game, store, as_of=closes + timedelta(hours=1))
     yield game, store, d
     store.close()
@@ -118,9 +130,7 @@ def test_the_real_thread_tally_and_flags(derived):
     _, _, d = derived
     t = d.day(2).tally
     assert t.out == "包子" and t.decided_by == "唯一最高票"
-    assert {k: int(c) for k, c in t.counts.items()} == {
-        "包子": 3, "馄饨": 2, "饺子": 2, "面条": 1
-    }
+    assert {k: int(c) for k, c in t.counts.items()} == {"包子": 3, "馄饨": 2, "饺子": 2, "面条": 1}
     kinds = {(f.kind.value, f.player) for f in d.flags}
     assert ("edited-vote", "Snow_风") in kinds
     assert ("font", "春卷") in kinds  # red font
@@ -131,8 +141,9 @@ def test_the_real_thread_tally_and_flags(derived):
     json.dumps(out, ensure_ascii=False)  # JSON-ready
 
 
-def test_rederiving_is_deterministic_and_storage_order_does_not_matter(derived, fixtures_dir,
-                                                                     tmp_path):
+def test_rederiving_is_deterministic_and_storage_order_does_not_matter(
+    derived, fixtures_dir, tmp_path
+):
     game, store, d = derived
     first = tally_json(d, 2, {})
     again = tally_json(derive(game, store, as_of=d.as_of), 2, {})
@@ -147,7 +158,42 @@ def test_rederiving_is_deterministic_and_storage_order_does_not_matter(derived, 
     other = open_store(tmp_path / "other.db")
     other.register_thread(4, day=2, role="vote")
     for body, tp in pages:
-        other.save_page(tp, source="html", url="x", status=200, headers={}, body=body,
-                        fetched_at=d.as_of, ppp=10)
+        other.save_page(
+            tp,
+            source="html",
+            url="x",
+            status=200,
+            headers={},
+            body=body,
+            fetched_at=d.as_of,
+            ppp=10,
+        )
     assert tally_json(derive(game, other, as_of=d.as_of), 2, {}) == first
     other.close()
+
+
+def test_a_vote_edited_after_the_close_keeps_the_version_first_seen(derived):
+    """DESIGN.md: 'an edited vote is flagged; the version first seen before the close counts'."""
+    from dataclasses import replace
+
+    from parsers.records import ThreadPage
+
+    game, store, d = derived
+    first = next(p for p in store.posts(4) if p.pid == 77)  # 饺子 → 包子
+    edited = replace(first, text="投票对象：馄饨\n投票理由：关门后偷偷改", message_html="x")
+    late = d.as_of + timedelta(hours=2)
+    store.save_page(
+        ThreadPage(tid=4, page=1, total_pages=3, posts=(edited,)),
+        source="html",
+        url="t4",
+        status=200,
+        headers={},
+        body=b"edited",
+        fetched_at=late,
+        ppp=10,
+    )
+    again = derive(game, store, as_of=late)
+    v = _by_pid(again)[77]
+    assert v.status is VerdictStatus.COUNTED and v.counts_for == "包子"
+    assert v.ballot.edited
+    assert any(f.kind.value == "edited-vote" and f.player == "饺子" for f in again.flags)
