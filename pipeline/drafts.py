@@ -1262,6 +1262,11 @@ def make_drafts(
         cards=card_events(store),
         floor2=elevator_pids(game, store),
     )
+    if game.game.ruleset == "zhenyan":
+        # the inquiry thread: answers to guesses, and the 公示 of a word guessed right
+        from pipeline.inquiry import inquiry_days, inquiry_drafts
+
+        specs += inquiry_drafts(game, inquiry_days(game, store, as_of=as_of))
     created = save_drafts(store, specs, now=now)
     retire_stale(store, game, as_of=as_of, now=now)
     return created

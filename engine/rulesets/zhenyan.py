@@ -1,4 +1,6 @@
-"""改编于版杀迷你场的规则——狼人真言 (rules/zhenyan.txt): the vote rules.
+"""改编于版杀迷你场的规则——狼人真言 (rules/zhenyan.txt): the vote rules and the whole engine.
+
+Votes:
 
 - Day 1 elects the sheriff in the election thread (zhenyan.txt:38, 105, 135); the sheriff's vote
   weighs 1.5 (zhenyan.txt:106).
@@ -6,16 +8,312 @@
   单角色票数总和大于总票数的一半). "总票数" counts every counted vote at its weight, abstentions
   included: 弃权 is a vote the text calls 弃权票 (zhenyan.txt:177). A tie can never pass.
 - Votes are anonymous until the game ends (zhenyan.txt:37, 173): who voted whom is not public.
+
+Engine (one card per player, 12 players, zhenyan.txt:64-100):
+
+- ``night:0`` is the game start (游戏开始时): no skill is launched; 预言家 and 守卫 learn who the
+  长老 is (村庄老友, zhenyan.txt:88, 92). The first game night is ``night:1``, after day 1
+  (zhenyan.txt:135-136).
+- The night runs the steps (1)–(9) of zhenyan.txt:137-145 through :func:`engine.night.run_steps`;
+  the 指杀 resolves at (8), the 猎杀 at (9); a 狼美人 going out takes her 魅惑 target with her
+  (zhenyan.txt:73), inserted at once.
+- 魔力点 (zhenyan.txt:54-58) is a table status ``魔力点`` whose ``count`` is the points left: 12 at
+  the start; −2 after every day from day 2 on; −2 for every vote-out from day 2 on; a skill's <X>
+  when it is launched. At the end of a day or night at 0 or below the game ends and the "游戏结束时"
+  conditions are judged (zhenyan.txt:55). The 长老 is told the points after each day and night
+  (魔力通灵, zhenyan.txt:85).
+- 真言词语 guessed correctly are table statuses ``真言猜中`` (note = the word's position 1–4), added
+  by the director's day action ``猜中`` (choice = position) from the inquiry thread
+  (pipeline.inquiry); a word counts once. The words themselves never enter the engine state.
+- The win check (zhenyan.txt:113-127) runs in the text's order once every death of the phase has
+  been resolved; before a village win is announced, a living 狼王 may use <最后一招>
+  (zhenyan.txt:70, 114); a surrender never triggers it (zhenyan.txt:49).
+
+Interpretations are listed in the module constant :data:`RULINGS` (for docs/rulings.md).
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from fractions import Fraction
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from engine.kernel import (
+    Action,
+    Board,
+    DayInput,
+    Death,
+    EngineError,
+    Outcome,
+    Trigger,
+    seeded_choice,
+)
+from engine.night import Handler, Holder, Pass, SkillSpec, Step, StepMode, TargetKind, run_steps
 from engine.rulesets.base import CountSheet, Decision, Ruleset
+from engine.state import CardState, Charge, GameState, Phase, PlayerState, Status
 
-__all__ = ["Zhenyan"]
+__all__ = [
+    "DECK",
+    "MANA_START",
+    "NIGHT_PLAN",
+    "PRIVILEGED",
+    "ROLE_SKILLS",
+    "RULINGS",
+    "SPECS",
+    "VILLAGE",
+    "WOLF",
+    "WOLF_ROLES",
+    "Zhenyan",
+    "guessed_words",
+    "mana",
+]
+
+WOLF = "狼人阵营"
+VILLAGE = "村民阵营"
+
+#: The 12 cards (zhenyan.txt:64-100).
+DECK: Mapping[str, int] = {
+    "狼王": 1,
+    "狼美人": 1,
+    "石像鬼": 1,
+    "蚀时狼妃": 1,
+    "长老": 1,
+    "预言家": 1,
+    "守卫": 1,
+    "猎魔人": 1,
+    "村民": 4,
+}
+WOLF_ROLES = frozenset({"狼王", "狼美人", "石像鬼", "蚀时狼妃"})
+#: 特权牌 for 石像鬼[凝视] (zhenyan.txt:76): the village cards with a skill
+#: (docs/rulings.md#zhenyan-privileged).
+PRIVILEGED = frozenset({"长老", "预言家", "守卫", "猎魔人"})
+
+ROLE_SKILLS: Mapping[str, tuple[str, ...]] = {
+    "狼王": ("杀人", "感知", "最后一招"),
+    "狼美人": ("杀人", "感知", "魅惑"),
+    "石像鬼": ("杀人", "感知", "凝视"),
+    "蚀时狼妃": ("杀人", "感知", "时间吞噬"),
+    "长老": ("咒语创作者", "魔力通灵"),
+    "预言家": ("村庄老友", "预言"),
+    "守卫": ("村庄老友", "守护之盾"),
+    "猎魔人": ("狩猎",),
+    "村民": (),
+}
+
+#: <X> of each skill (zhenyan.txt:25): the 魔力点 it costs when launched.
+COSTS: Mapping[str, int] = {"预言": 1, "守护之盾": 1, "狩猎": 2}
+
+MANA_START = 12  # zhenyan.txt:56
+MANA = "魔力点"
+GUESSED = "真言猜中"
+CHARM = "魅惑"
+HUNT_LOST = "狩猎丢失"
+TEAM = "狼群"  # the card key of the wolves' team <杀人> charge
+WORDS = 4
+
+_ONE = TargetKind.PLAYER
+SPECS: Mapping[str, SkillSpec] = {
+    s.name: s
+    for s in (
+        SkillSpec(
+            "时间吞噬",
+            "zhenyan.txt:79",
+            step=(1, 0),
+            limited=True,
+            first_night=1,
+            first_night_rule="zhenyan.txt:136",
+            redirectable=False,
+        ),
+        SkillSpec(
+            "魅惑",
+            "zhenyan.txt:73",
+            step=(2, 0),
+            first_night=1,
+            first_night_rule="zhenyan.txt:136",
+            redirectable=False,
+        ),
+        SkillSpec(
+            "守护之盾",
+            "zhenyan.txt:93",
+            step=(3, 0),
+            first_night=1,
+            first_night_rule="zhenyan.txt:136",
+            redirectable=False,
+        ),
+        SkillSpec(
+            "杀人",
+            "zhenyan.txt:66",
+            step=(4, 0),
+            first_night=1,
+            first_night_rule="zhenyan.txt:136",
+            redirectable=False,
+        ),
+        SkillSpec(
+            "狩猎",
+            "zhenyan.txt:97",
+            step=(5, 0),
+            first_night=1,
+            first_night_rule="zhenyan.txt:136",
+            redirectable=False,
+        ),
+        SkillSpec(
+            "预言",
+            "zhenyan.txt:89",
+            step=(6, 0),
+            first_night=1,
+            first_night_rule="zhenyan.txt:136",
+            redirectable=False,
+        ),
+        SkillSpec(
+            "凝视",
+            "zhenyan.txt:76",
+            step=(7, 0),
+            first_night=1,
+            first_night_rule="zhenyan.txt:136",
+            redirectable=False,
+        ),
+        SkillSpec("感知", "zhenyan.txt:67", targets=0, forced=True, passive=True),
+        SkillSpec("咒语创作者", "zhenyan.txt:84", targets=0, forced=True, passive=True),
+        SkillSpec("魔力通灵", "zhenyan.txt:85", targets=0, forced=True, passive=True),
+        SkillSpec("村庄老友", "zhenyan.txt:88", targets=0, forced=True, passive=True),
+        SkillSpec("最后一招", "zhenyan.txt:70", trigger=True, redirectable=False),
+        SkillSpec("殉职", "zhenyan.txt:107", trigger=True, forced=True, redirectable=False),
+    )
+}
+#: Director's actions (not skills).
+DIRECTOR_ACTIONS = ("猜中", "红牌罚下", "投降", "判负")
+
+NIGHT_PLAN: tuple[Step, ...] = (
+    Step((1, 0), "蚀时狼妃：时间吞噬", ("时间吞噬",), "zhenyan.txt:137"),
+    Step((2, 0), "狼美人：魅惑", ("魅惑",), "zhenyan.txt:138"),
+    Step((3, 0), "守卫：守护之盾", ("守护之盾",), "zhenyan.txt:139"),
+    Step((4, 0), "狼人：杀人", ("杀人",), "zhenyan.txt:140"),
+    Step((5, 0), "猎魔人：狩猎", ("狩猎",), "zhenyan.txt:141"),
+    Step((6, 0), "预言家：预言", ("预言",), "zhenyan.txt:142", StepMode.ORDERED),
+    Step((7, 0), "石像鬼：凝视", ("凝视",), "zhenyan.txt:143", StepMode.ORDERED),
+)
+
+_ALIASES = {
+    "守护": "守护之盾",
+    "猎杀": "狩猎",
+    "吞噬": "时间吞噬",
+    "查验": "预言",
+    "指杀": "杀人",
+    "红牌": "红牌罚下",
+    "猜词": "猜中",
+    "猜中真言": "猜中",
+}
+
+#: The interpretations this module makes where the text is silent (for docs/rulings.md).
+RULINGS: tuple[str, ...] = (
+    (
+        "zhenyan.txt:135-136 第零晚（night:0）是开局：不发"
+        "动技能，只结算<村庄老友>；第一个游戏日夜晚是第1天之后的 night:1。"
+    ),
+    (
+        "zhenyan.txt:25, 58 技能的<X>在技能被有效发动时扣除（即"
+        "使被守护、被时间吞噬反射或无效），魔力点不足也可以发动。"
+    ),
+    (
+        "zhenyan.txt:57 第1天（竞选日）不扣魔力点；从第2天起每个白天"
+        "结束扣2点，每次投票出局再扣2点；红牌罚下不扣。"
+    ),
+    (
+        "zhenyan.txt:55 魔力点判定在白天或夜晚的所有出局与继任结算之后"
+        "进行；≤0 时按“游戏结束时”条件判定。"
+    ),
+    (
+        "zhenyan.txt:66 “非村民”指身份牌不是村民（长老、预言家、守卫"
+        "、猎魔人及狼人阵营都算非村民）；对村民的指杀无效，但仍消耗一次使用次数。"
+    ),
+    (
+        "zhenyan.txt:66 “狼人出局”指任何狼人阵营角色因任何原因出局（"
+        "含投票、红牌、魅惑连带），每出局一名次数+1，从下一晚起可用。"
+    ),
+    ("zhenyan.txt:76 “特权牌”指有技能的村民阵营身份：长老、预言家、守卫、猎魔人。"),
+    (
+        "zhenyan.txt:79 时间吞噬只影响村民阵营角色当晚对被吞噬者发动的"
+        "夜晚技能（守护之盾、狩猎、预言）；反馈仍写原目标的名字。"
+    ),
+    ("zhenyan.txt:97, 145 猎魔人在（8）被指杀出局时，其在（5）已决定的猎杀仍在（9）结算。"),
+    ("zhenyan.txt:73 魅惑持续到下一个夜晚开始前（当晚及次日白天）；狼美人可以魅惑自己（无效果）。"),
+    (
+        "zhenyan.txt:70, 114 狼王<最后一招>只在村民阵营即将获胜"
+        "时发动；未记录决定时引擎列出待办，不宣布胜负。"
+    ),
+    (
+        "zhenyan.txt:118-127 胜负按文本顺序判定（狼人1、2、3，"
+        "村民1、2、3）；条件2只在游戏因魔力点结束时判定。"
+    ),
+    (
+        "zhenyan.txt:49 投降由导演在狼人阵营（含已出局者）全数同意后记"
+        "录，村民阵营直接获胜，不触发最后一招。"
+    ),
+    ("zhenyan.txt:38 总票数含弃权票（按权重），警长1.5票；须严格大于一半才出局。"),
+    ("zhenyan.txt:107, 189 殉职 choice=随机 时按记录种子随机继任（警长15分钟内未联系导演）。"),
+)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def role_of(p: PlayerState) -> str:
+    return p.cards[0].name
+
+
+def faction_of_role(role: str) -> str:
+    return WOLF if role in WOLF_ROLES else VILLAGE
+
+
+def mana(state: GameState) -> int:
+    """The 魔力点 left in a state."""
+    for s in state.statuses:
+        if s.kind == MANA and s.holder == "*" and s.count is not None:
+            return s.count
+    return MANA_START
+
+
+def guessed_words(state: GameState) -> tuple[int, ...]:
+    """Positions (1–4) of the 真言词语 guessed correctly so far."""
+    return tuple(sorted({int(s.note) for s in state.statuses if s.kind == GUESSED}))
+
+
+def _board_mana(board: Board) -> int:
+    for s in board.statuses:
+        if s.kind == MANA and s.holder == "*" and s.count is not None:
+            return s.count
+    return MANA_START
+
+
+def _set_mana(board: Board, value: int) -> None:
+    old = [s for s in board.statuses if s.kind == MANA and s.holder == "*"]
+    for s in old:
+        board.remove_status(s)
+    board.statuses.append(
+        Status(MANA, "*", "真言", 0, None, value, survives_death=True, note="剩余魔力点")
+    )
+
+
+def _spend(board: Board, points: int, why: str, step: str, rule: str) -> None:
+    before = _board_mana(board)
+    after = before - points
+    _set_mana(board, after)
+    board.emit(step, rule, f"魔力点{before}→{after}（{why}，−{points}）")
+
+
+def _board_guessed(board: Board) -> set[int]:
+    return {int(s.note) for s in board.statuses if s.kind == GUESSED}
+
+
+def _add_cmd(board: Board) -> str:
+    if board.night is not None:
+        return f"bansha night add GAME.toml --night {board.night}"
+    return f"bansha day add GAME.toml --day {board.phase.number}"
+
+
+# --------------------------------------------------------------------------- the rule set
 
 
 class Zhenyan(Ruleset):
@@ -52,6 +350,11 @@ class Zhenyan(Ruleset):
         "public": "zhenyan.txt:37",
     }
 
+    has_engine: ClassVar[bool] = True
+    roles: ClassVar[Mapping[str, tuple[str, ...]]] = ROLE_SKILLS
+    specs: ClassVar[Mapping[str, SkillSpec]] = SPECS
+    night_plan: ClassVar[tuple[Step, ...]] = NIGHT_PLAN
+
     def decide_exile(self, sheet: CountSheet) -> Decision:
         """zhenyan.txt:38 如果存在单角色票数总和大于总票数的一半，则其出局，否则当天无人出局。"""
         _best, top = sheet.maximum()
@@ -68,3 +371,817 @@ class Zhenyan(Ruleset):
         if not top:
             return Decision((), (), None, None, "无有效票，无人出局", rule, note)
         return Decision(top, tie, None, None, "票数未过半无人出局", rule, note)
+
+    # ------------------------------------------------------------------ setup
+    def validate_setup(self, players: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+        """Problems with the roster's cards (zhenyan.txt:64-100), in Chinese."""
+        problems: list[str] = []
+        if not any(cards for _name, cards in players):
+            return problems
+        counts: Counter[str] = Counter()
+        for name, cards in players:
+            who = f"玩家「{name}」"
+            if len(cards) != 1:
+                problems.append(
+                    f"{who}应有一张身份牌，实际有 {len(cards)} 张（zhenyan.txt:62-100）"
+                )
+                continue
+            if cards[0] not in DECK:
+                problems.append(
+                    f"{who}的身份牌「{cards[0]}」不在本规则的身份中"
+                    f"（可选：{'、'.join(DECK)}；zhenyan.txt:62-100）"
+                )
+                continue
+            counts.update(cards)
+        for card, n in counts.items():
+            if n > DECK[card]:
+                problems.append(
+                    f"身份牌「{card}」出现 {n} 次，规则中只有 {DECK[card]} 张（zhenyan.txt:64-100）"
+                )
+        if counts and counts["长老"] != 1:
+            problems.append("须有一名长老（胜负判定依赖长老，zhenyan.txt:83, 118）")
+        return problems
+
+    def setup_state(
+        self,
+        players: Sequence[tuple[str, Sequence[str]]],
+        *,
+        settings: Mapping[str, str] | None = None,
+        strict: bool = True,
+    ) -> GameState:
+        """The state at the game start (before ``night:0``): 12 魔力点, the team kill at 0 uses."""
+        if not players:
+            raise EngineError("名单为空，无法开局")
+        problems = self.validate_setup(players)
+        if any(len(cards) != 1 for _n, cards in players):
+            problems = problems or ["每名玩家须有一张身份牌（zhenyan.txt:62-100）"]
+        if problems and strict:
+            raise EngineError("开局设置有误：\n" + "\n".join(problems))
+        if settings:
+            raise EngineError(f"未知的设置：{'、'.join(sorted(settings))}")
+        states: list[PlayerState] = []
+        charges: list[Charge] = [Charge(TEAM, "杀人", 0)]
+        for name, cards in players:
+            ps = PlayerState(
+                name=name,
+                cards=tuple(CardState(f"{name}#{i + 1}", c) for i, c in enumerate(cards)),
+                wolf_group=bool(cards) and cards[0] in WOLF_ROLES,
+            )
+            for card in ps.cards:
+                for skill in ROLE_SKILLS.get(card.name, ()):
+                    if SPECS[skill].limited:
+                        charges.append(Charge(card.uid, skill, 1))
+            states.append(ps)
+        return GameState(
+            ruleset=self.id,
+            phase=Phase.setup(),
+            players=tuple(states),
+            charges=tuple(charges),
+            statuses=(
+                Status(
+                    MANA, "*", "真言", 0, None, MANA_START, survives_death=True, note="剩余魔力点"
+                ),
+            ),
+        )
+
+    # ------------------------------------------------------------------ names
+    def skill_names(self) -> tuple[str, ...]:
+        return (*SPECS, *DIRECTOR_ACTIONS)
+
+    def canonical_skill(self, name: str) -> str:
+        raw = "".join(ch for ch in name.strip() if ch not in "<>＜＞[]【】《》")
+        return _ALIASES.get(raw, raw)
+
+    def skill_rule(self, skill: str) -> str:
+        spec = SPECS.get(self.canonical_skill(skill))
+        return spec.rule if spec else ""
+
+    def unused_reason(self, action: Action) -> str:
+        skill = self.canonical_skill(action.skill)
+        if skill == "殉职":
+            return f"{action.actor}本阶段没有以警长身份出局，<殉职>未发动"
+        if skill == "最后一招":
+            return "本阶段狼人阵营没有即将判负，<最后一招>未发动"
+        return super().unused_reason(action)
+
+    def group_skill(self, skill: str) -> bool:
+        return skill == "杀人"
+
+    # ------------------------------------------------------------------ skills held
+    def holder(self, board: Board, player: str, skill: str) -> Holder | None:
+        p = board.player(player)
+        cur = p.current
+        if cur is None or skill not in ROLE_SKILLS.get(cur.name, ()):
+            return None
+        if skill == "狩猎" and board.statuses_of(player, HUNT_LOST):
+            return None
+        charge = (cur.uid, skill, "") if SPECS[skill].limited else None
+        source = TEAM if skill == "杀人" else ""
+        return Holder(player, cur.uid, cur.name, cur.name, skill, source, charge)
+
+    def missing_skill_reason(self, board: Board, player: str, skill: str) -> str:
+        cur = board.player(player).current
+        assert cur is not None
+        if skill == "狩猎" and cur.name == "猎魔人":
+            return f"{player}已永久失去<狩猎>（曾猎杀非狼人阵营角色，zhenyan.txt:97）"
+        if skill == "杀人":
+            return f"{player}不是狼人阵营的角色，没有团队技能<杀人>（zhenyan.txt:65-66）"
+        return f"{player}的身份（{cur.name}）没有<{skill}>"
+
+    def disabled(self, board: Board, holder: Holder) -> str | None:
+        if holder.skill == "杀人":
+            charge = board.charge(TEAM, "杀人")
+            if charge is None or charge.remaining <= 0:
+                return (
+                    "狼群的<杀人>没有可用次数：该技能一开始不能使用，每有一个狼人出局，"
+                    "使用次数+1（zhenyan.txt:66）"
+                )
+        return None
+
+    def check_action(self, board: Board, p: Pass) -> str | None:
+        skill = p.spec.name
+        a = p.action
+        if skill == "守护之盾":
+            last = [m for m in board.memories(p.holder.card, skill) if m.phase == board.index - 2]
+            if last and last[-1].targets == a.targets:
+                return f"不能连续两晚守护同一名角色（上一晚守护了{a.targets[0]}，zhenyan.txt:93）"
+        elif skill == "魅惑":
+            before = {t for m in board.memory if m.skill == "魅惑" for t in m.targets}
+            if a.targets[0] in before:
+                return f"{a.targets[0]}已被魅惑过，每名角色只能被魅惑一次（zhenyan.txt:73）"
+        return None
+
+    # ------------------------------------------------------------------ the night
+    def night_handlers(self) -> dict[str, Handler]:
+        return {
+            "时间吞噬": self._h_devour,
+            "魅惑": self._h_charm,
+            "守护之盾": self._h_guard,
+            "杀人": self._h_kill,
+            "狩猎": self._h_hunt,
+            "预言": self._h_seer,
+            "凝视": self._h_gaze,
+        }
+
+    def run_night(self, board: Board, actions: Sequence[Action]) -> None:
+        rest = self._director_actions(board, actions)
+        if board.winner is not None:
+            return
+        if board.night == 0:
+            self._game_start(board)
+        elif board.night == 1:
+            self._first_night(board)
+        rest = self._settle_kill_actions(board, rest)
+        run_steps(board, self, NIGHT_PLAN, SPECS, self.night_handlers(), rest)
+        self._resolve_kill(board)
+        self._resolve_hunt(board)
+
+    def _game_start(self, board: Board) -> None:
+        """村庄老友 (zhenyan.txt:88, 92): 预言家 and 守卫 learn who the 长老 is."""
+        elders = [n for n in board.order if role_of(board.player(n)) == "长老"]
+        for name in board.living():
+            role = role_of(board.player(name))
+            if role in ("预言家", "守卫") and elders:
+                rule = "zhenyan.txt:88" if role == "预言家" else "zhenyan.txt:92"
+                board.tell(name, f"村庄老友：长老是{elders[0]}。", rule)
+                board.emit("开局", rule, f"村庄老友：{name}得知长老是谁", actor=name)
+
+    def _first_night(self, board: Board) -> None:
+        """感知 / 咒语创作者 (zhenyan.txt:67, 84): at the start of the first game night."""
+        for name in board.living():
+            role = role_of(board.player(name))
+            if role in WOLF_ROLES:
+                board.tell(
+                    name,
+                    "感知：你获知本次游戏的四个真言咒语"
+                    "（导演按游戏文件 [zhenyan] words 私下告知）。",
+                    "zhenyan.txt:67",
+                )
+            elif role == "长老":
+                board.tell(
+                    name,
+                    "咒语创作者：你获知本次游戏的四个真言咒语"
+                    "（导演按游戏文件 [zhenyan] words 私下告知）。",
+                    "zhenyan.txt:84",
+                )
+        board.emit("夜晚开始", "zhenyan.txt:67", "狼人阵营与长老得知四个真言咒语")
+
+    def _settle_kill_actions(self, board: Board, actions: Sequence[Action]) -> list[Action]:
+        """The wolves share one kill a night (zhenyan.txt:65-66): differing targets are all
+        invalid; identical ones are kept once."""
+        kills = [
+            a
+            for a in actions
+            if self.canonical_skill(a.skill) == "杀人"
+            and board.alive(a.actor)
+            and self.holder(board, a.actor, "杀人") is not None
+        ]
+        if len(kills) <= 1:
+            return list(actions)
+        dropped: set[int] = set()
+        if len({a.targets for a in kills}) > 1:
+            listing = "、".join(f"{a.actor}→{'、'.join(a.targets) or '无'}" for a in kills)
+            for a in kills:
+                board.record(
+                    a,
+                    "（4）狼人：杀人",
+                    Outcome.INVALID,
+                    f"狼人阵营当晚提交了不同的<杀人>目标（{listing}），只能指杀一名角色；"
+                    "请导演确认后只保留一条（zhenyan.txt:66）",
+                    "zhenyan.txt:66",
+                )
+                dropped.add(id(a))
+        else:
+            keep = min(kills, key=lambda a: (board.seat(a.actor), a.sort_key()))
+            for a in kills:
+                if a is not keep:
+                    board.record(
+                        a,
+                        "（4）狼人：杀人",
+                        Outcome.INVALID,
+                        f"与{keep.actor}提交的<杀人>目标相同，重复记录，只结算一次",
+                        "zhenyan.txt:66",
+                    )
+                    dropped.add(id(a))
+        return [a for a in actions if id(a) not in dropped]
+
+    def _target(self, board: Board, p: Pass) -> str:
+        """时间吞噬 (zhenyan.txt:79): a village character's skill on the devoured player acts
+        on the caster itself; the trace says so, the caster is not told."""
+        chosen = p.action.targets[0]
+        devoured = board.scratch.get("devoured")
+        actor = p.action.actor
+        if (
+            devoured == chosen
+            and faction_of_role(role_of(board.player(actor))) == VILLAGE
+            and actor != chosen
+        ):
+            p.resolved = (actor,)
+            p.trace = (f"蚀时狼妃[时间吞噬]：{chosen}→{actor}（zhenyan.txt:79）",)
+            return actor
+        p.resolved = (chosen,)
+        return chosen
+
+    def _cost(self, board: Board, p: Pass) -> None:
+        cost = COSTS.get(p.spec.name, 0)
+        if cost:
+            _spend(
+                board, cost, f"{p.action.actor}发动<{p.spec.name}>", p.step.label, "zhenyan.txt:25"
+            )
+
+    def _h_devour(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        target = p.action.targets[0]
+        board.scratch["devoured"] = target
+        board.add_status(
+            Status(
+                "时间吞噬",
+                target,
+                f"{p.action.actor}的蚀时狼妃[时间吞噬]",
+                board.index,
+                board.index,
+                negative=True,
+                note="当晚村民阵营角色对其发动的技能视为对自己发动",
+            )
+        )
+        return Outcome.DONE, f"吞噬{target}：当晚村民阵营角色对{target}发动的技能均视为对自己发动"
+
+    def _h_charm(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        target = p.action.targets[0]
+        board.add_status(
+            Status(
+                CHARM,
+                target,
+                p.action.actor,
+                board.index,
+                board.index + 1,
+                negative=True,
+                note="狼美人出局则一同出局（至下一个夜晚开始前）",
+            )
+        )
+        return Outcome.DONE, f"魅惑{target}：直到下一个夜晚开始前，若狼美人出局，{target}一同出局"
+
+    def _h_guard(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        target = self._target(board, p)
+        self._cost(board, p)
+        board.add_status(
+            Status(
+                "守护之盾",
+                target,
+                f"{p.action.actor}的守卫[守护之盾]",
+                board.index,
+                board.index,
+                note="当晚免疫指杀",
+            )
+        )
+        return Outcome.DONE, f"守护{target}：当晚免疫指杀"
+
+    def _h_kill(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        target = p.action.targets[0]
+        p.resolved = (target,)
+        board.use_charge(TEAM, "杀人")
+        left = board.charge(TEAM, "杀人")
+        board.scratch["kill"] = {"target": target, "pass": p}
+        return (
+            Outcome.DONE,
+            f"狼人阵营指杀{target}（剩余使用次数{left.remaining if left else 0}），在（8）结算",
+        )
+
+    def _h_hunt(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        target = self._target(board, p)
+        self._cost(board, p)
+        board.scratch["hunt"] = {"target": target, "pass": p}
+        return Outcome.DONE, f"猎杀{target}，在（9）结算"
+
+    def _h_seer(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        chosen = p.action.targets[0]
+        target = self._target(board, p)
+        self._cost(board, p)
+        faction = faction_of_role(role_of(board.player(target)))
+        text = f"预言：{chosen}的阵营为{faction}。"
+        board.tell(p.action.actor, text, "zhenyan.txt:89")
+        return Outcome.DONE, text
+
+    def _h_gaze(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        target = p.action.targets[0]
+        p.resolved = (target,)
+        priv = role_of(board.player(target)) in PRIVILEGED
+        text = f"凝视：{target}{'是' if priv else '不是'}特权牌。"
+        board.tell(p.action.actor, text, "zhenyan.txt:76")
+        return Outcome.DONE, text
+
+    def _result_of(self, board: Board, action: Action) -> Any:
+        for r in board.results:
+            if r.action is action and r.outcome is Outcome.DONE:
+                return r
+        return None
+
+    def _resolve_kill(self, board: Board) -> None:
+        """(8) 被指杀的角色如果未被守护，则被指杀角色出局 (zhenyan.txt:144, 66, 93)."""
+        step = "（8）指杀结算"
+        kill = board.scratch.get("kill")
+        if kill is None:
+            board.emit(step, "zhenyan.txt:144", "今晚没有指杀")
+            return
+        target: str = kill["target"]
+        result = self._result_of(board, kill["pass"].action)
+        if not board.alive(target):
+            board.emit(step, "zhenyan.txt:144", f"{target}已出局，指杀不再结算")
+            return
+        if role_of(board.player(target)) == "村民":
+            if result is not None:
+                board.amend(result, Outcome.FIZZLED, f"{target}是村民，指杀无效（zhenyan.txt:66）")
+            board.emit(step, "zhenyan.txt:66", f"{target}是村民，指杀无效", resolved=(target,))
+            return
+        if board.statuses_of(target, "守护之盾"):
+            if result is not None:
+                board.amend(result, Outcome.BLOCKED, f"{target}被守护，当晚免疫指杀")
+            board.emit(step, "zhenyan.txt:93", f"{target}被守护，免疫指杀", resolved=(target,))
+            return
+        board.card_out(
+            target, cause="指杀", step=step, rule="zhenyan.txt:144", source="狼人阵营", kind="杀人"
+        )
+        board.drain()
+
+    def _resolve_hunt(self, board: Board) -> None:
+        """(9) 被猎杀的角色如果是狼人阵营则出局，若不是则猎魔人收到反馈技能已丢失
+        (zhenyan.txt:145, 97)."""
+        step = "（9）猎杀结算"
+        hunt = board.scratch.get("hunt")
+        if hunt is None:
+            board.emit(step, "zhenyan.txt:145", "今晚没有猎杀")
+            return
+        target: str = hunt["target"]
+        p: Pass = hunt["pass"]
+        hunter = p.action.actor
+        result = self._result_of(board, p.action)
+        if faction_of_role(role_of(board.player(target))) == WOLF:
+            if not board.alive(target):
+                board.emit(step, "zhenyan.txt:145", f"{target}已出局，猎杀不再结算")
+                return
+            board.card_out(
+                target,
+                cause="猎魔人[狩猎]",
+                step=step,
+                rule="zhenyan.txt:145",
+                source=hunter,
+                kind="技能",
+            )
+            board.drain()
+            return
+        board.add_status(
+            Status(
+                HUNT_LOST,
+                hunter,
+                f"{hunter}的猎魔人[狩猎]",
+                board.index,
+                None,
+                negative=True,
+                survives_death=True,
+                note="猎杀了非狼人阵营角色，永久失去<狩猎>",
+            )
+        )
+        board.tell(hunter, "狩猎：技能已丢失。", "zhenyan.txt:145")
+        if result is not None:
+            board.amend(result, Outcome.FIZZLED, f"{target}不属于狼人阵营，猎魔人永久失去<狩猎>")
+        board.emit(step, "zhenyan.txt:97", f"{target}不属于狼人阵营，{hunter}永久失去<狩猎>")
+
+    # ------------------------------------------------------------------ triggers
+    def after_card_out(self, board: Board, death: Death) -> None:
+        p = board.player(death.player)
+        role = role_of(p)
+        triggers: list[Trigger] = []
+        if role in WOLF_ROLES:
+            charge = board.charge(TEAM, "杀人") or Charge(TEAM, "杀人", 0)
+            board.set_charge(replace(charge, remaining=charge.remaining + 1))
+            board.emit(
+                death.step,
+                "zhenyan.txt:66",
+                f"狼人{death.player}出局，<杀人>使用次数+1（现为{charge.remaining + 1}）",
+            )
+        if role == "狼美人":
+            for s in board.statuses:
+                if s.kind == CHARM and s.source == death.player and s.active_at(board.index):
+                    triggers.append(
+                        Trigger(
+                            f"魅惑:{s.holder}", lambda b, t=s.holder: self._charm_out(b, death, t)
+                        )
+                    )
+        if board.sheriff == death.player:
+            board.defer(Trigger(f"警长:{death.player}", lambda b: self._handover(b, death)))
+        board.push_front(*triggers)
+
+    def _charm_out(self, board: Board, death: Death, target: str) -> None:
+        board.card_out(
+            target,
+            cause="狼美人[魅惑]",
+            step=f"{death.step}：魅惑连带",
+            rule="zhenyan.txt:73",
+            source=death.player,
+            kind="技能",
+        )
+
+    def _handover(self, board: Board, death: Death) -> None:
+        """殉职 (zhenyan.txt:107): a sheriff out not by a red card names a living successor;
+        a red-carded sheriff's successor is drawn at random (zhenyan.txt:42)."""
+        old = death.player
+        if board.sheriff != old or board.alive(old):
+            return
+        living = board.living()
+        step = "警长殉职"
+        if not living:
+            board.sheriff = None
+            return
+        action = None if death.red else board.take_prepared(old, "殉职")
+        random_pick = death.red or (
+            action is not None and (action.choice or "").strip() in ("随机", "random")
+        )
+        if random_pick:
+            seed = (
+                board.scratch.get("red_seed", {}).get(old)
+                if death.red
+                else (action.ref if action is not None and action.ref else None)
+            ) or f"{board.phase.label}:{old}"
+            new = seeded_choice(seed, living)
+            why = "红牌罚下" if death.red else "15分钟内未与导演联系"
+            rule = "zhenyan.txt:42" if death.red else "zhenyan.txt:189"
+            if action is not None:
+                board.record(action, step, Outcome.DONE, f"随机继任：{new}", rule, (new,))
+            self._new_sheriff(board, new, f"警长{old}{why}，警长随机移交给{new}", rule)
+            return
+        if action is None:
+            board.sheriff = None
+            board.need(
+                old,
+                "殉职",
+                f"警长{old}出局，须从未出局角色中选择继任警长（{'、'.join(living)}）：记录后重新结算"
+                f"（{_add_cmd(board)} --actor {old} --skill 殉职 --target 继任者；"
+                "15分钟内未联系导演则 --choice 随机）",
+                "zhenyan.txt:107",
+            )
+            board.emit(step, "zhenyan.txt:107", f"等待{old}选择继任警长", actor=old)
+            return
+        target = action.targets[0] if len(action.targets) == 1 else None
+        if target is None or target not in living:
+            problem = "须选择一名未出局的角色" if target is None else f"{target}不是未出局的角色"
+            board.record(action, step, Outcome.INVALID, problem, "zhenyan.txt:107")
+            board.sheriff = None
+            board.need(
+                old, "殉职", f"警长{old}的殉职目标无效（{problem}），请重新选择", "zhenyan.txt:107"
+            )
+            return
+        board.record(
+            action, step, Outcome.DONE, f"警长移交给{target}", "zhenyan.txt:107", (target,)
+        )
+        self._new_sheriff(board, target, f"警长{old}殉职，警长移交给{target}", "zhenyan.txt:34")
+
+    def _new_sheriff(self, board: Board, new: str, line: str, rule: str) -> None:
+        board.sheriff = new
+        board.announce(line)
+        board.tell(
+            new,
+            "你成为警长：你获知四个真言咒语（导演私下告知）；你投出的票计为1.5票；"
+            "你不能在讨论帖发言，也不能在询问帖提问或猜词，只能用是/否/不知道回答"
+            "（zhenyan.txt:104-109）。",
+            "zhenyan.txt:106",
+        )
+        board.emit("警长", rule, line, resolved=(new,))
+
+    # ------------------------------------------------------------------ director's actions
+    def _director_actions(self, board: Board, actions: Sequence[Action]) -> list[Action]:
+        rest: list[Action] = []
+        reds: list[Action] = []
+        for a in actions:
+            skill = self.canonical_skill(a.skill)
+            if skill == "投降":
+                self._surrender(board, a)
+            elif skill == "判负":
+                self._forfeit(board, a)
+            elif skill == "红牌罚下":
+                reds.append(a)
+            elif skill == "猜中":
+                self._guessed(board, a)
+            else:
+                rest.append(a)
+        if board.winner is not None:
+            for a in [*rest, *reds]:
+                board.record(a, "校验", Outcome.UNUSED, "游戏已结束，不再结算", "")
+            return []
+        if board.night is not None:
+            for a in reds:
+                self._red_card(board, a)
+            return rest
+        board.scratch["reds"] = reds
+        return rest
+
+    def _guessed(self, board: Board, a: Action) -> None:
+        """A word guessed correctly in the inquiry thread (zhenyan.txt:168): counted once."""
+        step = "真言猜中"
+        raw = (a.choice or "").strip()
+        try:
+            position = int(raw.removeprefix("第").removesuffix("个词语").removesuffix("个"))
+        except ValueError:
+            position = 0
+        if not 1 <= position <= WORDS:
+            board.record(
+                a, step, Outcome.INVALID, "猜中须写明词语位置（choice = 1–4）", "zhenyan.txt:168"
+            )
+            return
+        if board.night is not None:
+            board.record(a, step, Outcome.INVALID, "猜词只在白天的询问帖中进行", "zhenyan.txt:168")
+            return
+        if position in _board_guessed(board):
+            board.record(
+                a, step, Outcome.FIZZLED, f"第{position}个词语已被猜中，只计一次", "zhenyan.txt:168"
+            )
+            return
+        board.add_status(
+            Status(
+                GUESSED, "*", a.actor, board.index, None, survives_death=True, note=str(position)
+            )
+        )
+        board.record(
+            a, step, Outcome.DONE, f"第{position}个真言词语被猜中（{a.actor}）", "zhenyan.txt:168"
+        )
+        board.emit(step, "zhenyan.txt:168", f"第{position}个真言词语被猜中", actor=a.actor)
+
+    def _red_card(self, board: Board, a: Action) -> None:
+        step = "红牌罚下"
+        if not board.has(a.actor):
+            board.record(
+                a, step, Outcome.INVALID, f"名单中没有玩家「{a.actor}」", "zhenyan.txt:222"
+            )
+            return
+        if not board.alive(a.actor):
+            board.record(
+                a,
+                step,
+                Outcome.FIZZLED,
+                f"{a.actor}已出局（已出局角色仍可被判罚）",
+                "zhenyan.txt:224",
+            )
+            return
+        board.scratch.setdefault("red_seed", {})[a.actor] = (
+            a.choice or a.ref or f"{board.phase.label}:{a.actor}"
+        )
+        board.players[a.actor] = replace(board.player(a.actor), red_carded=True)
+        board.record(a, step, Outcome.DONE, f"{a.actor}被红牌罚下出局", "zhenyan.txt:222")
+        board.card_out(
+            a.actor,
+            cause="红牌罚下",
+            step=step,
+            rule="zhenyan.txt:222",
+            source="导演",
+            kind="红牌罚下",
+            red=True,
+        )
+        board.drain()
+
+    def _surrender(self, board: Board, a: Action) -> None:
+        step = "投降"
+        if not board.has(a.actor) or role_of(board.player(a.actor)) not in WOLF_ROLES:
+            board.record(
+                a,
+                step,
+                Outcome.INVALID,
+                f"{a.actor}不是狼人阵营的角色，不能发起投降",
+                "zhenyan.txt:49",
+            )
+            return
+        board.record(
+            a, step, Outcome.DONE, "狼人阵营投降（所有狼人阵营角色均已同意）", "zhenyan.txt:49"
+        )
+        board.set_winner(
+            VILLAGE, f"狼人阵营投降（由{a.actor}发起），不触发狼王的技能", "zhenyan.txt:49"
+        )
+        board.emit(step, "zhenyan.txt:49", f"{a.actor}发起投降，狼人阵营全数同意", actor=a.actor)
+
+    def _forfeit(self, board: Board, a: Action) -> None:
+        step = "判负"
+        loser = (a.choice or "").strip()
+        if loser not in (WOLF, VILLAGE):
+            board.record(
+                a,
+                step,
+                Outcome.INVALID,
+                f"判负须写明阵营（choice = {WOLF} 或 {VILLAGE}）",
+                "zhenyan.txt:223",
+            )
+            return
+        winner = VILLAGE if loser == WOLF else WOLF
+        board.record(a, step, Outcome.DONE, f"{loser}判负", "zhenyan.txt:223")
+        board.set_winner(winner, f"{loser}判负（红牌，zhenyan.txt:223）", "zhenyan.txt:223")
+
+    # ------------------------------------------------------------------ the day
+    def run_day(self, board: Board, day: DayInput) -> None:
+        board.voters_day = day.day
+        board.voters = tuple(v for v in day.voters if board.has(v))
+        rest = self._director_actions(board, day.actions)
+        if board.winner is not None:
+            return
+        for a in rest:
+            skill = self.canonical_skill(a.skill)
+            spec = SPECS.get(skill)
+            if spec is None:
+                board.record(a, "校验", Outcome.INVALID, self.unknown_skill_reason(skill), "")
+            elif spec.trigger:
+                board.prepared.append(replace(a, skill=skill))
+            else:
+                board.record(a, "校验", Outcome.INVALID, f"<{skill}>不是白天发动的技能", spec.rule)
+        if day.sheriff_election:
+            elected = day.elected
+            if elected is None:
+                board.announce("警长竞选：无人当选")
+                board.emit("竞岗", "zhenyan.txt:105", "无人当选警长", because=day.decided_by)
+            elif not board.alive(elected):
+                raise EngineError(f"当选警长的{elected}已出局（或不在名单中），请检查计票")
+            else:
+                self._new_sheriff(board, elected, f"{elected}当选警长", "zhenyan.txt:105")
+        elif day.out is None:
+            board.emit("投票", day.rule or "zhenyan.txt:38", "今日无人出局", because=day.decided_by)
+            board.announce("今日无人被投票出局")
+        else:
+            out = day.out
+            if not board.alive(out):
+                raise EngineError(f"被投票出局的{out}已出局（或不在名单中），请检查计票")
+            board.card_out(
+                out,
+                cause="投票出局",
+                step="投票",
+                rule="zhenyan.txt:38",
+                source="投票",
+                kind="投票出局",
+            )
+            if day.day >= 2:
+                _spend(board, 2, f"成功投票{out}出局", "投票", "zhenyan.txt:57")
+        board.drain()
+        for a in board.scratch.get("reds", []):
+            self._red_card(board, a)  # zhenyan.txt:43: after the vote
+
+    # ------------------------------------------------------------------ end of a phase
+    def end_of_phase(self, board: Board) -> None:
+        board.drain()
+        board.run_deferred()
+        if board.night is None and board.phase.number >= 2:
+            _spend(board, 2, f"经过第{board.phase.number}天白天", "白天结束", "zhenyan.txt:57")
+        points = _board_mana(board)
+        if board.night == 0:
+            return  # the game start: no 魔力通灵, no announcement, no win check
+        for name in board.living():
+            if role_of(board.player(name)) == "长老":
+                board.tell(name, f"魔力通灵：剩余魔力点{points}点。", "zhenyan.txt:85")
+        if board.night is not None and board.night >= 1:
+            line = self._death_line(board)
+            board.public[:0] = [line, f"当日警长：{board.sheriff or '无'}"]
+        elif board.night is None and board.deaths:
+            board.public.insert(0, self._death_line(board))
+        self._judge(board, points)
+
+    @staticmethod
+    def _death_line(board: Board) -> str:
+        when = "昨晚" if board.night is not None else "今日"
+        if not board.deaths:
+            return f"{when}无人出局"
+        parts = [
+            d.player + ("（红牌罚下）" if d.red else "（投票出局）" if d.kind == "投票出局" else "")
+            for d in board.deaths
+        ]
+        return f"{when}出局（按出局顺序）：" + "、".join(parts)
+
+    # ------------------------------------------------------------------ win check
+    def _facts(self, board: Board) -> tuple[bool, int, int]:
+        elder_out = not any(
+            board.alive(n) for n in board.order if role_of(board.player(n)) == "长老"
+        )
+        wolves = sum(1 for n in board.living() if role_of(board.player(n)) in WOLF_ROLES)
+        return elder_out, wolves, len(_board_guessed(board))
+
+    def _judge(self, board: Board, points: int) -> None:
+        """胜负判定 (zhenyan.txt:113-127), in the text's order."""
+        step = "胜负判定"
+        if board.winner is not None:
+            return
+        elder_out, wolves, guessed = self._facts(board)
+        ended = points <= 0
+        if ended:
+            board.emit(step, "zhenyan.txt:55", f"魔力点为{points}，游戏立刻结束，按当前状态判定")
+        result: tuple[str, str, str] | None = None
+        if elder_out:
+            result = (WOLF, "长老出局", "zhenyan.txt:118")
+        elif ended and wolves > guessed:
+            result = (
+                WOLF,
+                f"游戏结束时，存活的狼人数量（{wolves}）大于已被猜中的真言咒语数量（{guessed}）",
+                "zhenyan.txt:120",
+            )
+        elif wolves == 0:
+            result = (VILLAGE, "狼人阵营的角色全部出局且长老没有出局", "zhenyan.txt:125")
+        elif ended:
+            result = (
+                VILLAGE,
+                f"游戏结束时，存活的狼人数量（{wolves}）小于或等于已被猜中的真言咒语数量"
+                f"（{guessed}），且长老没有出局",
+                "zhenyan.txt:126",
+            )
+        elif guessed >= WORDS:
+            result = (VILLAGE, "四个真言咒语全部猜中，且长老没有出局", "zhenyan.txt:127")
+        if result is None:
+            board.emit(step, "zhenyan.txt:114", "双方均未达成胜利条件，游戏继续")
+            return
+        faction, reason, rule = result
+        if faction == VILLAGE:
+            kings = [n for n in board.living() if role_of(board.player(n)) == "狼王"]
+            if kings and not self._last_move(board, kings[0], reason):
+                return
+            if board.winner is not None:
+                return
+        board.set_winner(faction, reason, rule)
+
+    def _last_move(self, board: Board, king: str, reason: str) -> bool:
+        """最后一招 (zhenyan.txt:70, 114): True when the village win stands."""
+        step = "狼王：最后一招"
+        rule = "zhenyan.txt:70"
+        action = board.take_prepared(king, "最后一招")
+        if action is None:
+            board.need(
+                king,
+                "最后一招",
+                f"村民阵营即将获胜（{reason}），狼王{king}依然存活，可以发动<最后一招>指认长老："
+                f"记录后重新结算（{_add_cmd(board)} --actor {king} --skill 最后一招 "
+                "--target 指认对象，"
+                "或 --choice 放弃）",
+                rule,
+            )
+            board.emit(step, rule, f"等待狼王{king}决定是否发动<最后一招>", actor=king)
+            return False
+        if action.declined:
+            board.record(action, step, Outcome.DONE, f"{king}放弃发动<最后一招>", rule)
+            return True
+        if len(action.targets) != 1 or not board.has(action.targets[0]):
+            board.record(action, step, Outcome.INVALID, "<最后一招>须指认一名角色", rule)
+            board.need(king, "最后一招", "<最后一招>的指认无效，请重新记录", rule)
+            return False
+        named = action.targets[0]
+        right = role_of(board.player(named)) == "长老"
+        text = f"狼王{king}发动<最后一招>，指认{named}为长老：{'正确' if right else '错误'}"
+        board.record(action, step, Outcome.DONE, text, rule, (named,))
+        board.announce(text)
+        board.emit(step, rule, text, actor=king, chosen=(named,))
+        if right:
+            board.set_winner(WOLF, f"通过狼王的技能获胜（{text}）", "zhenyan.txt:121")
+            return False
+        return True
+
+    def check_win(self, board: Board) -> None:
+        if board.winner is not None:
+            board.announce(f"游戏结束：{board.winner}胜利（{board.win_reason}）")
+            board.emit(
+                "胜负判定",
+                board.win_rule or "",
+                f"{board.winner}胜利",
+                because=board.win_reason or "",
+            )
+
+    # ------------------------------------------------------------------ votes
+    def actual_faction(self, state: GameState, player: str) -> str | None:
+        p = state.player(player)
+        return faction_of_role(role_of(p)) if p.cards else None

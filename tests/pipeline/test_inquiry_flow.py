@@ -1,0 +1,284 @@
+"""zhenyan's inquiry thread end to end on the simulator: players ask and guess, the sheriff
+answers, bansha crawls, checks the guesses against the secret words, drafts the director's
+answers and the 公示 of a word guessed correctly, lists what is unanswered at the close, and
+never lets an unguessed word out."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.kernel import DayInput, resolve_day, resolve_night
+from engine.rulesets import get_ruleset
+from parsers.inquiry import Answer
+from pipeline.client import DiscuzClient, RetryPolicy
+from pipeline.crawl import Crawler, CrawlTarget, ForumConfig
+from pipeline.drafts import list_drafts, save_drafts
+from pipeline.gamefile import parse_game
+from pipeline.inquiry import (
+    InquiryError,
+    guess_actions,
+    inquiry_days,
+    inquiry_drafts,
+    load_secrets,
+    word_key,
+)
+from pipeline.simulator import ForumSim, SimClock
+from pipeline.store import open_store
+
+TZ = ZoneInfo("Asia/Shanghai")
+D1 = datetime(2026, 12, 1, 10, 0, tzinfo=TZ)
+D2 = datetime(2026, 12, 2, 10, 0, tzinfo=TZ)
+ROSTER = [
+    ("饺子", "狼王"),
+    ("面条", "狼美人"),
+    ("春卷", "石像鬼"),
+    ("烧饼", "蚀时狼妃"),
+    ("包子", "长老"),
+    ("汤圆", "预言家"),
+    ("烧卖", "守卫"),
+    ("馄饨", "猎魔人"),
+    ("粽子", "村民"),
+    ("油条", "村民"),
+    ("麻花", "村民"),
+    ("月饼", "村民"),
+]
+USERS = {"导演": 100, **{name: 101 + i for i, (name, _c) in enumerate(ROSTER)}}
+WORDS = ["风扇", "鹿目圆", "千羽", "摄梦人"]
+SECRET_LEFT = ("千羽", "摄梦人")  # never guessed in these tests
+
+
+def game_data(base_url: str, **zhenyan: Any) -> dict[str, Any]:
+    return {
+        "game": {
+            "id": "zhenyan-inquiry",
+            "title": "狼人真言",
+            "ruleset": "zhenyan",
+            "timezone": "Asia/Shanghai",
+        },
+        "forum": {"base_url": base_url, "min_interval_s": 0.0},
+        "director": {"names": ["导演"], "uids": [100]},
+        "players": [{"name": n, "uid": USERS[n], "cards": [c]} for n, c in ROSTER],
+        "days": [
+            {
+                "day": 1,
+                "opens": D1,
+                "closes": D1 + timedelta(hours=12),
+                "discussion": 2011,
+                "vote": 2012,
+                "inquiry": 2014,
+            },
+            {
+                "day": 2,
+                "opens": D2,
+                "closes": D2 + timedelta(hours=12),
+                "discussion": 2021,
+                "vote": 2022,
+                "inquiry": 2024,
+            },
+        ],
+        "zhenyan": zhenyan or {"words": WORDS, "variants": {"2": ["小圆"]}},
+    }
+
+
+def at(hours: float) -> datetime:
+    return D2 + timedelta(hours=hours)
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> dict[str, Any]:
+    clock = SimClock(D2 + timedelta(hours=11, minutes=30))
+    sim = ForumSim(users=USERS, clock=clock, floodctrl_s=0)
+    for tid, title in (
+        (2011, "第一天讨论帖"),
+        (2012, "第一天警长竞选帖"),
+        (2014, "第一天询问帖"),
+        (2021, "第二天讨论帖"),
+        (2022, "第二天投票帖"),
+        (2024, "第二天询问帖"),
+    ):
+        start = D1 if tid < 2020 else D2
+        sim.add_thread(tid, title, "导演", f"【{title}】", start)
+    # day 1: 粽子 is elected sheriff (zhenyan.txt:105)
+    for i, name in enumerate(["饺子", "包子", "汤圆", "油条"]):
+        sim.add_post(2012, name, "投票对象：粽子\n投票理由：竞选", D1 + timedelta(hours=1 + i))
+    game = parse_game(game_data(sim.base_url), check_login=False)
+    return {"sim": sim, "clock": clock, "game": game, "store": open_store(tmp_path / "g.db")}
+
+
+def crawl(world: dict[str, Any]) -> None:
+    sim: ForumSim = world["sim"]
+    http = httpx.Client(transport=sim.transport(), timeout=httpx.Timeout(5.0))
+    client = DiscuzClient(
+        http,
+        base_url=sim.base_url,
+        min_interval_s=0,
+        policy=RetryPolicy(max_attempts=3, initial_wait_s=0.01, jitter_s=0),
+        sleep=lambda s: None,
+    )
+    crawler = Crawler(client, world["store"], ForumConfig(base_url=sim.base_url, tz=TZ))
+    targets = [CrawlTarget(tid, day, role) for day, role, tid in world["game"].thread_roles()]
+    assert crawler.crawl(targets).ok
+
+
+def play_day_2(world: dict[str, Any]) -> dict[str, int]:
+    sim: ForumSim = world["sim"]
+    pids: dict[str, int] = {}
+    # zhenyan.txt:168 【第X个词语是XX吗？】 — a correct guess, the first of word 1
+    pids["汤圆"] = sim.add_post(2024, "汤圆", "第一个词语是风扇吗？", at(1))
+    # the director's variant of word 2, written with full-width brackets and spaces
+    pids["面条"] = sim.add_post(2024, "面条", "第２个词语是「 小 圆 」吗？", at(1.5))
+    # word 1 again: correct, but it counts once (no second 公示)
+    pids["油条"] = sim.add_post(2024, "油条", "第1个词语是风 扇吗", at(2))
+    # a wrong guess
+    pids["麻花1"] = sim.add_post(2024, "麻花", "第三个词语是千纸鹤吗？", at(2.5))
+    pids["麻花2"] = sim.add_post(2024, "麻花", "你是预言家吗？", at(3))
+    pids["麻花3"] = sim.add_post(2024, "麻花", "饺子是狼人阵营吗？", at(3.5))
+    # zhenyan.txt:165 每名角色每天可以在询问贴向警长询问3次问题 — the 4th is not answered
+    pids["麻花4"] = sim.add_post(2024, "麻花", "第四个词语是千羽吗？", at(4))
+    # zhenyan.txt:188 询问贴会比正常讨论和投票贴提前1小时关闭
+    pids["月饼"] = sim.add_post(2024, "月饼", "春卷是好人吗？", at(11.2))
+    # the sheriff answers 汤圆 and 麻花's 2nd question (zhenyan.txt:166 是/否/不知道)
+    sim.add_post(2024, "粽子", "是（凑字数）", at(5), quote_pid=pids["汤圆"])
+    sim.add_post(2024, "粽子", "不知道……凑字数", at(5.2), quote_pid=pids["麻花2"])
+    # … and once with other words (zhenyan.txt:291)
+    sim.add_post(2024, "粽子", "否，他肯定是狼", at(5.4), quote_pid=pids["麻花3"])
+    # zhenyan.txt:109 成为警长的角色不能在讨论贴发言
+    sim.add_post(2021, "粽子", "大家好我是警长", at(6))
+    return pids
+
+
+def test_the_inquiry_thread_end_to_end(world: dict[str, Any], caplog) -> None:  # type: ignore[no-untyped-def]
+    caplog.set_level(logging.DEBUG)
+    pids = play_day_2(world)
+    crawl(world)
+    game, store = world["game"], world["store"]
+    as_of = at(11.5)  # after the inquiry close (21:00), before the day's close
+    days = inquiry_days(game, store, as_of=as_of)
+    assert [d.day for d in days] == [1, 2]
+    d2 = days[1]
+    assert d2.sheriff == "粽子" and d2.closed
+    items = {i.pid: i for i in d2.items}
+
+    # the director's feedback comes first (zhenyan.txt:168 导演需要先反馈猜测是否正确)
+    assert items[pids["汤圆"]].director_answer == "猜测正确"
+    assert items[pids["面条"]].director_answer == "猜测正确"  # the accepted variant
+    assert items[pids["油条"]].director_answer == "猜测正确"
+    assert items[pids["麻花1"]].director_answer == "猜测错误"
+    assert items[pids["麻花2"]].director_answer is None  # an ordinary question
+    # a correct word counts once: 汤圆 first guessed word 1, 面条 word 2
+    assert d2.guessed == (1, 2)
+    assert [g.first for g in items[pids["油条"]].guesses] == [False]
+
+    # zhenyan.txt:165 the 4th question is flagged and not answered
+    assert not items[pids["麻花4"]].accepted
+    assert items[pids["麻花4"]].director_answer is None
+    flags = {(f.who, f.rule): f for f in d2.flags}
+    assert "超出每天3次" in flags[("麻花", "zhenyan.txt:165")].text
+    # zhenyan.txt:188 after the close
+    assert not items[pids["月饼"]].accepted
+    assert ("月饼", "zhenyan.txt:188") in flags
+    # the sheriff: answers paired through the quote link; other words and the discussion post
+    assert items[pids["汤圆"]].answer is Answer.YES
+    assert items[pids["麻花2"]].answer is Answer.UNKNOWN
+    assert ("粽子", "zhenyan.txt:166, zhenyan.txt:291") in flags
+    assert ("粽子", "zhenyan.txt:109, zhenyan.txt:291") in flags
+    # unanswered at the close, for the director
+    unanswered = {i.pid for i in d2.unanswered}
+    assert unanswered == {pids["面条"], pids["油条"], pids["麻花1"]}
+    summary = "\n".join(d2.summary())
+    assert "关门时未回答" in summary
+
+    # drafts: the answers to the guesses, then the 公示 of each word first guessed
+    specs = inquiry_drafts(game, days)
+    answers = next(s for s in specs if s.key == "inquiry_answers:d2")
+    assert answers.tid == 2024
+    assert answers.body.count("猜测正确") == 3 and answers.body.count("猜测错误") == 1
+    assert f"pid={pids['汤圆']}" in answers.body
+    reveals = {s.key: s for s in specs if s.key.startswith("inquiry_reveal")}
+    assert set(reveals) == {"inquiry_reveal:d2:w1", "inquiry_reveal:d2:w2"}
+    assert reveals["inquiry_reveal:d2:w1"].tid == 2021  # the discussion thread (zhenyan.txt:31)
+    assert "第1个真言词语：[b]风扇[/b]" in reveals["inquiry_reveal:d2:w1"].body
+    assert "鹿目圆" in reveals["inquiry_reveal:d2:w2"].body
+    assert "鹿目圆" not in answers.body and "风扇" not in answers.body.replace("风扇吗", "")
+
+    # secrets never leak: not in drafts, flags, summary, logs
+    everything = "\n".join(
+        [*(s.body for s in specs), summary, *(r.getMessage() for r in caplog.records)]
+    )
+    for word in SECRET_LEFT:
+        assert word not in everything.replace("千羽吗", "").replace("千纸鹤", ""), word
+
+    # the drafts are stored like any other
+    now = as_of
+    assert save_drafts(store, specs, now=now)
+    assert {d.key for d in list_drafts(store)} >= {"inquiry_answers:d2", "inquiry_reveal:d2:w1"}
+
+    # once the director has posted the answers, they are not drafted again
+    world["sim"].add_post(2024, "导演", answers.body, at(11.6))
+    world["clock"].set(at(11.7))
+    crawl(world)
+    again = inquiry_drafts(game, inquiry_days(game, store, as_of=at(11.8)))
+    assert not any(s.key == "inquiry_answers:d2" for s in again)
+    assert {s.key for s in again} == set(reveals)
+
+    # the engine counts the words for the win check (zhenyan.txt:127)
+    actions = guess_actions(days)
+    assert [a.choice for a in actions[2]] == ["1", "2"]
+    rs = get_ruleset("zhenyan")
+    state = rs.setup_state([(n, [c]) for n, c in ROSTER])
+    state, _ = resolve_night(state, [], rs, night=0)
+    state, _ = resolve_day(state, DayInput(day=1, elected="粽子", sheriff_election=True), rs)
+    state, _ = resolve_night(state, [], rs, night=1)
+    state, report = resolve_day(state, DayInput(day=2, actions=tuple(actions[2])), rs)
+    assert sum(1 for s in state.statuses if s.kind == "真言猜中") == 2
+    assert report.winner is None
+
+
+def test_word_keys_fold_width_spaces_and_punctuation() -> None:
+    # zhenyan.txt:176 标点符号不区分全半角 (read the same way for guesses)
+    assert word_key("ＡＢＣ 风扇！") == word_key("abc风扇") == "abc风扇"
+    assert word_key("「鹿目 圆」") == "鹿目圆"
+
+
+def test_a_bad_secret_table_is_reported_without_its_words(world: dict[str, Any]) -> None:
+    sim: ForumSim = world["sim"]
+    game = parse_game(game_data(sim.base_url, words=["风扇", "千羽"]), check_login=False)
+    with pytest.raises(InquiryError) as err:
+        load_secrets(game)
+    assert "words" in str(err.value)
+    assert "风扇" not in str(err.value) and "千羽" not in str(err.value)
+    assert "风扇" not in repr(load_secrets(world["game"]))
+
+
+@given(st.text(alphabet="风扇鹿目圆千羽摄梦人abcXYZ123", min_size=1, max_size=8), st.data())
+def test_width_spaces_and_punctuation_never_change_a_guess(word: str, data: st.DataObject) -> None:
+    # zhenyan.txt:176 标点符号不区分全半角 — and spaces or punctuation around a guess do not count
+    wide = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in word)
+    noisy = "".join(c + data.draw(st.sampled_from(["", " ", "，", "！", "　", "·"])) for c in wide)
+    assert word_key(noisy) == word_key(word) == word_key(word_key(word))
+
+
+def test_the_cycle_drafts_the_inquiry_answers_and_the_reveal(world: dict[str, Any]) -> None:
+    """A cycle's drafting step (make_drafts) includes the zhenyan inquiry drafts."""
+    from pipeline.derive import derive
+    from pipeline.drafts import list_drafts, make_drafts
+
+    play_day_2(world)
+    crawl(world)
+    game, store = world["game"], world["store"]
+    as_of = at(11.5)
+    make_drafts(game, store, derive(game, store, as_of=as_of), now=as_of)
+    keys = {d.key for d in list_drafts(store)}
+    assert "inquiry_answers:d2" in keys
+    assert any(k.startswith("inquiry_reveal:d2:w1") for k in keys)
+    again = make_drafts(game, store, derive(game, store, as_of=as_of), now=as_of)
+    assert again == []  # nothing new: nothing drafted
