@@ -354,7 +354,7 @@ def setup_state(game: Game, ruleset: Ruleset) -> GameState:
     players = [(p.name, list(p.cards)) for p in game.players]
     if not any(cards for _n, cards in players):
         raise EngineError("游戏文件中还没有发牌（players[].cards 为空），无法结算夜晚")
-    return ruleset.setup_state(players)
+    return ruleset.setup_state(players, settings=ruleset.settings_from_game(game))
 
 
 def save_snapshot(

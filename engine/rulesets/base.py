@@ -264,6 +264,13 @@ class Ruleset:
         """
         return []
 
+    def settings_from_game(self, game: Any) -> dict[str, str]:
+        """Settings the rule set reads from the game file (its secret table, players' sex …).
+
+        ``game`` is the pipeline's validated game file; the engine reads only plain fields of it.
+        """
+        return {}
+
     def setup_state(
         self,
         players: Sequence[tuple[str, Sequence[str]]],

@@ -174,6 +174,8 @@ def test_tubian24_has_no_election_and_the_director_can_override() -> None:
         player["sex"] = "男"
     for player in data["players"][2:]:
         player["sex"] = "女"
+    for player in data["players"]:  # the zhenyan line-up is not a tubian24 line-up
+        player.pop("cards", None)
     assert [d.sheriff_election for d in parse_game(data, env={}).days] == [False, False]
     data["days"][1]["sheriff_election"] = True
     assert [d.sheriff_election for d in parse_game(data, env={}).days] == [False, True]
