@@ -354,6 +354,11 @@ class Nizhuan(Ruleset):
             problems.append("至少须有一名玩家是双村民（nizhuan.txt:74）")
         return problems
 
+    def settings_from_game(self, game: Any) -> dict[str, str]:
+        """``[nizhuan] reversal_day`` (declared start of the 逆转轮) and ``last_words``."""
+        table = getattr(game, "secrets", {}) or {}
+        return {k: str(table[k]) for k in ("reversal_day", "last_words") if k in table}
+
     def setup_state(
         self,
         players: Sequence[tuple[str, Sequence[str]]],

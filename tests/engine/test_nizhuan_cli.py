@@ -117,3 +117,16 @@ def test_night_resolve_json_on_a_nizhuan_game(tmp_path: Path) -> None:
 
 def _now() -> datetime:
     return datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def test_the_nizhuan_table_reaches_the_engine() -> None:
+    """nizhuan.txt:55 遗言 count and the declared 逆转轮 start come from the [nizhuan] table."""
+    from types import SimpleNamespace
+
+    from engine.rulesets import get_ruleset
+
+    game = SimpleNamespace(secrets={"reversal_day": 5, "last_words": 2, "note": "x"})
+    assert get_ruleset("nizhuan").settings_from_game(game) == {
+        "reversal_day": "5",
+        "last_words": "2",
+    }
