@@ -23,7 +23,7 @@ from engine.kernel import OUTCOME_ZH, Action, DayInput, EngineError, Report, res
 from engine.kernel import resolve_night as engine_resolve_night
 from engine.rulesets import Ruleset, get_ruleset
 from engine.state import ZH_ORDINAL, GameState, Phase, PhaseKind, StateError
-from engine.votes import DayContext, PlayerStatus, judge_ballots, tally
+from engine.votes import DayContext, judge_ballots, tally
 from pipeline.cli import GameContext, cli, game_command
 from pipeline.derive import card_events, derive, journal_modifiers
 from pipeline.journal import (
@@ -389,27 +389,26 @@ def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool)
         raise click.ClickException(f"第{number}天没有投票帖（days[].vote），无法结算")
     reds = _red_card_actions(ctx, state, day.opens, day.closes)
     red_at = {a.actor: datetime.fromisoformat(a.at) for a in reds if a.at}
-    players = tuple(
-        PlayerStatus(
-            p.name,
-            out_at=day.opens if not p.alive else red_at.get(p.name),
-        )
-        for p in state.players
-    )
+    players = rs.vote_roster(state, opens=day.opens, red_at=red_at)
     dctx = DayContext(
         day=number,
         opens=day.opens,
         closes=day.closes,
         players=players,
-        sheriff=state.sheriff if state.sheriff and state.player(state.sheriff).alive else None,
+        sheriff=rs.vote_sheriff(state),
         accelerated=res.accelerated,
         sheriff_election=res.tally.sheriff_election,
         modifiers=(*journal_modifiers(ctx.store, number), *rs.vote_modifiers(state, number)),
         ruleset=rs.id,
     )
-    verdicts = judge_ballots(res.ballots, dctx, rs)
+    fixed = rs.fixed_ballots(state, number, opens=day.opens, tid=day.vote or 0)
+    verdicts = judge_ballots((*res.ballots, *fixed), dctx, rs)
     day_tally = tally(verdicts, dctx, rs)
-    actions = [r.action for r in journal_actions(ctx.store, "day", number)] + reds
+    actions = [
+        *(r.action for r in journal_actions(ctx.store, "day", number)),
+        *reds,
+        *rs.vote_actions(day_tally),
+    ]
     day_input = DayInput.from_tally(day_tally, actions=actions)
     try:
         new_state, report = resolve_day(state, day_input, rs)

@@ -288,16 +288,23 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         outs = _out_map([*fixed_outs, *vote_outs])
         engine_state = _state_before_day(snaps, day.day)
         if engine_state is not None:
-            sheriff = engine_state.sheriff  # the engine knows 殉职 and hand-overs
+            sheriff = ruleset.vote_sheriff(engine_state)  # the engine knows 殉职, hand-overs
         set_sheriff = journal_setting(store, f"sheriff:{day.day}")
         if set_sheriff is not None:
             sheriff = set_sheriff or None
         if sheriff is not None and sheriff in outs and outs[sheriff][0] <= day.opens:
             sheriff = None  # 殉职: the hand-over is the director's (bansha vote sheriff)
         players = tuple(
-            PlayerStatus(p.name, out_at=outs[p.name][0] if p.name in outs else None)
+            PlayerStatus(
+                p.name,
+                out_at=outs[p.name][0] if p.name in outs else None,
+                card=1 if ruleset.card_units else None,  # nizhuan: the first cards play first
+            )
             for p in game.players
         )
+        if engine_state is not None and ruleset.card_units:
+            # card-based sets vote by card: the engine knows which cards are in play
+            players = ruleset.vote_roster(engine_state, opens=day.opens, red_at={})
         living_at = [p.name for p in players if p.out_at is None or p.out_at > day.opens]
 
         # -- speed (申请加速/延时 in the progress thread) ----------------------------------
@@ -442,6 +449,10 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                 + (tuple(ruleset.vote_modifiers(engine_state, day.day)) if engine_state else ()),
                 ruleset=rs_id,
             )
+            if engine_state is not None:
+                ballots += ruleset.fixed_ballots(
+                    engine_state, day.day, opens=day.opens, tid=day.vote
+                )
             verdicts = judge_ballots(ballots, ctx)
             day_tally = tally(verdicts, ctx)
             closed = as_of >= day.closes

@@ -345,3 +345,35 @@ class Ruleset:
     def vote_modifiers(self, state: GameState, day: int) -> tuple[Any, ...]:
         """The VoteModifiers (engine.votes) the state puts on ``day``'s tally."""
         return ()
+
+    # --- the day's vote as the engine sees it (card-based sets override) ----------------
+    def vote_roster(
+        self, state: GameState, *, opens: datetime, red_at: Mapping[str, datetime]
+    ) -> tuple[Any, ...]:
+        """The PlayerStatus entries (engine.votes) of a day: who may vote and be voted.
+
+        One per player; a player already out votes no more (``out_at`` = the opening), one
+        red-carded during the day from that moment.
+        """
+        from engine.votes import PlayerStatus
+
+        return tuple(
+            PlayerStatus(p.name, out_at=opens if not p.alive else red_at.get(p.name))
+            for p in state.players
+        )
+
+    def vote_sheriff(self, state: GameState) -> str | None:
+        """The unit whose vote carries the sheriff's weight (a living sheriff), or None."""
+        if state.sheriff and state.player(state.sheriff).alive:
+            return state.sheriff
+        return None
+
+    def fixed_ballots(
+        self, state: GameState, day: int, *, opens: datetime, tid: int
+    ) -> tuple[Any, ...]:
+        """Ballots the state itself casts on ``day`` (nizhuan's NPC first cards); none here."""
+        return ()
+
+    def vote_actions(self, tally: Any) -> tuple[Any, ...]:
+        """Actions recording the day's votes in the state (nizhuan's history round); none."""
+        return ()

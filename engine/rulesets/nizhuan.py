@@ -49,6 +49,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, ClassVar
 
 from engine.kernel import (
@@ -250,6 +251,15 @@ def vote_actions_from_tally(tally: Any) -> tuple[Action, ...]:
     return tuple(actions)
 
 
+def _name_and_card(label: str) -> tuple[str, int | None]:
+    """``"傻树的第二身份"`` → ``("傻树", 2)``; a bare name → ``(name, None)``."""
+    m = _TARGET.match(label.strip())
+    if not m:
+        return label.strip(), None
+    n = m.group("n") or m.group("zh")
+    return m.group("name").strip(), {"一": 1, "二": 2}.get(n) or int(n)
+
+
 def _split_label(label: str) -> tuple[str, str, str]:
     m = _TARGET.match(label.strip())
     if not m:
@@ -353,6 +363,58 @@ class Nizhuan(Ruleset):
         if not double_villager and all(len(c) == 2 for _n, c in players):
             problems.append("至少须有一名玩家是双村民（nizhuan.txt:74）")
         return problems
+
+    # --- the day's vote: one unit per card in play ----------------------------------------
+    def vote_roster(
+        self, state: GameState, *, opens: datetime, red_at: Mapping[str, datetime]
+    ) -> tuple[Any, ...]:
+        """One PlayerStatus per card that has entered the game (nizhuan.txt:138, 193)."""
+        from engine.votes import PlayerStatus
+
+        entries = []
+        for p in state.players:
+            for index, card in enumerate(p.cards, start=1):
+                if card.out_cause == NOT_IN:
+                    continue
+                out_at = opens if not card.alive else red_at.get(p.name)
+                entries.append(PlayerStatus(p.name, out_at=out_at, card=index))
+        return tuple(entries)
+
+    def vote_sheriff(self, state: GameState) -> str | None:
+        return sheriff_unit(state)
+
+    def fixed_ballots(
+        self, state: GameState, day: int, *, opens: datetime, tid: int
+    ) -> tuple[Any, ...]:
+        """The NPC first cards' recorded votes, cast at the opening (nizhuan.txt:193)."""
+        from engine.votes import Ballot, BallotKind, Evidence
+
+        ballots = []
+        for n, (voter, target) in enumerate(npc_ballots(state, day), start=1):
+            actor, _ = _name_and_card(voter)
+            evidence = Evidence(tid, -1000 - n, None, opens, f"逆转轮：{voter}按历史轮的投票")
+            if target is None:
+                ballots.append(
+                    Ballot(actor, BallotKind.ABSTAIN, None, "弃权", None, evidence, voter_card=1)
+                )
+                continue
+            name, card = _name_and_card(target)
+            ballots.append(
+                Ballot(
+                    actor,
+                    BallotKind.VOTE,
+                    name,
+                    target,
+                    None,
+                    evidence,
+                    voter_card=1,
+                    card_index=card,
+                )
+            )
+        return tuple(ballots)
+
+    def vote_actions(self, tally: Any) -> tuple[Any, ...]:
+        return vote_actions_from_tally(tally)
 
     def settings_from_game(self, game: Any) -> dict[str, str]:
         """``[nizhuan] reversal_day`` (declared start of the 逆转轮) and ``last_words``."""

@@ -404,11 +404,13 @@ def test_seeded_choice_is_reproducible() -> None:
 
 
 def test_rule_sets_without_an_engine_say_so() -> None:
-    from engine.rulesets import get_ruleset
+    from engine.rulesets.base import Ruleset
 
-    m209 = get_ruleset("m209")
+    class VotesOnly(Ruleset):
+        id = "votes-only"
+
     with pytest.raises(EngineError, match="夜晚结算尚未实现"):
-        m209.setup_state([("甲", ["狼人"])])
+        VotesOnly().setup_state([("甲", ["狼人"])])
 
 
 def test_report_contract_fields() -> None:

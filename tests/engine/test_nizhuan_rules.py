@@ -515,3 +515,48 @@ def test_surrender_of_the_wolves() -> None:
     state, report = day(state, 1, actions=[act("庚", "投降")])
     assert state.winner == "村民阵营" and report.win_rule == "nizhuan.txt:59"
     assert any("游戏结束：村民阵营胜利" in p for p in report.public)
+
+
+def test_round_two_day_tally_counts_the_npc_vote_by_card() -> None:
+    """nizhuan.txt:193 — in the 逆转轮 a first card's vote is fixed from the start; the day's
+    tally votes by card (投票对象：傻树的第一身份)."""
+    from datetime import datetime, timedelta, timezone
+
+    from engine.rulesets import get_ruleset
+    from engine.votes import Ballot, BallotKind, DayContext, Evidence, judge_ballots, tally
+
+    rs = get_ruleset("nizhuan")
+    state = start()
+    state, _ = day(state, 1, elected="丁的第一身份", actions=[act("丙", "投票", "丁的第一身份")])
+    for n in range(1, 5):
+        state, _ = night(state, n, act("丙", "杀人", choice="放弃"))
+        if n < 4:
+            state, _ = day(state, n + 1)
+    tz = timezone(timedelta(hours=8))
+    opens = datetime(2026, 12, 5, 10, 0, tzinfo=tz)
+    roster = rs.vote_roster(state, opens=opens, red_at={})
+    assert {(p.name, p.card) for p in roster} >= {("丙", 1), ("丙", 2)}  # both cards play now
+    fixed = rs.fixed_ballots(state, 5, opens=opens, tid=99)
+    assert [(b.voter, b.voter_card, b.target, b.card_index) for b in fixed] == [("丙", 1, "丁", 1)]
+    own = Ballot(
+        "甲",
+        BallotKind.VOTE,
+        "丁",
+        "丁的第一身份",
+        None,
+        Evidence(99, 7, 7, opens + timedelta(hours=1), "u"),
+        card_index=1,
+    )
+    ctx = DayContext(
+        day=5,
+        opens=opens,
+        closes=opens + timedelta(hours=12),
+        players=roster,
+        sheriff=rs.vote_sheriff(state),
+        ruleset="nizhuan",
+    )
+    t = tally(judge_ballots((*fixed, own), ctx, rs), ctx, rs)
+    assert t.out == "丁的第一身份" and set(t.voters["丁的第一身份"]) == {
+        "丙的第一身份",
+        "甲的第二身份",
+    }
