@@ -263,7 +263,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
     factions = {p.name: p.faction for p in game.players}
     ledger = card_ledger(events, factions, ruleset=rs_id)
     fixed_outs: list[tuple[str, datetime, str]] = list(journal_outs(store))
-    fixed_outs += journal.engine_outs(store, game) if snaps else []
+    fixed_outs += _engine_outs(store, game, snaps)
     fixed_outs += [(p, at, "红牌罚下") for p, at in ledger.out_by_red.items()]
     vote_outs: list[tuple[str, datetime, str]] = []
 
@@ -552,6 +552,22 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         as_of=as_of,
     )
     return Derivation(game, as_of, days, flags, ledger, outs_final)
+
+
+def _engine_outs(
+    store: Store, game: Game, snaps: Sequence[journal.Snapshot]
+) -> list[tuple[str, datetime, str]]:
+    """Players the engine put out. nizhuan's 逆转轮 brings every player back (nizhuan.txt:22):
+    outs of the history round end when the reversal round opens."""
+    if not snaps:
+        return []
+    outs = journal.engine_outs(store, game)
+    reversal = dict(snaps[-1].state.settings).get("reversal_day")
+    if reversal is not None:
+        starts = {d.day: d.opens for d in game.days}.get(int(reversal))
+        if starts is not None:
+            outs = [o for o in outs if o[1] >= starts]
+    return outs
 
 
 def _state_before_day(snaps: Sequence[journal.Snapshot], day: int) -> GameState | None:
