@@ -44,3 +44,24 @@ def test_without_the_engine_the_tally_still_elects_and_exiles(db):
     data = tally(db, 1)
     assert data["elected"] == "包子"
     assert tally(db, 2)["sheriff"] == "包子"
+
+
+def test_nizhuan_history_round_outs_end_when_the_reversal_round_opens(monkeypatch):
+    """nizhuan.txt:22 — the 逆转轮 starts a new game with all 16 cards: a player out in the
+    history round plays again, so only outs from the reversal round on keep a player out."""
+    from datetime import datetime, timedelta, timezone
+    from types import SimpleNamespace
+
+    from pipeline import derive, journal
+
+    tz = timezone(timedelta(hours=8))
+    days = [SimpleNamespace(day=n, opens=datetime(2026, 12, n, 10, tzinfo=tz)) for n in (1, 5)]
+    game = SimpleNamespace(days=days)
+    early = ("甲", datetime(2026, 12, 2, 10, tzinfo=tz), "第1晚出局")
+    late = ("乙", datetime(2026, 12, 6, 10, tzinfo=tz), "第5晚出局")
+    monkeypatch.setattr(journal, "engine_outs", lambda store, game: [early, late])
+    snap = SimpleNamespace(state=SimpleNamespace(settings=(("reversal_day", "5"), ("round", "2"))))
+    assert derive._engine_outs(None, game, [snap]) == [late]
+    history = SimpleNamespace(state=SimpleNamespace(settings=(("round", "1"),)))
+    assert derive._engine_outs(None, game, [history]) == [early, late]
+    assert derive._engine_outs(None, game, []) == []
