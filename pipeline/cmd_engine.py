@@ -12,7 +12,7 @@ This module registers its commands on import (``pipeline.cli`` imports it).
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -352,8 +352,26 @@ def day_add(
     """记录白天的一条决定或技能（装傻、翻牌、最后一枪、殉职、投降）。"""
     rs = _ruleset(ctx)
     action = _action_from_options(ctx, rs, actor, skill, targets, choice, card, at)
+    if rs.id == "nizhuan" and action.skill == "决斗":
+        _check_duel_time(ctx, number, action)
     action_id = add_action(ctx.store, "day", number, action, recorded_at=_now(ctx))
     click.echo(f"已记录 #{action_id}：第{number}天 {action.describe()}")
+
+
+def _check_duel_time(ctx: GameContext, number: int, action: Action) -> None:
+    """nizhuan.txt:106 决斗……关门前3小时内不可发动此技能."""
+    if action.at is None:
+        raise click.ClickException(
+            "决斗须写明发动时间（--at），关门前3小时内不可发动（nizhuan.txt:106）"
+        )
+    try:
+        closes = ctx.game.day(number).closes
+    except ValueError as exc:
+        raise _fail(exc) from exc
+    if datetime.fromisoformat(action.at) > closes - timedelta(hours=3):
+        raise click.ClickException(
+            f"决斗发动于关门前3小时内（关门时间 {closes:%m-%d %H:%M}），无效（nizhuan.txt:106）"
+        )
 
 
 def _as_of(ctx: GameContext, raw: str | None) -> datetime:

@@ -130,3 +130,20 @@ def test_the_nizhuan_table_reaches_the_engine() -> None:
         "reversal_day": "5",
         "last_words": "2",
     }
+
+
+def test_a_duel_in_the_last_three_hours_is_refused(tmp_path: Path) -> None:
+    says("nizhuan.txt:106", "关门前3小时内不可发动此技能")
+    game, db = _game(tmp_path), tmp_path / "game.db"
+    with game.open("a", encoding="utf-8") as fh:
+        fh.write(
+            "\n[[days]]\nday = 2\nopens = 2026-12-02T10:00:00+08:00\n"
+            "closes = 2026-12-02T22:00:00+08:00\n"
+        )
+    knight = next(name for name, cards in ROSTER if "骑士" in cards)
+    other = next(name for name, _ in ROSTER if name != knight)
+    args = ["day", "add", "--day", "2", "--actor", knight, "--skill", "决斗", "--target", other]
+    late = run(game, db, *args, "--at", "2026-12-02T19:30:00+08:00", code=1)
+    assert "关门前3小时内" in late and "nizhuan.txt:106" in late
+    assert "须写明发动时间" in run(game, db, *args, code=1)
+    run(game, db, *args, "--at", "2026-12-02T18:30:00+08:00")
