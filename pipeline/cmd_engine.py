@@ -513,11 +513,12 @@ def _render_state(state: GameState, rs: Ruleset) -> None:
     for p in state.players:
         cards = []
         for i, c in enumerate(p.cards, 1):
-            mark = (
-                "存活"
-                if c.alive
-                else f"出局：{c.out_cause}，{Phase.parse(c.out_phase or 'setup').zh}"
-            )
+            if c.alive:
+                mark = "存活"
+            elif c.out_cause == "未入场":  # nizhuan: the second card waits for the 逆转轮
+                mark = "未入场"
+            else:
+                mark = f"出局：{c.out_cause}，{Phase.parse(c.out_phase or 'setup').zh}"
             cards.append(f"{ZH_ORDINAL.get(i, i)} {c.name}（{mark}）")
         cur = p.current
         tags = []

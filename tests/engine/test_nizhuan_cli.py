@@ -111,7 +111,7 @@ def test_night_resolve_json_on_a_nizhuan_game(tmp_path: Path) -> None:
     state_json = json.loads(run(game, db, "state", "--json"))
     assert state_json["phase"] == "night:1" and state_json["sheriff"] == "丁"
     view = run(game, db, "state")
-    assert "辛：第一身份 村民（出局：被指杀，第1晚）；第二身份 村民（出局：未入场" in view
+    assert "辛：第一身份 村民（出局：被指杀，第1晚）；第二身份 村民（未入场）" in view
     assert "全部一致" in run(game, db, "state", "--verify")
 
 
