@@ -971,7 +971,7 @@ class Tubian24(Ruleset):
             )
             board.announce(line)
             board.emit(step, "tubian24.txt:103", line, actor=lover, resolved=(lover,))
-            board.card_out(
+            death = board.card_out(
                 lover,
                 cause=f"情痴[替死]（代替{target}）",
                 step=step,
@@ -979,6 +979,9 @@ class Tubian24(Ruleset):
                 source=lover,
                 kind="替死",
             )
+            if death is not None and board.night is None:
+                # 白天出局的角色公示身份 (tubian24.txt:35)
+                board.announce(f"{lover}出局，身份：{death.card}。")
             board.drain()
             return True
         return False
