@@ -101,6 +101,7 @@ class SkillSpec:
     distinct_targets: bool = True
     choices: tuple[str, ...] = ()
     first_night_rule: str = ""
+    flexible_targets: bool = False  # m209 [自选]: any number (at least one) of targets
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +220,10 @@ def validate(board: Board, rs: Ruleset, action: Action, spec: SkillSpec, step: S
         return f"<{spec.name}>冷却中"
     if spec.choices and action.choice not in spec.choices:
         return f"<{spec.name}>须选择{'、'.join(spec.choices)}之一（choice）"
-    if len(action.targets) != spec.targets:
+    if spec.flexible_targets:
+        if not action.targets:
+            return f"<{spec.name}>须至少选择1名角色"
+    elif len(action.targets) != spec.targets:
         if spec.targets == 0:
             return f"<{spec.name}>不需要指定目标"
         return f"<{spec.name}>须选择{spec.targets}名角色，收到{len(action.targets)}名"
@@ -314,10 +318,12 @@ def run_steps(
 
     for step in sorted(plan, key=lambda s: s.key):
         rs.before_step(board, step)
+        order = getattr(rs, "action_order", None)  # optional hook (m209 同时段技能的先后)
         items = sorted(
             queued.get(step.key, []),
             key=lambda item: (
                 step.skills.index(item[1].name),
+                order(board, item[0]) if order is not None else (),
                 board.seat(item[0].actor),
                 item[0].sort_key(),
             ),

@@ -1,4 +1,6 @@
-"""[M209]巴啦啦小魔仙 (rules/m209.txt, new RD rules): the vote rules.
+"""[M209]巴啦啦小魔仙 (rules/m209.txt, new RD rules): the vote rules and the night/day engine.
+
+Votes:
 
 - The sheriff has no extra weight: only 竞岗 and 殉职 (m209.txt:224-227).
 - The top (m209.txt:169): a skill's top first; else the unique maximum; else (a tie) the
@@ -9,15 +11,185 @@
   (m209.txt:170). A [狂躁] player votes before the opening and may not change; a proxy entered
   before the opening counts as made at the opening (m209.txt:97).
 - Modifiers: [迷魂] the voter counts 0 (m209.txt:96); [独裁] +N weight (m209.txt:109).
+
+Engine (data in :mod:`engine.rulesets.m209_roles`): one card per player; the drawn line-up is
+checked at setup, also against the game file's ``[m209] lineup`` (m209.txt:22-33).
+
+- Phases: ``night:0`` is the opening (开局: 隐狼[伪装], 守卫[模式选择]); ``day:1`` is the
+  election day (竞岗); ``night:N`` runs 早夜2 → 午夜 → 深夜1 (互不影响) → 深夜2 → 凌晨1 → 凌晨2
+  (the death list in the text's order) → 晨曦1 (疾病, then shots, 即时插入结算), m209.txt:528-584.
+  月亮's extra night is a second round of the same night (actions with ``choice = "第二轮"``);
+  statuses that end with the night are dropped before it (m209.txt:367-371).
+- Targets: 选择目标 → 噬时狼妃[时间逆流] → 魔术师[交换] → [隐身] → 结算目标 (m209.txt:68, 107).
+  Same skill in one step: the true identity's first, then gifts, later-listed roles first
+  (m209.txt:527, hook ``action_order``).
+- Attacks (指杀/穿透/特攻/暴击/投票出局) meet their defences (守护/坚韧/特防/暴抗/霸道; 不死 all);
+  the one ending soonest is used first; counted ones are consumed (m209.txt:111, 185); 白痴 is
+  the step-2 survival effect (m209.txt:186, 357); chain deaths (魅惑, then 摄梦) are inserted at
+  once (m209.txt:187, 583-584). [遗忘] drops 常驻 defences; [秩序] / [漏洞] block negative /
+  non-negative statuses; a second [流血] is a [暴击] (m209.txt:94-110).
+- Day: 正午 skills (断钢斩, 决斗, 神风突击, 烈阳护卫) in launch order, then the vote (unless
+  [封锁投票]), 预言家[天意], 黄昏1 (替罪羊[冤死], shots), red cards (m209.txt:177).
+- Win: the only faction not lost wins; 三方 > 狼人 > 村民 among those newly lost together
+  (m209.txt:505-506); losses are remembered in the state's settings (``lost:<faction>``).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from fractions import Fraction
+from typing import Any, ClassVar
 
+from engine.kernel import Action, Board, DayInput, Death, EngineError, Outcome, Trigger
+from engine.night import Handler, Holder, Pass, SkillSpec, Step, run_steps, validate
 from engine.rulesets.base import CountSheet, Decision, Ruleset
+from engine.rulesets.m209_roles import (
+    ATTACK_SLOTS,
+    CATEGORY,
+    DEFENCE_FOR,
+    DRAW,
+    EXCLUSIVE,
+    GIFTS,
+    GROUP_ROLES,
+    K_DAWN1,
+    KNIFE_ORDER,
+    NEVER_AGAIN,
+    NEWER,
+    NIGHT_PLAN,
+    NOON_SKILLS,
+    NOT_AGAIN,
+    PIPER,
+    ROLE_RULES,
+    ROLE_SKILLS,
+    SEER_SKILLS,
+    SEERS,
+    SPECS,
+    STATUS_EFFECTS,
+    STRONG,
+    THIRD,
+    VILLAGE,
+    WEAK,
+    WOLF,
+    WOLF_ROLES,
+)
+from engine.state import CardState, Charge, GameState, Memory, Phase, PlayerState, Status
 
-__all__ = ["M209"]
+__all__ = ["M209", "faction_of", "lineup_problems"]
+
+#: Director's actions (not skills).
+DIRECTOR_ACTIONS = ("红牌罚下",)
+#: Starting charges: 限定 = 1, [次数] as written (m209.txt:53-55).
+INITIAL_CHARGES: Mapping[str, tuple[tuple[str, int], ...]] = {
+    "黑商": (("馈赠", 1),),
+    "石像鬼": (("凝望", 1),),
+    "潜行者": (("潜行", 1),),
+    "女巫": (("救药", 1), ("毒药", 1)),
+    "灵鹿": (("森林庇护", 1),),
+    "猎魔人": (("猎杀", 3),),
+    "黑狼王": (("报复", 1),),
+}
+#: Skills whose charge the kernel spends on launch (限定 and [1]).
+LIMITED_CHARGED = frozenset({"馈赠", "凝望", "潜行", "救药", "毒药", "森林庇护"})
+#: 常驻 statuses from the start: (kind, count, rule).
+PERMANENT: Mapping[str, tuple[tuple[str, int | None, str], ...]] = {
+    "长老": (("守护", 1, "m209.txt:338"),),
+    "灵鹿": (("守护", 1, "m209.txt:284"),),
+    "猎魔人": (("特防", None, "m209.txt:279"),),
+    "吹笛者": (("秩序", None, "m209.txt:497"),),
+}
+#: [翻牌] skills (m209.txt:63).
+FLIP_SKILLS = frozenset({"断钢斩", "决斗", "神风突击"})
+#: [忍耐] skills (m209.txt:64).
+ENDURANCE = frozenset({"猎杀", "断钢斩", "决斗", "神风突击"})
+#: Negative statuses the holder is not told of (m209.txt:98, 100, 484).
+SILENT_STATUSES = frozenset({"流血", "疾病", "魅惑"})
+#: 遗言数量为人数配备最少狼数量 (m209.txt:191): 狼人 10选4 (m209.txt:22).
+LAST_WORDS = DRAW["狼人"][0]
+#: An action of 月亮's extra night carries ``choice = "第二轮"`` (or ``"第二轮/<choice>"``).
+SECOND_ROUND = "第二轮"
+#: The note of statuses that last "当晚/持续至夜晚结束": gone before the extra night's round.
+TONIGHT = "当晚"
+#: Engine records kept as statuses, never cleared by [漏洞].
+BOOKKEEPING = frozenset({"伪装", "表面身份", "守卫模式", "翻牌", "失去技能"})
+#: Per-round scratch of a night (cleared before the extra round).
+ROUND_SCRATCH = (
+    "attacks",
+    "dreams",
+    "swaps",
+    "reversal",
+    "pointed",
+    "evil",
+    "gifts",
+    "bounced",
+    "shooters",
+)
+
+_ALIASES = {
+    "法式守护": "守护",
+    "日式守护": "守护",
+    "版杀守护": "守护",
+    "流光庇护": "馈赠流光庇护",
+    "红牌": "红牌罚下",
+    "黑商馈赠毒药": "馈赠毒药",
+    "黑商馈赠通灵": "馈赠通灵",
+}
+
+
+def faction_of(role: str) -> str:
+    """A role's actual faction (m209.txt:142-145)."""
+    if role in WOLF_ROLES:
+        return WOLF
+    if role == PIPER:
+        return THIRD
+    return VILLAGE
+
+
+def lineup_problems(drawn: Sequence[str]) -> list[str]:
+    """Why a drawn line-up is impossible (m209.txt:22-33); [] when it can be drawn."""
+    problems: list[str] = []
+    counts = Counter(drawn)
+    for role, n in sorted(counts.items()):
+        if n > 1:
+            problems.append(f"身份「{role}」出现 {n} 次，每个身份只能抽到一次（m209.txt:22-33）")
+    by_cat = Counter(CATEGORY[r] for r in drawn if r in CATEGORY)
+    for cat, (need, rule) in DRAW.items():
+        if by_cat.get(cat, 0) != need:
+            problems.append(f"{cat}应抽 {need} 个，实际 {by_cat.get(cat, 0)} 个（{rule}）")
+    kings = [r for r in ("黑狼王", "白狼王") if r in counts]
+    if len(kings) != 1:
+        problems.append("黑狼王和白狼王必出现且只会出现其中之一（m209.txt:22）")
+    deer = [r for r in ("灵鹿", "女巫") if r in counts]
+    if len(deer) != 1:
+        problems.append("灵鹿和女巫必出现且只会出现其中之一（m209.txt:27）")
+    return problems
+
+
+def _consecutive(idx: Sequence[int], n: int) -> bool:
+    """Three seats are consecutive in the elevator ring (首尾相邻, m209.txt:197)."""
+    s = set(idx)
+    return any({i % n, (i + 1) % n, (i + 2) % n} == s for i in range(n)) if n >= 3 else False
+
+
+class _NoTarget(Exception):
+    """A [指定] skill whose 结算目标 were all removed ([隐身])."""
+
+
+def _guarded(handler: Handler) -> Handler:
+    def run(board: Board, p: Pass) -> tuple[Outcome, str]:
+        try:
+            return handler(board, p)
+        except _NoTarget:
+            return Outcome.FIZZLED, "结算目标为空（[隐身]移除，m209.txt:107），技能无效果"
+
+    return run
+
+
+def _add_cmd(board: Board) -> str:
+    if board.night is not None:
+        return f"bansha night add GAME.toml --night {board.night}"
+    return f"bansha day add GAME.toml --day {board.phase.number}"
 
 
 class M209(Ruleset):
@@ -95,3 +267,1872 @@ class M209(Ruleset):
         return Decision(
             (base.out,), tie, base.out, None, "平票，警长投票的角色为最高票", self.ref("tie")
         )
+
+    # ================================================================== the engine
+    has_engine: ClassVar[bool] = True
+    default_settings: ClassVar[Mapping[str, str]] = {}
+    specs: ClassVar[Mapping[str, SkillSpec]] = SPECS
+    night_plan: ClassVar[tuple[Step, ...]] = NIGHT_PLAN
+
+    # ------------------------------------------------------------------ setup
+    def validate_setup(self, players: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+        """Problems with the drawn line-up (m209.txt:22-33), in Chinese; [] when all is well.
+
+        Every player holds one card; the cards are the drawn line-up: 狼人 4 (黑狼王 xor 白狼王),
+        验人系 1, 强神 3 (灵鹿 xor 女巫), 弱神 4, 三方 1 (吹笛者), no role twice.
+        """
+        problems: list[str] = []
+        if not any(cards for _n, cards in players):
+            return problems
+        drawn: list[str] = []
+        for name, cards in players:
+            if len(cards) != 1:
+                problems.append(f"玩家「{name}」应有一张身份牌，实际有 {len(cards)} 张")
+                continue
+            card = cards[0]
+            if card not in CATEGORY:
+                problems.append(
+                    f"玩家「{name}」的身份「{card}」不在本局的身份池中（m209.txt:22-33）"
+                )
+                continue
+            drawn.append(card)
+        problems.extend(lineup_problems(drawn))
+        return problems
+
+    def settings_from_game(self, game: Any) -> dict[str, str]:
+        """``[m209] lineup = ["黑狼王", …]``: the drawn line-up (m209.txt:22-33)."""
+        table = getattr(game, "secrets", {}) or {}
+        lineup = table.get("lineup")
+        if isinstance(lineup, list | tuple):
+            return {"lineup": "，".join(str(r) for r in lineup)}
+        return {}
+
+    @staticmethod
+    def _lineup_vs_cards(raw: str, players: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+        """The [m209] table's line-up is a possible draw and is exactly the cards dealt."""
+        lineup = [r.strip() for r in raw.replace(",", "，").split("，") if r.strip()]
+        problems = [f"[m209] lineup：{p}" for p in lineup_problems(lineup)]
+        unknown = [r for r in lineup if r not in CATEGORY]
+        if unknown:
+            problems.append(f"[m209] lineup 中有不在身份池的身份：{'、'.join(unknown)}")
+        dealt = sorted(c for _n, cards in players for c in cards)
+        if dealt != sorted(lineup):
+            problems.append(
+                "[m209] lineup 与玩家的身份牌不一致："
+                f"多出 {'、'.join(sorted(set(dealt) - set(lineup))) or '无'}，"
+                f"缺少 {'、'.join(sorted(set(lineup) - set(dealt))) or '无'}"
+            )
+        return problems
+
+    def setup_state(
+        self,
+        players: Sequence[tuple[str, Sequence[str]]],
+        *,
+        settings: Mapping[str, str] | None = None,
+        strict: bool = True,
+    ) -> GameState:
+        """The state before the opening: one card each, charges, permanent 常驻 statuses."""
+        if not players:
+            raise EngineError("名单为空，无法开局")
+        problems = self.validate_setup(players)
+        merged = {**self.default_settings, **(settings or {})}
+        if "lineup" in merged:
+            problems += self._lineup_vs_cards(merged["lineup"], players)
+        if problems and strict:
+            raise EngineError("开局设置有误：\n" + "\n".join(problems))
+        states: list[PlayerState] = []
+        charges: list[Charge] = []
+        statuses: list[Status] = []
+        for name, cards in players:
+            ps = PlayerState(
+                name=name,
+                cards=tuple(CardState(f"{name}#{i + 1}", c) for i, c in enumerate(cards)),
+                wolf_group=bool(cards) and cards[0] in GROUP_ROLES,
+            )
+            states.append(ps)
+            if not cards:
+                continue
+            role, uid = cards[0], ps.cards[0].uid
+            for skill, n in INITIAL_CHARGES.get(role, ()):
+                charges.append(Charge(uid, skill, n))
+            for kind, count, rule in PERMANENT.get(role, ()):
+                statuses.append(
+                    Status(kind, name, f"{role}（{rule}）", 0, None, count, note="常驻")
+                )
+        return GameState(
+            ruleset=self.id,
+            phase=Phase.setup(),
+            players=tuple(states),
+            charges=tuple(charges),
+            statuses=tuple(statuses),
+            settings=tuple(merged.items()),
+        )
+
+    # ------------------------------------------------------------------ names
+    def skill_names(self) -> tuple[str, ...]:
+        return (*SPECS, *DIRECTOR_ACTIONS)
+
+    def canonical_skill(self, name: str) -> str:
+        raw = "".join(ch for ch in name.strip() if ch not in "<>＜＞[]【】《》")
+        return _ALIASES.get(raw, raw)
+
+    def skill_rule(self, skill: str) -> str:
+        spec = SPECS.get(self.canonical_skill(skill))
+        return spec.rule if spec else ""
+
+    def group_skill(self, skill: str) -> bool:
+        return skill in ("杀人", "预言")  # both settled before the steps (团队, 迅捷)
+
+    def unused_reason(self, action: Action) -> str:
+        skill = self.canonical_skill(action.skill)
+        if skill in ("最后一枪", "馈赠最后一枪", "报复"):
+            return f"{action.actor}本阶段没有以可开枪的方式出局，<{skill}>未发动"
+        if skill == "殉职":
+            return f"{action.actor}本阶段没有以警长身份出局，<殉职>未发动"
+        if skill == "冤死":
+            return "本日没有平票，<冤死>未触发"
+        return super().unused_reason(action)
+
+    # ------------------------------------------------------------------ who is what
+    @staticmethod
+    def role(board: Board | GameState, name: str) -> str:
+        p = board.player(name)
+        return p.cards[0].name if p.cards else ""
+
+    def actual_faction(self, state: GameState, player: str) -> str | None:
+        return faction_of(self.role(state, player))
+
+    def _faction(self, board: Board, name: str) -> str:
+        return faction_of(self.role(board, name))
+
+    def _judged_faction(self, board: Board, target: str, actor: str) -> str:
+        """The actual faction a skill judges; 隐狼 option 4 reads as village to village skills
+        aimed at it (m209.txt:434, 436)."""
+        faction = self._faction(board, target)
+        if (
+            faction == WOLF
+            and self.role(board, target) == "隐狼"
+            and "4" in self._disguise(board, target)
+            and self._faction(board, actor) == VILLAGE
+        ):
+            return VILLAGE
+        return faction
+
+    @staticmethod
+    def _marks(board: Board, holder: str, kind: str) -> list[Status]:
+        return sorted(board.statuses_of(holder, kind), key=Status.sort_key)
+
+    def _disguise(self, board: Board, name: str) -> str:
+        marks = self._marks(board, name, "伪装")
+        return marks[-1].note if marks else ""
+
+    def surface(self, board: Board, name: str) -> tuple[str, str]:
+        """(表面阵营, 表面身份): the last modifier wins (m209.txt:133); else the actual ones."""
+        marks = self._marks(board, name, "表面身份")
+        identity = marks[-1].note if marks else self.role(board, name)
+        return faction_of(identity), identity
+
+    def effects(self, board: Board, name: str) -> set[str]:
+        out: set[str] = set()
+        for s in board.statuses_of(name):
+            out |= STATUS_EFFECTS.get(s.kind, frozenset())
+        return out
+
+    def _flipped(self, board: Board, name: str) -> bool:
+        return bool(board.statuses_of(name, "翻牌"))
+
+    def _flip(self, board: Board, name: str, why: str) -> None:
+        if not self._flipped(board, name):
+            board.add_status(Status("翻牌", name, why, board.index))
+            board.announce(f"{name}翻牌：{self.role(board, name)}")
+
+    def _lost(self, board: Board, name: str, skill: str) -> bool:
+        return any(s.note == skill for s in board.statuses_of(name, "失去技能"))
+
+    def _lose(self, board: Board, name: str, skill: str, why: str) -> None:
+        board.add_status(Status("失去技能", name, why, board.index, note=skill))
+
+    def add_negative(
+        self, board: Board, holder: str, kind: str, source: str, until: int | None, rule: str
+    ) -> bool:
+        """A negative status; [秩序] clears and is immune to them (m209.txt:110)."""
+        if board.statuses_of(holder, "秩序"):
+            board.emit("状态", "m209.txt:110", f"{holder}持有[秩序]，免疫[{kind}]", actor=source)
+            return False
+        if kind == "流血" and board.statuses_of(holder, "流血"):
+            # m209.txt:98: a second [流血] is a [暴击] instead
+            board.emit("状态", "m209.txt:98", f"{holder}再次获得[流血]：改为造成[暴击]")
+            board.push_front(
+                Trigger(
+                    f"流血:{holder}",
+                    lambda b, h=holder, src=source: self.hit(
+                        b, "暴击", src, h, "二次流血", "m209.txt:98", "二次[流血]"
+                    ),
+                )
+            )
+            return False
+        if kind == "漏洞":  # m209.txt:99: clears the non-negative statuses
+            for st in board.statuses_of(holder):
+                if not st.negative and st.kind not in BOOKKEEPING:
+                    board.remove_status(st)
+        board.add_status(Status(kind, holder, source, board.index, until, negative=True))
+        if kind not in SILENT_STATUSES:
+            end = "永久" if until is None else f"至{Phase.from_index(until).zh}结束"
+            board.tell(holder, f"你获得了[{kind}]状态（{end}）。", rule)
+        board.emit("状态", rule, f"{holder}获得[{kind}]", actor=source, resolved=(holder,))
+        return True
+
+    def add_status(
+        self,
+        board: Board,
+        holder: str,
+        kind: str,
+        source: str,
+        until: int | None,
+        rule: str,
+        count: int | None = None,
+        *,
+        tonight: bool = False,
+    ) -> None:
+        note = TONIGHT if tonight else ""
+        if board.statuses_of(holder, "漏洞") and kind not in BOOKKEEPING:
+            board.emit("状态", "m209.txt:99", f"{holder}持有[漏洞]，免疫[{kind}]", actor=source)
+            return
+        board.add_status(Status(kind, holder, source, board.index, until, count, note=note))
+        board.emit("状态", rule, f"{holder}获得[{kind}]", actor=source, resolved=(holder,))
+
+    # ------------------------------------------------------------------ skills held
+    def _kill_holders(self, board: Board) -> list[str]:
+        """Who may use <杀人> now (m209.txt:412-416): the living [群内]; else the first [接刀]."""
+        group = [
+            n
+            for n in board.living()
+            if self._faction(board, n) == WOLF
+            and (board.player(n).wolf_group or self.role(board, n) in GROUP_ROLES)
+        ]
+        group = [n for n in group if "超度" not in self.effects(board, n)]
+        if group:
+            return group
+        for role in KNIFE_ORDER:
+            for n in board.living():
+                if self.role(board, n) == role and self._can_take_knife(board, n):
+                    return [n]
+        return []
+
+    def _can_take_knife(self, board: Board, name: str) -> bool:
+        role = self.role(board, name)
+        if role == "石像鬼":
+            return not self._lost(board, name, "接刀")
+        if role == "隐狼":
+            return "1" in self._disguise(board, name)
+        return False
+
+    def holder(self, board: Board, player: str, skill: str) -> Holder | None:
+        p = board.player(player)
+        cur = p.current
+        if cur is None:
+            return None
+        role = cur.name
+        if skill == "杀人":
+            if player in self._kill_holders(board):
+                return Holder(player, cur.uid, cur.name, role, skill)
+            return None
+        if skill.startswith("馈赠") and skill != "馈赠":
+            found = sorted(
+                (
+                    c
+                    for c in board.charges.values()
+                    if c.card == cur.uid and c.skill == skill and c.remaining > 0
+                ),
+                key=lambda c: (c.since > board.index, c.since, c.source),
+            )
+            if not found:
+                return None
+            c = found[0]
+            return Holder(
+                player, cur.uid, cur.name, role, skill, c.source, (c.card, skill, c.source)
+            )
+        if skill in ROLE_SKILLS.get(role, ()) and not self._lost(board, player, skill):
+            charge = (cur.uid, skill, "") if skill in LIMITED_CHARGED else None
+            return Holder(player, cur.uid, cur.name, role, skill, "", charge)
+        return None
+
+    def missing_skill_reason(self, board: Board, player: str, skill: str) -> str:
+        role = self.role(board, player)
+        if skill == "杀人":
+            return f"{player}（{role}）当前不能使用<杀人>（须为[群内]或接刀者，m209.txt:412-416）"
+        if self._lost(board, player, skill):
+            return f"{player}已失去<{skill}>"
+        return f"{player}（{role}）没有<{skill}>"
+
+    def disabled(self, board: Board, holder: Holder) -> str | None:
+        spec = SPECS.get(holder.skill)
+        eff = self.effects(board, holder.player)
+        if holder.skill == "杀人":
+            if "缴械" in eff:
+                return f"{holder.player}处于[缴械]状态，不能发动[团队]技能<杀人>（m209.txt:93）"
+            return None
+        if spec is not None and not spec.forced and "沉默" in eff:
+            return (
+                f"{holder.player}处于[沉默]状态，不能发动[强制][团队]以外的技能<{holder.skill}>"
+                "（m209.txt:92）"
+            )
+        if holder.skill in FLIP_SKILLS and self._flipped(board, holder.player):
+            return (
+                f"{holder.player}已经翻开身份牌，不能发动[翻牌]技能<{holder.skill}>（m209.txt:63）"
+            )
+        return None
+
+    def action_order(self, board: Board, action: Action) -> tuple[int, ...]:
+        """Same skill in one step (m209.txt:527): the true identity's own skill first, then
+        skills of other identities (gifts), the role listed later in the text first."""
+        if not board.has(action.actor):
+            return (0, 0)
+        role = self.role(board, action.actor)
+        line = int(ROLE_RULES.get(role, "m209.txt:0").split(":")[1])
+        own = self.canonical_skill(action.skill) in ROLE_SKILLS.get(role, ())
+        return (0, 0) if own else (1, -line)
+
+    def _last_targets(self, board: Board, card: str, skills: Sequence[str]) -> tuple[str, ...]:
+        mems = sorted(
+            (
+                m
+                for m in board.memory
+                if m.card == card and m.skill in skills and m.phase < board.index
+            ),
+            key=Memory.sort_key,
+        )
+        return mems[-1].targets if mems else ()
+
+    def check_action(self, board: Board, p: Pass) -> str | None:
+        a, skill, card = p.action, p.spec.name, p.holder.card
+        if skill in NEWER:
+            shared = ("暗夜护卫", "烈阳护卫") if skill in ("暗夜护卫", "烈阳护卫") else (skill,)
+            last = self._last_targets(board, card, shared)
+            if last and sorted(last) == sorted(a.targets):
+                return (
+                    f"<{skill}>[喜新]：选择目标不能与上一次发动时相同"
+                    f"（{'、'.join(last)}，m209.txt:74）"
+                )
+        if skill in NOT_AGAIN or (
+            skill == "守护" and self._guard_mode(board, a.actor) == "法式守卫"
+        ):
+            prev = {
+                t
+                for m in board.memory
+                if m.card == card and m.skill == skill and m.phase == board.index - 2
+                for t in m.targets
+            }
+            hit = [t for t in a.targets if t in prev]
+            if hit:
+                return f"<{skill}>[厌旧]：{'、'.join(hit)}是上一个游戏日的选择目标（m209.txt:75）"
+        if skill in NEVER_AGAIN or (
+            skill == "守护" and self._guard_mode(board, a.actor) == "版杀守卫"
+        ):
+            ever = {
+                t for m in board.memory if m.card == card and m.skill == skill for t in m.targets
+            }
+            hit = [t for t in a.targets if t in ever]
+            if hit:
+                return f"<{skill}>[绝情]：{'、'.join(hit)}已被选择过，永久排除（m209.txt:76）"
+        if skill == "守护":
+            mode = self._guard_mode(board, a.actor)
+            if not mode:
+                return "守卫尚未在开局选择模式（法式守卫/日式守卫/版杀守卫，m209.txt:250）"
+            if mode == "日式守卫" and a.actor in a.targets:
+                return "<日式守护>[无私]：不能选择自己（m209.txt:255）"
+        if skill in EXCLUSIVE:
+            used = [
+                m.skill
+                for m in board.memory
+                if m.card == card
+                and m.skill.startswith("排斥:")
+                and m.phase in self._game_day(board)
+            ]
+            if used:
+                return f"每天只能发动一个[排斥]技能，今天已发动{used[0][3:]}（m209.txt:60）"
+        if skill in ENDURANCE and self._endurance_day(board):
+            return f"<{skill}>[忍耐]：竞选日和第一个夜晚不可发动（m209.txt:64）"
+        if skill == "感知":
+            alive = [t for t in a.targets if board.alive(t)]
+            if alive:
+                return (
+                    f"<感知>[招魂]：只能对已出局角色使用，{'、'.join(alive)}未出局（m209.txt:79）"
+                )
+        if skill == "狡黠":
+            ring = board.living()
+            idx = [ring.index(t) for t in a.targets if t in ring]
+            if len(idx) != 3 or not _consecutive(idx, len(ring)):
+                return "<狡黠>须选择电梯楼中连续的3名存活角色（m209.txt:245, 197）"
+        if skill == "冲锋":
+            c = board.charge(card, "报复")
+            if c is None or c.remaining <= 0:
+                return "<冲锋>须消耗1点报复次数，报复已无次数（m209.txt:468）"
+        if skill == "猎杀":
+            c = board.charge(card, "猎杀")
+            if c is None or c.remaining <= 0:
+                return "<猎杀>次数为0或负数，不可发动（m209.txt:54, 276）"
+        if skill == "迷惑":
+            mania = [t for t in a.targets if board.statuses_of(t, "狂躁")]
+            if mania:
+                return f"<迷惑>的选择范围不含已持有[狂躁]的{'、'.join(mania)}（m209.txt:498）"
+        if skill == "牺牲":
+            group = [
+                n
+                for n in self._kill_holders(board)
+                if board.player(n).wolf_group or self.role(board, n) in GROUP_ROLES
+            ]
+            if group == [a.actor] or len(group) <= 1:
+                return "幼狼是最后一只群内狼，不能发动<牺牲>（m209.txt:443）"
+        if skill in ("断钢斩", "决斗", "神风突击", "烈阳护卫") and board.night is not None:
+            return f"<{skill}>只能在正午发动（m209.txt:45）"
+        return None
+
+    def _game_day(self, board: Board) -> set[int]:
+        """Phase indexes of the current game day (day N and the night after it)."""
+        i = board.index
+        return {i, i - 1} if board.night is not None else {i, i + 1}
+
+    @staticmethod
+    def _endurance_day(board: Board) -> bool:
+        return (board.night is not None and board.night <= 1) or (
+            board.night is None and board.phase.number <= 1
+        )
+
+    def _guard_mode(self, board: Board, name: str) -> str:
+        marks = self._marks(board, name, "守卫模式")
+        return marks[-1].note if marks else ""
+
+    # ------------------------------------------------------------------ the night
+    def night_handlers(self) -> dict[str, Handler]:
+        return {name: _guarded(h) for name, h in self._handlers().items()}
+
+    def _handlers(self) -> dict[str, Handler]:
+        return {
+            "时间逆流": self._h_reversal,
+            "恐惧": self._h_fear,
+            "结印": self._h_seal,
+            "交换": self._h_swap,
+            "冰冻": self._h_freeze,
+            "馈赠冰冻": self._h_freeze,
+            "守护": self._h_guard,
+            "馈赠流光庇护": self._h_guard,
+            "暗夜护卫": self._h_night_guard,
+            "摄梦": self._h_dream,
+            "查验": self._h_inspect,
+            "凝望": self._h_gaze,
+            "预言": self._h_seer,
+            "通灵": self._h_medium,
+            "馈赠通灵": self._h_medium,
+            "狡黠": self._h_fox,
+            "感知": self._h_sense,
+            "迷惑": self._h_pipe,
+            "魅惑": self._h_charm,
+            "馈赠": self._h_gift,
+            "杀人": self._h_kill,
+            "牺牲": self._h_sacrifice,
+            "冲锋": self._h_charge,
+            "潜行": self._h_stalk,
+            "猎杀": self._h_hunt,
+            "救药": self._h_antidote,
+            "毒药": self._h_poison,
+            "馈赠毒药": self._h_poison,
+            "森林庇护": self._h_forest,
+            "恶魔之眼": self._h_demon_eye,
+        }
+
+    def run_night(self, board: Board, actions: Sequence[Action]) -> None:
+        rest = self._director_actions(board, actions)
+        if board.winner is not None:
+            return
+        if board.night == 0:
+            self._opening(board, rest)
+            return
+        opening = [a for a in rest if self.canonical_skill(a.skill) in ("伪装", "模式选择")]
+        for a in opening:
+            board.record(
+                a,
+                "校验",
+                Outcome.INVALID,
+                f"<{a.skill}>是[开局]技能，只能在开局（第0晚）发动",
+                self.skill_rule(a.skill),
+            )
+        rest = [a for a in rest if a not in opening]
+        extra = int(board.setting(f"extra_nights:{board.night}", "0"))
+        second = [a for a in rest if (a.choice or "").startswith(SECOND_ROUND)]
+        first = [a for a in rest if a not in second]
+        self._night_round(board, first)
+        for n in range(extra):
+            # 月亮[夜] (m209.txt:367-371): one more round of 早夜-晨曦1; the deaths so far are
+            # counted first; statuses that end with the night must be granted again.
+            line = self._death_line(board.deaths, f"第{n + 1}轮夜晚")
+            board.emit("长夜漫漫", "m209.txt:368", line or f"第{n + 1}轮夜晚无人出局")
+            for st in [s for s in board.statuses if s.note == TONIGHT]:
+                board.remove_status(st)
+            for key in ROUND_SCRATCH:
+                board.scratch.pop(key, None)
+            acts = [
+                replace(a, choice=(a.choice or "")[len(SECOND_ROUND) :].lstrip("/") or None)
+                for a in second
+            ]
+            self._night_round(board, acts)
+            second = []
+        if second:
+            for a in second:
+                board.record(
+                    a, "校验", Outcome.INVALID, "今晚没有月亮的额外夜晚（m209.txt:367）", ""
+                )
+        if extra:
+            board.settings.pop(f"extra_nights:{board.night}", None)
+
+    def _night_round(self, board: Board, actions: Sequence[Action]) -> None:
+        """早夜2 → 午夜 → 深夜1 → 深夜2 → 凌晨1 → 凌晨2 → 晨曦1 (m209.txt:542-581)."""
+        self._night_passives(board)
+        rest = self._settle_seers(board, self._settle_kills(board, actions))
+        run_steps(board, self, NIGHT_PLAN, SPECS, self.night_handlers(), rest)
+        self._evil(board)
+        self._dawn2(board)
+        self._disease(board)
+        self._morning_shots(board, "晨曦1")
+        self._after_night(board)
+
+    def _disease(self, board: Board) -> None:
+        """[疾病]: each 晨曦 a [特攻] from whoever gave it (m209.txt:100)."""
+        for st in sorted(board.statuses, key=Status.sort_key):
+            if st.kind == "疾病" and st.active_at(board.index) and board.alive(st.holder):
+                self.hit(
+                    board, "特攻", st.source, st.holder, "晨曦：疾病", "m209.txt:100", "[疾病]"
+                )
+                board.drain()
+
+    def _opening(self, board: Board, actions: Sequence[Action]) -> None:
+        """第0晚 = 开局 (m209.txt:529-534): 隐狼[伪装] and 守卫[模式选择]."""
+        step = "开局"
+        for a in actions:
+            skill = self.canonical_skill(a.skill)
+            spec = SPECS.get(skill)
+            if skill not in ("伪装", "模式选择") or spec is None:
+                board.record(
+                    a,
+                    step,
+                    Outcome.INVALID,
+                    "第0晚是开局阶段，只能发动[开局]技能（伪装、模式选择）；竞选日之后的第1晚才是第一个夜晚（m209.txt:529-536）",
+                    self.skill_rule(skill),
+                )
+                continue
+            if not board.alive(a.actor) or self.holder(board, a.actor, skill) is None:
+                board.record(
+                    a,
+                    step,
+                    Outcome.INVALID,
+                    self.missing_skill_reason(board, a.actor, skill),
+                    spec.rule,
+                )
+                continue
+            if skill == "模式选择":
+                if a.choice not in spec.choices:
+                    board.record(
+                        a,
+                        step,
+                        Outcome.INVALID,
+                        f"<模式选择>须选择{'、'.join(spec.choices)}之一（choice）",
+                        spec.rule,
+                    )
+                    continue
+                board.add_status(
+                    Status("守卫模式", a.actor, "守卫[模式选择]", board.index, note=a.choice)
+                )
+                board.record(a, step, Outcome.DONE, f"{a.actor}选择{a.choice}", spec.rule)
+                continue
+            # 伪装: choice "1,2,4" or "1,2,4/预言家" (the surface identity for option 2)
+            raw = (a.choice or "").replace("，", ",").replace("／", "/")
+            opts, _, ident = raw.partition("/")
+            picked = sorted({o.strip() for o in opts.split(",") if o.strip()})
+            if len(picked) != 3 or not set(picked) <= {"1", "2", "3", "4", "5"}:
+                board.record(
+                    a,
+                    step,
+                    Outcome.INVALID,
+                    '<伪装>须从1-5中选择三项，如 choice="1,2,4/预言家"（m209.txt:430）',
+                    spec.rule,
+                )
+                continue
+            ident = ident.strip()
+            if "2" in picked and ident and ident not in CATEGORY:
+                board.record(
+                    a, step, Outcome.INVALID, f"伪装的表面身份「{ident}」不在身份池中", spec.rule
+                )
+                continue
+            note = ",".join(picked)
+            board.add_status(Status("伪装", a.actor, "隐狼[伪装]", board.index, note=note))
+            if "2" in picked and ident:
+                board.add_status(Status("表面身份", a.actor, "隐狼[伪装]", board.index, note=ident))
+            mates = [n for n in board.order if n != a.actor and self._faction(board, n) == WOLF]
+            if "3" in picked:
+                board.tell(
+                    a.actor,
+                    f"与你实际阵营相同的角色：{'、'.join(mates)}（m209.txt:433）",
+                    spec.rule,
+                )
+            if "5" in picked:
+                for m in mates:
+                    board.tell(m, f"{a.actor}是隐狼（m209.txt:435）", spec.rule)
+            board.record(
+                a,
+                step,
+                Outcome.DONE,
+                f"{a.actor}伪装选择{note}" + (f"，表面身份{ident}" if ident else ""),
+                spec.rule,
+            )
+        board.emit(step, "m209.txt:529", "开局完成：下一个阶段是竞选日（第1天）")
+
+    def _night_passives(self, board: Board) -> None:
+        """常驻 night statuses: 恶灵骑士/小恶魔[主宰黑夜], 月亮[夜] (m209.txt:366, 447, 461)."""
+        for name in board.living():
+            role = self.role(board, name)
+            if role in ("恶灵骑士", "小恶魔", "月亮") and "遗忘" not in self.effects(board, name):
+                rule = {
+                    "恶灵骑士": "m209.txt:447",
+                    "小恶魔": "m209.txt:461",
+                    "月亮": "m209.txt:366",
+                }[role]
+                self.add_status(
+                    board, name, "不死", f"{role}（{rule}）", board.index, rule, tonight=True
+                )
+
+    def _settle_kills(self, board: Board, actions: Sequence[Action]) -> list[Action]:
+        """The group decides (m209.txt:59, 419); 幼狼[激励] gives the night 迅捷1 (m209.txt:442)."""
+        kills = [
+            a
+            for a in actions
+            if self.canonical_skill(a.skill) == "杀人"
+            and board.alive(a.actor)
+            and (h := self.holder(board, a.actor, "杀人")) is not None
+            and not self.disabled(board, h)
+        ]
+        if not kills:
+            return list(actions)
+        allowed = 1 + (1 if board.setting("swift_kill", "") == str(board.night) else 0)
+        distinct: list[tuple[str, ...]] = []
+        keep: list[Action] = []
+        dropped: set[int] = set()
+        for a in sorted(kills, key=lambda a: (board.seat(a.actor), a.sort_key())):
+            if a.targets in distinct:
+                board.record(
+                    a,
+                    "深夜2",
+                    Outcome.INVALID,
+                    "与狼群已提交的<杀人>目标相同，只结算一次",
+                    "m209.txt:419",
+                )
+                dropped.add(id(a))
+                continue
+            distinct.append(a.targets)
+            keep.append(a)
+        if len(distinct) > allowed:
+            listing = "、".join(f"{a.actor}→{'、'.join(a.targets)}" for a in keep)
+            for a in keep:
+                board.record(
+                    a,
+                    "深夜2",
+                    Outcome.INVALID,
+                    f"狼群提交了{len(distinct)}个不同的<杀人>目标（{listing}），"
+                    f"今晚只能发动{allowed}次（m209.txt:59, 442）；请导演只保留狼群的决定",
+                    "m209.txt:419",
+                )
+                dropped.add(id(a))
+        return [a for a in actions if id(a) not in dropped]
+
+    # redirects (m209.txt:68): 选择目标 → 噬时狼妃[时间逆流] → 魔术师[交换] → 结算目标
+    def _redirect(self, board: Board, p: Pass) -> tuple[str, ...]:
+        targets = list(p.action.targets)
+        trace: list[str] = []
+        rev = board.scratch.get("reversal")
+        if rev is not None and self._faction(board, p.action.actor) != WOLF:
+            target, queen = rev
+            for i, t in enumerate(targets):
+                if t == target:
+                    targets[i] = p.action.actor
+                    trace.append(f"噬时狼妃[时间逆流]：{t}→{p.action.actor}（m209.txt:456）")
+                    board.scratch.setdefault("bounced", []).append((queen, p.spec.name))
+        for a, b in board.scratch.get("swaps", []):
+            moved = [b if t == a else a if t == b else t for t in targets]
+            for before, after in zip(targets, moved, strict=True):
+                if before != after:
+                    trace.append(f"魔术师[交换]：{before}→{after}（m209.txt:265）")
+            targets = moved
+        hidden = [t for t in targets if board.statuses_of(t, "隐身")]
+        for t in hidden:  # m209.txt:107: [隐身] leaves the 结算目标
+            trace.append(f"[隐身]：{t}移除出结算目标（m209.txt:107）")
+        targets = [t for t in targets if t not in hidden]
+        p.resolved, p.trace = tuple(targets), tuple(trace)
+        if len(targets) < p.spec.targets and p.spec.name not in ("交换", "结印"):
+            raise _NoTarget
+        return p.resolved
+
+    def _attack(
+        self, board: Board, slot: int, kind: str, source: str, target: str, cause: str, rule: str
+    ) -> None:
+        """Queue an attack for 凌晨2's death list (m209.txt:574-577)."""
+        attacks = board.scratch.setdefault("attacks", [])
+        attacks.append((slot, len(attacks), kind, source, target, cause, rule))
+
+    def _h_reversal(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        board.scratch["reversal"] = (t, p.action.actor)
+        if board.join_wolf_group(p.action.actor):
+            board.tell(p.action.actor, "你获得[群内]标签（m209.txt:454）", "m209.txt:454")
+        return Outcome.DONE, f"今晚对{t}发动的非狼人阵营[指定]技能将反弹给发动者"
+
+    def _h_fear(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        self.add_negative(board, t, "恐惧", f"{p.action.actor}[恐惧]", board.index, "m209.txt:478")
+        if board.join_wolf_group(p.action.actor):
+            board.tell(p.action.actor, "你获得[群内]标签（m209.txt:476）", "m209.txt:476")
+        return Outcome.DONE, f"{t}获得[恐惧]，持续至下一个正午开始"
+
+    def _h_seal(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        targets = self._redirect(board, p)
+        actor = p.action.actor
+        if len(set(targets)) != 3:
+            return Outcome.FIZZLED, "结算目标不是正好3人，无效果（m209.txt:321）"
+        cats = sorted(CATEGORY.get(self.role(board, t), "") for t in targets)
+        if cats == ["弱神", "强神", "狼人"]:
+            mine = self._faction(board, actor)
+            for n in board.living():
+                if self._faction(board, n) != mine:
+                    self.add_negative(
+                        board, n, "沉默", f"{actor}[结印]", board.index + 1, "m209.txt:317"
+                    )
+            return (
+                Outcome.DONE,
+                "1狼1强神1弱神：与道士实际阵营不一致的角色获得[沉默]至下一个夜晚开始",
+            )
+        if cats == ["狼人"] * 3:
+            for t in targets:
+                self.add_negative(board, t, "缴械", f"{actor}[结印]", board.index, "m209.txt:318")
+            return Outcome.DONE, "3狼：结算目标获得[缴械]至下一个正午开始"
+        if cats == ["强神"] * 3:
+            board.settings["reveal_vote_out"] = str(
+                board.night + 1 if board.night is not None else 0
+            )
+            return Outcome.DONE, "3强神：下一天被投票出局的角色翻牌"
+        if cats == ["弱神"] * 3:
+            self.add_status(board, actor, "独裁", f"{actor}[结印]", board.index + 1, "m209.txt:320")
+            return Outcome.DONE, "3弱神：道士获得[独裁]至下一个夜晚开始"
+        return Outcome.DONE, "其余情况，无效果（m209.txt:321）"
+
+    def _h_swap(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        targets = self._redirect(board, p)
+        if len(set(targets)) != 2:
+            return Outcome.FIZZLED, "最终结算目标不是2个角色，交换无效（m209.txt:265）"
+        swaps = board.scratch.setdefault("swaps", [])
+        used = {t for pair in swaps for t in pair}
+        if used & set(targets):
+            return Outcome.FIZZLED, "结算到先交换的结算目标，交换无效（m209.txt:266）"
+        swaps.append(tuple(targets))
+        return Outcome.DONE, f"当晚之后所有[指定]技能中{targets[0]}与{targets[1]}互换"
+
+    def _h_freeze(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        self.add_negative(board, t, "冰冻", f"{p.action.actor}[冰冻]", board.index, "m209.txt:310")
+        return Outcome.DONE, f"{t}获得[冰冻]，持续至下一个正午开始"
+
+    def _h_guard(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        kinds = ["守护"]
+        if p.spec.name == "守护" and self._guard_mode(board, p.action.actor) == "版杀守卫":
+            kinds.append("坚韧")
+        for k in kinds:
+            self.add_status(
+                board,
+                t,
+                k,
+                f"{p.action.actor}[{p.spec.name}]",
+                board.index,
+                p.spec.rule,
+                tonight=True,
+            )
+        return Outcome.DONE, f"{t}获得{''.join(f'[{k}]' for k in kinds)}，持续至夜晚结束"
+
+    def _h_night_guard(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        self.add_status(
+            board, t, "不死", f"{p.action.actor}[暗夜护卫]", board.index + 1, "m209.txt:328"
+        )
+        board.remember(p.holder.card, "排斥:暗夜护卫", ())
+        return Outcome.DONE, f"{t}获得[不死]，持续到下一个黄昏结束"
+
+    def _h_dream(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        actor = p.action.actor
+        for k in ("守护", "坚韧", "特防"):
+            self.add_status(
+                board, t, k, f"{actor}[摄梦]", board.index, "m209.txt:271", tonight=True
+            )
+        board.scratch.setdefault("dreams", []).append((actor, t))
+        before = any(
+            m.skill == "摄梦结算" and t in m.targets and m.phase == board.index - 2
+            for m in board.memory
+        )
+        board.memory.append(Memory(p.holder.card, "摄梦结算", board.index, (t,)))
+        extra = ""
+        if before:
+            self._attack(board, 4, "暴击", actor, t, "摄梦人[摄梦]连续两夜", "m209.txt:271")
+            extra = "；连续两夜被摄梦，承受[暴击]"
+        return Outcome.DONE, f"{t}当晚获得[守护][坚韧][特防]{extra}"
+
+    def _checked_evil(self, board: Board, p: Pass, t: str) -> None:
+        if self.role(board, t) == "恶灵骑士" and p.spec.name in SEER_SKILLS:
+            board.scratch.setdefault("evil", []).append(
+                (0, len(board.scratch.get("evil", [])), t, p.action.actor)
+            )
+
+    def _h_inspect(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        faction, ident = self.surface(board, t)
+        text = f"查验：{p.action.targets[0]}的表面阵营为{faction}，表面身份为{ident}"
+        board.memory.append(Memory(p.holder.card, "查验结果", board.index, (text,)))
+        board.tell(p.action.actor, text + "（m209.txt:425）", "m209.txt:425")
+        return Outcome.DONE, text
+
+    def _h_gaze(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        actor = p.action.actor
+        results = [
+            m.targets[0] for m in board.memory if m.card == p.holder.card and m.skill == "查验结果"
+        ]
+        mates = [n for n in board.living() if n != actor and self._faction(board, n) == WOLF]
+        for m in mates:
+            board.tell(
+                m, f"石像鬼{actor}[凝望]：" + ("；".join(results) or "没有查验结果"), "m209.txt:426"
+            )
+        self._lose(board, actor, "查验", "石像鬼[凝望]")
+        self._lose(board, actor, "接刀", "石像鬼[凝望]")
+        return (
+            Outcome.DONE,
+            f"把{len(results)}条查验结果发给{'、'.join(mates) or '无人'}，失去<查验>与[接刀]",
+        )
+
+    def _h_seer(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        self._checked_evil(board, p, t)
+        faction, _ = self.surface(board, t)
+        chosen = p.action.targets[0]
+        word = "村民阵营" if faction == VILLAGE else "非村民阵营"
+        text = f"预言：选择目标{chosen}为{word}"
+        board.memory.append(Memory(p.holder.card, "预言结果", board.index, (t, word)))
+        board.tell(p.action.actor, text + "（m209.txt:235）", "m209.txt:235")
+        return Outcome.DONE, text
+
+    def _h_medium(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        self._checked_evil(board, p, t)
+        _, ident = self.surface(board, t)
+        text = f"通灵：选择目标{p.action.targets[0]}是{ident}身份"
+        board.tell(p.action.actor, text + "（m209.txt:241）", "m209.txt:241")
+        return Outcome.DONE, text
+
+    def _h_fox(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        targets = p.action.targets
+        for t in targets:
+            self._checked_evil(board, p, t)
+        village = [self.surface(board, t)[0] == VILLAGE for t in targets]
+        if all(village) or not any(village):
+            word = "<村民阵营>" if all(village) else "<非村民阵营>"
+            text = f"狡黠：{'、'.join(targets)}都为{word}"
+            self._lose(board, p.action.actor, "狡黠", "狐狸[狡黠]成功")
+        else:
+            text = "狡黠：气息杂乱无法分辨"
+        board.tell(p.action.actor, text + "（m209.txt:245）", "m209.txt:245")
+        return Outcome.DONE, text
+
+    def _h_sense(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        faction, _ = self.surface(board, t)
+        text = f"感知：选择目标{p.action.targets[0]}是{faction}"
+        board.tell(p.action.actor, text + "（m209.txt:362）", "m209.txt:362")
+        return Outcome.DONE, text
+
+    def _h_pipe(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        targets = self._redirect(board, p)
+        got = [
+            t
+            for t in targets
+            if self.add_negative(board, t, "狂躁", f"{p.action.actor}[迷惑]", None, "m209.txt:499")
+        ]
+        return Outcome.DONE, f"{'、'.join(got) or '无人'}永久获得[狂躁]"
+
+    def _h_charm(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        self.add_negative(board, t, "魅惑", p.action.actor, board.index + 1, "m209.txt:483")
+        return Outcome.DONE, f"{t}获得[魅惑]，持续至下一个夜晚开始"
+
+    def _h_gift(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        actor = p.action.actor
+        if self._judged_faction(board, t, actor) == WOLF:
+            board.tell(actor, "送礼失败（m209.txt:390）", "m209.txt:390")
+            self._attack(board, 8, "穿透", actor, actor, "黑商[馈赠]给狼", "m209.txt:390")
+            return Outcome.DONE, f"{t}为狼人阵营：送礼失败，黑商受到[穿透]"
+        board.scratch.setdefault("gifts", []).append((t, p.action.choice, actor))
+        return Outcome.DONE, f"{t}将在夜晚结束时获得[{p.action.choice}]"
+
+    def _h_kill(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        board.scratch.setdefault("pointed", []).extend(p.action.targets)
+        self._attack(board, 0, "指杀", p.action.actor, t, "狼人[杀人]", "m209.txt:420")
+        return Outcome.DONE, f"对{t}造成[指杀]（凌晨2结算）"
+
+    def _h_sacrifice(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        choice = (p.action.choice or "").strip()
+        slot = ATTACK_SLOTS.index(choice) if choice in ATTACK_SLOTS else 1
+        self._attack(
+            board, slot, "暴击", p.action.actor, p.action.actor, "幼狼[牺牲]", "m209.txt:443"
+        )
+        return Outcome.DONE, f"幼狼对自己造成[暴击]，在「{ATTACK_SLOTS[slot]}」处结算"
+
+    def _h_charge(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        board.use_charge(p.holder.card, "报复")
+        board.scratch.setdefault("pointed", []).extend(p.action.targets)
+        self._attack(board, 2, "指杀", p.action.actor, t, "黑狼王[冲锋]", "m209.txt:469")
+        return Outcome.DONE, f"消耗1点报复次数，对{t}造成[指杀]"
+
+    def _h_stalk(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        targets = self._redirect(board, p)
+        for t in targets:
+            self._attack(board, 5, "暴击", p.action.actor, t, "潜行者[潜行]", "m209.txt:385")
+        return Outcome.DONE, f"对{'、'.join(targets)}造成[暴击]"
+
+    def _h_hunt(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        actor = p.action.actor
+        c = board.charge(p.holder.card, "猎杀")
+        assert c is not None
+        faction = self._judged_faction(board, t, actor)
+        extra = 0 if faction == WOLF else 2 if faction == VILLAGE else 1
+        left = c.remaining - 1 - extra
+        board.set_charge(replace(c, remaining=left))
+        parts = [f"{t}的实际阵营判定为{faction}，次数剩余{left}"]
+        if faction == WOLF:
+            self._attack(board, 6, "穿透", actor, t, "猎魔人[猎杀]", "m209.txt:277")
+            parts.append(f"{t}受到[穿透]")
+        if left < 0:
+            self._attack(board, 6, "穿透", actor, actor, "猎魔人[猎杀]次数为负", "m209.txt:278")
+            parts.append("次数为负数，猎魔人受到[穿透]")
+        return Outcome.DONE, "；".join(parts)
+
+    def before_step(self, board: Board, step: Step) -> None:
+        if step.key != K_DAWN1:
+            return
+        pointed = board.scratch.get("pointed", [])
+        for name in board.living():
+            if self.role(board, name) != "女巫" or "遗忘" in self.effects(board, name):
+                continue
+            listing = sorted(set(pointed), key=board.seat)
+            text = "灵通：今晚[指杀]技能的选择目标：" + ("、".join(listing) if listing else "无")
+            board.tell(name, text + "（m209.txt:298）", "m209.txt:298")
+            board.emit("凌晨1", "m209.txt:298", f"灵通反馈给{name}", actor=name, because=text)
+
+    def _h_antidote(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        self.add_status(
+            board, t, "守护", f"{p.action.actor}[救药]", board.index, "m209.txt:300", tonight=True
+        )
+        board.remember(p.holder.card, "排斥:救药", ())
+        return Outcome.DONE, f"{t}获得[守护]，持续至夜晚结束"
+
+    def _h_poison(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        if p.spec.name == "毒药":
+            board.remember(p.holder.card, "排斥:毒药", ())
+        cause = "女巫[毒药]" if p.spec.name == "毒药" else "黑商馈赠的[毒药]"
+        self._attack(board, 7, "特攻", p.action.actor, t, cause, p.spec.rule)
+        return Outcome.DONE, f"对{t}造成[特攻]（凌晨2结算）"
+
+    def _h_forest(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        for n in board.living():
+            self.add_status(
+                board,
+                n,
+                "不死",
+                f"{p.action.actor}[森林庇护]",
+                board.index,
+                "m209.txt:283",
+                tonight=True,
+            )
+        return Outcome.DONE, "所有角色仅当晚获得[不死]"
+
+    def _h_demon_eye(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        (t,) = self._redirect(board, p)
+        _, ident = self.surface(board, t)
+        side = {"狼人": "狼", "强神": "强神", "弱神": "弱神"}.get(
+            CATEGORY.get(ident, ""), "其他身份"
+        )
+        text = f"恶魔之眼：选择目标{p.action.targets[0]}是{side}"
+        board.tell(p.action.actor, text + "（m209.txt:463）", "m209.txt:463")
+        return Outcome.DONE, text
+
+    def _evil(self, board: Board) -> None:
+        """恶灵骑士[邪恶] (m209.txt:448-450): one counter, 验人系 first, then attacks."""
+        for name in board.living():
+            if self.role(board, name) != "恶灵骑士" or self._lost(board, name, "邪恶"):
+                continue
+            if "遗忘" in self.effects(board, name):
+                continue
+            sources = [s for (_o, _i, t, s) in board.scratch.get("evil", []) if t == name]
+            sources += [
+                src
+                for (_slot, _seq, _kind, src, t, _c, _r) in board.scratch.get("attacks", [])
+                if t == name and self._faction(board, src) == VILLAGE
+            ]
+            if not sources:
+                continue
+            self._attack(board, 3, "穿透", name, sources[0], "恶灵骑士[邪恶]反弹", "m209.txt:448")
+            self._lose(board, name, "邪恶", "恶灵骑士[邪恶]已触发（限定）")
+            board.emit("凌晨1", "m209.txt:450", f"恶灵骑士[邪恶]反击{sources[0]}", actor=name)
+
+    def _dawn2(self, board: Board) -> None:
+        """凌晨2: the death list in the text's order (m209.txt:573-577)."""
+        attacks = sorted(board.scratch.get("attacks", []), key=lambda a: (a[0], a[1]))
+        for slot, _seq, kind, source, target, cause, rule in attacks:
+            self.hit(board, kind, source, target, f"凌晨2：{ATTACK_SLOTS[slot]}", rule, cause)
+            board.drain()
+
+    def hit(
+        self,
+        board: Board,
+        kind: str,
+        source: str,
+        target: str,
+        step: str,
+        rule: str,
+        cause: str,
+        *,
+        last_words: bool = True,
+    ) -> Death | None:
+        """出局结算流程 1–3 (m209.txt:184-187)."""
+        if not board.alive(target):
+            board.emit(step, rule, f"{target}已出局，不再结算", actor=source, because=cause)
+            return None
+        forgot = "遗忘" in self.effects(board, target)  # [遗忘] loses 常驻 effects (m209.txt:94)
+        blocks = [
+            s
+            for s in board.statuses_of(target)
+            if s.kind in (DEFENCE_FOR[kind], "不死") and not (forgot and s.note == "常驻")
+        ]
+        if blocks:
+            use = min(
+                blocks, key=lambda s: (s.until is None, s.until or 0, s.count is None, s.sort_key())
+            )
+            if use.count is not None:
+                board.remove_status(use)
+                if use.count > 1:
+                    board.add_status(replace(use, count=use.count - 1))
+            board.emit(
+                step,
+                "m209.txt:185",
+                f"[{kind}]对{target}无效：[{use.kind}]抵消",
+                actor=source,
+                resolved=(target,),
+                checked=use.kind,
+                because=cause,
+            )
+            return None
+        if (
+            kind == "投票出局"
+            and self.role(board, target) == "白痴"
+            and not self._flipped(board, target)
+            and "遗忘" not in self.effects(board, target)
+        ):
+            self._flip(board, target, "白痴[大难不死]")
+            for k in ("自由", "霸道"):
+                self.add_status(board, target, k, "白痴[大难不死]", None, "m209.txt:357")
+            board.announce(f"{target}是白痴，[大难不死]，永久获得[自由][霸道]，之后不能投票")
+            board.emit(step, "m209.txt:357", f"{target}[大难不死]，不出局", resolved=(target,))
+            if board.sheriff == target:
+                board.scratch["idiot_handover"] = target
+                board.defer(
+                    Trigger(
+                        f"殉职:{target}", lambda b, n=target: self._handover(b, n, "白痴[大难不死]")
+                    )
+                )
+            return None
+        village = self._faction(board, source) == VILLAGE if board.has(source) else False
+        board.scratch.setdefault("no_words", set())
+        if not last_words:
+            board.scratch["no_words"].add(target)
+        return board.card_out(
+            target,
+            cause=cause,
+            step=step,
+            rule=rule,
+            source=source,
+            kind=kind,
+            village_skill=village,
+        )
+
+    # ------------------------------------------------------------------ chains
+    def after_card_out(self, board: Board, death: Death) -> None:
+        name, role = death.player, death.card
+        triggers: list[Trigger] = []
+        noon_special = death.kind == "特攻" and board.scratch.get("noon", False)
+        if role == "狼美人" and not noon_special:
+            for s in sorted(board.statuses, key=Status.sort_key):
+                if s.kind == "魅惑" and s.source == name and s.active_at(board.index):
+                    triggers.append(
+                        Trigger(
+                            f"魅惑:{s.holder}",
+                            lambda b, t=s.holder, src=name: self.hit(
+                                b,
+                                "暴击",
+                                src,
+                                t,
+                                "连带出局：狼美人魅惑",
+                                "m209.txt:484",
+                                "狼美人[魅惑]连带",
+                            ),
+                        )
+                    )
+        if board.night is not None:
+            for dreamer, t in board.scratch.get("dreams", []):
+                if dreamer == name:
+                    triggers.append(
+                        Trigger(
+                            f"摄梦:{t}",
+                            lambda b, t=t, src=name: self.hit(
+                                b,
+                                "暴击",
+                                src,
+                                t,
+                                "连带出局：摄梦人摄梦",
+                                "m209.txt:271",
+                                "摄梦人[摄梦]连带",
+                            ),
+                        )
+                    )
+        if triggers:
+            board.push_front(*triggers)
+        if role == "幼狼" and not death.red:
+            nxt = board.night + 1 if board.night is not None else board.phase.number
+            board.settings["swift_kill"] = str(nxt)
+            board.emit(death.step, "m209.txt:442", f"幼狼出局：第{nxt}晚深夜狼人<杀人>获得[迅捷1]")
+        if role == "月亮" and not death.red:
+            board.announce("长夜漫漫")
+            nxt = board.night + 1 if board.night is not None else board.phase.number
+            key = f"extra_nights:{nxt}"
+            board.settings[key] = str(int(board.setting(key, "0")) + 1)  # 可以叠加 (m209.txt:371)
+            board.emit(
+                death.step,
+                "m209.txt:367",
+                f"月亮出局：第{nxt}晚额外进行一轮[早夜-晨曦第一阶段]（行动用 choice=第二轮 标记）",
+            )
+        if role == "太阳" and not death.red:
+            board.announce("日不落")
+            self._sun_speakers(board, name)
+        if role == PIPER:
+            for s in list(board.statuses):
+                if s.kind == "狂躁" and s.until is None:
+                    board.remove_status(s)
+            board.announce("吹笛者已出局，所有吹笛状态已解除")
+        if role == "长老" and (death.kind == "投票出局" or death.village_skill):
+            for n in board.living():
+                if self._faction(board, n) == VILLAGE:
+                    self.add_negative(board, n, "净化", "长老[村镇之殇]", None, "m209.txt:339")
+        if death.kind not in ("特攻", "暴击") and not death.red:
+            shoots = role == "猎人" or (
+                role == "黑狼王"
+                and (c := board.charge(death.card_uid, "报复")) is not None
+                and c.remaining > 0
+            )
+            if shoots or any(
+                c.card == death.card_uid and c.skill == "馈赠最后一枪" and c.remaining > 0
+                for c in board.charges.values()
+            ):
+                board.scratch.setdefault("shooters", []).append(name)
+                if board.scratch.get("shooting"):
+                    board.scratch.setdefault("inserted", []).append(name)
+        if board.sheriff == name:
+            board.defer(Trigger(f"殉职:{name}", lambda b, n=name: self._handover(b, n, "殉职")))
+        self._last_words(board, death)
+
+    def _sun_speakers(self, board: Board, sun: str) -> None:
+        """太阳[日] (m209.txt:377-379): the next day only the players the sun names speak and
+        vote (at most half of the living); a vote post without a post is an abstention."""
+        rule = "m209.txt:377"
+        day = board.night + 1 if board.night is not None else board.phase.number + 1
+        index = Phase.day(day).index
+        action = board.take_prepared(sun, "日不落")
+        living = [n for n in board.living() if n != sun]
+        limit = len(living) // 2
+        if action is None:
+            board.need(
+                sun,
+                "日不落",
+                f"太阳出局：第{day}天额外进行一轮[正午]，太阳须指定可以发言（及投票）的角色，"
+                f"最多{limit}人（{_add_cmd(board)} --actor {sun} --skill 日不落 --target …）",
+                rule,
+            )
+            return
+        targets = list(dict.fromkeys(action.targets))
+        bad = [t for t in targets if t not in living]
+        if bad or len(targets) > limit:
+            why = (
+                f"{'、'.join(bad)}不是存活角色"
+                if bad
+                else f"最多可选择场上存活人数一半（{limit}人），收到{len(targets)}人"
+            )
+            board.record(action, "日不落", Outcome.INVALID, why, rule)
+            board.need(sun, "日不落", f"太阳的指定无效：{why}", rule)
+            return
+        for t in targets:
+            board.add_status(Status("发言许可", t, f"{sun}[日]", index, index))
+        line = f"日不落：第{day}天只有{'、'.join(targets)}可以发言"
+        board.announce(line)
+        board.record(action, "日不落", Outcome.DONE, line, rule, tuple(targets))
+
+    def _last_words(self, board: Board, death: Death) -> None:
+        """遗言数量为人数配备最少狼数量 (m209.txt:191); no Discuz! code (m209.txt:193)."""
+        if death.red:
+            return
+        used = int(board.setting("last_words_used", "0"))
+        if used >= LAST_WORDS:
+            board.tell(
+                death.player, f"遗言名额（共{LAST_WORDS}条）已用完，你没有遗言。", "m209.txt:191"
+            )
+            return
+        board.settings["last_words_used"] = str(used + 1)
+        if death.player in board.scratch.get("no_words", set()):
+            board.tell(
+                death.player,
+                "你的遗言必须强制留空（白狼王[神风突击]，m209.txt:489）。",
+                "m209.txt:489",
+            )
+            return
+        board.tell(
+            death.player,
+            "你可以留下遗言（遗言中禁止使用Discuz!代码，m209.txt:192-193）。",
+            "m209.txt:192",
+        )
+
+    def _handover(self, board: Board, name: str, why: str) -> None:
+        """殉职 (m209.txt:227): hand over or lose the sheriff badge; 白痴 may not receive it."""
+        if board.sheriff != name:
+            return
+        chooser = board.scratch.get("kamikaze_sheriff", {}).get(name, name)
+        action = board.take_prepared(chooser, "殉职")
+        step = "殉职"
+        if action is None:
+            board.need(
+                chooser,
+                "殉职",
+                f"警长{name}出局：{chooser}须选择移交警长或流失"
+                f"（{_add_cmd(board)} --actor {chooser} --skill 殉职 --target 某人，"
+                "或 --choice 流失），未选择则警长流失",
+                "m209.txt:227",
+            )
+            board.sheriff = None
+            board.announce("警长流失")
+            board.emit(step, "m209.txt:227", f"{name}未选择继任者，警长流失（待导演确认）")
+            return
+        target = action.targets[0] if action.targets else None
+        bad = (
+            target is None
+            or not board.alive(target)
+            or target == name
+            or (self.role(board, target) == "白痴" and self._flipped(board, target))
+        )
+        if bad:
+            board.sheriff = None
+            why2 = (
+                "选择流失"
+                if target is None
+                else f"{target}不能继任（已出局、是本人或已翻牌的白痴，m209.txt:357）"
+            )
+            board.record(
+                action,
+                step,
+                Outcome.DONE if target is None else Outcome.INVALID,
+                f"警长流失：{why2}",
+                "m209.txt:227",
+            )
+            board.announce("警长流失")
+            return
+        board.sheriff = target
+        board.record(
+            action, step, Outcome.DONE, f"{name}移交警长给{target}", "m209.txt:227", (target,)
+        )
+        board.announce(f"{name}（{why}）移交警长给{target}")
+        board.tell(target, "你成为警长（m209.txt:225）。", "m209.txt:225")
+
+    # ------------------------------------------------------------------ shots
+    def _morning_shots(self, board: Board, step: str) -> None:
+        """晨曦1 / 黄昏1 (m209.txt:536-539, 578-580): 猎人 then 黑狼王, 即时插入结算."""
+        queue = sorted(
+            dict.fromkeys(board.scratch.get("shooters", [])),
+            key=lambda n: 0 if self.role(board, n) != "黑狼王" else 1,
+        )
+        board.scratch["shooters"] = []
+        board.scratch["shooting"] = True
+        done: set[str] = set()
+        while queue:
+            name = queue.pop(0)
+            if name in done:
+                continue
+            done.add(name)
+            board.scratch["inserted"] = []
+            self._shoot(board, name, step)
+            board.drain()
+            new = [n for n in board.scratch.get("inserted", []) if n not in done]
+            queue[:0] = sorted(new, key=lambda n: 0 if self.role(board, n) != "黑狼王" else 1)
+        board.scratch["shooting"] = False
+        board.scratch["shooters"] = []
+
+    def _shoot(self, board: Board, name: str, step: str) -> None:
+        role = self.role(board, name)
+        uid = board.player(name).cards[0].uid
+        if role == "猎人":
+            skill = "最后一枪"
+        elif role == "黑狼王":
+            skill = "报复"
+        else:
+            skill = "馈赠最后一枪"
+        rule = SPECS[skill].rule
+        action = board.take_prepared(name, skill)
+        if action is None and skill != "馈赠最后一枪":
+            action = board.take_prepared(name, "馈赠最后一枪")
+            if action is not None:
+                skill, rule = "馈赠最后一枪", SPECS["馈赠最后一枪"].rule
+        if action is None:
+            board.need(
+                name,
+                skill,
+                f"{name}出局，可以发动<{skill}>：记录目标后重新结算"
+                f"（{_add_cmd(board)} --actor {name} --skill {skill} --target 某人，"
+                "或 --choice 放弃）",
+                rule,
+            )
+            return
+        if action.declined:
+            board.record(action, step, Outcome.DONE, f"{name}放弃发动<{skill}>", rule)
+            return
+        if "沉默" in self.effects(board, name):
+            board.record(
+                action,
+                step,
+                Outcome.INVALID,
+                f"{name}处于[沉默]状态，不能发动<{skill}>（m209.txt:92）",
+                rule,
+            )
+            return
+        if len(action.targets) != 1 or not board.alive(action.targets[0]):
+            board.record(action, step, Outcome.INVALID, f"<{skill}>须选择1名未出局的角色", rule)
+            board.need(name, skill, f"{name}的<{skill}>目标无效，请重新记录", rule)
+            return
+        charge_skill = "报复" if skill == "报复" else skill
+        c = (
+            board.charge(uid, charge_skill, "")
+            if skill != "馈赠最后一枪"
+            else next(
+                (
+                    c
+                    for c in board.charges.values()
+                    if c.card == uid and c.skill == skill and c.remaining > 0
+                ),
+                None,
+            )
+        )
+        if c is not None:
+            board.set_charge(replace(c, remaining=c.remaining - 1))
+        t = action.targets[0]
+        board.record(action, step, Outcome.DONE, f"{name}发动<{skill}>，{t}承受[暴击]", rule, (t,))
+        board.emit(step, rule, f"{name}[{skill}]→{t}", actor=name, resolved=(t,))
+        self.hit(board, "暴击", name, t, step, rule, f"{role}[{skill}]")
+
+    # ------------------------------------------------------------------ end of night
+    def _after_night(self, board: Board) -> None:
+        for queen, skill in board.scratch.get("bounced", []):
+            board.tell(queen, f"时间逆流反弹了<{skill}>（m209.txt:456）", "m209.txt:456")
+        queens = sorted({q for q, _s in board.scratch.get("bounced", [])})
+        for q in queens:
+            self._lose(board, q, "时间逆流", "噬时狼妃[时间逆流]成功反弹")
+        for target, choice, giver in board.scratch.get("gifts", []):
+            if not board.alive(target):
+                continue
+            skill = GIFTS[str(choice)]
+            uid = board.player(target).cards[0].uid
+            board.set_charge(Charge(uid, skill, 1, giver, board.index + 1))
+            board.tell(
+                target,
+                f"你获得黑商的馈赠：临时技能[{skill[2:]}]，使用一次后丢失（m209.txt:390）",
+                "m209.txt:390",
+            )
+
+    def end_of_phase(self, board: Board) -> None:
+        if board.night == 0:
+            return
+        if board.night is not None:
+            line = self._death_line(board.deaths, "昨晚")
+            board.public[:0] = [line or "昨晚无人出局（平安夜）"]
+            return
+        vote = [d for d in board.deaths if d.kind == "投票出局"]
+        other = [d for d in board.deaths if d.kind != "投票出局"]
+        if vote:
+            board.announce("投票出局：" + "、".join(d.player for d in vote))
+        if other:
+            board.announce("其他原因出局（按出局顺序）：" + "、".join(d.player for d in other))
+
+    @staticmethod
+    def _death_line(deaths: Sequence[Death], when: str) -> str:
+        outs = [d.player for d in deaths if d.player_out]
+        return f"{when}出局（按出局顺序）：{'、'.join(outs)}" if outs else ""
+
+    # ------------------------------------------------------------------ director actions
+    def _director_actions(self, board: Board, actions: Sequence[Action]) -> list[Action]:
+        rest: list[Action] = []
+        reds: list[Action] = []
+        for a in actions:
+            if self.canonical_skill(a.skill) == "红牌罚下":
+                reds.append(a)
+            else:
+                rest.append(a)
+        if board.night is not None:
+            for a in reds:
+                self._red_card(board, a)
+        else:
+            board.scratch["reds"] = reds
+        return rest
+
+    def _red_card(self, board: Board, a: Action) -> None:
+        if not board.alive(a.actor):
+            board.record(a, "红牌罚下", Outcome.INVALID, f"{a.actor}已出局", "m209.txt:175")
+            return
+        board.card_out(
+            a.actor,
+            cause="红牌罚下",
+            step="红牌罚下",
+            rule="m209.txt:175",
+            source="导演",
+            kind="红牌罚下",
+            red=True,
+        )
+        board.record(a, "红牌罚下", Outcome.DONE, f"{a.actor}被红牌罚下，没有遗言", "m209.txt:175")
+
+    # ------------------------------------------------------------------ the day
+    def run_day(self, board: Board, day: DayInput) -> None:
+        board.voters_day = day.day
+        board.voters = tuple(v for v in day.voters if board.has(v))
+        board.vote_cards = {
+            n: c.uid for n in board.living() if (c := board.player(n).current) is not None
+        }
+        rest = self._director_actions(board, day.actions)
+        for name in board.living():
+            if self.role(board, name) == "太阳" and "遗忘" not in self.effects(board, name):
+                self.add_status(
+                    board, name, "不死", "太阳[日]（m209.txt:376）", board.index, "m209.txt:376"
+                )
+        # 正午 (m209.txt:49): the noon skills, in the order they were launched
+        board.scratch["noon"] = True
+        noon = [a for a in rest if self.canonical_skill(a.skill) in NOON_SKILLS]
+        later = [a for a in rest if a not in noon]
+        for a in sorted(noon, key=lambda a: (a.at or "", a.sort_key())):
+            self._noon_skill(board, a)
+            board.drain()
+        board.scratch["noon"] = False
+        for a in later:
+            skill = self.canonical_skill(a.skill)
+            spec = SPECS.get(skill)
+            if spec is None:
+                board.record(a, "校验", Outcome.INVALID, self.unknown_skill_reason(skill), "")
+            elif spec.trigger:
+                board.prepared.append(replace(a, skill=skill))
+            else:
+                board.record(a, "校验", Outcome.INVALID, f"<{skill}>不是白天发动的技能", spec.rule)
+        if day.sheriff_election:
+            self._election(board, day)
+        elif board.scratch.get("blocked_vote"):
+            board.emit(
+                "放逐投票",
+                "m209.txt:205",
+                f"今日[封锁投票]（{board.scratch['blocked_vote']}），不产生放逐投票的最高票",
+            )
+            board.announce("今日封锁投票，没有放逐投票的最高票")
+        else:
+            self._exile(board, day)
+            self._providence(board)
+            self._scapegoat(board, day)
+        board.drain()
+        self._morning_shots(board, "黄昏1")
+        board.drain()
+        for a in board.scratch.get("reds", []):
+            self._red_card(board, a)  # m209.txt:177: after the vote
+
+    def _election(self, board: Board, day: DayInput) -> None:
+        elected = day.elected
+        if elected is None:
+            board.announce("警长竞选：无人当选")
+            board.emit("竞岗", "m209.txt:226", "无人当选警长", because=day.decided_by)
+            return
+        if not board.alive(elected):
+            raise EngineError(f"当选警长的{elected}已出局（或不在名单中），请检查计票")
+        board.sheriff = elected
+        board.announce(f"{elected}当选警长")
+        board.tell(elected, "你当选警长（竞岗，m209.txt:225-226）。", "m209.txt:225")
+        board.emit(
+            "竞岗",
+            "m209.txt:226",
+            f"{elected}当选警长",
+            resolved=(elected,),
+            because=day.decided_by,
+        )
+
+    def _exile(self, board: Board, day: DayInput) -> None:
+        step = "放逐投票"
+        out = day.out
+        if out is None:
+            board.emit(
+                step, day.rule or "m209.txt:169", "今日没有最高票出局", because=day.decided_by
+            )
+            return
+        if not board.alive(out):
+            raise EngineError(f"被投票出局的{out}已出局（或不在名单中），请检查计票")
+        board.emit(
+            step,
+            day.rule or "m209.txt:169",
+            f"{out}最高票",
+            resolved=(out,),
+            because=day.decided_by,
+        )
+        board.announce(f"今日最高票：{out}")
+        death = self.hit(board, "投票出局", "放逐投票", out, step, "m209.txt:166", "投票出局")
+        if death is not None and board.setting("reveal_vote_out", "") == str(board.phase.number):
+            self._flip(board, out, "道士[结印]3强神（m209.txt:319）")
+
+    def _providence(self, board: Board) -> None:
+        """预言家[天意] (m209.txt:236): the 结算目标 of a 非村民阵营 feedback is voted out by the
+        top, and the seer voted for it (the director records <天意> with that target, since
+        the day input lists only who voted): 预言 gets [迅捷1] for the next night only."""
+        out = [d.player for d in board.deaths if d.kind == "投票出局"]
+        for name in board.order:
+            action = board.take_prepared(name, "天意")
+            if action is None:
+                continue
+            rule = "m209.txt:236"
+            card = board.player(name).cards[0]
+            target = action.targets[0] if action.targets else ""
+            checked = any(
+                m.card == card.uid and m.skill == "预言结果" and m.targets == (target, "非村民阵营")
+                for m in board.memory
+            )
+            why = None
+            if self.role(board, name) != "预言家":
+                why = f"{name}不是预言家"
+            elif self._lost(board, name, "天意"):
+                why = "<天意>是[限定]技能，已经触发过"
+            elif target not in out:
+                why = f"{target or '（未指定）'}没有因最高票投票出局"
+            elif not checked:
+                why = f"{name}的<预言>没有对{target}反馈过[非村民阵营]"
+            if why:
+                board.record(action, "黄昏", Outcome.INVALID, why, rule)
+                continue
+            nxt = board.phase.number
+            board.settings[f"swift_seer:{name}"] = str(nxt)
+            self._lose(board, name, "天意", "预言家[天意]已触发（限定）")
+            board.tell(name, f"天意：第{nxt}晚<预言>获得[迅捷1]（m209.txt:236）。", rule)
+            board.record(action, "黄昏", Outcome.DONE, f"第{nxt}晚<预言>获得[迅捷1]", rule)
+
+    def _settle_seers(self, board: Board, actions: Sequence[Action]) -> list[Action]:
+        """One <预言> a night; two with 天意's [迅捷1] (m209.txt:55, 236)."""
+        dropped: set[int] = set()
+        by_actor: dict[str, list[Action]] = {}
+        for a in actions:
+            if self.canonical_skill(a.skill) == "预言":
+                by_actor.setdefault(a.actor, []).append(a)
+        for actor, acts in by_actor.items():
+            allowed = 1 + (board.setting(f"swift_seer:{actor}", "") == str(board.night))
+            seen: list[tuple[str, ...]] = []
+            for a in acts:
+                if a.targets in seen:
+                    board.record(
+                        a, "深夜1", Outcome.INVALID, "重复记录，只结算一次", "m209.txt:234"
+                    )
+                    dropped.add(id(a))
+                else:
+                    seen.append(a.targets)
+            if len(seen) > allowed:
+                for a in acts:
+                    if id(a) not in dropped:
+                        board.record(
+                            a,
+                            "深夜1",
+                            Outcome.INVALID,
+                            f"{actor}今晚提交了{len(seen)}条不同的<预言>，只能发动{allowed}次"
+                            "（m209.txt:40, 236）；请导演只保留一条",
+                            "m209.txt:234",
+                        )
+                        dropped.add(id(a))
+        return [a for a in actions if id(a) not in dropped]
+
+    def _scapegoat(self, board: Board, day: DayInput) -> None:
+        """替罪羊[冤死] (m209.txt:343-347): on a tie, not on the election day."""
+        if "平票" not in day.decided_by and day.rule != self.ref("scapegoat"):
+            return
+        goats = [
+            n
+            for n in board.order
+            if self.role(board, n) == "替罪羊"
+            and (board.alive(n) or n in {d.player for d in board.deaths})
+        ]
+        goats = [n for n in goats if "遗忘" not in self.effects(board, n)]
+        eaters: list[str] = []
+        for goat in goats:
+            action = board.take_prepared(goat, "冤死")
+            if action is None:
+                board.need(
+                    goat,
+                    "冤死",
+                    f"平票，替罪羊{goat}的<冤死>触发：须选择获得[迷魂]的角色（人数自选；"
+                    f"{_add_cmd(board)} --actor {goat} --skill 冤死 --target …）",
+                    "m209.txt:343",
+                )
+            else:
+                targets = [t for t in action.targets if board.alive(t)]
+                for t in targets:
+                    self.add_negative(
+                        board, t, "迷魂", f"{goat}[冤死]", board.index + 2, "m209.txt:345"
+                    )
+                eaters.extend(t for t in targets if t not in eaters)
+                board.record(
+                    action,
+                    "黄昏1",
+                    Outcome.DONE,
+                    f"{'、'.join(targets)}获得[迷魂]至下一天黄昏结束",
+                    "m209.txt:345",
+                    tuple(targets),
+                )
+            self.hit(board, "暴击", goat, goat, "黄昏1：替罪羊冤死", "m209.txt:346", "替罪羊[冤死]")
+        if eaters:
+            board.announce(f"{'、'.join(eaters)}美餐了一顿迷魂烤全羊")
+
+    def _noon_skill(self, board: Board, a: Action) -> None:
+        skill = self.canonical_skill(a.skill)
+        spec = SPECS[skill]
+        step_obj = Step((0, 0), "正午", NOON_SKILLS, "m209.txt:49")
+        checked = validate(board, self, replace(a, skill=skill), spec, step_obj)
+        if isinstance(checked, str):
+            board.record(a, "正午", Outcome.INVALID, checked, spec.rule)
+            return
+        if skill == "烈阳护卫":
+            t = a.targets[0]
+            board.remember(checked.holder.card, skill, a.targets)
+            board.remember(checked.holder.card, "排斥:烈阳护卫", ())
+            p = board.player(t)
+            if not p.alive:
+                board.players[t] = replace(
+                    p,
+                    cards=tuple(
+                        replace(c, alive=True, out_phase=None, out_cause=None) for c in p.cards
+                    ),
+                )
+                board.announce(f"{t}被复活")
+                text = f"{t}被复活（m209.txt:330）"
+            else:
+                self.add_status(
+                    board, t, "不死", f"{a.actor}[烈阳护卫]", board.index, "m209.txt:330"
+                )
+                text = f"{t}获得[不死]，持续到黄昏结束"
+            board.record(a, "正午", Outcome.DONE, text, spec.rule, (t,))
+            return
+        t = a.targets[0]
+        board.remember(checked.holder.card, skill, a.targets)
+        actor = a.actor
+        self._flip(board, actor, f"{self.role(board, actor)}[{skill}]")
+        if skill == "神风突击":
+            died = self.hit(
+                board,
+                "暴击",
+                actor,
+                actor,
+                "正午：神风突击",
+                "m209.txt:489",
+                "白狼王[神风突击]",
+                last_words=False,
+            )
+            board.drain()
+            if died is not None:
+                board.scratch["blocked_vote"] = "白狼王[神风突击]"
+            if board.sheriff == t:
+                board.scratch.setdefault("kamikaze_sheriff", {})[t] = actor
+            self.hit(
+                board,
+                "暴击",
+                actor,
+                t,
+                "正午：神风突击",
+                "m209.txt:490",
+                "白狼王[神风突击]",
+                last_words=False,
+            )
+            board.record(
+                a,
+                "正午",
+                Outcome.DONE,
+                f"白狼王承受[暴击]{'并出局，当天封锁投票' if died else ''}；{t}承受[暴击]",
+                spec.rule,
+                (t,),
+            )
+            return
+        faction = self._judged_faction(board, t, actor)
+        if board.statuses_of(t, "隐身"):
+            faction = "隐身"
+        if faction == WOLF:
+            self.hit(
+                board,
+                "特攻",
+                actor,
+                t,
+                "正午：" + skill,
+                spec.rule,
+                f"{self.role(board, actor)}[{skill}]",
+            )
+            board.scratch["blocked_vote"] = f"{actor}[{skill}]"
+            text = f"{t}为狼人阵营，受到[特攻]，当天封锁投票"
+            if skill == "断钢斩":
+                for s in board.statuses_of(actor, "翻牌"):
+                    board.remove_status(s)
+                text += "；觉醒骑士的身份牌重新盖伏"
+        elif faction == VILLAGE:
+            self.hit(
+                board,
+                "特攻",
+                actor,
+                actor,
+                "正午：" + skill,
+                spec.rule,
+                f"{self.role(board, actor)}[{skill}]失败",
+            )
+            text = f"{t}为村民阵营，{actor}受到[特攻]"
+            if skill == "断钢斩":
+                board.drain()
+                self.hit(
+                    board,
+                    "特攻",
+                    actor,
+                    t,
+                    "正午：" + skill,
+                    spec.rule,
+                    f"{self.role(board, actor)}[{skill}]",
+                )
+                text += f"，然后{t}受到[特攻]"
+        else:
+            text = "无事发生"
+        board.record(a, "正午", Outcome.DONE, text, spec.rule, (t,))
+        board.announce(f"{actor}对{t}发动{skill}：{text}")
+
+    # ------------------------------------------------------------------ win check
+    def _lost_now(self, board: Board) -> set[str]:
+        lost: set[str] = set()
+        living = board.living()
+        wolves_ok = any(
+            (board.player(n).wolf_group or self.role(board, n) in GROUP_ROLES)
+            or self._can_take_knife(board, n)
+            or self.role(board, n) == "噩梦之影"
+            or (self.role(board, n) == "噬时狼妃" and not self._lost(board, n, "时间逆流"))
+            for n in living
+            if self._faction(board, n) == WOLF
+        )
+        if not wolves_ok:
+            lost.add(WOLF)
+        roles = {n: self.role(board, n) for n in board.order}
+        upper = [n for n, r in roles.items() if r in SEERS or r in STRONG]
+        weak = [n for n, r in roles.items() if r in WEAK]
+        if (upper and not any(board.alive(n) for n in upper)) or (
+            weak and not any(board.alive(n) for n in weak)
+        ):
+            lost.add(VILLAGE)
+        if not any(r == PIPER and board.alive(n) for n, r in roles.items()):
+            lost.add(THIRD)
+        return lost
+
+    def check_win(self, board: Board) -> None:
+        """m209.txt:503-523: the only faction not lost wins; 三方 > 狼人 > 村民 on a tie."""
+        step = "胜负判定"
+        if board.winner is not None or board.night == 0:
+            return
+        before = {k[5:] for k, _v in board.settings.items() if k.startswith("lost:")}
+        now = self._lost_now(board)
+        for f in sorted(now - before):
+            board.settings[f"lost:{f}"] = board.phase.label
+            board.emit(step, "m209.txt:146", f"{f}判负（不予公示）")
+        pipers = [n for n in board.living() if self.role(board, n) == PIPER]
+        if pipers:
+            others = [
+                n for n in board.living() if n not in pipers and not board.statuses_of(n, "秩序")
+            ]
+            if others and all(
+                any(s.until is None for s in board.statuses_of(n, "狂躁")) for n in others
+            ):
+                self._win(board, THIRD, "吹笛者存活，其余角色全部持有永久[狂躁]", "m209.txt:521")
+                return
+        factions = (THIRD, WOLF, VILLAGE)
+        standing = [f for f in factions if f not in now]
+        if len(standing) == 1:
+            self._win(board, standing[0], "仅此阵营未判负", "m209.txt:505")
+        elif not standing:
+            fresh = [f for f in factions if f not in before]
+            if fresh:
+                self._win(board, fresh[0], "同时判负，按优先级三方＞狼人＞村民获胜", "m209.txt:506")
+        else:
+            board.emit(step, "m209.txt:505", f"未判负的阵营：{'、'.join(standing)}，游戏继续")
+
+    def _win(self, board: Board, faction: str, reason: str, rule: str) -> None:
+        board.set_winner(faction, reason, rule)
+        board.announce(f"游戏结束：{faction}胜利（{reason}）")
+        board.emit("胜负判定", rule, f"{faction}胜利", because=reason)
+
+    # ------------------------------------------------------------------ votes
+    def vote_modifiers(self, state: GameState, day: int) -> tuple[Any, ...]:
+        """[迷魂] 0 (m209.txt:96), [独裁] +N (m209.txt:109), [狂躁] no change (m209.txt:97),
+        [霸道]/[不死] not out (m209.txt:166), 白痴 no vote (m209.txt:357), 替罪羊 (m209.txt:343)."""
+        from engine.votes import ModifierKind, VoteModifier
+
+        index = Phase.day(day).index
+        living = state.living
+        mods: list[Any] = []
+        for s in state.statuses:
+            if not s.active_at(index) or s.holder not in living:
+                continue
+            if s.kind == "迷魂":
+                mods.append(VoteModifier(s.holder, ModifierKind.WEIGHT_SET, Fraction(0), "[迷魂]"))
+            elif s.kind == "独裁":
+                n = len(living)
+                extra = 1 + (max(0, (n - 5) // 5) if n >= 10 else 0)
+                mods.append(
+                    VoteModifier(s.holder, ModifierKind.VOTER_ADD, Fraction(extra), "[独裁]")
+                )
+            elif s.kind == "狂躁":
+                mods.append(VoteModifier(s.holder, ModifierKind.NO_CHANGE, Fraction(0), "[狂躁]"))
+            elif s.kind in ("霸道", "不死"):
+                mods.append(
+                    VoteModifier(s.holder, ModifierKind.BLOCK_OUT, Fraction(0), f"[{s.kind}]")
+                )
+            elif s.kind == "翻牌" and self.role(state, s.holder) == "白痴":
+                mods.append(
+                    VoteModifier(s.holder, ModifierKind.NO_VOTE, Fraction(0), "白痴[大难不死]")
+                )
+        allowed = {s.holder for s in state.statuses if s.kind == "发言许可" and s.active_at(index)}
+        if allowed:  # 太阳[日]: only the named players speak, so only they vote (m209.txt:379)
+            for n in living:
+                if n not in allowed:
+                    mods.append(VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), "太阳[日]"))
+        for p in state.players:
+            if p.alive and p.cards and p.cards[0].name == "太阳":
+                mods.append(
+                    VoteModifier(p.name, ModifierKind.BLOCK_OUT, Fraction(0), "太阳[日]不死")
+                )
+            if p.alive and p.cards and p.cards[0].name == "替罪羊" and day > 1:
+                mods.append(
+                    VoteModifier(p.name, ModifierKind.VOID_ON_TIE, Fraction(0), "替罪羊[冤死]")
+                )
+        return tuple(mods)

@@ -1,0 +1,228 @@
+"""m209 contracts: every role the text lists has its skills, specs and handlers (or is listed as
+not yet resolved by the engine); the drawn line-up is checked; the night order is the text's
+行动顺序总集; the vote modifiers the state puts on a tally."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from engine.kernel import EngineError
+from engine.rulesets import get_ruleset
+from engine.rulesets.m209 import M209, lineup_problems
+from engine.rulesets.m209_roles import (
+    ATTACK_SLOTS,
+    CATEGORY,
+    NIGHT_PLAN,
+    NOON_SKILLS,
+    NOT_YET,
+    ROLE_RULES,
+    ROLE_SKILLS,
+    SPECS,
+)
+from engine.state import Phase, Status
+from engine.votes import ModifierKind
+
+RS = get_ruleset("m209")
+assert isinstance(RS, M209)
+RULES = Path(__file__).resolve().parents[2] / ".." / "shared" / "rules" / "m209.txt"
+SCENARIOS = Path(__file__).resolve().parent / "scenarios" / "m209"
+BASE = [
+    ("甲", "黑狼王"),
+    ("乙", "狼美人"),
+    ("丙", "隐狼"),
+    ("丁", "石像鬼"),
+    ("戊", "预言家"),
+    ("己", "守卫"),
+    ("庚", "摄梦人"),
+    ("辛", "女巫"),
+    ("壬", "长老"),
+    ("癸", "猎人"),
+    ("子", "白痴"),
+    ("丑", "替罪羊"),
+    ("寅", "吹笛者"),
+]
+
+
+def text_lines() -> list[str]:
+    if not RULES.exists():
+        pytest.skip(f"共享规则文本不存在：{RULES}")
+    return RULES.read_text(encoding="utf-8").splitlines()
+
+
+def test_every_role_in_the_text_is_in_the_pool() -> None:
+    """m209.txt:23-33: the candidate lists (wolves, 验人系, 强神, 弱神, 三方)."""
+    lines = text_lines()
+    listed = re.split(r"[，。\s]+", lines[22]) + lines[25].split() + re.split(r"[，。]", lines[27])
+    listed += [*lines[29].split("，"), lines[32]]
+    names = {n.strip() for n in listed if n.strip()}
+    assert names == set(CATEGORY)
+
+
+def test_contract_every_role_has_a_handler() -> None:
+    """Every listed role: its definition line, its skills, each skill's spec, and a handler
+    (night step, 正午, trigger, opening or 常驻). Prints the handled / not-yet table."""
+    handlers = RS.night_handlers()
+    night_skills = {s for step in NIGHT_PLAN for s in step.skills}
+    covered = set()
+    for path in SCENARIOS.glob("*.toml"):
+        covered |= set(tomllib.loads(path.read_text(encoding="utf-8")).get("covers", []))
+    table = []
+    for role in CATEGORY:
+        assert role in ROLE_RULES, role
+        assert role in ROLE_SKILLS, role
+        assert role in covered, f"{role} has no scenario"
+        for skill in ROLE_SKILLS[role]:
+            spec = SPECS[skill]
+            if skill in night_skills:
+                assert skill in handlers, skill
+                how = "夜晚步骤"
+            elif skill in NOON_SKILLS:
+                how = "正午"
+            elif spec.trigger:
+                how = "触发"
+            elif skill in ("伪装", "模式选择"):
+                how = "开局"
+            else:
+                assert spec.passive, skill
+                how = "强制/常驻"
+            status = f"未完成：{NOT_YET[skill]}" if skill in NOT_YET else "已实现"
+            table.append(f"{role}<{skill}>：{how}，{status}")
+    print("\n".join(table))
+    assert set(NOT_YET) == {"日"}
+
+
+def test_role_rules_point_at_the_role_definitions() -> None:
+    lines = text_lines()
+    for role, ref in ROLE_RULES.items():
+        line = lines[int(ref.split(":")[1]) - 1]
+        assert role in line or (role == "吹笛者" and "吹笛" in line), (role, line)
+
+
+def test_the_night_order_is_the_texts() -> None:
+    """m209.txt:542-577: 早夜2 → 午夜 → 深夜1 → 深夜2 → 凌晨1; the death list of 凌晨2."""
+    assert [s.name for s in sorted(NIGHT_PLAN, key=lambda s: s.key)] == [
+        "早夜2",
+        "午夜",
+        "深夜1",
+        "深夜2",
+        "凌晨1",
+    ]
+    steps = {s.name: s.skills for s in NIGHT_PLAN}
+    assert steps["早夜2"] == ("时间逆流", "恐惧", "结印")
+    assert steps["深夜2"] == ("杀人", "牺牲", "冲锋", "潜行", "猎杀")
+    assert steps["午夜"][:3] == ("交换", "冰冻", "馈赠冰冻")
+    assert ATTACK_SLOTS == (
+        "狼人杀人",
+        "幼狼牺牲",
+        "黑狼王冲锋",
+        "恶灵骑士反弹",
+        "摄梦人双摄",
+        "潜行者潜行",
+        "猎魔人猎杀",
+        "女巫毒药",
+        "黑商给狼暴毙",
+    )
+    lines = text_lines()
+    assert "狼人杀人\t幼狼牺牲（如果未指定）\t黑狼王冲锋\t恶灵骑士反弹" in lines[574]
+
+
+def test_the_standard_draw_is_accepted() -> None:
+    assert RS.validate_setup([(n, [r]) for n, r in BASE]) == []
+    state = RS.setup_state([(n, [r]) for n, r in BASE])
+    assert state.phase == Phase.setup()
+    assert [p.name for p in state.players if p.wolf_group] == ["甲", "乙"]
+    # 常驻 (m209.txt:338, 497): 长老[守护1], 吹笛者[秩序]
+    assert any(s.holder == "壬" and s.kind == "守护" and s.count == 1 for s in state.statuses)
+    assert any(s.holder == "寅" and s.kind == "秩序" for s in state.statuses)
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"乙": "白狼王"}, "黑狼王和白狼王必出现且只会出现其中之一（m209.txt:22）"),
+        ({"庚": "灵鹿"}, "灵鹿和女巫必出现且只会出现其中之一（m209.txt:27）"),
+        ({"戊": "通灵师", "己": "狐狸"}, "验人系应抽 1 个，实际 2 个（m209.txt:25）"),
+        ({"壬": "猎人"}, "身份「猎人」出现 2 次"),
+        ({"寅": "村民"}, "身份「村民」不在本局的身份池中"),
+    ],
+)
+def test_an_impossible_draw_is_refused(change: dict[str, str], problem: str) -> None:
+    """m209.txt:22-33: 狼人 10选4（黑狼王 xor 白狼王）, 验人系 3选1, 强神 10选3（灵鹿 xor 女巫）,
+    弱神 10选4, 三方 吹笛者."""
+    players = [(n, [change.get(n, r)]) for n, r in BASE]
+    problems = RS.validate_setup(players)
+    assert any(problem in p for p in problems), problems
+    with pytest.raises(EngineError, match="开局设置有误"):
+        RS.setup_state(players)
+
+
+def test_lineup_problems_counts_categories() -> None:
+    assert lineup_problems([r for _n, r in BASE]) == []
+    assert "弱神应抽 4 个，实际 3 个（m209.txt:29）" in lineup_problems(
+        [r for _n, r in BASE if r != "白痴"]
+    )
+
+
+def test_vote_modifiers_from_statuses() -> None:
+    """[迷魂] 0 votes (m209.txt:96), [独裁] +N (m209.txt:109), [狂躁] no change (m209.txt:97),
+    [霸道] not out (m209.txt:166), 替罪羊 voids a tie (m209.txt:343)."""
+    state = RS.setup_state([(n, [r]) for n, r in BASE])
+    day = Phase.day(2).index
+    state = state.__class__(
+        **{
+            **{f: getattr(state, f) for f in state.__dataclass_fields__},
+            "statuses": (
+                *state.statuses,
+                Status("迷魂", "甲", "丑[冤死]", day - 1, day, negative=True),
+                Status("独裁", "己", "己[结印]", day - 1, day),
+                Status("狂躁", "戊", "寅[迷惑]", day - 1, None, negative=True),
+                Status("霸道", "子", "白痴[大难不死]", day - 1, None),
+            ),
+        }
+    )
+    mods = {(m.player, m.kind): m for m in RS.vote_modifiers(state, 2)}
+    assert mods[("甲", ModifierKind.WEIGHT_SET)].value == 0
+    # 13 alive: +1, and from 10 alive one more (m209.txt:109)
+    assert mods[("己", ModifierKind.VOTER_ADD)].value == Fraction(2)
+    assert ("戊", ModifierKind.NO_CHANGE) in mods
+    assert ("子", ModifierKind.BLOCK_OUT) in mods
+    assert ("丑", ModifierKind.VOID_ON_TIE) in mods
+    assert ("丑", ModifierKind.VOID_ON_TIE) not in {
+        (m.player, m.kind) for m in RS.vote_modifiers(state, 1)
+    }  # 不包括竞选日
+
+
+def test_a_second_bleeding_is_a_critical_hit() -> None:
+    """m209.txt:98: 若已持有[流血]的负面状态的情况下，再次获得[流血]的负面状态时，这次赋予流血状态的
+    负面效果改为造成[暴击]."""
+    from engine.kernel import Board
+
+    state = RS.setup_state([(n, [r]) for n, r in BASE])
+    board = Board(state, RS, Phase.night(1))
+    assert RS.add_negative(board, "戊", "流血", "甲", None, "m209.txt:98")
+    assert not any(f.to == "戊" for f in board.feedback)  # 该状态不予通知
+    assert not RS.add_negative(board, "戊", "流血", "甲", None, "m209.txt:98")
+    board.drain()
+    assert [(d.player, d.kind) for d in board.deaths] == [("戊", "暴击")]
+
+
+def test_only_the_suns_speakers_vote_the_next_day() -> None:
+    """m209.txt:377-379: 只有太阳指定的角色可以发言（包括在投票帖发言）;
+    投票贴不发言默认视作弃票."""
+    from engine.kernel import Action, resolve_night
+
+    roles = [(n, ["太阳" if n == "壬" else r]) for n, r in BASE]
+    state = RS.setup_state(roles)
+    state = state.__class__(
+        **{**{f: getattr(state, f) for f in state.__dataclass_fields__}, "phase": Phase.day(1)}
+    )
+    acts = [Action("甲", "杀人", ("壬",)), Action("壬", "日不落", ("戊", "己"))]
+    state, _ = resolve_night(state, acts, RS, night=1)
+    no_vote = {m.player for m in RS.vote_modifiers(state, 2) if m.kind is ModifierKind.NO_VOTE}
+    assert no_vote == set(state.living) - {"戊", "己"}
+    assert not any(m.kind is ModifierKind.NO_VOTE for m in RS.vote_modifiers(state, 3))
