@@ -233,7 +233,8 @@ def validate(board: Board, rs: Ruleset, action: Action, spec: SkillSpec, step: S
         if not board.has(target):
             return f"目标「{target}」不在名单中"
         if spec.target_kind is TargetKind.PLAYER and not board.alive(target):
-            return f"{target}已出局，不能被选为技能的目标（m135.txt:55）"
+            cite = f"（{rs.dead_target_rule}）" if rs.dead_target_rule else ""
+            return f"{target}已出局，不能被选为技能的目标{cite}"
         if not spec.self_ok and target == action.actor:
             return f"<{spec.name}>不能选择自己"
     p = Pass(action, spec, holder, step)

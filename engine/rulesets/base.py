@@ -117,6 +117,8 @@ class Ruleset:
     id: ClassVar[str] = "base"
     name: ClassVar[str] = "通用规则"
     rule_file: ClassVar[str] = ""
+    #: where the rule text says an out character cannot be a skill's target ("" if silent)
+    dead_target_rule: ClassVar[str] = ""
     aliases: ClassVar[tuple[str, ...]] = ()
 
     # --- who votes, for whom -------------------------------------------------------------

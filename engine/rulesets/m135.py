@@ -314,6 +314,7 @@ class M135(Ruleset):
     id: ClassVar[str] = "m135"
     name: ClassVar[str] = "[M135]『让子弹飞』"
     rule_file: ClassVar[str] = "m135.txt"
+    dead_target_rule: ClassVar[str] = "m135.txt:55"
     aliases: ClassVar[tuple[str, ...]] = ("M135", "让子弹飞")
 
     sheriff_weight: ClassVar[Fraction] = Fraction(3, 2)
