@@ -287,15 +287,24 @@ class Ruleset:
         """Every skill name an action may carry (for the journal's checks)."""
         return ()
 
+    #: skill name → its SkillSpec (engine.night) and accepted spellings → the skill's name;
+    #: a rule set with an engine fills both
+    skill_specs: ClassVar[Mapping[str, Any]] = {}
+    skill_aliases: ClassVar[Mapping[str, str]] = {}
+
     def canonical_skill(self, name: str) -> str:
-        return name.strip()
+        """The skill's name as the rule text writes it: brackets dropped, aliases mapped."""
+        raw = "".join(ch for ch in name.strip() if ch not in "<>＜＞[]【】《》")
+        return self.skill_aliases.get(raw, raw)
 
     def unknown_skill_reason(self, name: str) -> str:
         known = "、".join(self.skill_names()) or "（无）"
         return f"{self.name}没有名为<{name}>的技能（可选：{known}）"
 
     def skill_rule(self, skill: str) -> str:
-        return ""
+        """Where the rule text defines the skill (file:line), or ""."""
+        spec = self.skill_specs.get(self.canonical_skill(skill))
+        return spec.rule if spec else ""
 
     def group_skill(self, skill: str) -> bool:
         return False

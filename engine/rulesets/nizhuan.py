@@ -316,6 +316,7 @@ class Nizhuan(Ruleset):
     }
 
     has_engine: ClassVar[bool] = True
+    skill_aliases: ClassVar[Mapping[str, str]] = _ALIASES
     default_settings: ClassVar[Mapping[str, str]] = {}
 
     # ------------------------------------------------------------------ setup
@@ -472,10 +473,6 @@ class Nizhuan(Ruleset):
     # ------------------------------------------------------------------ names
     def skill_names(self) -> tuple[str, ...]:
         return (*NIGHT_SKILLS, *TRIGGER_SKILLS, *DAY_SKILLS, *DIRECTOR_ACTIONS)
-
-    def canonical_skill(self, name: str) -> str:
-        raw = "".join(ch for ch in name.strip() if ch not in "<>＜＞[]【】《》")
-        return _ALIASES.get(raw, raw)
 
     def skill_rule(self, skill: str) -> str:
         return SKILL_RULES.get(self.canonical_skill(skill), "")

@@ -338,6 +338,8 @@ class Tubian24(Ruleset):
 
     # ================================================================== the engine
     has_engine: ClassVar[bool] = True
+    skill_specs: ClassVar[Mapping[str, SkillSpec]] = SPECS
+    skill_aliases: ClassVar[Mapping[str, str]] = _ALIASES
     default_settings: ClassVar[Mapping[str, str]] = {"lead_wolf": LEAD_SUBMITTED}
     roles: ClassVar[Mapping[str, tuple[str, ...]]] = ROLE_SKILLS
     specs: ClassVar[Mapping[str, SkillSpec]] = SPECS
@@ -537,14 +539,6 @@ class Tubian24(Ruleset):
     # ------------------------------------------------------------------ names
     def skill_names(self) -> tuple[str, ...]:
         return (*SPECS, *DIRECTOR_ACTIONS)
-
-    def canonical_skill(self, name: str) -> str:
-        raw = "".join(ch for ch in name.strip() if ch not in "<>＜＞[]【】《》")
-        return _ALIASES.get(raw, raw)
-
-    def skill_rule(self, skill: str) -> str:
-        spec = SPECS.get(self.canonical_skill(skill))
-        return spec.rule if spec else ""
 
     def unused_reason(self, action: Action) -> str:
         skill = self.canonical_skill(action.skill)
