@@ -156,17 +156,31 @@ class Roster:
         )
 
 
-def counted_version(store: Store, post: Post) -> tuple[Post, bool]:
-    """The version of a vote post that counts: the one first seen (revision 1).
+#: states in which the forum showed this account no text (the post is not readable)
+UNREADABLE = {PostState.AUTHOR_ONLY, PostState.PENDING, PostState.BLOCKED}
+UNREADABLE_ZH = {
+    PostState.AUTHOR_ONLY: "仅作者可见",
+    PostState.PENDING: "待审核",
+    PostState.BLOCKED: "被屏蔽",
+}
 
-    Returns (post as first seen, edited?) — edited when Discuz shows an edit note or the
-    store saw the content change.
+
+def counted_version(store: Store, post: Post) -> tuple[Post, bool]:
+    """The version of a vote post that counts: the first *readable* one bansha saw.
+
+    A post first stored while it was unreadable (回帖仅作者可见 to a cookie that is not the
+    director's, 待审核, 屏蔽) counts from the first revision that showed its text. Returns
+    (that version, edited?) — edited when Discuz shows an edit note or the readable text or
+    quotes changed (a change of state or of marks alone — a moderator's 屏蔽, the mobile API
+    dropping [size] — is not an edit).
     """
     revs = store.revisions(post.tid, post.pid)
-    edited = post.edit is not None or len({r["content_hash"] for r in revs}) > 1
-    if not revs or len(revs) == 1:
+    readable = [r for r in revs if PostState(r["state"]) not in UNREADABLE | {PostState.VANISHED}]
+    texts = {(r["text"], r["quoted_pids"]) for r in readable}
+    edited = post.edit is not None or len(texts) > 1
+    if not readable:
         return post, edited
-    first = revs[0]
+    first = readable[0]
     row = {
         "tid": post.tid,
         "pid": post.pid,
@@ -355,6 +369,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         # -- ballots -------------------------------------------------------------------------
         ballots: list[Ballot] = []
         voted: set[str] = set()
+        unreadable = 0
         for post in posts_of(day.vote):
             if post.posted_at is None or post.state is PostState.DELETED:
                 continue
@@ -387,6 +402,23 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                 voted.add(match.player)
                 continue
             who = roster.player_of(post)
+            if version.state in UNREADABLE and who is not None:
+                # the forum never showed us this post's words: the player did reply to the vote
+                # thread, but the vote cannot be read — say so instead of dropping it silently
+                why = UNREADABLE_ZH[version.state]
+                ballots.append(
+                    Ballot(
+                        voter=who,
+                        kind=BallotKind.INVALID,
+                        target=None,
+                        target_raw="",
+                        problem=f"帖子内容不可读（{why}），无法判定；请导演查看原帖后代投或裁定",
+                        evidence=evidence,
+                    )
+                )
+                voted.add(who)
+                unreadable += 1
+                continue
             vp = parse_vote(
                 version.text, distrusted=_distrusted(version), target_pattern=target_rule
             )
@@ -465,6 +497,11 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                 vote_outs.append((day_tally.out, day.closes, f"第{day.day}天投票出局"))
             if not closed:
                 notes.append("投票尚未截止：以上为截至目前的计票")
+            if unreadable:
+                notes.append(
+                    f"投票帖中有 {unreadable} 帖内容不可读（仅作者可见/待审核/屏蔽）："
+                    "若是“回帖仅作者可见”，请确认 cookie 属于开帖的导演账号且未失效"
+                )
 
         # -- post counts ---------------------------------------------------------------------
         acts = [

@@ -197,3 +197,66 @@ def test_a_vote_edited_after_the_close_keeps_the_version_first_seen(derived):
     assert v.status is VerdictStatus.COUNTED and v.counts_for == "包子"
     assert v.ballot.edited
     assert any(f.kind.value == "edited-vote" and f.player == "饺子" for f in again.flags)
+
+
+def test_an_unreadable_vote_is_reported_then_counted_once_readable(fixtures_dir, tmp_path):
+    """回帖仅作者可见 to a cookie that is not the director's: the vote must not vanish silently,
+    and once the post is readable its words count (the first readable version)."""
+    from dataclasses import replace
+
+    from parsers.records import PostState, ThreadPage
+
+    pages = _pages(fixtures_dir)
+    posts = {p.pid: p for _, tp in pages for p in tp.posts}
+    closes = posts[99].posted_at - timedelta(seconds=1)
+    game = _game(fixtures_dir, posts[76].posted_at - timedelta(minutes=1), closes)
+    store = open_store(tmp_path / "hidden.db")
+    store.register_thread(4, day=2, role="vote")
+    hidden = tuple(
+        replace(p, state=PostState.AUTHOR_ONLY, text="", message_html="") if p.pid == 77 else p
+        for p in pages[0][1].posts
+    )
+    first = ThreadPage(tid=4, page=1, total_pages=3, posts=hidden)
+    store.save_page(
+        first,
+        source="html",
+        url="p1",
+        status=200,
+        headers={},
+        body=b"hidden",
+        fetched_at=closes - timedelta(minutes=1),
+        ppp=10,
+    )
+    for body, tp in pages[1:]:
+        store.save_page(
+            tp,
+            source="html",
+            url="pN",
+            status=200,
+            headers={},
+            body=body,
+            fetched_at=closes - timedelta(minutes=1),
+            ppp=10,
+        )
+    d = derive(game, store, as_of=closes + timedelta(hours=1))
+    v = _by_pid(d)[77]
+    assert v.status is VerdictStatus.INVALID and "帖子内容不可读（仅作者可见）" in v.ballot.problem
+    assert not any(f.kind.value == "no-vote" and f.player == "饺子" for f in d.flags)
+    assert any("内容不可读" in n for n in d.day(2).notes)
+    # the director's cookie is fixed: the page is read again, now with the words
+    body, tp = pages[0]
+    store.save_page(
+        tp,
+        source="html",
+        url="p1",
+        status=200,
+        headers={},
+        body=body,
+        fetched_at=closes + timedelta(minutes=30),
+        ppp=10,
+    )
+    d = derive(game, store, as_of=closes + timedelta(hours=1))
+    v = _by_pid(d)[77]
+    assert v.status is VerdictStatus.COUNTED and v.counts_for == "包子"
+    assert not v.ballot.edited  # becoming readable is not an edit
+    store.close()
