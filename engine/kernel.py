@@ -149,7 +149,9 @@ class DayInput:
 
     ``out``: the player the vote put out (None: nobody); ``elected``: the sheriff elected on an
     election day; ``voters``: players with a counted ballot (弃权 included); ``actions``: day
-    skills and decisions (装傻, 翻牌, 最后一枪, 殉职, 红牌罚下, 投降, 判负).
+    skills and decisions (装傻, 翻牌, 最后一枪, 殉职, 红牌罚下, 投降, 判负); ``ballots``: who
+    voted for whom, ``(voter, candidate)`` pairs of the counted ballots (弃权 excluded; empty
+    when the input does not carry them).
     """
 
     day: int
@@ -160,10 +162,12 @@ class DayInput:
     actions: tuple[Action, ...] = ()
     decided_by: str = ""
     rule: str = ""
+    ballots: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "voters", tuple(sorted(set(self.voters))))
         object.__setattr__(self, "actions", canonical_actions(self.actions))
+        object.__setattr__(self, "ballots", tuple(sorted(set(self.ballots))))
 
     @classmethod
     def from_tally(
@@ -183,10 +187,15 @@ class DayInput:
             actions=tuple(actions),
             decided_by=str(tally.decided_by),
             rule=str(tally.rule),
+            ballots=tuple(
+                (str(v), str(c))
+                for c, vs in dict(getattr(tally, "voters", None) or {}).items()
+                for v in vs
+            ),
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "day": self.day,
             "out": self.out,
             "elected": self.elected,
@@ -196,6 +205,9 @@ class DayInput:
             "decided_by": self.decided_by,
             "rule": self.rule,
         }
+        if self.ballots:  # only when known, so older inputs keep their exact form
+            data["ballots"] = [list(pair) for pair in self.ballots]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> DayInput:
@@ -208,6 +220,7 @@ class DayInput:
             actions=tuple(Action.from_dict(a) for a in data.get("actions", ())),
             decided_by=str(data.get("decided_by", "")),
             rule=str(data.get("rule", "")),
+            ballots=tuple((str(v), str(c)) for v, c in data.get("ballots", ())),
         )
 
 

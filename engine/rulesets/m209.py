@@ -30,6 +30,16 @@ checked at setup, also against the game file's ``[m209] lineup`` (m209.txt:22-33
   non-negative statuses; a second [流血] is a [暴击] (m209.txt:94-110).
 - Day: 正午 skills (断钢斩, 决斗, 神风突击, 烈阳护卫) in launch order, then the vote (unless
   [封锁投票]), 预言家[天意], 黄昏1 (替罪羊[冤死], shots), red cards (m209.txt:177).
+- 太阳[日不落] (m209.txt:377-380): the day after the sun is out has two 正午 rounds. Round 1 is
+  open to all; its top comes as a director action <第一轮最高票> (its ballots optionally as
+  <第一轮投票>). The sun names the extra round's speakers (<日不落>, with its death or during
+  the day, at most half of the living); the tallied vote (DayInput) is the extra round's, where
+  only they vote. Extra-round noon skills carry ``choice = "第二轮"``; nothing cools down again
+  (same game day). At 黄昏 the first round's top, then the tallied top, take [投票出局]; a
+  [封锁投票] in either round voids both.
+- 潜行者[潜行] (m209.txt:384): targets must be 当天投票对象 — the candidates of the day's
+  ballots (``DayInput.ballots``, from the tally; both rounds on a 日不落 day), none on a
+  [封锁投票] day; unchecked (flagged in the log) when the day input carries no ballots.
 - Win: the only faction not lost wins; 三方 > 狼人 > 村民 among those newly lost together
   (m209.txt:505-506); losses are remembered in the state's settings (``lost:<faction>``).
 """
@@ -78,8 +88,16 @@ from engine.state import CardState, Charge, GameState, Memory, Phase, PlayerStat
 
 __all__ = ["M209", "faction_of", "lineup_problems"]
 
-#: Director's actions (not skills).
-DIRECTOR_ACTIONS = ("红牌罚下",)
+#: Director's actions (not skills): 红牌罚下; on a day with 太阳's extra 正午 the first 正午
+#: round's top (``targets`` = the top, none for no top) and, optionally, its ballots (actor =
+#: the voter, ``targets`` = the candidate), m209.txt:377-378.
+FIRST_TOP = "第一轮最高票"
+FIRST_BALLOT = "第一轮投票"
+DIRECTOR_ACTIONS = ("红牌罚下", FIRST_TOP, FIRST_BALLOT)
+#: Settings: ``投票对象:<day>`` = the day's vote objects (tab-separated; 潜行, m209.txt:384);
+#: ``日不落:<day>`` = the suns (tab-separated, in out order) whose extra 正午 is that day.
+VOTE_OBJECTS = "投票对象:"
+SUN_NOON = "日不落:"
 #: Starting charges: 限定 = 1, [次数] as written (m209.txt:53-55).
 INITIAL_CHARGES: Mapping[str, tuple[tuple[str, int], ...]] = {
     "黑商": (("馈赠", 1),),
@@ -684,6 +702,17 @@ class M209(Ruleset):
             ]
             if group == [a.actor] or len(group) <= 1:
                 return "幼狼是最后一只群内狼，不能发动<牺牲>（m209.txt:443）"
+        if skill == "潜行" and board.night is not None:
+            key = f"{VOTE_OBJECTS}{board.night}"
+            if key in board.settings:
+                recorded = set(board.settings[key].split("\t"))
+                objects = [n for n in board.order if n in recorded]
+                bad = [t for t in a.targets if t not in objects]
+                if bad:
+                    return (
+                        f"<潜行>的选择范围是当天投票对象（{'、'.join(objects) or '无'}），"
+                        f"{'、'.join(bad)}不是（m209.txt:384）"
+                    )
         if skill in ("断钢斩", "决斗", "神风突击", "烈阳护卫") and board.night is not None:
             return f"<{skill}>只能在正午发动（m209.txt:45）"
         return None
@@ -1199,6 +1228,14 @@ class M209(Ruleset):
         return Outcome.DONE, f"消耗1点报复次数，对{t}造成[指杀]"
 
     def _h_stalk(self, board: Board, p: Pass) -> tuple[Outcome, str]:
+        if f"{VOTE_OBJECTS}{board.night}" not in board.settings:
+            board.emit(
+                "深夜2",
+                "m209.txt:384",
+                f"未记录第{board.night}天的投票对象（计票的 ballots），<潜行>的[当天投票对象]"
+                "限制未核对，请导演确认",
+                actor=p.action.actor,
+            )
         targets = self._redirect(board, p)
         for t in targets:
             self._attack(board, 5, "暴击", p.action.actor, t, "潜行者[潜行]", "m209.txt:385")
@@ -1429,7 +1466,7 @@ class M209(Ruleset):
             )
         if role == "太阳" and not death.red:
             board.announce("日不落")
-            self._sun_speakers(board, name)
+            self._sun_falls(board, name)
         if role == PIPER:
             for s in list(board.statuses):
                 if s.kind == "狂躁" and s.until is None:
@@ -1456,24 +1493,43 @@ class M209(Ruleset):
             board.defer(Trigger(f"殉职:{name}", lambda b, n=name: self._handover(b, n, "殉职")))
         self._last_words(board, death)
 
-    def _sun_speakers(self, board: Board, sun: str) -> None:
-        """太阳[日] (m209.txt:377-379): the next day only the players the sun names speak and
-        vote (at most half of the living); a vote post without a post is an abstention."""
-        rule = "m209.txt:377"
+    def _sun_falls(self, board: Board, sun: str) -> None:
+        """太阳[日]<触发> (m209.txt:377-378): the next day gets an extra [正午] round in which
+        only the players the sun names speak and vote. The sun may name them at once (an
+        action with its death) or after watching the first round (a day action)."""
         day = board.night + 1 if board.night is not None else board.phase.number + 1
-        index = Phase.day(day).index
+        key = f"{SUN_NOON}{day}"
+        suns = [s for s in board.setting(key, "").split("\t") if s]
+        board.settings[key] = "\t".join([*suns, sun])  # 按照出局顺序轮流触发 (m209.txt:378)
+        board.emit(
+            board.deaths[-1].step if board.deaths else "日不落",
+            "m209.txt:377",
+            f"太阳{sun}出局：第{day}天额外进行一轮[正午]（此游戏日只有现实一天）",
+        )
         action = board.take_prepared(sun, "日不落")
+        if action is not None:
+            self._sun_speakers(board, sun, action, day)
+        else:
+            self._ask_sun(board, sun, day)
+
+    def _ask_sun(self, board: Board, sun: str, day: int) -> None:
+        limit = len([n for n in board.living() if n != sun]) // 2
+        board.need(
+            sun,
+            "日不落",
+            f"太阳出局：第{day}天额外进行一轮[正午]，太阳须指定在这一轮可以发言（及投票）的角色，"
+            f"最多{limit}人，可看完第一轮[正午]再决定；请在计票前记录"
+            f"（{_add_cmd(board)} --actor {sun} --skill 日不落 --target …）",
+            "m209.txt:377",
+        )
+
+    def _sun_speakers(self, board: Board, sun: str, action: Action, day: int) -> bool:
+        """太阳[日] (m209.txt:377-379): in the extra 正午 only the named players speak and vote
+        (at most half of the living); a vote post without a post is an abstention."""
+        rule = "m209.txt:377"
+        index = Phase.day(day).index
         living = [n for n in board.living() if n != sun]
         limit = len(living) // 2
-        if action is None:
-            board.need(
-                sun,
-                "日不落",
-                f"太阳出局：第{day}天额外进行一轮[正午]，太阳须指定可以发言（及投票）的角色，"
-                f"最多{limit}人（{_add_cmd(board)} --actor {sun} --skill 日不落 --target …）",
-                rule,
-            )
-            return
         targets = list(dict.fromkeys(action.targets))
         bad = [t for t in targets if t not in living]
         if bad or len(targets) > limit:
@@ -1484,12 +1540,13 @@ class M209(Ruleset):
             )
             board.record(action, "日不落", Outcome.INVALID, why, rule)
             board.need(sun, "日不落", f"太阳的指定无效：{why}", rule)
-            return
+            return False
         for t in targets:
             board.add_status(Status("发言许可", t, f"{sun}[日]", index, index))
-        line = f"日不落：第{day}天只有{'、'.join(targets)}可以发言"
+        line = f"日不落：第{day}天额外一轮[正午]只有{'、'.join(targets)}可以发言"
         board.announce(line)
         board.record(action, "日不落", Outcome.DONE, line, rule, tuple(targets))
+        return True
 
     def _last_words(self, board: Board, death: Death) -> None:
         """遗言数量为人数配备最少狼数量 (m209.txt:191); no Discuz! code (m209.txt:193)."""
@@ -1720,24 +1777,44 @@ class M209(Ruleset):
 
     # ------------------------------------------------------------------ the day
     def run_day(self, board: Board, day: DayInput) -> None:
+        """正午 (one round, or two with 太阳's [日不落]: the tallied vote is the extra round's,
+        the first round's top comes as a <第一轮最高票> action, m209.txt:377-378), then 黄昏."""
         board.voters_day = day.day
         board.voters = tuple(v for v in day.voters if board.has(v))
         board.vote_cards = {
             n: c.uid for n in board.living() if (c := board.player(n).current) is not None
         }
         rest = self._director_actions(board, day.actions)
+        suns = [s for s in board.setting(f"{SUN_NOON}{day.day}", "").split("\t") if s]
+        firsts = [a for a in rest if self.canonical_skill(a.skill) == FIRST_TOP]
+        namings = [a for a in rest if self.canonical_skill(a.skill) == "日不落"]
+        ballots = [a for a in rest if self.canonical_skill(a.skill) == FIRST_BALLOT]
+        rest = [a for a in rest if a not in firsts and a not in namings and a not in ballots]
         for name in board.living():
             if self.role(board, name) == "太阳" and "遗忘" not in self.effects(board, name):
                 self.add_status(
                     board, name, "不死", "太阳[日]（m209.txt:376）", board.index, "m209.txt:376"
                 )
         # 正午 (m209.txt:49): the noon skills, in the order they were launched
-        board.scratch["noon"] = True
         noon = [a for a in rest if self.canonical_skill(a.skill) in NOON_SKILLS]
         later = [a for a in rest if a not in noon]
-        for a in sorted(noon, key=lambda a: (a.at or "", a.sort_key())):
-            self._noon_skill(board, a)
-            board.drain()
+        second = [a for a in noon if (a.choice or "").startswith(SECOND_ROUND)]
+        first = [a for a in noon if a not in second]
+        board.scratch["noon"] = True
+        self._noon_round(board, first)
+        first_top = self._first_top(board, suns, firsts)
+        first_objects = self._first_ballots(board, suns, ballots)
+        if suns:
+            self._extra_noon(board, day, suns, namings, second)
+        else:
+            for a in [*second, *namings]:
+                board.record(
+                    a,
+                    "正午",
+                    Outcome.INVALID,
+                    f"第{day.day}天没有太阳[日不落]的额外[正午]（m209.txt:377）",
+                    "m209.txt:377",
+                )
         board.scratch["noon"] = False
         for a in later:
             skill = self.canonical_skill(a.skill)
@@ -1748,6 +1825,7 @@ class M209(Ruleset):
                 board.prepared.append(replace(a, skill=skill))
             else:
                 board.record(a, "校验", Outcome.INVALID, f"<{skill}>不是白天发动的技能", spec.rule)
+        self._vote_objects(board, day, {first_top, *first_objects} - {""})
         if day.sheriff_election:
             self._election(board, day)
         elif board.scratch.get("blocked_vote"):
@@ -1758,7 +1836,12 @@ class M209(Ruleset):
             )
             board.announce("今日封锁投票，没有放逐投票的最高票")
         else:
-            self._exile(board, day)
+            tops = [replace(day, out=first_top, decided_by=FIRST_TOP, rule="")] if first_top else []
+            for top in [*tops, day]:
+                if top.out and suns and not board.alive(top.out):
+                    board.emit("放逐投票", "m209.txt:378", f"最高票{top.out}已出局，不再结算")
+                    continue
+                self._exile(board, top)
             self._providence(board)
             self._scapegoat(board, day)
         board.drain()
@@ -1766,6 +1849,128 @@ class M209(Ruleset):
         board.drain()
         for a in board.scratch.get("reds", []):
             self._red_card(board, a)  # m209.txt:177: after the vote
+
+    def _noon_round(self, board: Board, actions: Sequence[Action]) -> None:
+        for a in sorted(actions, key=lambda a: (a.at or "", a.sort_key())):
+            self._noon_skill(board, a)
+            board.drain()
+
+    def _first_top(self, board: Board, suns: Sequence[str], firsts: Sequence[Action]) -> str:
+        """<第一轮最高票>: the first 正午 round's top, out at 黄昏 with the tallied round's
+        top; it is not out before, so it may speak and vote in the extra round (m209.txt:378)."""
+        rule = "m209.txt:378"
+        top = ""
+        for i, a in enumerate(firsts):
+            why = ""
+            if not suns:
+                why = "今天没有太阳[日不落]的额外[正午]，当天只有一轮放逐投票（m209.txt:377）"
+            elif i > 0:
+                why = "第一轮最高票已记录，只能有一条"
+            elif len(a.targets) > 1:
+                why = "最高票只能是1人（无最高票则不填目标）"
+            elif a.targets and not board.alive(a.targets[0]):
+                why = f"{a.targets[0]}已出局（或不在名单中），请检查第一轮计票"
+            if why:
+                board.record(a, "正午", Outcome.INVALID, why, rule)
+                continue
+            top = a.targets[0] if a.targets else ""
+            text = f"第一轮[正午]最高票：{top}（黄昏出局）" if top else "第一轮[正午]没有最高票"
+            board.record(a, "正午", Outcome.DONE, text, rule, a.targets)
+        if suns and not firsts:
+            board.emit(
+                "正午",
+                rule,
+                "未记录第一轮[正午]的最高票（<第一轮最高票>），视作第一轮没有最高票",
+            )
+        return top
+
+    def _extra_noon(
+        self,
+        board: Board,
+        day: DayInput,
+        suns: Sequence[str],
+        namings: Sequence[Action],
+        second: Sequence[Action],
+    ) -> None:
+        """太阳[日不落] (m209.txt:377-380): the extra 正午 round; its noon skills carry
+        ``choice = "第二轮"``. Skills do not cool down again (m209.txt:380): it is the same game
+        day, so what was launched in the first round stays launched."""
+        board.emit("正午", "m209.txt:377", f"日不落：第{day.day}天额外一轮[正午]")
+        index = board.index
+        for sun in suns:  # 按照出局顺序轮流触发并选择谁可以发言投票，互相独立 (m209.txt:378)
+            named = any(
+                s.kind == "发言许可" and s.source == f"{sun}[日]" and s.active_at(index)
+                for s in board.statuses
+            )
+            mine = [a for a in namings if a.actor == sun]
+            for a in mine[1:] if not named else mine:
+                board.record(a, "正午", Outcome.INVALID, "太阳已经指定过发言者", "m209.txt:377")
+            if named:
+                continue
+            if not mine:
+                self._ask_sun(board, sun, day.day)
+                continue
+            if self._sun_speakers(board, sun, mine[0], day.day):
+                allowed = {s.holder for s in board.statuses if s.kind == "发言许可"}
+                late = sorted({v for v, _c in day.ballots if v not in allowed})
+                if late:
+                    board.need(
+                        sun,
+                        "日不落",
+                        f"计票时未记录太阳的指定：{'、'.join(late)}未被指定，投票应视作弃票"
+                        "（m209.txt:379）；请把<日不落>记在太阳出局的阶段后重新计票",
+                        "m209.txt:379",
+                    )
+        others = [a for a in namings if a.actor not in suns]
+        for a in others:
+            board.record(
+                a, "正午", Outcome.INVALID, f"{a.actor}不是今天触发日不落的太阳", "m209.txt:377"
+            )
+        rest = [
+            replace(a, choice=(a.choice or "")[len(SECOND_ROUND) :].lstrip("/") or None)
+            for a in second
+        ]
+        self._noon_round(board, rest)
+
+    def _first_ballots(
+        self, board: Board, suns: Sequence[str], ballots: Sequence[Action]
+    ) -> set[str]:
+        """<第一轮投票>: the first 正午 round's ballots (everyone may vote in it; only the
+        extra round is limited to the sun's named players, m209.txt:377-378)."""
+        rule = "m209.txt:378"
+        objects: set[str] = set()
+        seen: set[str] = set()
+        for a in ballots:
+            why = ""
+            if not suns:
+                why = "今天没有太阳[日不落]的额外[正午]，当天只有一轮放逐投票（m209.txt:377）"
+            elif not board.has(a.actor):
+                why = f"名单中没有玩家「{a.actor}」"
+            elif a.actor in seen:
+                why = f"{a.actor}的第一轮投票已记录，只能有一条（改票请只记录最终的票）"
+            elif len(a.targets) > 1:
+                why = "每名角色限投一票（弃票则不填目标）"
+            elif a.targets and not board.has(a.targets[0]):
+                why = f"名单中没有玩家「{a.targets[0]}」"
+            if why:
+                board.record(a, "正午", Outcome.INVALID, why, rule)
+                continue
+            seen.add(a.actor)
+            objects.update(a.targets)
+            text = f"第一轮投票：{a.actor}投{a.targets[0]}" if a.targets else f"{a.actor}弃票"
+            board.record(a, "正午", Outcome.DONE, text, rule, a.targets)
+        return objects
+
+    def _vote_objects(self, board: Board, day: DayInput, first: set[str]) -> None:
+        """潜行者[潜行]'s 当天投票对象 (m209.txt:384): every candidate with a counted ballot that
+        day (both rounds of a 日不落 day); none when the vote was blocked (已经进行的放逐投票也会
+        无效, m209.txt:205). Unknown (not recorded) when the day input carries no ballots."""
+        if not day.ballots and not first:
+            return
+        objects: set[str] = set()
+        if not board.scratch.get("blocked_vote") or day.sheriff_election:
+            objects = {c for _v, c in day.ballots} | first
+        board.settings[f"{VOTE_OBJECTS}{day.day}"] = "\t".join(sorted(objects))
 
     def _election(self, board: Board, day: DayInput) -> None:
         elected = day.elected
@@ -1803,7 +2008,8 @@ class M209(Ruleset):
             resolved=(out,),
             because=day.decided_by,
         )
-        board.announce(f"今日最高票：{out}")
+        first = day.decided_by == FIRST_TOP
+        board.announce(f"{'第一轮[正午]' if first else '今日'}最高票：{out}")
         death = self.hit(board, "投票出局", "放逐投票", out, step, "m209.txt:166", "投票出局")
         if death is not None and board.setting("reveal_vote_out", "") == str(board.phase.number):
             self._flip(board, out, "道士[结印]3强神（m209.txt:319）")
@@ -2122,7 +2328,8 @@ class M209(Ruleset):
                     VoteModifier(s.holder, ModifierKind.NO_VOTE, Fraction(0), "白痴[大难不死]")
                 )
         allowed = {s.holder for s in state.statuses if s.kind == "发言许可" and s.active_at(index)}
-        if allowed:  # 太阳[日]: only the named players speak, so only they vote (m209.txt:379)
+        if allowed:  # 太阳[日]: in the extra 正午 (the tallied round) only the named speak and
+            # vote; a vote post without a post is an abstention (m209.txt:377-379)
             for n in living:
                 if n not in allowed:
                     mods.append(VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), "太阳[日]"))

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import re
 import tomllib
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -226,3 +229,104 @@ def test_only_the_suns_speakers_vote_the_next_day() -> None:
     no_vote = {m.player for m in RS.vote_modifiers(state, 2) if m.kind is ModifierKind.NO_VOTE}
     assert no_vote == set(state.living) - {"戊", "己"}
     assert not any(m.kind is ModifierKind.NO_VOTE for m in RS.vote_modifiers(state, 3))
+
+
+def _sun_state(named: tuple[str, ...] = ()) -> Any:
+    """Night 1: the wolves kill 太阳(壬); ``named``: the sun's 日不落 choice given at once."""
+    from engine.kernel import Action, resolve_night
+
+    roles = [(n, ["太阳" if n == "壬" else r]) for n, r in BASE]
+    state = replace(RS.setup_state(roles), phase=Phase.day(1))
+    acts = [Action("甲", "杀人", ("壬",))]
+    if named:
+        acts.append(Action("壬", "日不落", named))
+    state, _ = resolve_night(state, acts, RS, night=1)
+    return state
+
+
+def test_day_input_carries_who_voted_for_whom() -> None:
+    """m209.txt:384 (潜行：当天投票对象) needs the ballots: DayInput.from_tally takes them from the
+    tally's candidate → voters map; older inputs without them keep their exact form."""
+    from engine.kernel import DayInput
+
+    tally = SimpleNamespace(
+        day=2,
+        out="甲",
+        elected=None,
+        sheriff_election=False,
+        weights={"戊": 1, "己": 1, "甲": 1},
+        voters={"甲": ["戊", "己"], "戊": ["甲"]},
+        decided_by="最多票",
+        rule="m209.txt:169",
+    )
+    day = DayInput.from_tally(tally)
+    assert day.ballots == (("己", "甲"), ("戊", "甲"), ("甲", "戊"))
+    assert DayInput.from_dict(day.to_dict()) == day
+    assert "ballots" not in DayInput(2, out="甲").to_dict()
+
+
+def test_a_stalk_without_recorded_ballots_is_flagged_not_refused() -> None:
+    """m209.txt:384: when the day's ballots were not recorded, the limit cannot be checked: the
+    潜行 resolves and the log tells the director to confirm it."""
+    from engine.kernel import Action, resolve_night
+
+    roles = [(n, ["潜行者" if n == "癸" else r]) for n, r in BASE]
+    state = replace(RS.setup_state(roles), phase=Phase.day(1))
+    state, report = resolve_night(state, [Action("癸", "潜行", ("乙",))], RS, night=1)
+    assert [d.player for d in report.deaths] == ["乙"]
+    assert any("限制未核对" in e.result for e in report.log)
+
+
+def test_the_sun_names_after_the_first_round_but_the_tally_counted_others() -> None:
+    """m209.txt:378-379: 太阳可以看完第一轮[正午]阶段后再决定; 投票贴不发言默认视作弃票 — named
+    during the day, after the tally counted an unnamed voter: the director must recount."""
+    from engine.kernel import Action, DayInput, resolve_day
+
+    state = _sun_state()
+    day = DayInput(
+        2,
+        out="丁",
+        ballots=(("戊", "丁"), ("庚", "丁")),
+        actions=(Action("壬", "日不落", ("戊", "己")),),
+    )
+    _state, report = resolve_day(state, day, RS)
+    assert [(p.who, p.skill) for p in report.pending] == [("壬", "日不落")]
+    assert "庚未被指定" in report.pending[0].prompt
+
+
+def test_no_second_noon_round_without_a_fallen_sun() -> None:
+    """m209.txt:377: the extra 正午 round exists only the day after 太阳 is out."""
+    from engine.kernel import Action, DayInput, resolve_day
+
+    roles = [(n, ["觉醒守卫" if n == "己" else r]) for n, r in BASE]
+    state = replace(RS.setup_state(roles), phase=Phase.night(1))
+    acts = (
+        Action("己", "烈阳护卫", ("戊",), choice="第二轮"),
+        Action("壬", "第一轮最高票", ("丙",)),
+        Action("戊", "第一轮投票", ("丙",)),
+    )
+    _state, report = resolve_day(state, DayInput(2, actions=acts), RS)
+    got = {(r.action.skill, r.outcome.value) for r in report.actions}
+    assert got == {("烈阳护卫", "invalid"), ("第一轮最高票", "invalid"), ("第一轮投票", "invalid")}
+    assert all("额外" in r.reason or "只有一轮" in r.reason for r in report.actions)
+
+
+def test_the_first_top_out_at_noon_is_not_out_again() -> None:
+    """m209.txt:378: the first round's top goes out at 黄昏 unless already out (here the same
+    player is the top of both rounds: one 投票出局)."""
+    from engine.kernel import Action, DayInput, resolve_day
+
+    state = _sun_state(("戊", "己"))
+    day = DayInput(2, out="丁", actions=(Action("壬", "第一轮最高票", ("丁",)),))
+    _state, report = resolve_day(state, day, RS)
+    assert [(d.player, d.kind) for d in report.deaths] == [("丁", "投票出局")]
+
+
+def test_rules_no_pool_role_uses_are_listed() -> None:
+    """m209.txt:118-133, 209-210: 获取技能/身份更换/表面信息/离开游戏 — listed as not applicable."""
+    from engine.rulesets.m209_roles import NOT_APPLICABLE
+
+    assert set(NOT_APPLICABLE) == {"表面信息", "获取技能", "身份更换", "离开游戏"}
+    lines = text_lines()
+    for head in NOT_APPLICABLE:
+        assert any(line.startswith(head) for line in lines), head

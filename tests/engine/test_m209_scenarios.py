@@ -21,6 +21,7 @@ File format (TOML)::
     gifts = [["戊", "毒药"]]                  # 馈赠 skills already held
     [[phases]]
     phase = "night:1"                         # or "day:2" with out / elected / decided_by
+    ballots = [["戊", "甲"]]                  # day: (voter, candidate) of the counted ballots
     actions = [{ actor = "甲", skill = "杀人", targets = ["戊"] }]
     [phases.expect]
     deaths = [["戊", "预言家", "杀人"]]       # exact, in order (cause is a substring)
@@ -141,6 +142,7 @@ def run(data: dict[str, Any]) -> list[tuple[dict[str, Any], GameState, Report]]:
                 actions=tuple(actions),
                 decided_by=ph.get("decided_by", ""),
                 rule=ph.get("rule", ""),
+                ballots=tuple((v, c) for v, c in ph.get("ballots", ())),
             )
             state, report = resolve_day(state, day, RS)
         out.append((ph, state, report))
