@@ -14,7 +14,7 @@ from pipeline.cli import GameContext, cli, game_command, make_http_client
 from pipeline.cmd_votes import _parse_time, as_of_option
 from pipeline.commands import run_crawl
 from pipeline.crawl import CrawlTarget
-from pipeline.cycle import CycleLocked, cycle_lock, run_cycle
+from pipeline.cycle import CycleLocked, closed_days_to_reread, cycle_lock, run_cycle
 from pipeline.drafts import make_drafts, templates_dir_for
 from pipeline.poster import Poster, PublishResult, publish_approved
 
@@ -43,6 +43,8 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, as_of: str | None) -> None:
                     d,
                     now=now,
                     templates_dir=templates_dir_for(ctx.game, ctx.game_path),
+                    # a closed day whose re-read failed this cycle keeps its result waiting
+                    unsettled=closed_days_to_reread(ctx.game, ctx.store, now),
                 ),
                 publish=lambda: _publish(ctx, now),
             )

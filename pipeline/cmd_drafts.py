@@ -15,6 +15,7 @@ from click_default_group import DefaultGroup
 
 from pipeline.cli import GameContext, cli, game_command
 from pipeline.cmd_votes import _parse_time, as_of_option, run_derive
+from pipeline.cycle import closed_days_to_reread
 from pipeline.drafts import (
     STATE_ZH,
     Draft,
@@ -29,6 +30,7 @@ from pipeline.drafts import (
     reject,
     templates_dir_for,
 )
+from pipeline.inquiry import InquiryError
 
 _TAGS = re.compile(r"\[/?[A-Za-z*]+(=[^\]]*)?\]")
 _PART = re.compile(r"^〔\d+/\d+〕$")
@@ -220,6 +222,12 @@ def drafts_make(ctx: GameContext, as_of: str | None) -> None:
     """
     when = _parse_time(ctx, as_of)
     derivation = run_derive(ctx, when)
+    unsettled = closed_days_to_reread(ctx.game, ctx.store, when)
+    for n in unsettled:
+        click.echo(
+            f"第{n}天已关门，但关门后还没有完整重读过帖子：暂不起草它的结果与次日开门公示"
+            f"（运行 bansha crawl {ctx.game_path.name} --day {n} --full，或等下一轮 cycle）"
+        )
     try:
         created = make_drafts(
             ctx.game,
@@ -227,8 +235,9 @@ def drafts_make(ctx: GameContext, as_of: str | None) -> None:
             derivation,
             now=_now(ctx),
             templates_dir=templates_dir_for(ctx.game, ctx.game_path),
+            unsettled=unsettled,
         )
-    except DraftError as exc:
+    except (DraftError, InquiryError) as exc:
         raise click.ClickException(str(exc)) from exc
     if not created:
         click.echo("没有新的草稿。")

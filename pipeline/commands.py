@@ -124,6 +124,17 @@ def crawl(ctx: GameContext, day: int | None, thread: int | None, full: bool) -> 
                 )
     if not report.ok:
         raise click.ClickException("抓取未完成：" + "；".join(report.errors))
+    if full:
+        mark_days_reread(ctx, targets)
+
+
+def mark_days_reread(ctx: GameContext, targets: list[CrawlTarget]) -> None:
+    """A full re-read after a day's close settles that day: its result may be drafted."""
+    now = datetime.now(ctx.game.game.tz)
+    crawled = {t.tid for t in targets}
+    for day in ctx.game.days:
+        if now >= day.closes and set(day.threads.values()) <= crawled:
+            ctx.store.set_meta(f"full_read:{day.day}", now.isoformat())
 
 
 @cli.command()

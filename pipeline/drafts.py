@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from decimal import Decimal, localcontext
@@ -858,6 +858,7 @@ def due_drafts(
     templates: Templates | None = None,
     cards: Sequence[CardEvent] = (),
     floor2: Mapping[int, int] | None = None,
+    unsettled: Collection[int] = (),
 ) -> list[DraftSpec]:
     """Every draft due at ``as_of``, in day order.
 
@@ -870,8 +871,10 @@ def due_drafts(
     - elevator: while the day is open — an edit of the director's floor 2 when its pid is known
       (``floor2``: discussion tid -> pid), else a reply.
 
-    ``cards`` are the card events (``pipeline.derive.card_events``). Pure, given ``templates``
-    (loaded from ``templates_dir`` when not given).
+    ``cards`` are the card events (``pipeline.derive.card_events``). ``unsettled``: closed days
+    whose threads have not been read whole again since the close — their result, cards and the
+    next day's opening wait, so a public result is never drafted from a crawl that missed the
+    last votes. Pure, given ``templates`` (loaded from ``templates_dir`` when not given).
     """
     if templates is None:
         templates = load_templates(templates_dir)
@@ -909,7 +912,7 @@ def due_drafts(
                 ctx = reminder_context(game, res, as_of=as_of, minutes=minutes)
                 if ctx is not None:
                     specs += _specs(game, templates, DraftKind.REMINDER, n, ctx, tid=announce)
-        if as_of < day.closes:
+        if as_of < day.closes or n in unsettled:
             continue
         if day.vote is not None:
             ctx = result_context(game, res)
@@ -1247,6 +1250,7 @@ def make_drafts(
     now: datetime,
     templates_dir: Path | str | None = None,
     templates: Templates | None = None,
+    unsettled: Collection[int] = (),
 ) -> list[int]:
     """Draft what is due at the derivation's time and store what changed (a cycle's step 5).
 
@@ -1261,6 +1265,7 @@ def make_drafts(
         templates=templates,
         cards=card_events(store),
         floor2=elevator_pids(game, store),
+        unsettled=unsettled,
     )
     if game.game.ruleset == "zhenyan":
         # the inquiry thread: answers to guesses, and the 公示 of a word guessed right

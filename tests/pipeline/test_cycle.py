@@ -201,3 +201,30 @@ def test_schedule_prints_crontab_lines_for_every_close():
     assert "CRON_TZ=Asia/Shanghai" in result.output
     assert "*/5 * * * *" in result.output
     assert "01 22 01 12 *" in result.output and "01 22 02 12 *" in result.output
+
+
+def test_a_failed_reread_after_the_close_holds_the_result(world):
+    """If the re-read after a close fails, the result is not drafted from what was seen."""
+    from pipeline.crawl import CrawlReport, ThreadResult
+    from pipeline.cycle import closed_days_to_reread
+    from pipeline.drafts import list_drafts, make_drafts
+
+    game, _sim, clock, store, crawl = world
+    clock.set(AFTER)
+
+    def flaky(targets, full):
+        if full:  # the forum is down right after the close
+            return CrawlReport("x", [ThreadResult(t.tid, error="无法连接论坛") for t in targets])
+        return crawl(targets, full)
+
+    def draft(d):
+        return make_drafts(
+            game, store, d, now=AFTER, unsettled=closed_days_to_reread(game, store, AFTER)
+        )
+
+    report = run_cycle(game, store, now=AFTER, crawl=flaky, draft=draft)
+    assert report.errors and report.full_reads == []
+    assert not any(d.kind == "result" for d in list_drafts(store))
+    report = run_cycle(game, store, now=AFTER, crawl=crawl, draft=draft)
+    assert report.full_reads == [1, 2]
+    assert {d.day for d in list_drafts(store) if d.kind == "result"} == {1, 2}

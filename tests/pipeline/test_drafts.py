@@ -817,7 +817,10 @@ def test_cli_make_list_and_nothing_new(cli_world):
     _, base = cli_world
     out = run("drafts", "make", *base, "--as-of", RUN.isoformat())
     assert "已起草 #" in out and "第2天 计票（进行中）" in out and "帖子 2012，回复" in out
-    assert run("drafts", "make", *base, "--as-of", RUN.isoformat()) == "没有新的草稿。\n"
+    again = run("drafts", "make", *base, "--as-of", RUN.isoformat())
+    assert again.endswith("没有新的草稿。\n")
+    # day 1 closed but its threads were never re-read whole: its result waits
+    assert "第1天已关门，但关门后还没有完整重读过帖子" in again
     listing = run("drafts", *base)
     assert "计票" in listing and "待批准" in listing and "【第2天投票·计票（进行中）】" in listing
 
@@ -889,3 +892,13 @@ def test_drafts_section_of_the_game_file_is_optional(world):
     game = world().game
     assert game.drafts.reminder_minutes == 60 and game.drafts.director_signature == ""
     assert game.drafts.max_post_bytes == MAX_POST_BYTES and game.drafts.templates is None
+
+
+def test_a_result_waits_until_the_closed_day_was_read_again(cli_world):
+    """The public result is never drafted from a crawl that may have missed the last votes."""
+    w, base = cli_world
+    out = run("drafts", "make", *base, "--as-of", RUN.isoformat())
+    assert "第1天 投票结果" not in out
+    w.store.set_meta("full_read:1", RUN.isoformat())
+    out = run("drafts", "make", *base, "--as-of", RUN.isoformat())
+    assert "第1天 投票结果" in out and "第1天已关门" not in out
