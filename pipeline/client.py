@@ -239,13 +239,27 @@ class DiscuzClient:
             headers["Cookie"] = self._cookie
         return headers
 
+    def _follow(self, url: str, max_hops: int = 5) -> httpx.Response:
+        """GET, following redirects by hand so the session's cookies go along on the same host
+        (httpx drops an explicit Cookie header on every redirect) and never to another host."""
+        resp = self.http.get(url, headers=self._headers(), follow_redirects=False)
+        origin = httpx.URL(url).host
+        for _ in range(max_hops):
+            if self.jar is not None:
+                self.jar.update_from(resp)
+            if not resp.is_redirect or resp.next_request is None:
+                break
+            target = resp.next_request.url
+            if target.host != origin:
+                log.warning("论坛把请求重定向到了另一个网站（%s），不跟随", target.host)
+                break
+            resp = self.http.get(str(target), headers=self._headers(), follow_redirects=False)
+        return resp
+
     def _get_once(self, url: str) -> Fetched:
         self._wait_turn()
-        headers = self._headers()
         self.stats.requests += 1
-        resp = self.http.get(url, headers=headers)
-        if self.jar is not None:
-            self.jar.update_from(resp)
+        resp = self._follow(url)
         if resp.status_code == 429 or resp.status_code >= 500:
             raise RetryableStatus(resp.status_code, _retry_after(resp))
         return Fetched(

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from pipeline.cli import GameContext, cli, game_command, make_http_client
-from pipeline.client import DiscuzClient, RetryPolicy
+from pipeline.client import DiscuzClient, RetryPolicy, SessionJar
 from pipeline.crawl import Crawler, CrawlReport, CrawlTarget, ForumConfig
 from pipeline.gamefile import Game
 
@@ -66,7 +66,9 @@ def run_crawl(
             http,
             base_url=base_url or str(game.forum.base_url),
             min_interval_s=game.forum.min_interval_s if min_interval_s is None else min_interval_s,
-            cookie=cookie,
+            # a session jar even for a guest: cookies the forum sets (saltkey, lastrequest,
+            # the anti-CC visitcode) go back with the next request, as a browser's would
+            jar=SessionJar(cookie),
             policy=retry_policy(),
         )
         crawler = Crawler(client, ctx.store, forum_config(game, base_url), progress=progress)

@@ -90,7 +90,10 @@ def mobile_api_works(client: DiscuzClient, store: Store) -> bool:
     url = client.url("api/mobile/index.php", {"version": 4, "module": "check"})
     try:
         _, info = client.fetch(url, lambda f: parse_mobile_check(f.body))
-    except (PageError, ForumUnavailable) as exc:
+    except ForumUnavailable as exc:
+        log.info("移动端接口这次没有应答（%s），下次再试", describe_error(exc))
+        return False  # no answer is not a "no": do not remember it
+    except PageError as exc:
         log.info("移动端接口不可用（%s）", describe_error(exc))
         info = None
     store.set_meta("mobile_api", "yes" if info else "no")
@@ -256,6 +259,8 @@ class Crawler:
                 msg = exc.message_zh if isinstance(exc, PageError) else str(exc)
                 if isinstance(exc, ForumUnavailable):
                     down = "论坛无法访问"
+                elif exc.kind in (PageErrorKind.RATE_LIMITED, PageErrorKind.ANTI_CRAWL):
+                    down = "论坛限流或防采集，本轮停止，下一轮再来"
                 self.store.log_crawl(
                     run_id=self.run_id,
                     at=_now_iso(),

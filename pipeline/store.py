@@ -623,7 +623,9 @@ class Store:
         ]
         if not regular:
             return 0
-        pids = {p.pid for p in parsed.posts}
+        # a deleted-floor placeholder may carry the real pid of a post in the recycle bin: it
+        # does not show the post, so it does not keep the post from being marked vanished
+        pids = {p.pid for p in parsed.posts if p.state is not PostState.DELETED}
         low = min(p.pid for p in regular)
         high = max(p.pid for p in regular)
         last = parsed.page >= parsed.total_pages

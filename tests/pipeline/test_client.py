@@ -135,3 +135,36 @@ def test_cookie_is_sent_but_never_logged(caplog):
     ours = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("pipeline"))
     text = ours + str(err.value)
     assert "TOPSECRET" not in text and "abc123" not in text
+
+
+def test_the_session_jar_sends_back_what_the_forum_set_and_survives_a_redirect():
+    """Discuz's anti-CC cookies (lastrequest, visitcode) must come back with the login cookie,
+    and a same-host redirect keeps the session; another host never gets it."""
+    from pipeline.client import SessionJar
+
+    seen = []
+
+    def handler(request):
+        seen.append((request.url.host, request.url.path, request.headers.get("cookie", "")))
+        if request.url.path == "/first":
+            return httpx.Response(200, headers={"Set-Cookie": "xx_lastrequest=abc; path=/"})
+        if request.url.path == "/moved":
+            return httpx.Response(301, headers={"Location": "http://forum.test/landed"})
+        if request.url.path == "/away":
+            return httpx.Response(302, headers={"Location": "http://other.test/x"})
+        return httpx.Response(200, content=b"ok")
+
+    http = httpx.Client(transport=httpx.MockTransport(handler))
+    client = DiscuzClient(
+        http,
+        base_url="http://forum.test/",
+        min_interval_s=0,
+        jar=SessionJar(COOKIE),
+        sleep=lambda s: None,
+    )
+    client.fetch("http://forum.test/first", ok)
+    client.fetch("http://forum.test/moved", ok)
+    assert "xx_lastrequest=abc" in seen[1][2] and "TOPSECRET" in seen[1][2]
+    assert seen[2][1] == "/landed" and "TOPSECRET" in seen[2][2]  # the redirect kept it
+    client.fetch("http://forum.test/away", ok)
+    assert all(host == "forum.test" for host, _, _ in seen)  # never followed to other.test

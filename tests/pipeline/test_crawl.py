@@ -35,7 +35,9 @@ def crawler(sim: ForumSim, store, *, source: str = "html", max_attempts: int = 5
         transport=sim.transport(), timeout=httpx.Timeout(5.0), follow_redirects=True
     )
     client = DiscuzClient(
-        http, base_url=sim.base_url, min_interval_s=0,
+        http,
+        base_url=sim.base_url,
+        min_interval_s=0,
         policy=RetryPolicy(max_attempts=max_attempts, initial_wait_s=0.01, jitter_s=0),
         sleep=lambda s: None,
     )
@@ -56,7 +58,8 @@ def stored_pids(store, *, visible_only: bool = True) -> list[int]:
 
 def viewthread_requests(sim: ForumSim) -> int:
     return sum(
-        1 for r in sim.requests
+        1
+        for r in sim.requests
         if r.query.get("mod") == "viewthread" or r.query.get("module") == "viewthread"
     )
 
@@ -207,3 +210,26 @@ def test_gbk_forum(store):
     crawler(sim, store).crawl([CrawlTarget(TID)])
     texts = [p.text for p in store.posts(TID)]
     assert any("投票对象：包子" in t for t in texts)
+
+
+def test_flood_pages_that_persist_stop_the_crawl_for_this_cycle(store):
+    sim, _ = forum(5)
+    sim.add_thread(5, "讨论帖", "导演", "讨论", T0)
+    sim.faults.add("flood", count=100)
+    report = crawler(sim, store, max_attempts=2).crawl([CrawlTarget(TID), CrawlTarget(5)])
+    assert not report.ok
+    assert "未抓取（论坛限流或防采集" in report.errors[1]
+    assert len(sim.requests) == 2  # the second thread was not hammered too
+
+
+def test_an_unanswered_api_probe_is_not_remembered_as_no(store):
+    from pipeline.crawl import mobile_api_works
+
+    sim, _ = forum(5)
+    sim.faults.add("reset", count=100)
+    c = crawler(sim, store, max_attempts=1)
+    assert mobile_api_works(c.client, store) is False
+    assert store.get_meta("mobile_api") is None  # try again next time
+    sim.faults.clear()
+    assert mobile_api_works(c.client, store) is True
+    assert store.get_meta("mobile_api") == "yes"
