@@ -194,7 +194,11 @@ def _day_tally(ctx: GameContext, d: Derivation, day: int) -> None:
             f"{c} {_votes(t.counts[c])}" for c in sorted(t.counts, key=lambda c: (-t.counts[c], c))
         )
         click.echo(f"  票数：{counts}")
-        outcome = f"当选警长：{t.elected}" if t.sheriff_election else f"出局：{t.out or '无人'}"
+        outcome = (
+            f"当选警长：{t.elected or '无人当选'}"
+            if t.sheriff_election
+            else f"出局：{t.out or '无人'}"
+        )
         click.echo(f"  结果：{outcome}（{t.decided_by}）")
     flags = [f for f in d.flags if f.day == day]
     click.echo("")

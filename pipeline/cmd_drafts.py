@@ -221,7 +221,7 @@ def drafts_make(ctx: GameContext, as_of: str | None) -> None:
     内容没有变化的草稿不会重复起草。
     """
     when = _parse_time(ctx, as_of)
-    derivation = run_derive(ctx, when)
+    derivation = run_derive(ctx, when, write=as_of is None)
     unsettled = closed_days_to_reread(ctx.game, ctx.store, when)
     for n in unsettled:
         click.echo(

@@ -53,9 +53,12 @@ def _parse_time(ctx: GameContext, raw: str | None, what: str = "--as-of") -> dat
     return value if value.tzinfo else value.replace(tzinfo=tz)
 
 
-def run_derive(ctx: GameContext, as_of: datetime) -> Derivation:
+def run_derive(ctx: GameContext, as_of: datetime, *, write: bool = True) -> Derivation:
+    """Derive the game as of ``as_of``; write the verdicts back only for the present (``write``):
+    a look at a past moment (``--as-of``) must not replace what the store shows now."""
     d = derive(ctx.game, ctx.store, as_of=as_of)
-    write_derivation(ctx.store, d, now=as_of)
+    if write:
+        write_derivation(ctx.store, d, now=as_of)
     return d
 
 
@@ -84,7 +87,7 @@ def _votes(value: Fraction) -> str:
 @as_of_option
 def tally_cmd(ctx: GameContext, day: int, as_json: bool, as_of: str | None) -> None:
     """计票：按发帖顺序列出每一票（有效/无效及理由）、票数（含权重）、结果和违规标记。"""
-    d = run_derive(ctx, _parse_time(ctx, as_of))
+    d = run_derive(ctx, _parse_time(ctx, as_of), write=as_of is None)
     res = _day_or_fail(d, day)
     if as_json:
         click.echo(
@@ -122,7 +125,11 @@ def tally_cmd(ctx: GameContext, day: int, as_json: bool, as_of: str | None) -> N
             click.echo(f"  弃权：{'、'.join(t.abstained)}")
         for voter, why in sorted(t.weight_reasons.items()):
             click.echo(f"  权重：{voter} {_votes(t.weights[voter])}（{why}）")
-        result = f"当选警长：{t.elected}" if t.sheriff_election else f"出局：{t.out or '无人出局'}"
+        result = (
+            f"当选警长：{t.elected or '无人当选'}"
+            if t.sheriff_election
+            else f"出局：{t.out or '无人出局'}"
+        )
         click.echo(f"结果：{result}（{t.decided_by}；依据 {t.rule}）")
         if not t.public_counts:
             click.echo("（本规则集公示时不公布票数，只公布最高票）")
@@ -154,7 +161,7 @@ def why_cmd(ctx: GameContext, day: int, player: str, as_of: str | None) -> None:
     who = ctx.game.player(player)
     if who is None:
         raise click.ClickException(f"名单中没有玩家「{player}」")
-    d = run_derive(ctx, _parse_time(ctx, as_of))
+    d = run_derive(ctx, _parse_time(ctx, as_of), write=as_of is None)
     res = _day_or_fail(d, day)
     tz = ctx.game.game.tz
     name = who.name
@@ -213,7 +220,7 @@ def flags_group() -> None:
 @as_of_option
 def flags_list(ctx: GameContext, day: int | None, as_json: bool, as_of: str | None) -> None:
     """列出违规标记（确认后才变成牌）。"""
-    d = run_derive(ctx, _parse_time(ctx, as_of))
+    d = run_derive(ctx, _parse_time(ctx, as_of), write=as_of is None)
     decisions = flag_decisions(ctx.store)
     flags = [f for f in d.flags if day is None or f.day == day]
     if as_json:
@@ -239,8 +246,14 @@ def flags_list(ctx: GameContext, day: int | None, as_json: bool, as_of: str | No
             click.echo(f"    {ev.url}")
 
 
-def _find_flag(ctx: GameContext, flag_id: str) -> dict[str, Any]:
-    """The flag as the director last saw it listed (the ``flags`` table of the last derivation)."""
+def _find_flag(ctx: GameContext, flag_id: str, as_of: str | None) -> dict[str, Any]:
+    """The flag as derived now (or at ``--as-of``), else as the last derivation stored it."""
+    d = derive(ctx.game, ctx.store, as_of=_parse_time(ctx, as_of))
+    for f in d.flags:
+        if f.id == flag_id:
+            row = f.to_dict()
+            row["evidence"] = [e.to_dict() for e in f.evidence]
+            return row
     rows = list(ctx.store.db.query("SELECT * FROM flags WHERE id = ?", [flag_id]))
     if not rows:
         raise click.ClickException(f"没有编号为 {flag_id} 的违规标记（用 bansha flags 查看）")
@@ -253,9 +266,10 @@ def _find_flag(ctx: GameContext, flag_id: str) -> dict[str, Any]:
 @game_command
 @click.argument("flag_id")
 @click.option("--card", "card", default=None, help="给的牌：蓝牌/黄牌/红牌（默认按规则）。")
-def flags_confirm(ctx: GameContext, flag_id: str, card: str | None) -> None:
+@as_of_option
+def flags_confirm(ctx: GameContext, flag_id: str, card: str | None, as_of: str | None) -> None:
     """确认一条违规标记，并记下相应的牌。"""
-    flag = _find_flag(ctx, flag_id)
+    flag = _find_flag(ctx, flag_id, as_of)
     colour = _card(card) if card else (Card.parse(flag["card"]) if flag["card"] else None)
     if colour is None:
         raise click.ClickException("这条标记没有规定的牌，请用 --card 指定：蓝牌/黄牌/红牌")
@@ -296,9 +310,10 @@ def flags_confirm(ctx: GameContext, flag_id: str, card: str | None) -> None:
 @game_command
 @click.argument("flag_id")
 @click.option("--why", required=True, help="驳回的理由（会记录下来）。")
-def flags_dismiss(ctx: GameContext, flag_id: str, why: str) -> None:
+@as_of_option
+def flags_dismiss(ctx: GameContext, flag_id: str, why: str, as_of: str | None) -> None:
     """驳回一条违规标记（写明理由）。"""
-    _find_flag(ctx, flag_id)
+    _find_flag(ctx, flag_id, as_of)
     if ctx.store.db.execute("SELECT 1 FROM flag_decisions WHERE flag_id = ?", [flag_id]).fetchone():
         raise click.ClickException(f"标记 {flag_id} 已经处理过")
     ctx.store.db.table("flag_decisions").insert(

@@ -186,3 +186,20 @@ def test_unknown_player_and_day(db):
     base = [str(GAME), "--db", str(db)]
     assert "名单中没有玩家「路人」" in run("why", *base, "--day", "2", "--player", "路人", code=1)
     assert "没有第 9 天" in run("tally", *base, "--day", "9", code=1)
+
+
+def test_a_look_at_the_past_does_not_overwrite_the_stored_verdicts(db):
+    from pipeline.store import open_store
+
+    def snapshot():
+        store = open_store(db)
+        rows = list(store.db.query("SELECT * FROM flags ORDER BY id"))
+        store.close()
+        return rows
+
+    before = snapshot()
+    run("tally", str(GAME), "--db", str(db), "--day", "1", "--as-of", "2026-12-01T23:00:00+08:00")
+    assert snapshot() == before
+    # and a flag listed at --as-of can still be confirmed at that moment
+    out = run("flags", "confirm", str(GAME), "--db", str(db), "d2-qianshui-汤圆", *AS_OF)
+    assert "汤圆 得到黄牌" in out
