@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import click
 import httpx
 
+import pipeline.cli_zh  # noqa: F401  (before any command: click speaks Chinese)
 from pipeline.gamefile import Game, GameFileError, load_game, resolve_db_path
 from pipeline.store import Store, StoreError, open_store
 

@@ -455,6 +455,14 @@ def parse_game(
                     problems.append(((99,), Problem("", err["msg"])))
                 continue
             problems.append(((*_sort_key(err["loc"]), 0), _pydantic_problem(err, tz)))
+    if game is not None and game.game.ruleset == "zhenyan":
+        # the secret words: checked here, so a bad table never reaches a cycle
+        from pipeline.inquiry import InquiryError, load_secrets
+
+        try:
+            load_secrets(game)
+        except InquiryError as exc:  # its message never shows a word
+            problems.append(((98,), Problem("zhenyan", str(exc))))
     if problems or game is None:
         problems.sort(key=lambda item: item[0])
         raise GameFileError(

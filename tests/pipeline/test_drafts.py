@@ -88,6 +88,10 @@ def game_toml(ruleset: str = "m135", *, extra_players: int = 0, drafts: str = ""
         for i in range(extra_players)
     )
     inquiry = "inquiry = 2014\n" if ruleset == "zhenyan" else ""
+    # zhenyan's four secret words (zhenyan.txt:16); a zhenyan file without them does not load
+    secrets = (
+        '\n[zhenyan]\nwords = ["风扇", "小圆", "千羽", "摄梦"]\n' if ruleset == "zhenyan" else ""
+    )
     return f"""
 [game]
 id = "drafts-test"
@@ -104,6 +108,7 @@ names = ["导演"]
 uids = [100]
 {drafts}
 {players}
+{secrets}
 [[days]]
 day = 1
 opens = 2026-12-01T10:00:00+08:00
@@ -854,7 +859,7 @@ def test_cli_approve_reject_and_their_refusals(cli_world):
     assert f"已驳回第 {ids[1]} 号草稿" in out and "格式不对" in out
     out = run("drafts", "approve", *base, str(ids[1]), code=1)
     assert "它已被驳回（格式不对）" in out
-    assert "Missing option '--why'" in run("drafts", "reject", *base, str(ids[0]), code=2)
+    assert "缺少选项 '--why'" in run("drafts", "reject", *base, str(ids[0]), code=2)
     assert "没有编号为 999 的草稿" in run("drafts", "approve", *base, "999", code=1)
     assert "没有编号为 999 的草稿" in run("drafts", "show", *base, "999", code=1)
 

@@ -22,7 +22,7 @@ from parsers.inquiry import Answer
 from pipeline.client import DiscuzClient, RetryPolicy
 from pipeline.crawl import Crawler, CrawlTarget, ForumConfig
 from pipeline.drafts import list_drafts, save_drafts
-from pipeline.gamefile import parse_game
+from pipeline.gamefile import GameFileError, parse_game
 from pipeline.inquiry import (
     InquiryError,
     guess_actions,
@@ -251,7 +251,13 @@ def test_word_keys_fold_width_spaces_and_punctuation() -> None:
 
 def test_a_bad_secret_table_is_reported_without_its_words(world: dict[str, Any]) -> None:
     sim: ForumSim = world["sim"]
-    game = parse_game(game_data(sim.base_url, words=["风扇", "千羽"]), check_login=False)
+    # the game file itself refuses the table (nothing runs on a half-valid file) …
+    with pytest.raises(GameFileError) as bad_file:
+        parse_game(game_data(sim.base_url, words=["风扇", "千羽"]), check_login=False)
+    assert "zhenyan" in str(bad_file.value) and "words" in str(bad_file.value)
+    assert "风扇" not in str(bad_file.value) and "千羽" not in str(bad_file.value)
+    # … and so does the inquiry flow, for a Game built otherwise
+    game = world["game"].model_copy(update={"secrets": {"words": ["风扇", "千羽"]}})
     with pytest.raises(InquiryError) as err:
         load_secrets(game)
     assert "words" in str(err.value)

@@ -492,7 +492,7 @@ def test_bansha_report_unknown_day_is_one_chinese_line(tmp_path: Path, fresh: Fr
         ],
     )
     assert result.exit_code == 1
-    assert result.output == "Error: 游戏文件中没有第 7 天\n"
+    assert result.output == "错误：游戏文件中没有第 7 天\n"
     assert not (tmp_path / "x.html").exists()
 
 
