@@ -547,3 +547,34 @@ def player_out(ctx: GameContext, player: str, at: str, cause: str) -> None:
         }
     )
     click.echo(f"已记录：{who.name} 于 {_when(when, ctx.game.game.tz)} 出局（{cause}）")
+
+
+@player_group.command("substitute")
+@game_command
+@click.option("--player", required=True, help="被替换的玩家（游戏文件中的名字）。")
+@click.option("--uid", type=int, required=True, help="替补的论坛账号 uid。")
+@click.option("--name", "account", required=True, help="替补的论坛用户名。")
+@click.option("--at", "at", required=True, help="从何时起由替补上场（ISO 8601，带时区）。")
+def player_substitute(ctx: GameContext, player: str, uid: int, account: str, at: str) -> None:
+    """记录替补：从某时起，这个账号代替该玩家参加游戏（发言、投票都算在该玩家名下）。"""
+    who = ctx.game.player(player)
+    if who is None:
+        raise click.ClickException(f"名单中没有玩家「{player}」")
+    if uid <= 0:
+        raise click.BadParameter("uid 应为正整数", param_hint="--uid")
+    taken = {p.uid: p.name for p in ctx.game.players}
+    if uid in taken and taken[uid] != who.name:
+        raise click.ClickException(f"uid {uid} 是玩家「{taken[uid]}」的账号，不能作为替补")
+    when = _parse_time(ctx, at, "--at")
+    ctx.store.db.table("journal_substitutions").insert(
+        {
+            "player": who.name,
+            "uid": uid,
+            "name": account,
+            "from_at": when.isoformat(),
+            "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
+        }
+    )
+    click.echo(
+        f"已记录替补：{_when(when, ctx.game.game.tz)} 起由 {account}（uid {uid}）代替 {who.name}"
+    )

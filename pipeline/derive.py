@@ -136,19 +136,66 @@ def card_events(store: Store) -> list[CardEvent]:
 # --------------------------------------------------------------------------- posts
 
 
+@dataclass(frozen=True, slots=True)
+class Substitution:
+    """替补: from ``since``, the account ``uid`` / ``name`` plays the roster slot ``player``."""
+
+    player: str
+    uid: int
+    name: str
+    since: datetime
+
+
+def substitutions(store: Store) -> list[Substitution]:
+    return [
+        Substitution(r["player"], int(r["uid"]), r["name"], _dt(r["from_at"]))
+        for r in store.db.query("SELECT * FROM journal_substitutions ORDER BY from_at, id")
+    ]
+
+
 class Roster:
-    def __init__(self, game: Game) -> None:
+    """Who a post's author is in the game: a roster slot, the director, or nobody.
+
+    With 替补 a slot changes hands at a moment: the substitute's posts count for the slot from
+    then on, the player who left no longer speaks for it (their later posts are a non-player's).
+    """
+
+    def __init__(self, game: Game, subs: Sequence[Substitution] = ()) -> None:
         self.game = game
         self.by_uid = {p.uid: p.name for p in game.players}
         self.by_name = {p.name: p.name for p in game.players}
         self.director_uids = set(game.director.uids)
         self.director_names = set(game.director.names)
-        self.entries = tuple(RosterEntry(p.name, tuple(p.aliases)) for p in game.players)
+        self.subs = sorted(subs, key=lambda s: s.since)
+        extra: dict[str, list[str]] = {}
+        for sub in self.subs:  # a vote may name the slot by the substitute's account too
+            extra.setdefault(sub.player, []).append(sub.name)
+        self.entries = tuple(
+            RosterEntry(p.name, (*p.aliases, *extra.get(p.name, ()))) for p in game.players
+        )
+
+    def _holder_uids(self, player: str, at: datetime | None) -> set[int]:
+        """The accounts playing ``player`` at ``at`` (the original, or the latest substitute)."""
+        uid = next(p.uid for p in self.game.players if p.name == player)
+        for sub in self.subs:
+            if sub.player == player and at is not None and at >= sub.since:
+                uid = sub.uid
+        return {uid}
 
     def player_of(self, post: Post) -> str | None:
-        if post.uid and post.uid in self.by_uid:
-            return self.by_uid[post.uid]
-        return self.by_name.get(post.author) if not post.uid else None
+        for sub in self.subs:
+            if post.uid == sub.uid and post.posted_at is not None and post.posted_at >= sub.since:
+                return (
+                    sub.player
+                    if post.uid in self._holder_uids(sub.player, post.posted_at)
+                    else None
+                )
+        slot = self.by_uid.get(post.uid) if post.uid else self.by_name.get(post.author)
+        if slot is None:
+            return None
+        if post.uid and post.uid not in self._holder_uids(slot, post.posted_at):
+            return None  # the player left the slot to a substitute
+        return slot
 
     def is_director(self, post: Post) -> bool:
         return (post.uid in self.director_uids and post.uid != 0) or (
@@ -265,7 +312,7 @@ def _out_map(outs: Iterable[tuple[str, datetime, str]]) -> dict[str, tuple[datet
 
 def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
     """Re-derive the whole game (days in order: a day's vote-out feeds the next day)."""
-    roster = Roster(game)
+    roster = Roster(game, substitutions(store))
     rs_id = game.game.ruleset
     ruleset = get_ruleset(rs_id)
     target_rule = NIZHUAN_TARGET if rs_id == "nizhuan" else None

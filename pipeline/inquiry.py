@@ -48,7 +48,7 @@ from engine.kernel import Action
 from parsers.inquiry import Answer, InquiryKind, parse_inquiry, split_answers
 from parsers.records import Post, PostState
 from parsers.text import normalize
-from pipeline.derive import Roster, derive
+from pipeline.derive import Roster, derive, substitutions
 from pipeline.drafts import (
     DraftAction,
     DraftKind,
@@ -283,7 +283,7 @@ def inquiry_days(
             sheriffs = {n: r.sheriff for n, r in d.days.items()}
         if outs is None:
             outs = {p: at for p, (at, _why) in d.outs.items()}
-    roster = Roster(game)
+    roster = Roster(game, substitutions(store))
     guessed: set[int] = set()
     result: list[InquiryDay] = []
     for day in sorted(game.days, key=lambda x: x.day):

@@ -365,11 +365,26 @@ def _m004_engine(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m005_substitutions(db: sqlite_utils.Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE journal_substitutions (
+            id INTEGER PRIMARY KEY,
+            player TEXT NOT NULL,       -- the roster slot (the name the game file gives)
+            uid INTEGER NOT NULL,       -- the substitute's forum account
+            name TEXT NOT NULL,         -- the substitute's forum name
+            from_at TEXT NOT NULL,      -- from when the substitute plays the slot
+            recorded_at TEXT NOT NULL
+        )"""
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
     ("002_journal_and_verdicts", _m002_journal_and_verdicts),
     ("003_drafts", _m003_drafts),
     ("004_engine", _m004_engine),
+    ("005_substitutions", _m005_substitutions),
 ]
 
 

@@ -46,7 +46,7 @@ def test_the_migration_adds_the_engine_tables(tmp_path: Path) -> None:
     tables = set(store.db.table_names())
     assert {"journal_actions", "engine_snapshots", "engine_events"} <= tables
     names = [r["name"] for r in store.db.query("SELECT name FROM _migrations")]
-    assert names[-1] == "004_engine"
+    assert "004_engine" in names
 
 
 def test_night_add_list_remove(db: Path) -> None:

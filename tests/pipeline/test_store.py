@@ -59,7 +59,13 @@ def test_database_file_is_private_and_migrated_once(tmp_path):
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert s.migrate() == []  # already applied
     names = [r["name"] for r in s.db.query("SELECT name FROM _migrations")]
-    assert names == ["001_initial", "002_journal_and_verdicts", "003_drafts", "004_engine"]
+    assert names == [
+        "001_initial",
+        "002_journal_and_verdicts",
+        "003_drafts",
+        "004_engine",
+        "005_substitutions",
+    ]
     assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     s.close()
 

@@ -1,0 +1,114 @@
+"""替补: from a moment, another account plays a roster slot (DESIGN.md, the director's journal)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from parsers.records import Post, ThreadPage
+from pipeline.cli import cli
+from pipeline.derive import derive
+from pipeline.gamefile import load_game
+from pipeline.store import open_store
+
+ROOT = Path(__file__).resolve().parents[2]
+GAME = ROOT / "config" / "games" / "demo.toml"
+TZ = timezone(timedelta(hours=8))
+AS_OF = datetime(2026, 12, 3, 9, 0, tzinfo=TZ)
+
+
+def run(*args, code=0):
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def add_posts(db: Path, tid: int, posts: list[tuple[int, int, str, datetime, str]]) -> None:
+    store = open_store(db)
+    rows = tuple(
+        Post(
+            tid=tid,
+            pid=pid,
+            floor=None,
+            author=name,
+            uid=uid,
+            posted_at=at,
+            message_html=text,
+            text=text,
+        )
+        for pid, uid, name, at, text in posts
+    )
+    existing = store.thread(tid) or {}
+    store.save_page(
+        ThreadPage(tid=tid, page=(existing.get("last_page") or 1) + 10, total_pages=99, posts=rows),
+        source="html",
+        url="test",
+        status=200,
+        headers={},
+        body=b"x",
+        fetched_at=AS_OF,
+        ppp=None,
+    )
+    store.close()
+
+
+def test_a_substitute_speaks_and_votes_for_the_slot(db):
+    base = [str(GAME), "--db", str(db)]
+    # 麻花 never showed up; from day 2 noon 新麻花 (uid 901) plays the slot
+    out = run(
+        "player",
+        "substitute",
+        *base,
+        "--player",
+        "麻花",
+        "--uid",
+        "901",
+        "--name",
+        "新麻花",
+        "--at",
+        "2026-12-02T12:00:00+08:00",
+    )
+    assert "代替 麻花" in out
+    day2 = datetime(2026, 12, 2, 13, 0, tzinfo=TZ)
+    add_posts(
+        db,
+        2011,
+        [(9000 + i, 901, "新麻花", day2 + timedelta(minutes=i), f"替补发言{i}") for i in range(6)],
+    )
+    add_posts(
+        db,
+        2012,
+        [(9100, 901, "新麻花", day2 + timedelta(hours=1), "投票对象：春卷\n投票理由：替补的票")],
+    )
+    game = load_game(GAME, env={})
+    store = open_store(db)
+    d = derive(game, store, as_of=AS_OF)
+    store.close()
+    assert d.day(2).counts["麻花"].count == 6  # the substitute's posts count for the slot
+    assert not any(
+        f.player == "麻花" and f.day == 2 and f.kind.value == "qianshui" for f in d.flags
+    )
+    verdicts = {v.ballot.evidence.pid: v for v in d.day(2).verdicts}
+    assert verdicts[9100].ballot.voter == "麻花" and verdicts[9100].counts_for == "春卷"
+
+
+def test_a_substitute_cannot_take_another_players_account(db):
+    out = run(
+        "player",
+        "substitute",
+        str(GAME),
+        "--db",
+        str(db),
+        "--player",
+        "麻花",
+        "--uid",
+        "101",
+        "--name",
+        "x",
+        "--at",
+        "2026-12-02T12:00:00+08:00",
+        code=1,
+    )
+    assert "不能作为替补" in out
