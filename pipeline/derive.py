@@ -77,6 +77,7 @@ class DayResult:
     accelerated: bool
     out_before: dict[str, datetime]  # who was out (and since when) as the day was judged
     notes: list[str] = field(default_factory=list)
+    accounts: dict[str, int] = field(default_factory=dict)  # slot -> forum uid at the opening
 
 
 @dataclass
@@ -173,6 +174,10 @@ class Roster:
         self.entries = tuple(
             RosterEntry(p.name, (*p.aliases, *extra.get(p.name, ()))) for p in game.players
         )
+
+    def account_at(self, player: str, at: datetime) -> int:
+        """The forum account playing ``player`` at ``at`` (after 替补, the substitute's)."""
+        return next(iter(self._holder_uids(player, at)))
 
     def _holder_uids(self, player: str, at: datetime | None) -> set[int]:
         """The accounts playing ``player`` at ``at`` (the original, or the latest substitute)."""
@@ -596,6 +601,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             sheriff=sheriff_by_day[day.day],
             accelerated=accelerated,
             out_before={p: o[0] for p, o in outs.items()},
+            accounts={p.name: roster.account_at(p.name, day.opens) for p in game.players},
             notes=notes,
         )
 

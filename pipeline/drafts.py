@@ -673,7 +673,12 @@ def elevator_context(game: Game, res: DayResult) -> dict[str, Any] | None:
     return {
         **_base_context(game, day.day),
         "tid": day.discussion,
-        "players": [{"name": p.name, "uid": p.uid} for p in game.players if p.name in living],
+        # after a 替补 the link follows the account that plays the slot now
+        "players": [
+            {"name": p.name, "uid": res.accounts.get(p.name, p.uid)}
+            for p in game.players
+            if p.name in living
+        ],
     }
 
 

@@ -112,3 +112,30 @@ def test_a_substitute_cannot_take_another_players_account(db):
         code=1,
     )
     assert "不能作为替补" in out
+
+
+def test_the_elevator_links_the_substitute_s_account(db):
+    from pipeline.drafts import due_drafts
+
+    run(
+        "player",
+        "substitute",
+        str(GAME),
+        "--db",
+        str(db),
+        "--player",
+        "麻花",
+        "--uid",
+        "901",
+        "--name",
+        "新麻花",
+        "--at",
+        "2026-12-01T09:00:00+08:00",
+    )
+    game = load_game(GAME, env={})
+    store = open_store(db)
+    noon = datetime(2026, 12, 2, 12, 0, tzinfo=TZ)
+    specs = {s.key: s for s in due_drafts(game, derive(game, store, as_of=noon), as_of=noon)}
+    store.close()
+    body = specs["elevator:d2"].body
+    assert "authorid=901]麻花" in body and "authorid=112]" not in body
