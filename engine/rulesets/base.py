@@ -353,6 +353,56 @@ class Ruleset:
         """The player's actual faction as the engine sees it (None: the set does not say)."""
         return None
 
+    def settle_shared_kill(
+        self,
+        board: Board,
+        actions: Sequence[Action],
+        *,
+        step: str,
+        rule: str,
+        group: str,
+        skill: str = "杀人",
+    ) -> list[Action]:
+        """A team's one kill a night: every living holder may submit it, but differing targets
+        are all invalid (the director keeps one) and identical ones resolve once."""
+        from engine.kernel import Outcome
+
+        kills = [
+            a
+            for a in actions
+            if self.canonical_skill(a.skill) == skill
+            and board.alive(a.actor)
+            and self.holder(board, a.actor, skill) is not None
+        ]
+        if len(kills) <= 1:
+            return list(actions)
+        dropped: set[int] = set()
+        if len({a.targets for a in kills}) > 1:
+            listing = "、".join(f"{a.actor}→{'、'.join(a.targets) or '无'}" for a in kills)
+            for a in kills:
+                board.record(
+                    a,
+                    step,
+                    Outcome.INVALID,
+                    f"{group}当晚提交了不同的<{skill}>目标（{listing}），{group}只能共同选择一名"
+                    f"角色（{rule}）；请导演确认后只保留一条",
+                    rule,
+                )
+                dropped.add(id(a))
+        else:
+            keep = min(kills, key=lambda a: (board.seat(a.actor), a.sort_key()))
+            for a in kills:
+                if a is not keep:
+                    board.record(
+                        a,
+                        step,
+                        Outcome.INVALID,
+                        f"与{keep.actor}提交的<{skill}>目标相同，重复记录，只结算一次（{rule}）",
+                        rule,
+                    )
+                    dropped.add(id(a))
+        return [a for a in actions if id(a) not in dropped]
+
     def vote_modifiers(self, state: GameState, day: int) -> tuple[Any, ...]:
         """The VoteModifiers (engine.votes) the state puts on ``day``'s tally."""
         return ()

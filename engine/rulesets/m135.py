@@ -628,43 +628,10 @@ class M135(Ruleset):
         self._other_deaths(board)
 
     def _settle_kill_actions(self, board: Board, actions: Sequence[Action]) -> list[Action]:
-        """The group chooses one target (m135.txt:78): conflicting kills are all invalid."""
-        kills = [
-            a
-            for a in actions
-            if self.canonical_skill(a.skill) == "杀人"
-            and board.alive(a.actor)
-            and self.holder(board, a.actor, "杀人") is not None
-        ]
-        if len(kills) <= 1:
-            return list(actions)
-        targets = {a.targets for a in kills}
-        dropped: set[int] = set()
-        if len(targets) > 1:
-            listing = "、".join(f"{a.actor}→{'、'.join(a.targets) or '无'}" for a in kills)
-            for a in kills:
-                board.record(
-                    a,
-                    "（5）杀人",
-                    Outcome.INVALID,
-                    f"狼群当晚提交了不同的<杀人>目标（{listing}），狼群只能共同选择一名角色"
-                    "（m135.txt:78）；请导演确认后只保留一条",
-                    "m135.txt:78",
-                )
-                dropped.add(id(a))
-        else:
-            keep = min(kills, key=lambda a: (board.seat(a.actor), a.sort_key()))
-            for a in kills:
-                if a is not keep:
-                    board.record(
-                        a,
-                        "（5）杀人",
-                        Outcome.INVALID,
-                        f"与{keep.actor}提交的<杀人>目标相同，重复记录，只结算一次（m135.txt:78）",
-                        "m135.txt:78",
-                    )
-                    dropped.add(id(a))
-        return [a for a in actions if id(a) not in dropped]
+        """The team chooses one target a night (m135.txt:78)."""
+        return self.settle_shared_kill(
+            board, actions, step="（5）杀人", rule="m135.txt:78", group="狼群"
+        )
 
     def before_step(self, board: Board, step: Step) -> None:
         if step.key[0] != 7:

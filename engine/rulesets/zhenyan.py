@@ -561,43 +561,10 @@ class Zhenyan(Ruleset):
         board.emit("夜晚开始", "zhenyan.txt:67", "狼人阵营与长老得知四个真言咒语")
 
     def _settle_kill_actions(self, board: Board, actions: Sequence[Action]) -> list[Action]:
-        """The wolves share one kill a night (zhenyan.txt:65-66): differing targets are all
-        invalid; identical ones are kept once."""
-        kills = [
-            a
-            for a in actions
-            if self.canonical_skill(a.skill) == "杀人"
-            and board.alive(a.actor)
-            and self.holder(board, a.actor, "杀人") is not None
-        ]
-        if len(kills) <= 1:
-            return list(actions)
-        dropped: set[int] = set()
-        if len({a.targets for a in kills}) > 1:
-            listing = "、".join(f"{a.actor}→{'、'.join(a.targets) or '无'}" for a in kills)
-            for a in kills:
-                board.record(
-                    a,
-                    "（4）狼人：杀人",
-                    Outcome.INVALID,
-                    f"狼人阵营当晚提交了不同的<杀人>目标（{listing}），只能指杀一名角色；"
-                    "请导演确认后只保留一条（zhenyan.txt:66）",
-                    "zhenyan.txt:66",
-                )
-                dropped.add(id(a))
-        else:
-            keep = min(kills, key=lambda a: (board.seat(a.actor), a.sort_key()))
-            for a in kills:
-                if a is not keep:
-                    board.record(
-                        a,
-                        "（4）狼人：杀人",
-                        Outcome.INVALID,
-                        f"与{keep.actor}提交的<杀人>目标相同，重复记录，只结算一次",
-                        "zhenyan.txt:66",
-                    )
-                    dropped.add(id(a))
-        return [a for a in actions if id(a) not in dropped]
+        """The team chooses one target a night (zhenyan.txt:66)."""
+        return self.settle_shared_kill(
+            board, actions, step="（4）狼人：杀人", rule="zhenyan.txt:66", group="狼人阵营"
+        )
 
     def _target(self, board: Board, p: Pass) -> str:
         """时间吞噬 (zhenyan.txt:79): a village character's skill on the devoured player acts
