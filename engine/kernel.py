@@ -163,6 +163,10 @@ class DayInput:
     decided_by: str = ""
     rule: str = ""
     ballots: tuple[tuple[str, str], ...] = ()
+    # a day with two 正午 rounds (m209 太阳[日不落], m209.txt:377-378): the first round's
+    # result (``day``/``out``/``decided_by``/``rule``/``ballots``); the fields above are the
+    # extra round's
+    first_round: DayInput | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "voters", tuple(sorted(set(self.voters))))
@@ -176,8 +180,10 @@ class DayInput:
         *,
         actions: Sequence[Action] = (),
         voters: Sequence[str] | None = None,
+        first_round: Any = None,
     ) -> DayInput:
-        """From an :class:`engine.votes.Tally`: who is out or elected, and who voted."""
+        """From an :class:`engine.votes.Tally`: who is out or elected, and who voted;
+        ``first_round``: the first 正午 round's tally of a day with two."""
         return cls(
             day=int(tally.day),
             out=tally.out,
@@ -192,6 +198,7 @@ class DayInput:
                 for c, vs in dict(getattr(tally, "voters", None) or {}).items()
                 for v in vs
             ),
+            first_round=None if first_round is None else cls.from_tally(first_round),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -207,6 +214,8 @@ class DayInput:
         }
         if self.ballots:  # only when known, so older inputs keep their exact form
             data["ballots"] = [list(pair) for pair in self.ballots]
+        if self.first_round is not None:
+            data["first_round"] = self.first_round.to_dict()
         return data
 
     @classmethod
@@ -221,6 +230,7 @@ class DayInput:
             decided_by=str(data.get("decided_by", "")),
             rule=str(data.get("rule", "")),
             ballots=tuple((str(v), str(c)) for v, c in data.get("ballots", ())),
+            first_round=(cls.from_dict(data["first_round"]) if data.get("first_round") else None),
         )
 
 

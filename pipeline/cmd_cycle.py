@@ -14,7 +14,13 @@ from pipeline.cli import GameContext, cli, game_command, make_http_client
 from pipeline.cmd_votes import _parse_time, as_of_option
 from pipeline.commands import run_crawl
 from pipeline.crawl import CrawlTarget
-from pipeline.cycle import CycleLocked, closed_days_to_reread, cycle_lock, run_cycle
+from pipeline.cycle import (
+    CycleLocked,
+    closed_days_to_reread,
+    cycle_lock,
+    first_rounds_to_reread,
+    run_cycle,
+)
 from pipeline.drafts import make_drafts, templates_dir_for
 from pipeline.poster import Poster, PublishResult, publish_approved
 
@@ -45,6 +51,7 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, as_of: str | None) -> None:
                     templates_dir=templates_dir_for(ctx.game, ctx.game_path),
                     # a closed day whose re-read failed this cycle keeps its result waiting
                     unsettled=closed_days_to_reread(ctx.game, ctx.store, now),
+                    unsettled_first=first_rounds_to_reread(ctx.game, ctx.store, now),
                 ),
                 publish=lambda: _publish(ctx, now),
             )
@@ -100,6 +107,10 @@ def schedule_cmd(ctx: GameContext, every: int, wrapper: str | None) -> None:
         after = closes + timedelta(minutes=1)
         click.echo(f"# 第{day.day}天关门 {closes:%m-%d %H:%M}：关门后一分钟结算一轮")
         click.echo(f"{after:%M %H %d %m} * {cmd}")
+        if day.first_closes is not None:
+            first = day.first_closes.astimezone(tz) + timedelta(minutes=1)
+            click.echo(f"# 第{day.day}天第一轮[正午]结束（太阳[日不落]）：结束后一分钟结算一轮")
+            click.echo(f"{first:%M %H %d %m} * {cmd}")
         remind = closes - timedelta(minutes=reminder)
         click.echo(f"# 第{day.day}天投票提醒（关门前 {reminder} 分钟）")
         click.echo(f"{remind:%M %H %d %m} * {cmd}")

@@ -15,7 +15,7 @@ from click_default_group import DefaultGroup
 
 from pipeline.cli import GameContext, cli, game_command
 from pipeline.cmd_votes import _parse_time, as_of_option, run_derive
-from pipeline.cycle import closed_days_to_reread
+from pipeline.cycle import closed_days_to_reread, first_rounds_to_reread
 from pipeline.drafts import (
     STATE_ZH,
     Draft,
@@ -228,6 +228,12 @@ def drafts_make(ctx: GameContext, as_of: str | None) -> None:
             f"第{n}天已关门，但关门后还没有完整重读过帖子：暂不起草它的结果与次日开门公示"
             f"（运行 bansha crawl {ctx.game_path.name} --day {n} --full，或等下一轮 cycle）"
         )
+    unsettled_first = first_rounds_to_reread(ctx.game, ctx.store, when)
+    for n in unsettled_first:
+        click.echo(
+            f"第{n}天第一轮[正午]已结束，但之后还没有完整重读过第一轮投票帖：暂不起草第一轮结果"
+            f"（运行 bansha crawl {ctx.game_path.name} --day {n} --full，或等下一轮 cycle）"
+        )
     try:
         created = make_drafts(
             ctx.game,
@@ -236,6 +242,7 @@ def drafts_make(ctx: GameContext, as_of: str | None) -> None:
             now=_now(ctx),
             templates_dir=templates_dir_for(ctx.game, ctx.game_path),
             unsettled=unsettled,
+            unsettled_first=unsettled_first,
         )
     except (DraftError, InquiryError) as exc:
         raise click.ClickException(str(exc)) from exc

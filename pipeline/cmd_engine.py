@@ -12,6 +12,7 @@ This module registers its commands on import (``pipeline.cli`` imports it).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -408,6 +409,7 @@ def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool)
     reds = _red_card_actions(ctx, state, day.opens, day.closes)
     red_at = {a.actor: datetime.fromisoformat(a.at) for a in reds if a.at}
     players = rs.vote_roster(state, opens=day.opens, red_at=red_at)
+    recorded = [r.action for r in journal_actions(ctx.store, "day", number)]
     dctx = DayContext(
         day=number,
         opens=day.opens,
@@ -416,18 +418,32 @@ def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool)
         sheriff=rs.vote_sheriff(state),
         accelerated=res.accelerated,
         sheriff_election=res.tally.sheriff_election,
-        modifiers=(*journal_modifiers(ctx.store, number), *rs.vote_modifiers(state, number)),
+        modifiers=(
+            *journal_modifiers(ctx.store, number),
+            *rs.vote_modifiers(state, number),
+            *rs.day_vote_modifiers(state, number, recorded),
+        ),
         ruleset=rs.id,
     )
+    first_tally = None
+    if res.first is not None:
+        # 太阳[日不落] (m209.txt:377-378): the first 正午 round, open to every living player;
+        # the extra round (the day's vote thread) opens when it ends
+        ctx1 = replace(
+            dctx,
+            closes=res.first.closes,
+            modifiers=(
+                *journal_modifiers(ctx.store, number),
+                *rs.first_round_modifiers(state, number),
+            ),
+        )
+        first_tally = tally(judge_ballots(res.first.ballots, ctx1, rs), ctx1, rs)
+        dctx = replace(dctx, opens=res.first.closes)
     fixed = rs.fixed_ballots(state, number, opens=day.opens, tid=day.vote or 0)
     verdicts = judge_ballots((*res.ballots, *fixed), dctx, rs)
     day_tally = tally(verdicts, dctx, rs)
-    actions = [
-        *(r.action for r in journal_actions(ctx.store, "day", number)),
-        *reds,
-        *rs.vote_actions(day_tally),
-    ]
-    day_input = DayInput.from_tally(day_tally, actions=actions)
+    actions = [*recorded, *reds, *rs.vote_actions(day_tally)]
+    day_input = DayInput.from_tally(day_tally, actions=actions, first_round=first_tally)
     try:
         new_state, report = resolve_day(state, day_input, rs)
     except (EngineError, StateError) as exc:
@@ -457,6 +473,11 @@ def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool)
         if day_tally.sheriff_election
         else f"最高票：{day_tally.out or '无人'}"
     )
+    if first_tally is not None:
+        result = (
+            f"第一轮[正午]最高票：{first_tally.out or '无人'}（{first_tally.decided_by}）；"
+            f"额外一轮{result}"
+        )
     _render(report, f"第{number}天结算（{rs.name}）：{result}（{day_tally.decided_by}）")
     for note in day_tally.notes:
         click.echo(f"计票备注：{note}")

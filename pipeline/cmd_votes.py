@@ -102,37 +102,20 @@ def tally_cmd(ctx: GameContext, day: int, as_json: bool, as_of: str | None) -> N
     )
     if res.speed is not None:
         click.echo(f"加速/延时：{res.speed.reason}")
-    click.echo("")
+    if res.first is not None:
+        click.echo("")
+        click.echo(
+            f"第一轮[正午]（太阳[日不落]，第一轮投票帖 {res.first.tid}，"
+            f"{_when(res.first.closes, tz)} 结束）："
+        )
+        _echo_round(res.first.verdicts, res.first.tally, tz, label="第一轮最高票")
+        click.echo("")
+        click.echo(f"额外一轮[正午]（投票帖 {res.day.vote}，只有太阳指定的角色可以投票）：")
+    else:
+        click.echo("")
     if not res.verdicts:
         click.echo("（没有投票：先运行 bansha crawl）")
-    for v in res.verdicts:
-        b = v.ballot
-        floor = f"{b.evidence.floor}#" if b.evidence.floor else "导演"
-        target = b.target or b.target_raw or "—"
-        click.echo(
-            f"{floor:>5} {_when(b.evidence.at, tz)} {v.voter_unit or b.voter}"
-            f" {KIND_ZH.get(b.kind.value, b.kind.value)}→{target}"
-            f"  [{STATUS_ZH[v.status]}] {v.reason}"
-        )
-    t = res.tally
-    if t is not None:
-        click.echo("")
-        click.echo("票数：")
-        for cand in sorted(t.counts, key=lambda c: (-t.counts[c], c)):
-            voters = "、".join(t.voters.get(cand, []))
-            click.echo(f"  {cand}：{_votes(t.counts[cand])} 票（{voters}）")
-        if t.abstained:
-            click.echo(f"  弃权：{'、'.join(t.abstained)}")
-        for voter, why in sorted(t.weight_reasons.items()):
-            click.echo(f"  权重：{voter} {_votes(t.weights[voter])}（{why}）")
-        result = (
-            f"当选警长：{t.elected or '无人当选'}"
-            if t.sheriff_election
-            else f"出局：{t.out or '无人出局'}"
-        )
-        click.echo(f"结果：{result}（{t.decided_by}；依据 {t.rule}）")
-        if not t.public_counts:
-            click.echo("（本规则集公示时不公布票数，只公布最高票）")
+    _echo_round(res.verdicts, res.tally, tz, label="出局")
     for note in res.notes:
         click.echo(f"注意：{note}")
     flags = [f for f in d.flags if f.day == day]
@@ -143,6 +126,38 @@ def tally_cmd(ctx: GameContext, day: int, as_json: bool, as_of: str | None) -> N
         for f in flags:
             status = decisions.get(f.id, {}).get("status", "待确认")
             click.echo(f"  [{f.id}] {f.player}：{f.reason}（{STATUS_FLAG.get(status, status)}）")
+
+
+def _echo_round(verdicts: Any, t: Any, tz: Any, *, label: str) -> None:
+    """One vote round: every ballot in posting order, then the counts and the result."""
+    for v in verdicts:
+        b = v.ballot
+        floor = f"{b.evidence.floor}#" if b.evidence.floor else "导演"
+        target = b.target or b.target_raw or "—"
+        click.echo(
+            f"{floor:>5} {_when(b.evidence.at, tz)} {v.voter_unit or b.voter}"
+            f" {KIND_ZH.get(b.kind.value, b.kind.value)}→{target}"
+            f"  [{STATUS_ZH[v.status]}] {v.reason}"
+        )
+    if t is None:
+        return
+    click.echo("")
+    click.echo("票数：")
+    for cand in sorted(t.counts, key=lambda c: (-t.counts[c], c)):
+        voters = "、".join(t.voters.get(cand, []))
+        click.echo(f"  {cand}：{_votes(t.counts[cand])} 票（{voters}）")
+    if t.abstained:
+        click.echo(f"  弃权：{'、'.join(t.abstained)}")
+    for voter, why in sorted(t.weight_reasons.items()):
+        click.echo(f"  权重：{voter} {_votes(t.weights[voter])}（{why}）")
+    result = (
+        f"当选警长：{t.elected or '无人当选'}"
+        if t.sheriff_election
+        else f"{label}：{t.out or '无人'}"
+    )
+    click.echo(f"结果：{result}（{t.decided_by}；依据 {t.rule}）")
+    if not t.public_counts:
+        click.echo("（本规则集公示时不公布票数，只公布最高票）")
 
 
 STATUS_FLAG = {"confirmed": "已确认", "dismissed": "已驳回", "待确认": "待确认"}
@@ -166,7 +181,7 @@ def why_cmd(ctx: GameContext, day: int, player: str, as_of: str | None) -> None:
     tz = ctx.game.game.tz
     name = who.name
     click.echo(f"{name} 第 {day} 天：")
-    mine = [v for v in res.verdicts if v.ballot.voter == name]
+    mine = [v for v in res.all_verdicts if v.ballot.voter == name]
     if not mine:
         click.echo("  投票：没有找到这位玩家的投票帖")
     for v in mine:
@@ -177,12 +192,15 @@ def why_cmd(ctx: GameContext, day: int, player: str, as_of: str | None) -> None:
             f" [{STATUS_ZH[v.status]}] {v.reason}（依据 {v.rule}）"
         )
         click.echo(f"    {b.evidence.url}")
-    against = [v for v in res.verdicts if v.counts_for == name]
-    if res.tally is not None and name in res.tally.counts:
-        click.echo(
-            f"  得票：{_votes(res.tally.counts[name])}（"
-            f"{'、'.join(v.voter_unit or v.ballot.voter for v in against)}）"
-        )
+    rounds = [(res.first.verdicts, res.first.tally, "第一轮[正午]")] if res.first else []
+    rounds.append((res.verdicts, res.tally, "额外一轮[正午]" if res.first else ""))
+    for verdicts, t, label in rounds:
+        against = [v for v in verdicts if v.counts_for == name]
+        if t is not None and name in t.counts:
+            click.echo(
+                f"  {label}得票：{_votes(t.counts[name])}（"
+                f"{'、'.join(v.voter_unit or v.ballot.voter for v in against)}）"
+            )
     pc = res.counts.get(name)
     count = pc.count if pc else 0
     click.echo(f"  讨论帖发言：{count} 帖")

@@ -137,6 +137,9 @@ def mark_days_reread(ctx: GameContext, targets: list[CrawlTarget]) -> None:
     for day in ctx.game.days:
         if now >= day.closes and set(day.threads.values()) <= crawled:
             ctx.store.set_meta(f"full_read:{day.day}", now.isoformat())
+        first = day.first_vote
+        if first in crawled and day.first_closes is not None and now >= day.first_closes:
+            ctx.store.set_meta(f"full_read:{day.day}:first", now.isoformat())
 
 
 @cli.command()

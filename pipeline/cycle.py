@@ -102,6 +102,19 @@ def closed_days_to_reread(game: Game, store: Store, now: datetime) -> list[int]:
     ]
 
 
+def first_rounds_to_reread(game: Game, store: Store, now: datetime) -> list[int]:
+    """太阳[日不落] days whose first 正午 round has ended (m209.txt:377-378) and whose
+    first-round vote thread has not been re-read whole since."""
+    return [
+        d.day
+        for d in sorted(game.days, key=lambda d: d.day)
+        if d.first_vote is not None
+        and d.first_closes is not None
+        and now >= d.first_closes
+        and store.get_meta(f"full_read:{d.day}:first") is None
+    ]
+
+
 def run_cycle(
     game: Game,
     store: Store,
@@ -125,6 +138,14 @@ def run_cycle(
             if full.ok:
                 store.set_meta(f"full_read:{n}", now.isoformat())
                 report.full_reads.append(n)
+        for n in first_rounds_to_reread(game, store, now):
+            # the first round's result is drafted only from a whole re-read of its thread
+            tid = game.day(n).first_vote
+            again = [t for t in targets if t.tid == tid]
+            full = crawl(again, True)
+            report.errors += full.errors
+            if full.ok:
+                store.set_meta(f"full_read:{n}:first", now.isoformat())
     d = derive(game, store, as_of=now)
     report.derived = True
     report.verdicts_changed = write_derivation(store, d, now=now)

@@ -27,6 +27,7 @@ from engine.conduct import (
     conduct_flags,
     count_posts,
 )
+from engine.kernel import Action
 from engine.rulesets import get_ruleset
 from engine.speed import SpeedDecision, SpeedKind, SpeedRequest, decide_speed, speed_deadlines
 from engine.state import GameState, Phase
@@ -50,7 +51,7 @@ from parsers.speed import SpeedKind as ParsedSpeedKind
 from parsers.speed import parse_speed_request
 from parsers.votes import NIZHUAN_TARGET, VoteKind, VoteParse, parse_proxy_line, parse_vote
 from pipeline import journal
-from pipeline.gamefile import Day, Game
+from pipeline.gamefile import Day, Game, ThreadRole
 from pipeline.store import Store, post_from_row
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,18 @@ DUAL_CARD_RULESETS = frozenset({"m135", "nizhuan"})
 def post_url(base_url: str, tid: int, pid: int) -> str:
     """A link that finds the post whatever floor it shows now (floors renumber after deletes)."""
     return f"{base_url}forum.php?mod=redirect&goto=findpost&ptid={tid}&pid={pid}"
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """The first 正午 round of a 太阳[日不落] day (m209.txt:377-378): its own vote thread,
+    judged from the opening to ``closes`` (the game file's ``first_closes``)."""
+
+    tid: int
+    closes: datetime
+    ballots: tuple[Ballot, ...]
+    verdicts: tuple[VoteVerdict, ...]
+    tally: Tally
 
 
 @dataclass
@@ -78,6 +91,13 @@ class DayResult:
     out_before: dict[str, datetime]  # who was out (and since when) as the day was judged
     notes: list[str] = field(default_factory=list)
     accounts: dict[str, int] = field(default_factory=dict)  # slot -> forum uid at the opening
+    # 太阳[日不落]: the first 正午 round; ``ballots``/``verdicts``/``tally`` are the extra round's
+    first: RoundResult | None = None
+
+    @property
+    def all_verdicts(self) -> tuple[VoteVerdict, ...]:
+        """Every verdict of the day, the first round's (if any) first."""
+        return (*(self.first.verdicts if self.first else ()), *self.verdicts)
 
 
 @dataclass
@@ -120,6 +140,11 @@ def journal_modifiers(store: Store, day: int) -> list[VoteModifier]:
         VoteModifier(r["player"], ModifierKind(r["kind"]), Fraction(r["value"]), r["source"] or "")
         for r in store.db.query("SELECT * FROM journal_modifiers WHERE day = ? ORDER BY id", [day])
     ]
+
+
+def journal_day_actions(store: Store, day: int) -> tuple[Action, ...]:
+    """The actions the director recorded for ``day`` (the engine's day journal)."""
+    return tuple(r.action for r in journal.journal_actions(store, "day", day))
 
 
 def journal_setting(store: Store, key: str) -> str | None:
@@ -306,6 +331,98 @@ def ballot_from_parse(
 # --------------------------------------------------------------------------- derivation
 
 
+def _thread_ballots(
+    store: Store,
+    posts: Sequence[Post],
+    *,
+    day: int,
+    roster: Roster,
+    base: str,
+    target_rule: Any,
+    edited_votes: list[EditedVote],
+) -> tuple[list[Ballot], set[str], int]:
+    """The ballots of one vote thread: (ballots, who replied, how many posts were unreadable).
+
+    Edited vote posts are added to ``edited_votes`` (the 修改投票 flags)."""
+    ballots: list[Ballot] = []
+    voted: set[str] = set()
+    unreadable = 0
+    for post in posts:
+        if post.posted_at is None or post.state is PostState.DELETED:
+            continue
+        version, edited = counted_version(store, post)
+        evidence = Evidence(
+            post.tid, post.pid, post.floor, post.posted_at, post_url(base, post.tid, post.pid)
+        )
+        replied = version.quoted_pids[0] if version.quoted_pids else None
+        if roster.is_director(post):
+            voter = parse_proxy_line(version.text)
+            if voter is None:
+                continue  # a notice
+            match = resolve_name(voter, roster.entries)
+            vp = parse_vote(
+                version.text, distrusted=_distrusted(version), target_pattern=target_rule
+            )
+            if match.player is None or vp.kind is VoteKind.NONE:
+                continue
+            ballots.append(
+                ballot_from_parse(
+                    vp,
+                    voter=match.player,
+                    roster=roster,
+                    evidence=evidence,
+                    replied_to=None,
+                    edited=edited,
+                    proxy=True,
+                )
+            )
+            voted.add(match.player)
+            continue
+        who = roster.player_of(post)
+        if version.state in UNREADABLE and who is not None:
+            # the forum never showed us this post's words: the player did reply to the vote
+            # thread, but the vote cannot be read — say so instead of dropping it silently
+            why = UNREADABLE_ZH[version.state]
+            ballots.append(
+                Ballot(
+                    voter=who,
+                    kind=BallotKind.INVALID,
+                    target=None,
+                    target_raw="",
+                    problem=f"帖子内容不可读（{why}），无法判定；请导演查看原帖后代投或裁定",
+                    evidence=evidence,
+                )
+            )
+            voted.add(who)
+            unreadable += 1
+            continue
+        vp = parse_vote(version.text, distrusted=_distrusted(version), target_pattern=target_rule)
+        if vp.kind is VoteKind.NONE:
+            continue
+        voter = who or post.author
+        ballot = ballot_from_parse(
+            vp, voter=voter, roster=roster, evidence=evidence, replied_to=replied, edited=edited
+        )
+        ballots.append(ballot)
+        if who is not None:
+            voted.add(who)
+            if edited:
+                edited_votes.append(
+                    EditedVote(
+                        who,
+                        day,
+                        post.tid,
+                        post.pid,
+                        post.floor,
+                        post.posted_at,
+                        evidence.url,
+                        post.edit.edited_at if post.edit else None,
+                        post.edit.editor if post.edit else "",
+                    )
+                )
+    return ballots, voted, unreadable
+
+
 def _out_map(outs: Iterable[tuple[str, datetime, str]]) -> dict[str, tuple[datetime, str]]:
     """The earliest out time per player (a player goes out once)."""
     result: dict[str, tuple[datetime, str]] = {}
@@ -418,89 +535,35 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         accelerated_by_day[day.day] = accelerated
         sheriff_by_day[day.day] = sheriff
 
-        # -- ballots -------------------------------------------------------------------------
-        ballots: list[Ballot] = []
-        voted: set[str] = set()
-        unreadable = 0
-        for post in posts_of(day.vote):
-            if post.posted_at is None or post.state is PostState.DELETED:
-                continue
-            version, edited = counted_version(store, post)
-            evidence = Evidence(
-                post.tid, post.pid, post.floor, post.posted_at, post_url(base, post.tid, post.pid)
+        # -- ballots (two rounds on a 太阳[日不落] day, m209.txt:377-378) ---------------------
+        ballots, voted, unreadable = _thread_ballots(
+            store,
+            posts_of(day.vote),
+            day=day.day,
+            roster=roster,
+            base=base,
+            target_rule=target_rule,
+            edited_votes=edited_votes,
+        )
+        first_ballots: list[Ballot] = []
+        if day.first_vote is not None:
+            first_ballots, first_voted, first_unreadable = _thread_ballots(
+                store,
+                posts_of(day.first_vote),
+                day=day.day,
+                roster=roster,
+                base=base,
+                target_rule=target_rule,
+                edited_votes=edited_votes,
             )
-            replied = version.quoted_pids[0] if version.quoted_pids else None
-            if roster.is_director(post):
-                voter = parse_proxy_line(version.text)
-                if voter is None:
-                    continue  # a notice
-                match = resolve_name(voter, roster.entries)
-                vp = parse_vote(
-                    version.text, distrusted=_distrusted(version), target_pattern=target_rule
-                )
-                if match.player is None or vp.kind is VoteKind.NONE:
-                    continue
-                ballots.append(
-                    ballot_from_parse(
-                        vp,
-                        voter=match.player,
-                        roster=roster,
-                        evidence=evidence,
-                        replied_to=None,
-                        edited=edited,
-                        proxy=True,
-                    )
-                )
-                voted.add(match.player)
-                continue
-            who = roster.player_of(post)
-            if version.state in UNREADABLE and who is not None:
-                # the forum never showed us this post's words: the player did reply to the vote
-                # thread, but the vote cannot be read — say so instead of dropping it silently
-                why = UNREADABLE_ZH[version.state]
-                ballots.append(
-                    Ballot(
-                        voter=who,
-                        kind=BallotKind.INVALID,
-                        target=None,
-                        target_raw="",
-                        problem=f"帖子内容不可读（{why}），无法判定；请导演查看原帖后代投或裁定",
-                        evidence=evidence,
-                    )
-                )
-                voted.add(who)
-                unreadable += 1
-                continue
-            vp = parse_vote(
-                version.text, distrusted=_distrusted(version), target_pattern=target_rule
-            )
-            if vp.kind is VoteKind.NONE:
-                continue
-            voter = who or post.author
-            ballot = ballot_from_parse(
-                vp, voter=voter, roster=roster, evidence=evidence, replied_to=replied, edited=edited
-            )
-            ballots.append(ballot)
-            if who is not None:
-                voted.add(who)
-                if edited:
-                    edited_votes.append(
-                        EditedVote(
-                            who,
-                            day.day,
-                            post.tid,
-                            post.pid,
-                            post.floor,
-                            post.posted_at,
-                            evidence.url,
-                            post.edit.edited_at if post.edit else None,
-                            post.edit.editor if post.edit else "",
-                        )
-                    )
+            voted |= first_voted
+            unreadable += first_unreadable
         for row in journal_proxies(store, day.day):
             at = _dt(row["at"])
             target = None if row["target"] == "弃权" else row["target"]
-            ballots.append(
+            # on a 日不落 day a proxy entered by the first round's close is a first-round vote
+            first = day.first_closes is not None and at <= day.first_closes
+            (first_ballots if first else ballots).append(
                 Ballot(
                     voter=row["voter"],
                     kind=BallotKind.PROXY,
@@ -508,7 +571,11 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                     target_raw=row["target"],
                     problem=None,
                     evidence=Evidence(
-                        day.vote or 0, -int(row["id"]), None, at, f"导演记录：代投 #{row['id']}"
+                        (day.first_vote if first else day.vote) or 0,
+                        -int(row["id"]),
+                        None,
+                        at,
+                        f"导演记录：代投 #{row['id']}",
                     ),
                 )
             )
@@ -519,18 +586,59 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
 
         verdicts: tuple[VoteVerdict, ...] = ()
         day_tally = None
+        first_round: RoundResult | None = None
         notes: list[str] = []
+        closed = as_of >= day.closes
+        day_actions = journal_day_actions(store, day.day) if engine_state is not None else ()
+        if day.vote is not None and day.first_vote is not None and day.first_closes is not None:
+            # 太阳[日不落]: everyone living votes in the first 正午 round (m209.txt:377-378)
+            ctx1 = DayContext(
+                day=day.day,
+                opens=day.opens,
+                closes=day.first_closes,
+                players=players,
+                sheriff=sheriff,
+                accelerated=accelerated,
+                modifiers=tuple(journal_modifiers(store, day.day))
+                + (
+                    tuple(ruleset.first_round_modifiers(engine_state, day.day))
+                    if engine_state
+                    else ()
+                ),
+                ruleset=rs_id,
+            )
+            first_verdicts = judge_ballots(first_ballots, ctx1)
+            first_round = RoundResult(
+                day.first_vote,
+                day.first_closes,
+                tuple(first_ballots),
+                first_verdicts,
+                tally(first_verdicts, ctx1),
+            )
+            if first_round.tally.out and closed:
+                # the first round's top is not out before 黄昏 (m209.txt:378)
+                vote_outs.append(
+                    (first_round.tally.out, day.closes, f"第{day.day}天第一轮[正午]最高票出局")
+                )
         if day.vote is not None:
             ctx = DayContext(
                 day=day.day,
-                opens=day.opens,
+                # the extra 正午 round opens when the first one ends
+                opens=day.first_closes if first_round is not None else day.opens,
                 closes=day.closes,
                 players=players,
                 sheriff=sheriff,
                 accelerated=accelerated,
                 sheriff_election=bool(day.sheriff_election) and ruleset.has_sheriff_election,
                 modifiers=tuple(journal_modifiers(store, day.day))
-                + (tuple(ruleset.vote_modifiers(engine_state, day.day)) if engine_state else ()),
+                + (
+                    (
+                        *ruleset.vote_modifiers(engine_state, day.day),
+                        *ruleset.day_vote_modifiers(engine_state, day.day, day_actions),
+                    )
+                    if engine_state
+                    else ()
+                ),
                 ruleset=rs_id,
             )
             if engine_state is not None:
@@ -539,7 +647,6 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                 )
             verdicts = judge_ballots(ballots, ctx)
             day_tally = tally(verdicts, ctx)
-            closed = as_of >= day.closes
             if day_tally.elected and closed:
                 sheriff = day_tally.elected
             if day_tally.out and closed and not (snaps and rs_id in DUAL_CARD_RULESETS):
@@ -603,6 +710,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             out_before={p: o[0] for p, o in outs.items()},
             accounts={p.name: roster.account_at(p.name, day.opens) for p in game.players},
             notes=notes,
+            first=first_round,
         )
 
     outs_final = _out_map([*fixed_outs, *vote_outs])
@@ -620,7 +728,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             d.opens,
             d.closes,
             discussion_tids=(d.discussion,) if d.discussion else (),
-            vote_tids=(d.vote,) if d.vote else (),
+            vote_tids=tuple(t for t in (d.first_vote, d.vote) if t),
             progress_tids=(d.progress,) if d.progress else (),
             inquiry_tids=(d.inquiry,) if d.inquiry else (),
         )
@@ -674,7 +782,8 @@ def _tids(day: Day) -> list[int]:
 def _role(day: Day, tid: int) -> str:
     for role, t in day.threads.items():
         if t == tid:
-            return str(role.value)
+            # the first 正午 round's vote thread is a vote thread like the other (诈尸, fonts)
+            return "vote" if role is ThreadRole.FIRST_VOTE else str(role.value)
     return "discussion"
 
 
@@ -722,7 +831,7 @@ def derived_rows(d: Derivation) -> dict[str, list[dict[str, Any]]]:
     """The rows of the derived tables for this derivation (without time stamps)."""
     rows: dict[str, list[dict[str, Any]]] = {t: [] for t in DERIVED_KEYS}
     for n, res in sorted(d.days.items()):
-        for seq, v in enumerate(res.verdicts):
+        for seq, v in enumerate(res.all_verdicts):
             b = v.ballot
             rows["votes"].append(
                 {
@@ -749,7 +858,13 @@ def derived_rows(d: Derivation) -> dict[str, list[dict[str, Any]]]:
                     "out": res.tally.out,
                     "elected": res.tally.elected,
                     "decided_by": res.tally.decided_by,
-                    "json": json.dumps(res.tally.to_dict(), ensure_ascii=False),
+                    "json": json.dumps(
+                        {
+                            **res.tally.to_dict(),
+                            **({"first_round": res.first.tally.to_dict()} if res.first else {}),
+                        },
+                        ensure_ascii=False,
+                    ),
                 }
             )
         for player, pc in sorted(res.counts.items()):
@@ -839,4 +954,23 @@ def tally_json(d: Derivation, n: int, decisions: dict[str, dict[str, Any]]) -> d
             {**f.to_dict(), "status": decisions.get(f.id, {}).get("status", "open")} for f in flags
         ],
         "notes": res.notes,
+        # 太阳[日不落] (m209.txt:377-378): the first 正午 round (the fields above are the extra
+        # round's); null on an ordinary day
+        "first_round": _round_json(res.first),
+    }
+
+
+def _round_json(r: RoundResult | None) -> dict[str, Any] | None:
+    if r is None:
+        return None
+    return {
+        "tid": r.tid,
+        "closes": r.closes.isoformat(),
+        "votes": [v.to_dict() for v in r.verdicts],
+        "valid": [v.to_dict() for v in r.verdicts if v.status.value == "counted"],
+        "invalid": [v.to_dict() for v in r.verdicts if v.status.value != "counted"],
+        "tally": r.tally.to_dict(),
+        "out": r.tally.out,
+        "decided_by": r.tally.decided_by,
+        "rule": r.tally.rule,
     }

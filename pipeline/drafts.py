@@ -65,6 +65,7 @@ __all__ = [
     "elevator_context",
     "elevator_pids",
     "ensure_editable",
+    "first_result_context",
     "get_draft",
     "inquiry_answer_drafts",
     "inquiry_answers_context",
@@ -97,6 +98,7 @@ class DraftError(ValueError):
 class DraftKind(StrEnum):
     RUNNING_TALLY = "running_tally"
     RESULT = "result"
+    FIRST_RESULT = "first_result"  # m209 太阳[日不落]: the first 正午 round's top
     DAY_OPEN = "day_open"
     ELEVATOR = "elevator"
     CARDS = "cards"
@@ -120,6 +122,7 @@ class DraftAction(StrEnum):
 KIND_ZH: dict[str, str] = {
     DraftKind.RUNNING_TALLY: "计票",
     DraftKind.RESULT: "投票结果",
+    DraftKind.FIRST_RESULT: "第一轮结果",
     DraftKind.DAY_OPEN: "开门公示",
     DraftKind.ELEVATOR: "电梯",
     DraftKind.CARDS: "判罚",
@@ -557,9 +560,11 @@ def _counts_context(t: Tally) -> dict[str, Any]:
     }
 
 
-def _not_counted(res: DayResult, tz: tzinfo) -> list[dict[str, Any]]:
+def _not_counted(
+    res: DayResult, tz: tzinfo, verdicts: Sequence[VoteVerdict] | None = None
+) -> list[dict[str, Any]]:
     rows = []
-    for v in res.verdicts:
+    for v in res.verdicts if verdicts is None else verdicts:
         if v.status not in (VerdictStatus.INVALID, VerdictStatus.IGNORED):
             continue
         if v.voter_unit is None:
@@ -640,6 +645,32 @@ def result_context(game: Game, res: DayResult) -> dict[str, Any] | None:
         "closes": _when(res.day.closes, tz),
         "invalid": not_counted,
         "invalid_count": len(not_counted),
+        # 太阳[日不落] (m209.txt:377-378): the first 正午 round's top goes out at 黄昏 too
+        "first": (
+            {"out": res.first.tally.out, "decided_by": res.first.tally.decided_by}
+            if res.first is not None
+            else None
+        ),
+    }
+
+
+def first_result_context(game: Game, res: DayResult) -> dict[str, Any] | None:
+    """The first 正午 round of a 太阳[日不落] day: only its top is announced (m209.txt:167);
+    the top is not out before 黄昏 and may still speak and vote (m209.txt:378)."""
+    r = res.first
+    if r is None:
+        return None
+    tz = game.game.tz
+    not_counted = _not_counted(res, tz, r.verdicts)
+    return {
+        **_base_context(game, res.day.day),
+        "top": r.tally.out,
+        "decided_by": r.tally.decided_by,
+        "first_closes": _when(r.closes, tz),
+        "closes": _when(res.day.closes, tz),
+        "vote_tid": res.day.vote,
+        "invalid": not_counted,
+        "invalid_count": len(not_counted),
     }
 
 
@@ -687,7 +718,7 @@ def reminder_context(
 ) -> dict[str, Any] | None:
     voted: set[str] = set()
     tried: set[str] = set()
-    for v in res.verdicts:
+    for v in res.all_verdicts:  # a 日不落 day: a first-round vote is a vote of the day
         who = v.ballot.voter
         if v.status in (VerdictStatus.COUNTED, VerdictStatus.SUPERSEDED):
             voted.add(who)
@@ -805,6 +836,7 @@ def inquiry_answers_context(
 _TITLES: dict[DraftKind, str] = {
     DraftKind.RUNNING_TALLY: "第{day}天 计票（进行中）",
     DraftKind.RESULT: "第{day}天 投票结果",
+    DraftKind.FIRST_RESULT: "第{day}天 第一轮[正午]结果",
     DraftKind.DAY_OPEN: "第{day}天 开门公示",
     DraftKind.ELEVATOR: "第{day}天 电梯",
     DraftKind.CARDS: "第{day}天 判罚",
@@ -864,12 +896,15 @@ def due_drafts(
     cards: Sequence[CardEvent] = (),
     floor2: Mapping[int, int] | None = None,
     unsettled: Collection[int] = (),
+    unsettled_first: Collection[int] = (),
 ) -> list[DraftSpec]:
     """Every draft due at ``as_of``, in day order.
 
     - running tally: while the vote thread is open and has votes;
     - reminder: within ``[drafts] reminder_minutes`` before the close, when someone has no
       counted vote yet;
+    - first-round result (m209 太阳[日不落]): once the first 正午 round has ended and its
+      thread was read whole again (not in ``unsettled_first``);
     - result and cards: once the day has closed (cards only when some were given for the day;
       a ruling made days later still drafts);
     - day open (of the next day): from a day's close until the next day closes;
@@ -917,6 +952,15 @@ def due_drafts(
                 ctx = reminder_context(game, res, as_of=as_of, minutes=minutes)
                 if ctx is not None:
                     specs += _specs(game, templates, DraftKind.REMINDER, n, ctx, tid=announce)
+        if (
+            day.first_closes is not None
+            and res.first is not None
+            and as_of >= day.first_closes
+            and n not in unsettled_first
+        ):
+            ctx = first_result_context(game, res)
+            if ctx is not None:
+                specs += _specs(game, templates, DraftKind.FIRST_RESULT, n, ctx, tid=announce)
         if as_of < day.closes or n in unsettled:
             continue
         if day.vote is not None:
@@ -1256,6 +1300,7 @@ def make_drafts(
     templates_dir: Path | str | None = None,
     templates: Templates | None = None,
     unsettled: Collection[int] = (),
+    unsettled_first: Collection[int] = (),
 ) -> list[int]:
     """Draft what is due at the derivation's time and store what changed (a cycle's step 5).
 
@@ -1271,6 +1316,7 @@ def make_drafts(
         cards=card_events(store),
         floor2=elevator_pids(game, store),
         unsettled=unsettled,
+        unsettled_first=unsettled_first,
     )
     if game.game.ruleset == "zhenyan":
         # the inquiry thread: answers to guesses, and the 公示 of a word guessed right

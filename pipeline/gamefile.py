@@ -47,6 +47,7 @@ __all__ = [
     "RULESET_TITLES",
     "SEX_RULESETS",
     "SHERIFF_ELECTION_RULESETS",
+    "TWO_ROUND_RULESETS",
     "Day",
     "Director",
     "Drafts",
@@ -82,6 +83,8 @@ RULESET_TITLES: Final[Mapping[str, str]] = {
 SHERIFF_ELECTION_RULESETS: Final[frozenset[str]] = frozenset({"m209", "zhenyan", "m135", "nizhuan"})
 # Rule sets with an inquiry thread (询问贴): only zhenyan (rules/zhenyan.txt:147).
 INQUIRY_RULESETS: Final[frozenset[str]] = frozenset({"zhenyan"})
+#: Rule sets where one game day can have two 正午 vote rounds (m209 太阳[日不落], m209.txt:377).
+TWO_ROUND_RULESETS: Final[frozenset[str]] = frozenset({"m209"})
 # Rule sets that need every player's sex: tubian24's 梦中人[魅惑] silences the opposite sex
 # (rules/tubian24.txt:124-125), and the sexes are announced at the start (rules/tubian24.txt:65).
 SEX_RULESETS: Final[frozenset[str]] = frozenset({"tubian24"})
@@ -98,6 +101,8 @@ class ThreadRole(StrEnum):
     VOTE = "vote"
     PROGRESS = "progress"
     INQUIRY = "inquiry"
+    # m209 太阳[日不落]: the first 正午 round's vote thread (the day's ``vote`` is the extra round)
+    FIRST_VOTE = "first_vote"
 
 
 THREAD_ROLE_TITLES: Final[Mapping[ThreadRole, str]] = {
@@ -105,6 +110,7 @@ THREAD_ROLE_TITLES: Final[Mapping[ThreadRole, str]] = {
     ThreadRole.VOTE: "投票帖",
     ThreadRole.PROGRESS: "进程帖",
     ThreadRole.INQUIRY: "询问帖",
+    ThreadRole.FIRST_VOTE: "第一轮投票帖",
 }
 
 
@@ -288,6 +294,10 @@ class Day(_Model):
     vote: Tid | None = None
     progress: Tid | None = None
     inquiry: Tid | None = None
+    # m209 太阳[日不落] (m209.txt:377-378): the first 正午 round's vote thread and its close;
+    # ``vote`` is then the extra round's thread, judged from ``first_closes`` to ``closes``
+    first_vote: Tid | None = None
+    first_closes: AwareDatetime | None = None
     # None only on a Day built alone: inside a Game it is always resolved to a bool
     # (day 1 is the election where the rule set has one, unless the director says otherwise).
     sheriff_election: bool | None = None
@@ -687,6 +697,7 @@ def _check_days(data: Mapping[str, Any], ruleset: object) -> list[Problem]:
             )
         if number is not None:
             last = (number, closes)
+        problems += _first_round_problems(entry, i, label, ruleset, opens, closes)
 
         roles_today: dict[int, ThreadRole] = {}
         for role in ThreadRole:
@@ -722,6 +733,65 @@ def _check_days(data: Mapping[str, Any], ruleset: object) -> list[Problem]:
                         f"在天数 {first[1]} 却是{THREAD_ROLE_TITLES[first[0]]}",
                     )
                 )
+    return problems
+
+
+def _first_round_problems(
+    entry: Mapping[str, Any],
+    i: int,
+    label: str,
+    ruleset: object,
+    opens: datetime | None,
+    closes: datetime | None,
+) -> list[Problem]:
+    """``first_vote`` / ``first_closes``: the first 正午 round of a 太阳[日不落] day
+    (m209.txt:377)."""
+    tid = _int(entry.get("first_vote"))
+    has_tid = tid is not None and tid > 0
+    first_closes = _aware(entry.get("first_closes"))
+    if not has_tid and entry.get("first_closes") is None:
+        return []
+    here = f"days[{i}].first_vote"
+    if ruleset in RULESETS and ruleset not in TWO_ROUND_RULESETS:
+        return [
+            Problem(
+                here,
+                "只有 m209 的太阳[日不落]有两轮[正午]放逐投票（第一轮投票帖），"
+                f"本局规则集是 {ruleset}",
+            )
+        ]
+    problems: list[Problem] = []
+    if not has_tid:
+        problems.append(Problem(here, f"{label} 写了 first_closes，却没有第一轮投票帖 first_vote"))
+    if entry.get("first_closes") is None:
+        problems.append(
+            Problem(
+                f"days[{i}].first_closes",
+                f"{label} 有第一轮投票帖，须写明第一轮[正午]的结束时间 first_closes",
+            )
+        )
+    if _int(entry.get("vote")) is None:
+        problems.append(
+            Problem(
+                f"days[{i}].vote",
+                f"{label} 有第一轮投票帖，还须有额外一轮[正午]的投票帖 vote",
+            )
+        )
+    if entry.get("sheriff_election") is True:
+        problems.append(Problem(here, f"{label} 是警长竞选日，不能有两轮放逐投票"))
+    if (
+        first_closes is not None
+        and opens is not None
+        and closes is not None
+        and not opens < first_closes < closes
+    ):
+        problems.append(
+            Problem(
+                f"days[{i}].first_closes",
+                f"{label} 的第一轮结束时间须在开门与关门之间"
+                f"（{opens.isoformat()} ～ {closes.isoformat()}）",
+            )
+        )
     return problems
 
 

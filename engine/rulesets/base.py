@@ -407,6 +407,18 @@ class Ruleset:
         """The VoteModifiers (engine.votes) the state puts on ``day``'s tally."""
         return ()
 
+    def first_round_modifiers(self, state: GameState, day: int) -> tuple[Any, ...]:
+        """The VoteModifiers of the first 正午 round of a day with two (m209 太阳[日不落]);
+        by default the day's own."""
+        return self.vote_modifiers(state, day)
+
+    def day_vote_modifiers(
+        self, state: GameState, day: int, actions: Sequence[Any]
+    ) -> tuple[Any, ...]:
+        """VoteModifiers that the day's own recorded actions put on its (last) tally — m209:
+        太阳 naming the extra round's voters during the day (m209.txt:378); none here."""
+        return ()
+
     # --- the day's vote as the engine sees it (card-based sets override) ----------------
     def vote_roster(
         self, state: GameState, *, opens: datetime, red_at: Mapping[str, datetime]

@@ -1,0 +1,239 @@
+"""太阳[日不落]: a day with two 正午 rounds, each counted from its own vote thread.
+
+m209.txt:377 — 太阳出局时，公示[日不落]，下一个白天额外进行一轮[正午]阶段（此游戏日只有现实一天），
+在这个游戏日白天中，只有太阳指定的角色可以发言（包括在投票帖发言），最多可选择场上存活人数一半的玩家。
+m209.txt:378 — 在第一次[正午]阶段最高票的角色还尚未出局，仍然可以正常发言投票（若被太阳指定）。
+太阳可以看完第一轮[正午]阶段后再决定让那些角色可以发言投票。
+m209.txt:379 — 投票贴不发言默认视作弃票。
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import pipeline.cmd_engine  # noqa: F401  (registers the engine commands)
+from parsers.records import Post, ThreadPage
+from pipeline.cli import cli
+from pipeline.derive import derive
+from pipeline.drafts import DraftKind, due_drafts
+from pipeline.gamefile import GameFileError, load_game
+from pipeline.store import open_store
+from tests.engine.test_m209_cli import HEAD
+
+TZ = timezone(timedelta(hours=8))
+LINEUP = (
+    ("甲", "黑狼王"),
+    ("乙", "狼美人"),
+    ("丙", "隐狼"),
+    ("丁", "石像鬼"),
+    ("戊", "预言家"),
+    ("己", "守卫"),
+    ("庚", "摄梦人"),
+    ("辛", "女巫"),
+    ("壬", "太阳"),
+    ("癸", "猎人"),
+    ("子", "长老"),
+    ("丑", "替罪羊"),
+    ("寅", "吹笛者"),
+)
+UID = {n: 101 + i for i, (n, _r) in enumerate(LINEUP)}
+FIRST_TID, VOTE_TID = 2014, 2012
+DAY2 = datetime(2026, 12, 2, 10, 0, tzinfo=TZ)
+FIRST_CLOSES = datetime(2026, 12, 2, 15, 0, tzinfo=TZ)
+CLOSES = datetime(2026, 12, 2, 22, 0, tzinfo=TZ)
+AFTER = "2026-12-03T09:00:00+08:00"
+
+DAYS = """[[days]]
+day = 1
+opens = 2026-12-01T10:00:00+08:00
+closes = 2026-12-01T22:00:00+08:00
+discussion = 2001
+vote = 2002
+
+[[days]]
+day = 2
+opens = 2026-12-02T10:00:00+08:00
+closes = 2026-12-02T22:00:00+08:00
+discussion = 2011
+{day2}
+"""
+SUN_DAY = f"first_vote = {FIRST_TID}\nfirst_closes = 2026-12-02T15:00:00+08:00\nvote = {VOTE_TID}"
+
+
+def write_game(path: Path, day2: str = SUN_DAY, ruleset: str = "m209") -> Path:
+    players = "".join(
+        f'[[players]]\nname = "{n}"\nuid = {UID[n]}\naliases = []\ncards = ["{r}"]\n\n'
+        for n, r in LINEUP
+    )
+    drawn = ", ".join(f'"{r}"' for _n, r in LINEUP)
+    head = HEAD.replace('ruleset = "m209"', f'ruleset = "{ruleset}"')
+    text = head + f"[m209]\nlineup = [{drawn}]\n\n" + players + DAYS.format(day2=day2)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def game(tmp_path: Path) -> tuple[Path, Path]:
+    return write_game(tmp_path / "sun.toml"), tmp_path / "sun.db"
+
+
+def run(game: tuple[Path, Path], *args: str, code: int = 0) -> str:
+    n = 2 if args[0] in ("night", "day", "drafts") else 1
+    file, db = game
+    result = CliRunner().invoke(cli, [*args[:n], str(file), "--db", str(db), *args[n:]])
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def vote(pid: int, who: str, target: str, at: datetime) -> tuple[int, str, datetime, str]:
+    return (pid, who, at, f"投票对象：{target}\n投票理由：测试")
+
+
+def add_posts(db: Path, tid: int, posts: list[tuple[int, str, datetime, str]]) -> None:
+    store = open_store(db)
+    rows = tuple(
+        Post(
+            tid=tid,
+            pid=pid,
+            floor=i + 2,
+            author=name,
+            uid=UID[name],
+            posted_at=at,
+            message_html=text,
+            text=text,
+        )
+        for i, (pid, name, at, text) in enumerate(posts)
+    )
+    store.save_page(
+        ThreadPage(tid=tid, page=1, total_pages=1, posts=rows),
+        source="html",
+        url="test",
+        status=200,
+        headers={},
+        body=repr(rows).encode(),
+        fetched_at=DAY2,
+        ppp=None,
+    )
+    store.close()
+
+
+def h(hour: int, minute: int = 0) -> datetime:
+    return DAY2.replace(hour=hour, minute=minute)
+
+
+def post_day2_votes(db: Path) -> None:
+    # round 1 (everyone living may vote): 丙 gets two votes, 丁 one
+    add_posts(
+        db,
+        FIRST_TID,
+        [
+            vote(3001, "乙", "丙", h(11)),
+            vote(3002, "丁", "丙", h(11, 5)),
+            vote(3003, "戊", "丁", h(12)),
+            vote(3004, "庚", "戊", h(15, 30)),  # after the first round ended
+        ],
+    )
+    # the extra round: the sun named 丙、戊、己
+    add_posts(
+        db,
+        VOTE_TID,
+        [
+            vote(3101, "戊", "丁", h(14)),  # before the extra round opened
+            vote(3102, "戊", "丁", h(16)),
+            vote(3103, "己", "丁", h(16, 5)),
+            vote(3104, "乙", "丁", h(16, 10)),  # not named by the sun
+            vote(3105, "丙", "戊", h(17)),
+        ],
+    )
+
+
+# --------------------------------------------------------------------------- the game file
+
+
+def test_the_first_round_needs_its_close_inside_the_day(tmp_path: Path) -> None:
+    path = write_game(tmp_path / "a.toml", f"first_vote = {FIRST_TID}\nvote = {VOTE_TID}")
+    with pytest.raises(GameFileError) as info:
+        load_game(path, env={"BANSHA_COOKIE": "x"})
+    assert "须写明第一轮[正午]的结束时间 first_closes" in str(info.value)
+    late = SUN_DAY.replace("15:00:00", "23:00:00")
+    path = write_game(tmp_path / "b.toml", late)
+    with pytest.raises(GameFileError) as info:
+        load_game(path, env={"BANSHA_COOKIE": "x"})
+    assert "days[1].first_closes" in str(info.value)
+    assert "第一轮结束时间须在开门与关门之间" in str(info.value)
+    path = write_game(tmp_path / "c.toml", SUN_DAY.replace(f"vote = {VOTE_TID}", ""))
+    with pytest.raises(GameFileError) as info:
+        load_game(path, env={"BANSHA_COOKIE": "x"})
+    assert "还须有额外一轮[正午]的投票帖 vote" in str(info.value)
+
+
+def test_only_m209_has_two_noon_rounds(tmp_path: Path) -> None:
+    path = write_game(tmp_path / "m135.toml", ruleset="m135")
+    with pytest.raises(GameFileError) as info:
+        load_game(path, env={"BANSHA_COOKIE": "x"})
+    assert "只有 m209 的太阳[日不落]有两轮[正午]放逐投票" in str(info.value)
+
+
+# --------------------------------------------------------------------------- the tally
+
+
+def test_each_round_is_judged_in_its_own_window(game: tuple[Path, Path]) -> None:
+    post_day2_votes(game[1])
+    data = json.loads(run(game, "tally", "--day", "2", "--json", "--as-of", AFTER))
+    first = data["first_round"]
+    assert first["tid"] == FIRST_TID
+    assert first["out"] == "丙"  # m209.txt:169: the unique maximum
+    late = next(v for v in first["votes"] if v["voter"] == "庚")
+    assert late["status"] == "invalid" and "投票已截止" in late["reason"]
+    # the extra round opens when the first ends
+    early = next(v for v in data["votes"] if v["ballot"]["evidence"]["pid"] == 3101)
+    assert early["status"] == "invalid" and "尚未开门" in early["reason"]
+    assert data["out"] == "丁"  # without the engine nobody is barred from the extra round
+    # both tops go out at 黄昏, in order (m209.txt:378)
+    file, db = game
+    store = open_store(db)
+    d = derive(load_game(file, env={"BANSHA_COOKIE": "x"}), store, as_of=CLOSES)
+    assert d.outs["丙"] == (CLOSES, "第2天第一轮[正午]最高票出局")
+    assert d.outs["丁"] == (CLOSES, "第2天投票出局")
+    # a first-round vote is a vote of the day: no 未投票 for 丁 (voted in round 1 only)
+    assert not [f for f in d.flags if f.player == "丁" and f.day == 2 and "no-vote" in f.id]
+    store.close()
+
+
+def test_why_shows_the_first_round_vote(game: tuple[Path, Path]) -> None:
+    post_day2_votes(game[1])
+    out = run(game, "why", "--day", "2", "--player", "丁", "--as-of", AFTER)
+    assert f"tid={FIRST_TID}" in out or "3002" in out
+    assert "投票→丙" in out and "[有效]" in out
+    out = run(game, "tally", "--day", "2", "--as-of", AFTER)
+    assert "第一轮[正午]（太阳[日不落]" in out
+    assert "结果：第一轮最高票：丙" in out
+
+
+def test_the_first_round_result_is_drafted_after_its_re_read(game: tuple[Path, Path]) -> None:
+    file, db = game
+    post_day2_votes(db)
+    g = load_game(file, env={"BANSHA_COOKIE": "x"})
+    store = open_store(db)
+    at = h(15, 10)
+    d = derive(g, store, as_of=at)
+    kinds = {s.kind for s in due_drafts(g, d, as_of=at, unsettled_first=[2])}
+    assert DraftKind.FIRST_RESULT not in kinds  # the first round's thread not re-read yet
+    specs = [s for s in due_drafts(g, d, as_of=at) if s.kind is DraftKind.FIRST_RESULT]
+    assert len(specs) == 1
+    body = specs[0].body
+    assert "第一轮最高票：丙" in body  # counts hidden, only the top (m209.txt:167)
+    assert "票数" not in body
+    assert "黄昏" in body
+    d = derive(g, store, as_of=CLOSES)
+    result = next(
+        s for s in due_drafts(g, d, as_of=CLOSES) if s.kind is DraftKind.RESULT and s.day == 2
+    )
+    assert "第一轮最高票出局：丙" in result.body
+    assert "额外一轮最高票出局：丁" in result.body
+    store.close()
