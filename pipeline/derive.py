@@ -589,6 +589,9 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         first_round: RoundResult | None = None
         notes: list[str] = []
         closed = as_of >= day.closes
+        # once the director resolved the day with the engine, its outs are the ones that count
+        # (白痴[大难不死], 平安日, [封锁投票] … keep a top in the game)
+        engine_day = any(s.phase == Phase.day(day.day) for s in snaps)
         day_actions = journal_day_actions(store, day.day) if engine_state is not None else ()
         if day.vote is not None and day.first_vote is not None and day.first_closes is not None:
             # 太阳[日不落]: everyone living votes in the first 正午 round (m209.txt:377-378)
@@ -615,7 +618,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                 first_verdicts,
                 tally(first_verdicts, ctx1),
             )
-            if first_round.tally.out and closed:
+            if first_round.tally.out and closed and not engine_day:
                 # the first round's top is not out before 黄昏 (m209.txt:378)
                 vote_outs.append(
                     (first_round.tally.out, day.closes, f"第{day.day}天第一轮[正午]最高票出局")
@@ -649,7 +652,12 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             day_tally = tally(verdicts, ctx)
             if day_tally.elected and closed:
                 sheriff = day_tally.elected
-            if day_tally.out and closed and not (snaps and rs_id in DUAL_CARD_RULESETS):
+            if (
+                day_tally.out
+                and closed
+                and not engine_day
+                and not (snaps and rs_id in DUAL_CARD_RULESETS)
+            ):
                 # one card each: the vote-out is the player's out. With two cards (m135,
                 # nizhuan) only the current card goes: once the director resolves days with
                 # the engine (bansha day resolve), its outs are the ones that count

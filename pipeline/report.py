@@ -233,6 +233,12 @@ def _view(data: ReportData) -> dict[str, Any]:
             headline = f"当选警长：{tally['elected']}" if tally["elected"] else "无人当选警长"
         else:
             headline = f"出局：{tally['out']}" if tally["out"] else "无人出局"
+            first = t.get("first_round")
+            if first:  # 太阳[日不落] (m209.txt:377-378): two 正午 rounds, both tops out at 黄昏
+                headline = (
+                    f"第一轮{'出局：' + first['out'] if first['out'] else '无人出局'}；"
+                    f"额外一轮{headline}"
+                )
         weights = [
             {"voter": w["voter"], "weight": _votes(w["weight"]), "why": w["why"]}
             for w in tally["weights"]

@@ -30,25 +30,56 @@ checked at setup, also against the game file's ``[m209] lineup`` (m209.txt:22-33
   non-negative statuses; a second [流血] is a [暴击] (m209.txt:94-110).
 - Day: 正午 skills (断钢斩, 决斗, 神风突击, 烈阳护卫) in launch order, then the vote (unless
   [封锁投票]), 预言家[天意], 黄昏1 (替罪羊[冤死], shots), red cards (m209.txt:177).
-- 太阳[日不落] (m209.txt:377-380): the day after the sun is out has two 正午 rounds. Round 1 is
-  open to all; its top comes as a director action <第一轮最高票> (its ballots optionally as
-  <第一轮投票>). The sun names the extra round's speakers (<日不落>, with its death or during
-  the day, at most half of the living); the tallied vote (DayInput) is the extra round's, where
-  only they vote. Extra-round noon skills carry ``choice = "第二轮"``; nothing cools down again
-  (same game day). At 黄昏 the first round's top, then the tallied top, take [投票出局]; a
-  [封锁投票] in either round voids both.
+- 太阳[日不落] (m209.txt:377-380): the day after the sun is out has two 正午 rounds, each
+  tallied from its own vote thread (game file ``first_vote``/``first_closes``): the DayInput
+  is the extra round's, ``DayInput.first_round`` the first's (open to all,
+  :meth:`M209.first_round_modifiers`). Without a tallied first round the director records its
+  top as <第一轮最高票> (ballots as <第一轮投票>). The sun names the extra round's speakers
+  (<日不落>, with its death or during the day — :meth:`M209.day_vote_modifiers` — at most half
+  of the living); only they vote there. Extra-round noon skills carry ``choice = "第二轮"``;
+  nothing cools down again (same game day). At 黄昏 the first round's top, then the extra
+  round's, take [投票出局]; a tie in either round triggers 替罪羊[冤死] once; a [封锁投票] in
+  either round voids both.
 - 潜行者[潜行] (m209.txt:384): targets must be 当天投票对象 — the candidates of the day's
   ballots (``DayInput.ballots``, from the tally; both rounds on a 日不落 day), none on a
   [封锁投票] day; unchecked (flagged in the log) when the day input carries no ballots.
 - Win: the only faction not lost wins; 三方 > 狼人 > 村民 among those newly lost together
   (m209.txt:505-506); losses are remembered in the state's settings (``lost:<faction>``).
+
+General rules (m209.txt:118-217; tables ``GENERAL_MECHANICS`` / ``NOT_APPLICABLE``):
+
+- 表面信息 (m209.txt:131-139): :meth:`M209.surface` gives (表面阵营, 表面身份, 表面带刀); each
+  part is a status (``表面阵营``/``表面身份``/``表面带刀``, the value in ``note``), the last
+  launched per part wins; a part never modified is the actual one (实际带刀: [群内]/[接刀]/<杀人>,
+  :meth:`M209.actual_knife`). 隐狼[伪装] option 2 sets them (:func:`parse_disguise`:
+  ``"1,2,4/预言家"`` = 身份 and its 阵营; ``"1,2,4/身份=预言家,阵营=村民阵营,带刀=无刀"``
+  sets each part). 预言/感知 read 表面阵营, 通灵/馈赠通灵/狡黠/恶魔之眼 表面身份, 查验 both;
+  the log names a disguised target's surface; the state keeps the parts as statuses.
+- 获取技能 (m209.txt:118-121): only 黑商[馈赠] gives another role's skill; the user is the
+  launcher (亡语 condition, 邪恶's counter), the skill keeps its tags (毒药 [排斥]); same skill in
+  one step or among the shots: true identity first (m209.txt:527).
+- 离开游戏 (m209.txt:209-210) and 操纵夺舍 (m209.txt:213-217) have no cause in the pool: the
+  director records them (<离开游戏> choice 暂时/永久, <回到游戏>, <操纵夺舍> actor = controller,
+  target = controlled, <解除操纵>); they take effect at the start of the phase they are recorded
+  in (a leave before a day's opening belongs to the night before, so the tally skips it). A
+  leaver is out of the 电梯楼, its skills fail, it neither votes nor is voted
+  (:meth:`M209.vote_roster`), is no target and is affected by nothing; the win check counts a
+  暂时 leaver alive and a 永久 one out; a sheriff leaving for good triggers 殉职 (m209.txt:227).
+  A controlled player's actions are the controller's (optionally ``choice = "操纵:<controller>"``
+  or ``"操纵:<controller>/<choice>"``): the controlled stays the launcher, both get the feedback,
+  the result names the controller; a second controller is told [该角色当前已被他人操纵]; two
+  controllers of one [团队] make its <杀人> fail (m209.txt:216); control does not chain
+  (m209.txt:217); it ends when the controller is out or leaves.
+- 身份更换 and [宣言]: no role of the pool has them (contract test over m209.txt:228-500).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from datetime import datetime
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -86,18 +117,47 @@ from engine.rulesets.m209_roles import (
 )
 from engine.state import CardState, Charge, GameState, Memory, Phase, PlayerState, Status
 
-__all__ = ["M209", "faction_of", "lineup_problems"]
+__all__ = ["M209", "Disguise", "Surface", "faction_of", "lineup_problems", "parse_disguise"]
 
 #: Director's actions (not skills): 红牌罚下; on a day with 太阳's extra 正午 the first 正午
 #: round's top (``targets`` = the top, none for no top) and, optionally, its ballots (actor =
 #: the voter, ``targets`` = the candidate), m209.txt:377-378.
 FIRST_TOP = "第一轮最高票"
 FIRST_BALLOT = "第一轮投票"
-DIRECTOR_ACTIONS = ("红牌罚下", FIRST_TOP, FIRST_BALLOT)
+#: Director's actions for the general rules no pool role causes (m209.txt:209-217), applied at
+#: the start of the phase in this order (releases before new ones): 回到游戏 (actor), 解除操纵
+#: (actor = controller, targets optional), 离开游戏 (actor, choice 暂时/永久), 操纵夺舍
+#: (actor = controller, targets = (controlled,)).
+RETURN, RELEASE, LEAVE, CONTROL = "回到游戏", "解除操纵", "离开游戏", "操纵夺舍"
+STATE_ACTIONS = (RETURN, RELEASE, LEAVE, CONTROL)
+DIRECTOR_ACTIONS = ("红牌罚下", FIRST_TOP, FIRST_BALLOT, *STATE_ACTIONS)
+#: Status kinds: a leaver (note 暂时/永久), a controlled player (source = the controller).
+LEFT = "离开游戏"
+CONTROLLED = "被操纵"
+#: The choice prefix naming who submitted a controlled player's action (m209.txt:214).
+CONTROL_PREFIX = "操纵"
+#: The surface parts (m209.txt:132), each a status kind whose ``note`` is the value.
+SURFACE_FACTION, SURFACE_IDENTITY, SURFACE_KNIFE = "表面阵营", "表面身份", "表面带刀"
+SURFACE_PARTS = {"阵营": SURFACE_FACTION, "身份": SURFACE_IDENTITY, "带刀": SURFACE_KNIFE}
+KNIFE, NO_KNIFE = "有刀", "无刀"
+#: Factions a disguise may show (m209.txt:144); short spellings accepted.
+_FACTION_WORDS = {
+    "村民阵营": VILLAGE,
+    "村民": VILLAGE,
+    "狼人阵营": WOLF,
+    "狼人": WOLF,
+    "三方阵营": THIRD,
+    "三方": THIRD,
+    THIRD: THIRD,
+    "不定阵营": "不定阵营",
+    "不定": "不定阵营",
+}
 #: Settings: ``投票对象:<day>`` = the day's vote objects (tab-separated; 潜行, m209.txt:384);
 #: ``日不落:<day>`` = the suns (tab-separated, in out order) whose extra 正午 is that day.
 VOTE_OBJECTS = "投票对象:"
 SUN_NOON = "日不落:"
+#: The source of the vote modifier barring the sun's unnamed players from the extra 正午.
+SUN_NO_VOTE = "太阳[日]"
 #: Starting charges: 限定 = 1, [次数] as written (m209.txt:53-55).
 INITIAL_CHARGES: Mapping[str, tuple[tuple[str, int], ...]] = {
     "黑商": (("馈赠", 1),),
@@ -130,7 +190,19 @@ SECOND_ROUND = "第二轮"
 #: The note of statuses that last "当晚/持续至夜晚结束": gone before the extra night's round.
 TONIGHT = "当晚"
 #: Engine records kept as statuses, never cleared by [漏洞].
-BOOKKEEPING = frozenset({"伪装", "表面身份", "守卫模式", "翻牌", "失去技能"})
+BOOKKEEPING = frozenset(
+    {
+        "伪装",
+        SURFACE_FACTION,
+        SURFACE_IDENTITY,
+        SURFACE_KNIFE,
+        "守卫模式",
+        "翻牌",
+        "失去技能",
+        LEFT,
+        CONTROLLED,
+    }
+)
 #: Per-round scratch of a night (cleared before the extra round).
 ROUND_SCRATCH = (
     "attacks",
@@ -143,6 +215,16 @@ ROUND_SCRATCH = (
     "bounced",
     "shooters",
 )
+
+_DIRECTOR_RULES = {
+    "红牌罚下": "m209.txt:175",
+    FIRST_TOP: "m209.txt:378",
+    FIRST_BALLOT: "m209.txt:378",
+    RETURN: "m209.txt:210",
+    LEAVE: "m209.txt:210",
+    RELEASE: "m209.txt:214",
+    CONTROL: "m209.txt:214",
+}
 
 _ALIASES = {
     "法式守护": "守护",
@@ -188,6 +270,104 @@ def _consecutive(idx: Sequence[int], n: int) -> bool:
     """Three seats are consecutive in the elevator ring (首尾相邻, m209.txt:197)."""
     s = set(idx)
     return any({i % n, (i + 1) % n, (i + 2) % n} == s for i in range(n)) if n >= 3 else False
+
+
+@dataclass(frozen=True, slots=True)
+class Surface:
+    """A player's surface information (m209.txt:132): 表面阵营, 表面身份, 表面带刀 (有刀/无刀).
+
+    ``modified`` names the parts a modification set (阵营/身份/带刀); the others are the actual
+    ones (m209.txt:133 若无任何伪装，则表面信息与实际信息相同).
+    """
+
+    faction: str
+    identity: str
+    knife: str
+    modified: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        parts = (("阵营", self.faction), ("身份", self.identity), ("带刀", self.knife))
+        return "，".join(
+            f"{k}={v}" + ("" if k in self.modified else "（同实际）") for k, v in parts
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Disguise:
+    """隐狼[伪装] (m209.txt:430-436): the three options picked and option 2's surface parts."""
+
+    options: tuple[str, ...]
+    faction: str | None = None
+    identity: str | None = None
+    knife: str | None = None
+
+    def parts(self) -> dict[str, str]:
+        """The surface parts set, by status kind."""
+        pairs = (
+            (SURFACE_FACTION, self.faction),
+            (SURFACE_IDENTITY, self.identity),
+            (SURFACE_KNIFE, self.knife),
+        )
+        return {k: v for k, v in pairs if v is not None}
+
+
+_DISGUISE_HELP = (
+    '如 choice="1,2,4/预言家" 或 "1,2,4/身份=预言家,阵营=村民阵营,带刀=无刀"（m209.txt:430-432）'
+)
+
+
+def parse_disguise(choice: str | None) -> Disguise | str:
+    """隐狼[伪装]'s choice: ``"<three of 1-5>[/<surface>]"``; the Chinese reason when invalid.
+
+    The surface (option 2 only, m209.txt:432) is ``身份=X,阵营=Y,带刀=有刀|无刀`` in any order
+    and subset (``表面身份=`` etc. accepted, ``=``/``：`` and ``,``/``;`` either width); a bare
+    value is the identity (``"1,2,4/预言家"``, the older form). An identity given without a
+    faction sets the faction to that identity's (docs/rulings.md, m209); a part not given stays
+    the actual one.
+    """
+    raw = (choice or "").translate(str.maketrans("，；／＝：", ",;/=:"))
+    opts, _, surface = raw.partition("/")
+    picked = tuple(sorted({o.strip() for o in opts.split(",") if o.strip()}))
+    if len(picked) != 3 or not set(picked) <= {"1", "2", "3", "4", "5"}:
+        return f"<伪装>须从1-5中选择三项，{_DISGUISE_HELP}"
+    items = [x.strip() for x in re.split(r"[,;、]", surface) if x.strip()]
+    if items and "2" not in picked:
+        return f"没有选择选项2，不能设置表面信息（{surface.strip()}）（m209.txt:432）"
+    found: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=") if "=" in item else item.partition(":")
+        if not sep:
+            key, value = "身份", item
+        key, value = key.strip().removeprefix("表面"), value.strip()
+        if key not in SURFACE_PARTS:
+            return f"未知的表面信息「{key}」（可设置：阵营、身份、带刀），{_DISGUISE_HELP}"
+        if key in found:
+            return f"表面{key}设置了两次，{_DISGUISE_HELP}"
+        if key == "身份" and value not in CATEGORY:
+            return f"伪装的表面身份「{value}」不在身份池中（m209.txt:22-33）"
+        if key == "阵营":
+            if value not in _FACTION_WORDS:
+                return (
+                    f"伪装的表面阵营「{value}」不是本局的阵营"
+                    "（村民阵营、狼人阵营、三方阵营、不定阵营，m209.txt:144）"
+                )
+            value = _FACTION_WORDS[value]
+        if key == "带刀" and value not in (KNIFE, NO_KNIFE):
+            return f"伪装的表面带刀须为「有刀」或「无刀」，收到「{value}」（m209.txt:139）"
+        found[key] = value
+    identity = found.get("身份")
+    faction = found.get("阵营") or (faction_of(identity) if identity else None)
+    return Disguise(picked, faction, identity, found.get("带刀"))
+
+
+def _control_prefix(choice: str | None) -> tuple[str | None, str | None]:
+    """``"操纵:<controller>[/<rest>]"`` → (controller, rest or None); (None, choice) without it."""
+    raw = (choice or "").strip()
+    head = raw[: len(CONTROL_PREFIX) + 1]
+    if head not in (CONTROL_PREFIX + ":", CONTROL_PREFIX + "："):
+        return None, choice
+    name, _, rest = raw[len(head) :].partition("/")
+    return name.strip(), rest.strip() or None
 
 
 class _NoTarget(Exception):
@@ -395,8 +575,9 @@ class M209(Ruleset):
         return _ALIASES.get(raw, raw)
 
     def skill_rule(self, skill: str) -> str:
-        spec = SPECS.get(self.canonical_skill(skill))
-        return spec.rule if spec else ""
+        name = self.canonical_skill(skill)
+        spec = SPECS.get(name)
+        return spec.rule if spec else _DIRECTOR_RULES.get(name, "")
 
     def group_skill(self, skill: str) -> bool:
         return skill in ("杀人", "预言")  # both settled before the steps (团队, 迅捷)
@@ -444,11 +625,49 @@ class M209(Ruleset):
         marks = self._marks(board, name, "伪装")
         return marks[-1].note if marks else ""
 
-    def surface(self, board: Board, name: str) -> tuple[str, str]:
-        """(表面阵营, 表面身份): the last modifier wins (m209.txt:133); else the actual ones."""
-        marks = self._marks(board, name, "表面身份")
-        identity = marks[-1].note if marks else self.role(board, name)
-        return faction_of(identity), identity
+    def actual_knife(self, board: Board, name: str) -> bool:
+        """实际带刀 (m209.txt:139): a [群内] or [接刀] tag, or the <杀人> skill; [超度] takes the
+        tags away while it lasts (m209.txt:95)."""
+        if "超度" in self.effects(board, name):
+            return False
+        p = board.player(name)
+        tagged = p.wolf_group or self.role(board, name) in GROUP_ROLES
+        return tagged or self._can_take_knife(board, name) or name in self._kill_holders(board)
+
+    def surface(self, board: Board, name: str) -> Surface:
+        """(表面阵营, 表面身份, 表面带刀) (m209.txt:132-133): per part, the modification launched
+        last wins; a part never modified is the actual one. An older state that recorded only a
+        表面身份 shows that identity's faction (the disguise's faction followed its identity)."""
+        last = {
+            kind: marks[-1].note
+            for kind in (SURFACE_FACTION, SURFACE_IDENTITY, SURFACE_KNIFE)
+            if (marks := self._marks(board, name, kind))
+        }
+        identity = last.get(SURFACE_IDENTITY, self.role(board, name))
+        if SURFACE_FACTION in last:
+            faction = last[SURFACE_FACTION]
+        else:
+            faction = (
+                faction_of(identity) if SURFACE_IDENTITY in last else self._faction(board, name)
+            )
+        knife = last.get(SURFACE_KNIFE) or (KNIFE if self.actual_knife(board, name) else NO_KNIFE)
+        modified = tuple(k for k, kind in SURFACE_PARTS.items() if kind in last)
+        if SURFACE_IDENTITY in last and SURFACE_FACTION not in last:
+            modified = ("阵营", *modified)
+        return Surface(faction, identity, knife, modified)
+
+    def set_surface(self, board: Board, name: str, kind: str, value: str, source: str) -> None:
+        """One surface part modified now (m209.txt:133): a later launch replaces a modification
+        of the same part made earlier in this phase; earlier phases' ones stay underneath."""
+        for st in board.statuses_of(name, kind):
+            if st.since == board.index:
+                board.remove_status(st)
+        board.add_status(Status(kind, name, source, board.index, note=value))
+
+    def _surface_note(self, board: Board, name: str) -> str:
+        """For the log: a target whose surface differs from the actual information."""
+        s = self.surface(board, name)
+        return f"（{name}的表面信息：{s.describe()}）" if s.modified else ""
 
     def effects(self, board: Board, name: str) -> set[str]:
         out: set[str] = set()
@@ -470,10 +689,59 @@ class M209(Ruleset):
     def _lose(self, board: Board, name: str, skill: str, why: str) -> None:
         board.add_status(Status("失去技能", name, why, board.index, note=skill))
 
+    # ------------------------------------------------------------------ 离开游戏 / 操纵夺舍
+    def _left(self, board: Board, name: str) -> str:
+        """The note 暂时/永久 while the player is out of the game (m209.txt:210), else ""."""
+        marks = self._marks(board, name, LEFT) if board.has(name) else []
+        return marks[-1].note if marks else ""
+
+    def _ring(self, board: Board) -> list[str]:
+        """The 电梯楼: living game members in seat order (m209.txt:197, 210)."""
+        return [n for n in board.living() if not self._left(board, n)]
+
+    def _counts_alive(self, board: Board, name: str) -> bool:
+        """Alive for the win check: a 暂时 leaver is, a 永久 one is not (m209.txt:210)."""
+        return board.alive(name) and self._left(board, name) != "永久"
+
+    def _controller(self, board: Board, name: str) -> str:
+        """Who controls the player now (m209.txt:214), or ""."""
+        marks = self._marks(board, name, CONTROLLED)
+        return marks[-1].source if marks else ""
+
+    def _phase_controls(self, board: Board) -> dict[str, str]:
+        """controlled → controller, fixed at the start of the phase (m209.txt:214)."""
+        found = board.scratch.get("controlled")
+        return dict(found) if isinstance(found, dict) else {}
+
+    def _mirror(self, board: Board, actor: str, start: int) -> None:
+        """操控双方均可获得本次使用技能的一切情况和技能反馈 (m209.txt:214): the feedback the
+        controlled got since ``start`` goes to its controller too."""
+        ctl = self._phase_controls(board).get(actor)
+        if not ctl:
+            return
+        for f in list(board.feedback[start:]):
+            if f.to == actor:
+                board.tell(ctl, f"（你操纵的{actor}）{f.text}", f.rule or "m209.txt:214")
+
+    def _tell_user(self, board: Board, actor: str, text: str, rule: str) -> None:
+        """A skill's feedback to its launcher (and to the launcher's controller)."""
+        start = len(board.feedback)
+        board.tell(actor, text, rule)
+        self._mirror(board, actor, start)
+
+    def _release_controls_of(self, board: Board, controller: str, why: str) -> None:
+        for st in [s for s in board.statuses if s.kind == CONTROLLED and s.source == controller]:
+            board.remove_status(st)
+            board.tell(st.holder, "你不再被操纵（m209.txt:214）。", "m209.txt:214")
+            board.emit("操纵夺舍", "m209.txt:214", f"{controller}对{st.holder}的操纵解除：{why}")
+
     def add_negative(
         self, board: Board, holder: str, kind: str, source: str, until: int | None, rule: str
     ) -> bool:
         """A negative status; [秩序] clears and is immune to them (m209.txt:110)."""
+        if self._left(board, holder):
+            board.emit("状态", "m209.txt:210", f"{holder}已离开游戏，不受影响，不获得[{kind}]")
+            return False
         if board.statuses_of(holder, "秩序"):
             board.emit("状态", "m209.txt:110", f"{holder}持有[秩序]，免疫[{kind}]", actor=source)
             return False
@@ -513,6 +781,9 @@ class M209(Ruleset):
         tonight: bool = False,
     ) -> None:
         note = TONIGHT if tonight else ""
+        if self._left(board, holder) and kind not in BOOKKEEPING:
+            board.emit("状态", "m209.txt:210", f"{holder}已离开游戏，不受影响，不获得[{kind}]")
+            return
         if board.statuses_of(holder, "漏洞") and kind not in BOOKKEEPING:
             board.emit("状态", "m209.txt:99", f"{holder}持有[漏洞]，免疫[{kind}]", actor=source)
             return
@@ -520,22 +791,32 @@ class M209(Ruleset):
         board.emit("状态", rule, f"{holder}获得[{kind}]", actor=source, resolved=(holder,))
 
     # ------------------------------------------------------------------ skills held
-    def _kill_holders(self, board: Board) -> list[str]:
-        """Who may use <杀人> now (m209.txt:412-416): the living [群内]; else the first [接刀]."""
+    def _group_wolves(self, board: Board) -> list[str]:
+        """The living [群内] wolves not under [超度] (m209.txt:412-413); a leaver counts (it is
+        not 出局, m209.txt:210) though it cannot use the skill."""
         group = [
             n
             for n in board.living()
             if self._faction(board, n) == WOLF
             and (board.player(n).wolf_group or self.role(board, n) in GROUP_ROLES)
         ]
-        group = [n for n in group if "超度" not in self.effects(board, n)]
-        if group:
-            return group
-        for role in KNIFE_ORDER:
-            for n in board.living():
-                if self.role(board, n) == role and self._can_take_knife(board, n):
-                    return [n]
-        return []
+        return [n for n in group if "超度" not in self.effects(board, n)]
+
+    def _kill_holders(self, board: Board) -> list[str]:
+        """Who may use <杀人> now (m209.txt:412-416): the living [群内]; else the first [接刀].
+        A player out of the game holds it but its skills fail (m209.txt:210)."""
+        group = self._group_wolves(board)
+        if not group:
+            group = next(
+                (
+                    [n]
+                    for role in KNIFE_ORDER
+                    for n in board.living()
+                    if self.role(board, n) == role and self._can_take_knife(board, n)
+                ),
+                [],
+            )
+        return [n for n in group if not self._left(board, n)]
 
     def _can_take_knife(self, board: Board, name: str) -> bool:
         role = self.role(board, name)
@@ -577,13 +858,27 @@ class M209(Ruleset):
 
     def missing_skill_reason(self, board: Board, player: str, skill: str) -> str:
         role = self.role(board, player)
+        if self._left(board, player):
+            return self._left_reason(board, player)
         if skill == "杀人":
             return f"{player}（{role}）当前不能使用<杀人>（须为[群内]或接刀者，m209.txt:412-416）"
         if self._lost(board, player, skill):
             return f"{player}已失去<{skill}>"
         return f"{player}（{role}）没有<{skill}>"
 
+    @staticmethod
+    def _left_target(name: str) -> str:
+        return f"{name}已离开游戏，不视为游戏内成员，不能成为技能目标（m209.txt:210）"
+
+    def _left_reason(self, board: Board, player: str) -> str:
+        return (
+            f"{player}已{self._left(board, player)}离开游戏，不视为游戏内成员，所有技能失效"
+            "（m209.txt:210）"
+        )
+
     def disabled(self, board: Board, holder: Holder) -> str | None:
+        if self._left(board, holder.player):
+            return self._left_reason(board, holder.player)
         spec = SPECS.get(holder.skill)
         eff = self.effects(board, holder.player)
         if holder.skill == "杀人":
@@ -624,6 +919,9 @@ class M209(Ruleset):
 
     def check_action(self, board: Board, p: Pass) -> str | None:
         a, skill, card = p.action, p.spec.name, p.holder.card
+        gone = [t for t in a.targets if self._left(board, t)]
+        if gone:
+            return self._left_target("、".join(gone))
         if skill in NEWER:
             shared = ("暗夜护卫", "烈阳护卫") if skill in ("暗夜护卫", "烈阳护卫") else (skill,)
             last = self._last_targets(board, card, shared)
@@ -678,10 +976,13 @@ class M209(Ruleset):
                     f"<感知>[招魂]：只能对已出局角色使用，{'、'.join(alive)}未出局（m209.txt:79）"
                 )
         if skill == "狡黠":
-            ring = board.living()
+            ring = self._ring(board)
             idx = [ring.index(t) for t in a.targets if t in ring]
             if len(idx) != 3 or not _consecutive(idx, len(ring)):
-                return "<狡黠>须选择电梯楼中连续的3名存活角色（m209.txt:245, 197）"
+                return (
+                    "<狡黠>须选择电梯楼中连续的3名存活角色（离开游戏的角色不在电梯楼中，"
+                    "m209.txt:245, 197, 210）"
+                )
         if skill == "冲锋":
             c = board.charge(card, "报复")
             if c is None or c.remaining <= 0:
@@ -695,11 +996,7 @@ class M209(Ruleset):
             if mania:
                 return f"<迷惑>的选择范围不含已持有[狂躁]的{'、'.join(mania)}（m209.txt:498）"
         if skill == "牺牲":
-            group = [
-                n
-                for n in self._kill_holders(board)
-                if board.player(n).wolf_group or self.role(board, n) in GROUP_ROLES
-            ]
+            group = self._group_wolves(board)
             if group == [a.actor] or len(group) <= 1:
                 return "幼狼是最后一只群内狼，不能发动<牺牲>（m209.txt:443）"
         if skill == "潜行" and board.night is not None:
@@ -734,7 +1031,18 @@ class M209(Ruleset):
 
     # ------------------------------------------------------------------ the night
     def night_handlers(self) -> dict[str, Handler]:
-        return {name: _guarded(h) for name, h in self._handlers().items()}
+        return {name: self._mirrored(_guarded(h)) for name, h in self._handlers().items()}
+
+    def _mirrored(self, handler: Handler) -> Handler:
+        """A controlled launcher's feedback goes to its controller too (m209.txt:214)."""
+
+        def run(board: Board, p: Pass) -> tuple[Outcome, str]:
+            start = len(board.feedback)
+            result = handler(board, p)
+            self._mirror(board, p.action.actor, start)
+            return result
+
+        return run
 
     def _handlers(self) -> dict[str, Handler]:
         return {
@@ -849,7 +1157,11 @@ class M209(Ruleset):
                     self.skill_rule(skill),
                 )
                 continue
-            if not board.alive(a.actor) or self.holder(board, a.actor, skill) is None:
+            if (
+                not board.alive(a.actor)
+                or self._left(board, a.actor)
+                or self.holder(board, a.actor, skill) is None
+            ):
                 board.record(
                     a,
                     step,
@@ -873,51 +1185,46 @@ class M209(Ruleset):
                 )
                 board.record(a, step, Outcome.DONE, f"{a.actor}选择{a.choice}", spec.rule)
                 continue
-            # 伪装: choice "1,2,4" or "1,2,4/预言家" (the surface identity for option 2)
-            raw = (a.choice or "").replace("，", ",").replace("／", "/")
-            opts, _, ident = raw.partition("/")
-            picked = sorted({o.strip() for o in opts.split(",") if o.strip()})
-            if len(picked) != 3 or not set(picked) <= {"1", "2", "3", "4", "5"}:
-                board.record(
-                    a,
-                    step,
-                    Outcome.INVALID,
-                    '<伪装>须从1-5中选择三项，如 choice="1,2,4/预言家"（m209.txt:430）',
-                    spec.rule,
-                )
+            # 伪装: choice "1,2,4", "1,2,4/预言家" or "1,2,4/身份=预言家,阵营=…,带刀=无刀"
+            disguise = parse_disguise(a.choice)
+            if isinstance(disguise, str):
+                board.record(a, step, Outcome.INVALID, disguise, spec.rule)
                 continue
-            ident = ident.strip()
-            if "2" in picked and ident and ident not in CATEGORY:
-                board.record(
-                    a, step, Outcome.INVALID, f"伪装的表面身份「{ident}」不在身份池中", spec.rule
-                )
-                continue
-            note = ",".join(picked)
+            first = len(board.feedback)
+            note = ",".join(disguise.options)
             board.add_status(Status("伪装", a.actor, "隐狼[伪装]", board.index, note=note))
-            if "2" in picked and ident:
-                board.add_status(Status("表面身份", a.actor, "隐狼[伪装]", board.index, note=ident))
+            for kind, value in disguise.parts().items():
+                self.set_surface(board, a.actor, kind, value, "隐狼[伪装]")
             mates = [n for n in board.order if n != a.actor and self._faction(board, n) == WOLF]
-            if "3" in picked:
+            if "3" in disguise.options:
                 board.tell(
                     a.actor,
                     f"与你实际阵营相同的角色：{'、'.join(mates)}（m209.txt:433）",
                     spec.rule,
                 )
-            if "5" in picked:
+            if "5" in disguise.options:
                 for m in mates:
                     board.tell(m, f"{a.actor}是隐狼（m209.txt:435）", spec.rule)
-            board.record(
-                a,
-                step,
-                Outcome.DONE,
-                f"{a.actor}伪装选择{note}" + (f"，表面身份{ident}" if ident else ""),
-                spec.rule,
-            )
+            self._mirror(board, a.actor, first)
+            shown = ""
+            if "2" in disguise.options:
+                surface = self.surface(board, a.actor)
+                shown = f"，表面信息：{surface.describe()}"
+                if not disguise.parts():
+                    shown += "（选项2未设置任何表面信息，表面信息与实际信息相同，m209.txt:133）"
+                board.emit(
+                    step,
+                    "m209.txt:432",
+                    f"{a.actor}的表面信息：{surface.describe()}",
+                    actor=a.actor,
+                    checked="表面信息",
+                )
+            board.record(a, step, Outcome.DONE, f"{a.actor}伪装选择{note}{shown}", spec.rule)
         board.emit(step, "m209.txt:529", "开局完成：下一个阶段是竞选日（第1天）")
 
     def _night_passives(self, board: Board) -> None:
         """常驻 night statuses: 恶灵骑士/小恶魔[主宰黑夜], 月亮[夜] (m209.txt:366, 447, 461)."""
-        for name in board.living():
+        for name in self._ring(board):
             role = self.role(board, name)
             if role in ("恶灵骑士", "小恶魔", "月亮") and "遗忘" not in self.effects(board, name):
                 rule = {
@@ -939,6 +1246,18 @@ class M209(Ruleset):
             and (h := self.holder(board, a.actor, "杀人")) is not None
             and not self.disabled(board, h)
         ]
+        controls = self._phase_controls(board)
+        controllers = sorted({controls[n] for n in self._kill_holders(board) if n in controls})
+        if len(controllers) > 1:
+            # m209.txt:216: 不同的角色操纵同一[团队]的角色 → 这次[团队]技能直接算作发动失败
+            why = (
+                f"不同的角色（{'、'.join(controllers)}）操纵了狼人阵营[团队]的角色，"
+                "今晚的[团队]技能<杀人>无论如何发动都直接算作发动失败（m209.txt:216）"
+            )
+            board.emit("深夜2", "m209.txt:216", why)
+            for a in kills:
+                board.record(a, "深夜2", Outcome.FIZZLED, why, "m209.txt:216")
+            return [a for a in actions if all(a is not k for k in kills)]
         if not kills:
             return list(actions)
         allowed = 1 + (1 if board.setting("swift_kill", "") == str(board.night) else 0)
@@ -1119,18 +1438,18 @@ class M209(Ruleset):
 
     def _h_inspect(self, board: Board, p: Pass) -> tuple[Outcome, str]:
         (t,) = self._redirect(board, p)
-        faction, ident = self.surface(board, t)
-        text = f"查验：{p.action.targets[0]}的表面阵营为{faction}，表面身份为{ident}"
+        s = self.surface(board, t)
+        text = f"查验：{p.action.targets[0]}的表面阵营为{s.faction}，表面身份为{s.identity}"
         board.memory.append(Memory(p.holder.card, "查验结果", board.index, (text,)))
         board.tell(p.action.actor, text + "（m209.txt:425）", "m209.txt:425")
-        return Outcome.DONE, text
+        return Outcome.DONE, text + self._surface_note(board, t)
 
     def _h_gaze(self, board: Board, p: Pass) -> tuple[Outcome, str]:
         actor = p.action.actor
         results = [
             m.targets[0] for m in board.memory if m.card == p.holder.card and m.skill == "查验结果"
         ]
-        mates = [n for n in board.living() if n != actor and self._faction(board, n) == WOLF]
+        mates = [n for n in self._ring(board) if n != actor and self._faction(board, n) == WOLF]
         for m in mates:
             board.tell(
                 m, f"石像鬼{actor}[凝望]：" + ("；".join(results) or "没有查验结果"), "m209.txt:426"
@@ -1145,27 +1464,26 @@ class M209(Ruleset):
     def _h_seer(self, board: Board, p: Pass) -> tuple[Outcome, str]:
         (t,) = self._redirect(board, p)
         self._checked_evil(board, p, t)
-        faction, _ = self.surface(board, t)
         chosen = p.action.targets[0]
-        word = "村民阵营" if faction == VILLAGE else "非村民阵营"
+        word = "村民阵营" if self.surface(board, t).faction == VILLAGE else "非村民阵营"
         text = f"预言：选择目标{chosen}为{word}"
         board.memory.append(Memory(p.holder.card, "预言结果", board.index, (t, word)))
         board.tell(p.action.actor, text + "（m209.txt:235）", "m209.txt:235")
-        return Outcome.DONE, text
+        return Outcome.DONE, text + self._surface_note(board, t)
 
     def _h_medium(self, board: Board, p: Pass) -> tuple[Outcome, str]:
         (t,) = self._redirect(board, p)
         self._checked_evil(board, p, t)
-        _, ident = self.surface(board, t)
-        text = f"通灵：选择目标{p.action.targets[0]}是{ident}身份"
+        text = f"通灵：选择目标{p.action.targets[0]}是{self.surface(board, t).identity}身份"
         board.tell(p.action.actor, text + "（m209.txt:241）", "m209.txt:241")
-        return Outcome.DONE, text
+        return Outcome.DONE, text + self._surface_note(board, t)
 
     def _h_fox(self, board: Board, p: Pass) -> tuple[Outcome, str]:
         targets = p.action.targets
         for t in targets:
             self._checked_evil(board, p, t)
-        village = [self.surface(board, t)[0] == VILLAGE for t in targets]
+        # m209.txt:245 reads the [表面身份]: the camp of the identity shown
+        village = [faction_of(self.surface(board, t).identity) == VILLAGE for t in targets]
         if all(village) or not any(village):
             word = "<村民阵营>" if all(village) else "<非村民阵营>"
             text = f"狡黠：{'、'.join(targets)}都为{word}"
@@ -1173,14 +1491,13 @@ class M209(Ruleset):
         else:
             text = "狡黠：气息杂乱无法分辨"
         board.tell(p.action.actor, text + "（m209.txt:245）", "m209.txt:245")
-        return Outcome.DONE, text
+        return Outcome.DONE, text + "".join(self._surface_note(board, t) for t in targets)
 
     def _h_sense(self, board: Board, p: Pass) -> tuple[Outcome, str]:
         (t,) = self._redirect(board, p)
-        faction, _ = self.surface(board, t)
-        text = f"感知：选择目标{p.action.targets[0]}是{faction}"
+        text = f"感知：选择目标{p.action.targets[0]}是{self.surface(board, t).faction}"
         board.tell(p.action.actor, text + "（m209.txt:362）", "m209.txt:362")
-        return Outcome.DONE, text
+        return Outcome.DONE, text + self._surface_note(board, t)
 
     def _h_pipe(self, board: Board, p: Pass) -> tuple[Outcome, str]:
         targets = self._redirect(board, p)
@@ -1263,12 +1580,12 @@ class M209(Ruleset):
         if step.key != K_DAWN1:
             return
         pointed = board.scratch.get("pointed", [])
-        for name in board.living():
+        for name in self._ring(board):
             if self.role(board, name) != "女巫" or "遗忘" in self.effects(board, name):
                 continue
             listing = sorted(set(pointed), key=board.seat)
             text = "灵通：今晚[指杀]技能的选择目标：" + ("、".join(listing) if listing else "无")
-            board.tell(name, text + "（m209.txt:298）", "m209.txt:298")
+            self._tell_user(board, name, text + "（m209.txt:298）", "m209.txt:298")
             board.emit("凌晨1", "m209.txt:298", f"灵通反馈给{name}", actor=name, because=text)
 
     def _h_antidote(self, board: Board, p: Pass) -> tuple[Outcome, str]:
@@ -1281,8 +1598,7 @@ class M209(Ruleset):
 
     def _h_poison(self, board: Board, p: Pass) -> tuple[Outcome, str]:
         (t,) = self._redirect(board, p)
-        if p.spec.name == "毒药":
-            board.remember(p.holder.card, "排斥:毒药", ())
+        board.remember(p.holder.card, f"排斥:{p.spec.name}", ())  # 馈赠毒药 too (m209.txt:301)
         cause = "女巫[毒药]" if p.spec.name == "毒药" else "黑商馈赠的[毒药]"
         self._attack(board, 7, "特攻", p.action.actor, t, cause, p.spec.rule)
         return Outcome.DONE, f"对{t}造成[特攻]（凌晨2结算）"
@@ -1302,17 +1618,17 @@ class M209(Ruleset):
 
     def _h_demon_eye(self, board: Board, p: Pass) -> tuple[Outcome, str]:
         (t,) = self._redirect(board, p)
-        _, ident = self.surface(board, t)
+        ident = self.surface(board, t).identity
         side = {"狼人": "狼", "强神": "强神", "弱神": "弱神"}.get(
             CATEGORY.get(ident, ""), "其他身份"
         )
         text = f"恶魔之眼：选择目标{p.action.targets[0]}是{side}"
         board.tell(p.action.actor, text + "（m209.txt:463）", "m209.txt:463")
-        return Outcome.DONE, text
+        return Outcome.DONE, text + self._surface_note(board, t)
 
     def _evil(self, board: Board) -> None:
         """恶灵骑士[邪恶] (m209.txt:448-450): one counter, 验人系 first, then attacks."""
-        for name in board.living():
+        for name in self._ring(board):
             if self.role(board, name) != "恶灵骑士" or self._lost(board, name, "邪恶"):
                 continue
             if "遗忘" in self.effects(board, name):
@@ -1351,6 +1667,15 @@ class M209(Ruleset):
         """出局结算流程 1–3 (m209.txt:184-187)."""
         if not board.alive(target):
             board.emit(step, rule, f"{target}已出局，不再结算", actor=source, because=cause)
+            return None
+        if self._left(board, target):  # 也不受其他技能影响 (m209.txt:210)
+            board.emit(
+                step,
+                "m209.txt:210",
+                f"{target}已离开游戏，不受影响，[{kind}]不结算",
+                actor=source,
+                because=cause,
+            )
             return None
         forgot = "遗忘" in self.effects(board, target)  # [遗忘] loses 常驻 effects (m209.txt:94)
         blocks = [
@@ -1491,6 +1816,10 @@ class M209(Ruleset):
                     board.scratch.setdefault("inserted", []).append(name)
         if board.sheriff == name:
             board.defer(Trigger(f"殉职:{name}", lambda b, n=name: self._handover(b, n, "殉职")))
+        if not board.alive(name):
+            self._release_controls_of(board, name, f"操纵者{name}出局")
+            for st in board.statuses_of(name, CONTROLLED):
+                board.remove_status(st)
         self._last_words(board, death)
 
     def _sun_falls(self, board: Board, sun: str) -> None:
@@ -1596,6 +1925,7 @@ class M209(Ruleset):
         bad = (
             target is None
             or not board.alive(target)
+            or bool(self._left(board, target))
             or target == name
             or (self.role(board, target) == "白痴" and self._flipped(board, target))
         )
@@ -1604,7 +1934,7 @@ class M209(Ruleset):
             why2 = (
                 "选择流失"
                 if target is None
-                else f"{target}不能继任（已出局、是本人或已翻牌的白痴，m209.txt:357）"
+                else f"{target}不能继任（已出局、已离开游戏、是本人或已翻牌的白痴，m209.txt:357）"
             )
             board.record(
                 action,
@@ -1624,10 +1954,12 @@ class M209(Ruleset):
 
     # ------------------------------------------------------------------ shots
     def _morning_shots(self, board: Board, step: str) -> None:
-        """晨曦1 / 黄昏1 (m209.txt:536-539, 578-580): 猎人 then 黑狼王, 即时插入结算."""
+        """晨曦1 / 黄昏1 (m209.txt:536-539, 578-580): 猎人 then 黑狼王, 即时插入结算; among the
+        <最后一枪>, the true 猎人's first, then the gifted ones, later-listed role first
+        (m209.txt:527)."""
         queue = sorted(
             dict.fromkeys(board.scratch.get("shooters", [])),
-            key=lambda n: 0 if self.role(board, n) != "黑狼王" else 1,
+            key=lambda n: self._shot_order_on(board, n),
         )
         board.scratch["shooters"] = []
         board.scratch["shooting"] = True
@@ -1641,11 +1973,24 @@ class M209(Ruleset):
             self._shoot(board, name, step)
             board.drain()
             new = [n for n in board.scratch.get("inserted", []) if n not in done]
-            queue[:0] = sorted(new, key=lambda n: 0 if self.role(board, n) != "黑狼王" else 1)
+            queue[:0] = sorted(new, key=lambda n: self._shot_order_on(board, n))
         board.scratch["shooting"] = False
         board.scratch["shooters"] = []
 
+    def _shot_order_on(self, board: Board, name: str) -> tuple[int, int]:
+        role = self.role(board, name)
+        if role == "猎人":
+            return (0, 0)
+        if role == "黑狼王":
+            return (2, 0)
+        return (1, -int(ROLE_RULES.get(role, "m209.txt:0").split(":")[1]))
+
     def _shoot(self, board: Board, name: str, step: str) -> None:
+        start = len(board.feedback)
+        self._shoot_now(board, name, step)
+        self._mirror(board, name, start)
+
+    def _shoot_now(self, board: Board, name: str, step: str) -> None:
         role = self.role(board, name)
         uid = board.player(name).cards[0].uid
         if role == "猎人":
@@ -1686,6 +2031,10 @@ class M209(Ruleset):
             board.record(action, step, Outcome.INVALID, f"<{skill}>须选择1名未出局的角色", rule)
             board.need(name, skill, f"{name}的<{skill}>目标无效，请重新记录", rule)
             return
+        if self._left(board, action.targets[0]):
+            board.record(action, step, Outcome.INVALID, self._left_target(action.targets[0]), rule)
+            board.need(name, skill, f"{name}的<{skill}>目标无效，请重新记录", rule)
+            return
         charge_skill = "报复" if skill == "报复" else skill
         c = (
             board.charge(uid, charge_skill, "")
@@ -1709,7 +2058,9 @@ class M209(Ruleset):
     # ------------------------------------------------------------------ end of night
     def _after_night(self, board: Board) -> None:
         for queen, skill in board.scratch.get("bounced", []):
-            board.tell(queen, f"时间逆流反弹了<{skill}>（m209.txt:456）", "m209.txt:456")
+            self._tell_user(
+                board, queen, f"时间逆流反弹了<{skill}>（m209.txt:456）", "m209.txt:456"
+            )
         queens = sorted({q for q, _s in board.scratch.get("bounced", [])})
         for q in queens:
             self._lose(board, q, "时间逆流", "噬时狼妃[时间逆流]成功反弹")
@@ -1726,6 +2077,7 @@ class M209(Ruleset):
             )
 
     def end_of_phase(self, board: Board) -> None:
+        self._name_controllers(board)
         if board.night == 0:
             return
         if board.night is not None:
@@ -1746,19 +2098,214 @@ class M209(Ruleset):
 
     # ------------------------------------------------------------------ director actions
     def _director_actions(self, board: Board, actions: Sequence[Action]) -> list[Action]:
+        """The director's actions: 离开游戏/回到游戏/操纵夺舍/解除操纵 at once (m209.txt:209-217),
+        红牌罚下 at once by night and after the vote by day (m209.txt:177); then the
+        controlled players' actions are attributed to their controllers (m209.txt:214)."""
         rest: list[Action] = []
         reds: list[Action] = []
+        moves: list[Action] = []
         for a in actions:
-            if self.canonical_skill(a.skill) == "红牌罚下":
+            skill = self.canonical_skill(a.skill)
+            if skill == "红牌罚下":
                 reds.append(a)
+            elif skill in STATE_ACTIONS:
+                moves.append(a)
             else:
                 rest.append(a)
+        for a in sorted(
+            moves,
+            key=lambda a: (
+                STATE_ACTIONS.index(self.canonical_skill(a.skill)),
+                a.at or "",
+                a.sort_key(),
+            ),
+        ):
+            self._state_action(board, a)
         if board.night is not None:
             for a in reds:
                 self._red_card(board, a)
         else:
             board.scratch["reds"] = reds
-        return rest
+        board.scratch["controlled"] = {
+            st.holder: st.source
+            for st in sorted(board.statuses, key=Status.sort_key)
+            if st.kind == CONTROLLED and st.active_at(board.index) and board.alive(st.holder)
+        }
+        return self._attribute(board, rest)
+
+    def _state_action(self, board: Board, a: Action) -> None:
+        skill = self.canonical_skill(a.skill)
+        rule = _DIRECTOR_RULES[skill]
+        why = ""
+        if not board.has(a.actor):
+            why = f"名单中没有玩家「{a.actor}」"
+        elif not board.alive(a.actor):
+            why = f"{a.actor}已出局"
+        if why:
+            board.record(a, skill, Outcome.INVALID, why, rule)
+            return
+        {
+            LEAVE: self._leave,
+            RETURN: self._return,
+            CONTROL: self._control,
+            RELEASE: self._release,
+        }[skill](board, a, rule)
+
+    def _leave(self, board: Board, a: Action, rule: str) -> None:
+        """离开游戏 (m209.txt:210): 暂时 or 永久; a sheriff leaving for good hands over
+        (殉职, m209.txt:227); the leaver's controls end."""
+        name, kind = a.actor, (a.choice or "").strip()
+        now = self._left(board, name)
+        why = ""
+        if kind not in ("暂时", "永久"):
+            why = '<离开游戏>须写明 choice="暂时" 或 "永久"（m209.txt:210）'
+        elif now == "永久":
+            why = f"{name}已永久离开游戏"
+        elif now == kind:
+            why = f"{name}已暂时离开游戏"
+        if why:
+            board.record(a, LEAVE, Outcome.INVALID, why, rule)
+            return
+        for st in board.statuses_of(name, LEFT):
+            board.remove_status(st)
+        board.add_status(Status(LEFT, name, "导演", board.index, note=kind))
+        win = "算作存活" if kind == "暂时" else "算作出局"
+        board.tell(
+            name,
+            f"你{kind}离开游戏：不在电梯楼中，所有技能失效，不能发言投票和被投票，也不受其他技能影响；"
+            f"胜负判定中{win}（m209.txt:210）。",
+            rule,
+        )
+        board.announce(f"{name}{kind}离开游戏")
+        board.record(a, LEAVE, Outcome.DONE, f"{name}{kind}离开游戏（胜负判定中{win}）", rule)
+        board.emit(LEAVE, rule, f"{name}{kind}离开游戏，胜负判定中{win}", resolved=(name,))
+        if board.night is None and name in board.voters:
+            board.emit(
+                LEAVE,
+                rule,
+                f"{name}在第{board.phase.number}天离开游戏，但当天的计票仍计入了其选票；"
+                "若离开发生在开门之前，请把<离开游戏>记在前一晚后重新计票",
+                actor=name,
+            )
+        self._release_controls_of(board, name, f"操纵者{name}离开游戏")
+        if kind == "永久" and board.sheriff == name:
+            board.defer(
+                Trigger(f"殉职:{name}", lambda b, n=name: self._handover(b, n, "永久离开游戏"))
+            )
+
+    def _return(self, board: Board, a: Action, rule: str) -> None:
+        name, now = a.actor, self._left(board, a.actor)
+        if now != "暂时":
+            why = f"{name}没有离开游戏" if not now else "永久离开游戏的角色不能回到游戏"
+            board.record(a, RETURN, Outcome.INVALID, f"{why}（m209.txt:210）", rule)
+            return
+        for st in board.statuses_of(name, LEFT):
+            board.remove_status(st)
+        board.tell(name, "你回到游戏（m209.txt:210）。", rule)
+        board.announce(f"{name}回到游戏")
+        board.record(a, RETURN, Outcome.DONE, f"{name}回到游戏", rule)
+        board.emit(RETURN, rule, f"{name}回到游戏", resolved=(name,))
+
+    def _control(self, board: Board, a: Action, rule: str) -> None:
+        """操纵夺舍 (m209.txt:214-215): the controlled is told, not by whom; one controller at a
+        time — another is told [该角色当前已被他人操纵]."""
+        ctl = a.actor
+        target = a.targets[0] if len(a.targets) == 1 else ""
+        why = ""
+        if not target:
+            why = "<操纵夺舍>须指定1名被操纵的角色（targets）"
+        elif not board.has(target):
+            why = f"名单中没有玩家「{target}」"
+        elif target == ctl:
+            why = "不能操纵自己"
+        elif not board.alive(target):
+            why = f"{target}已出局，不能被操纵（m209.txt:176）"
+        elif self._left(board, ctl):
+            why = self._left_reason(board, ctl)
+        elif self._left(board, target):
+            why = self._left_target(target)
+        elif (now := self._controller(board, target)) == ctl:
+            why = f"{ctl}已在操纵{target}"
+        elif now:
+            board.tell(ctl, "[该角色当前已被他人操纵]（m209.txt:215）", "m209.txt:215")
+            why = (
+                f"{target}当前已被{now}操纵，{ctl}收到通知[该角色当前已被他人操纵]（m209.txt:215）"
+            )
+        if why:
+            board.record(a, CONTROL, Outcome.INVALID, why, rule)
+            return
+        board.add_status(Status(CONTROLLED, target, ctl, board.index))
+        board.tell(
+            target,
+            "你被人操纵夺舍：在技能可以发动时，由操纵者代替你进行操作，双方都会收到技能反馈；"
+            "你不会知道是谁或者是哪个身份在操纵（m209.txt:214）。",
+            rule,
+        )
+        board.tell(
+            ctl,
+            f"你操纵夺舍了{target}：在{target}的技能可以发动时由你代替操作，发动者依然是{target}"
+            "（m209.txt:214）。",
+            rule,
+        )
+        board.record(a, CONTROL, Outcome.DONE, f"{ctl}操纵夺舍{target}", rule, (target,))
+        board.emit(CONTROL, rule, f"{ctl}操纵夺舍{target}", actor=ctl, resolved=(target,))
+
+    def _release(self, board: Board, a: Action, rule: str) -> None:
+        mine = [
+            st
+            for st in sorted(board.statuses, key=Status.sort_key)
+            if st.kind == CONTROLLED
+            and st.source == a.actor
+            and (not a.targets or st.holder in a.targets)
+        ]
+        if not mine:
+            whom = "、".join(a.targets) or "任何角色"
+            board.record(a, RELEASE, Outcome.INVALID, f"{a.actor}当前没有操纵{whom}", rule)
+            return
+        for st in mine:
+            board.remove_status(st)
+            board.tell(st.holder, "你不再被操纵（m209.txt:214）。", rule)
+        freed = "、".join(st.holder for st in mine)
+        board.record(a, RELEASE, Outcome.DONE, f"{a.actor}解除对{freed}的操纵", rule)
+        board.emit(RELEASE, rule, f"{a.actor}解除对{freed}的操纵", actor=a.actor)
+
+    def _attribute(self, board: Board, actions: Sequence[Action]) -> list[Action]:
+        """A controlled player's actions are submitted by its controller (m209.txt:214): a
+        ``choice`` starting ``操纵:<name>`` must name that controller (a controller of the
+        controller does not control, m209.txt:217) and is stripped off."""
+        controls = self._phase_controls(board)
+        out: list[Action] = []
+        for a in actions:
+            named, rest = _control_prefix(a.choice)
+            if named is None:
+                out.append(a)
+                continue
+            real = controls.get(a.actor, "")
+            why = ""
+            if not real:
+                why = f"{a.actor}当前没有被操纵，不能由{named}代为发动（m209.txt:214）"
+            elif named != real:
+                why = f"{a.actor}当前由{real}操纵，{named}不能代为发动（m209.txt:215）"
+                if controls.get(real) == named:
+                    why = (
+                        f"{named}操纵的{real}正在操纵{a.actor}：{named}不能控制{a.actor}如何行动，"
+                        f"{a.actor}的行动依然由{real}进行操作（m209.txt:217）"
+                    )
+            if why:
+                board.record(a, CONTROL, Outcome.INVALID, why, "m209.txt:214")
+                continue
+            out.append(replace(a, choice=rest))
+        return out
+
+    def _name_controllers(self, board: Board) -> None:
+        """Each result of a controlled player's action names the controller (m209.txt:214)."""
+        controls = self._phase_controls(board)
+        for i, r in enumerate(board.results):
+            ctl = controls.get(r.action.actor)
+            skill = self.canonical_skill(r.action.skill)
+            if ctl and skill not in DIRECTOR_ACTIONS and r.step != CONTROL:
+                note = f"（由{ctl}操纵提交，发动者仍是{r.action.actor}，m209.txt:214）"
+                board.results[i] = replace(r, reason=r.reason + note)
 
     def _red_card(self, board: Board, a: Action) -> None:
         if not board.alive(a.actor):
@@ -1777,8 +2324,9 @@ class M209(Ruleset):
 
     # ------------------------------------------------------------------ the day
     def run_day(self, board: Board, day: DayInput) -> None:
-        """正午 (one round, or two with 太阳's [日不落]: the tallied vote is the extra round's,
-        the first round's top comes as a <第一轮最高票> action, m209.txt:377-378), then 黄昏."""
+        """正午 (one round, or two with 太阳's [日不落], m209.txt:377-378: ``day`` is the extra
+        round's tally and ``day.first_round`` the first round's — or, when the first round was
+        not tallied, a <第一轮最高票> action), then 黄昏."""
         board.voters_day = day.day
         board.voters = tuple(v for v in day.voters if board.has(v))
         board.vote_cards = {
@@ -1786,6 +2334,12 @@ class M209(Ruleset):
         }
         rest = self._director_actions(board, day.actions)
         suns = [s for s in board.setting(f"{SUN_NOON}{day.day}", "").split("\t") if s]
+        if day.first_round is not None and not suns:
+            raise EngineError(
+                f"第{day.day}天有第一轮[正午]的计票（游戏文件的 first_vote），"
+                "但当天没有太阳[日不落]的额外[正午]（m209.txt:377）："
+                "请检查游戏文件的天数，或太阳是否在前一阶段出局"
+            )
         firsts = [a for a in rest if self.canonical_skill(a.skill) == FIRST_TOP]
         namings = [a for a in rest if self.canonical_skill(a.skill) == "日不落"]
         ballots = [a for a in rest if self.canonical_skill(a.skill) == FIRST_BALLOT]
@@ -1802,8 +2356,11 @@ class M209(Ruleset):
         first = [a for a in noon if a not in second]
         board.scratch["noon"] = True
         self._noon_round(board, first)
-        first_top = self._first_top(board, suns, firsts)
-        first_objects = self._first_ballots(board, suns, ballots)
+        counted = day.first_round is not None
+        first_top = self._first_top(board, suns, firsts, day.first_round)
+        first_objects = self._first_ballots(board, suns, ballots, counted=counted)
+        if day.first_round is not None:
+            first_objects |= {c for _v, c in day.first_round.ballots}
         if suns:
             self._extra_noon(board, day, suns, namings, second)
         else:
@@ -1836,12 +2393,15 @@ class M209(Ruleset):
             )
             board.announce("今日封锁投票，没有放逐投票的最高票")
         else:
-            tops = [replace(day, out=first_top, decided_by=FIRST_TOP, rule="")] if first_top else []
-            for top in [*tops, day]:
+            firsts_in = day.first_round or replace(day, decided_by=FIRST_TOP, rule="")
+            tops = [(replace(firsts_in, out=first_top), True)] if suns else []
+            for top, in_first in [*tops, (day, False)]:
+                if in_first and not top.out:
+                    continue  # the first round had no top (said when it was read)
                 if top.out and suns and not board.alive(top.out):
                     board.emit("放逐投票", "m209.txt:378", f"最高票{top.out}已出局，不再结算")
                     continue
-                self._exile(board, top)
+                self._exile(board, top, first_round=in_first)
             self._providence(board)
             self._scapegoat(board, day)
         board.drain()
@@ -1855,14 +2415,34 @@ class M209(Ruleset):
             self._noon_skill(board, a)
             board.drain()
 
-    def _first_top(self, board: Board, suns: Sequence[str], firsts: Sequence[Action]) -> str:
-        """<第一轮最高票>: the first 正午 round's top, out at 黄昏 with the tallied round's
-        top; it is not out before, so it may speak and vote in the extra round (m209.txt:378)."""
+    def _first_top(
+        self,
+        board: Board,
+        suns: Sequence[str],
+        firsts: Sequence[Action],
+        tallied: DayInput | None = None,
+    ) -> str:
+        """The first 正午 round's top, out at 黄昏 with the extra round's top; it is not out
+        before, so it may speak and vote in the extra round (m209.txt:378). From the first
+        round's tally (``tallied``) when there is one, else from a <第一轮最高票> action."""
         rule = "m209.txt:378"
         top = ""
+        if tallied is not None:
+            top = tallied.out or ""
+            if top and not board.alive(top):
+                raise EngineError(f"第一轮[正午]的最高票{top}已出局（或不在名单中），请检查计票")
+            board.emit(
+                "正午",
+                tallied.rule or rule,
+                f"第一轮[正午]最高票：{top}（黄昏结算）" if top else "第一轮[正午]没有最高票",
+                resolved=(top,) if top else (),
+                because=tallied.decided_by,
+            )
         for i, a in enumerate(firsts):
             why = ""
-            if not suns:
+            if tallied is not None:
+                why = "第一轮已从第一轮投票帖计票（游戏文件的 first_vote），不接受手工记录"
+            elif not suns:
                 why = "今天没有太阳[日不落]的额外[正午]，当天只有一轮放逐投票（m209.txt:377）"
             elif i > 0:
                 why = "第一轮最高票已记录，只能有一条"
@@ -1876,7 +2456,7 @@ class M209(Ruleset):
             top = a.targets[0] if a.targets else ""
             text = f"第一轮[正午]最高票：{top}（黄昏出局）" if top else "第一轮[正午]没有最高票"
             board.record(a, "正午", Outcome.DONE, text, rule, a.targets)
-        if suns and not firsts:
+        if suns and not firsts and tallied is None:
             board.emit(
                 "正午",
                 rule,
@@ -1933,16 +2513,24 @@ class M209(Ruleset):
         self._noon_round(board, rest)
 
     def _first_ballots(
-        self, board: Board, suns: Sequence[str], ballots: Sequence[Action]
+        self,
+        board: Board,
+        suns: Sequence[str],
+        ballots: Sequence[Action],
+        *,
+        counted: bool = False,
     ) -> set[str]:
         """<第一轮投票>: the first 正午 round's ballots (everyone may vote in it; only the
-        extra round is limited to the sun's named players, m209.txt:377-378)."""
+        extra round is limited to the sun's named players, m209.txt:377-378); refused when
+        the first round was tallied from its thread (``counted``)."""
         rule = "m209.txt:378"
         objects: set[str] = set()
         seen: set[str] = set()
         for a in ballots:
             why = ""
-            if not suns:
+            if counted:
+                why = "第一轮已从第一轮投票帖计票（游戏文件的 first_vote），不接受手工记录"
+            elif not suns:
                 why = "今天没有太阳[日不落]的额外[正午]，当天只有一轮放逐投票（m209.txt:377）"
             elif not board.has(a.actor):
                 why = f"名单中没有玩家「{a.actor}」"
@@ -1991,7 +2579,7 @@ class M209(Ruleset):
             because=day.decided_by,
         )
 
-    def _exile(self, board: Board, day: DayInput) -> None:
+    def _exile(self, board: Board, day: DayInput, *, first_round: bool = False) -> None:
         step = "放逐投票"
         out = day.out
         if out is None:
@@ -2008,8 +2596,7 @@ class M209(Ruleset):
             resolved=(out,),
             because=day.decided_by,
         )
-        first = day.decided_by == FIRST_TOP
-        board.announce(f"{'第一轮[正午]' if first else '今日'}最高票：{out}")
+        board.announce(f"{'第一轮[正午]' if first_round else '今日'}最高票：{out}")
         death = self.hit(board, "投票出局", "放逐投票", out, step, "m209.txt:166", "投票出局")
         if death is not None and board.setting("reveal_vote_out", "") == str(board.phase.number):
             self._flip(board, out, "道士[结印]3强神（m209.txt:319）")
@@ -2033,6 +2620,8 @@ class M209(Ruleset):
             why = None
             if self.role(board, name) != "预言家":
                 why = f"{name}不是预言家"
+            elif self._left(board, name):
+                why = self._left_reason(board, name)
             elif self._lost(board, name, "天意"):
                 why = "<天意>是[限定]技能，已经触发过"
             elif target not in out:
@@ -2045,7 +2634,9 @@ class M209(Ruleset):
             nxt = board.phase.number
             board.settings[f"swift_seer:{name}"] = str(nxt)
             self._lose(board, name, "天意", "预言家[天意]已触发（限定）")
-            board.tell(name, f"天意：第{nxt}晚<预言>获得[迅捷1]（m209.txt:236）。", rule)
+            self._tell_user(
+                board, name, f"天意：第{nxt}晚<预言>获得[迅捷1]（m209.txt:236）。", rule
+            )
             board.record(action, "黄昏", Outcome.DONE, f"第{nxt}晚<预言>获得[迅捷1]", rule)
 
     def _settle_seers(self, board: Board, actions: Sequence[Action]) -> list[Action]:
@@ -2081,14 +2672,17 @@ class M209(Ruleset):
         return [a for a in actions if id(a) not in dropped]
 
     def _scapegoat(self, board: Board, day: DayInput) -> None:
-        """替罪羊[冤死] (m209.txt:343-347): on a tie, not on the election day."""
-        if "平票" not in day.decided_by and day.rule != self.ref("scapegoat"):
+        """替罪羊[冤死] (m209.txt:343-347): on a tie, not on the election day; on a 太阳[日不落]
+        day a tie in either 正午 round triggers it, once (m209.txt:378)."""
+        rounds = [day, *([day.first_round] if day.first_round is not None else [])]
+        if not any("平票" in r.decided_by or r.rule == self.ref("scapegoat") for r in rounds):
             return
         goats = [
             n
             for n in board.order
             if self.role(board, n) == "替罪羊"
             and (board.alive(n) or n in {d.player for d in board.deaths})
+            and not self._left(board, n)  # 离开游戏: 所有技能失效 (m209.txt:210)
         ]
         goats = [n for n in goats if "遗忘" not in self.effects(board, n)]
         eaters: list[str] = []
@@ -2122,6 +2716,11 @@ class M209(Ruleset):
             board.announce(f"{'、'.join(eaters)}美餐了一顿迷魂烤全羊")
 
     def _noon_skill(self, board: Board, a: Action) -> None:
+        start = len(board.feedback)
+        self._noon_skill_now(board, a)
+        self._mirror(board, a.actor, start)
+
+    def _noon_skill_now(self, board: Board, a: Action) -> None:
         skill = self.canonical_skill(a.skill)
         spec = SPECS[skill]
         step_obj = Step((0, 0), "正午", NOON_SKILLS, "m209.txt:49")
@@ -2238,8 +2837,9 @@ class M209(Ruleset):
 
     # ------------------------------------------------------------------ win check
     def _lost_now(self, board: Board) -> set[str]:
+        """m209.txt:508-523; a 暂时 leaver counts alive, a 永久 one out (m209.txt:210)."""
         lost: set[str] = set()
-        living = board.living()
+        living = [n for n in board.order if self._counts_alive(board, n)]
         wolves_ok = any(
             (board.player(n).wolf_group or self.role(board, n) in GROUP_ROLES)
             or self._can_take_knife(board, n)
@@ -2253,11 +2853,11 @@ class M209(Ruleset):
         roles = {n: self.role(board, n) for n in board.order}
         upper = [n for n, r in roles.items() if r in SEERS or r in STRONG]
         weak = [n for n, r in roles.items() if r in WEAK]
-        if (upper and not any(board.alive(n) for n in upper)) or (
-            weak and not any(board.alive(n) for n in weak)
+        if (upper and not any(n in living for n in upper)) or (
+            weak and not any(n in living for n in weak)
         ):
             lost.add(VILLAGE)
-        if not any(r == PIPER and board.alive(n) for n, r in roles.items()):
+        if not any(r == PIPER and n in living for n, r in roles.items()):
             lost.add(THIRD)
         return lost
 
@@ -2271,11 +2871,11 @@ class M209(Ruleset):
         for f in sorted(now - before):
             board.settings[f"lost:{f}"] = board.phase.label
             board.emit(step, "m209.txt:146", f"{f}判负（不予公示）")
-        pipers = [n for n in board.living() if self.role(board, n) == PIPER]
+        living = [n for n in board.order if self._counts_alive(board, n)]
+        pipers = [n for n in living if self.role(board, n) == PIPER]
         if pipers:
-            others = [
-                n for n in board.living() if n not in pipers and not board.statuses_of(n, "秩序")
-            ]
+            # a 暂时 leaver counts alive (m209.txt:210) and must hold the permanent [狂躁] too
+            others = [n for n in living if n not in pipers and not board.statuses_of(n, "秩序")]
             if others and all(
                 any(s.until is None for s in board.statuses_of(n, "狂躁")) for n in others
             ):
@@ -2300,19 +2900,25 @@ class M209(Ruleset):
     # ------------------------------------------------------------------ votes
     def vote_modifiers(self, state: GameState, day: int) -> tuple[Any, ...]:
         """[迷魂] 0 (m209.txt:96), [独裁] +N (m209.txt:109), [狂躁] no change (m209.txt:97),
-        [霸道]/[不死] not out (m209.txt:166), 白痴 no vote (m209.txt:357), 替罪羊 (m209.txt:343)."""
+        [霸道]/[不死] not out (m209.txt:166), 白痴 no vote (m209.txt:357), 替罪羊 (m209.txt:343);
+        a player out of the game does not vote and its skills fail (m209.txt:210)."""
         from engine.votes import ModifierKind, VoteModifier
 
         index = Phase.day(day).index
-        living = state.living
-        mods: list[Any] = []
+        gone = self._left_in_state(state, index)
+        living = tuple(n for n in state.living if n not in gone)
+        mods: list[Any] = [
+            VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), "离开游戏")
+            for n in state.living
+            if n in gone
+        ]
         for s in state.statuses:
             if not s.active_at(index) or s.holder not in living:
                 continue
             if s.kind == "迷魂":
                 mods.append(VoteModifier(s.holder, ModifierKind.WEIGHT_SET, Fraction(0), "[迷魂]"))
             elif s.kind == "独裁":
-                n = len(living)
+                n = len(state.living)  # a leaver counts alive here (m209.txt:210)
                 extra = 1 + (max(0, (n - 5) // 5) if n >= 10 else 0)
                 mods.append(
                     VoteModifier(s.holder, ModifierKind.VOTER_ADD, Fraction(extra), "[独裁]")
@@ -2332,8 +2938,10 @@ class M209(Ruleset):
             # vote; a vote post without a post is an abstention (m209.txt:377-379)
             for n in living:
                 if n not in allowed:
-                    mods.append(VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), "太阳[日]"))
+                    mods.append(VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), SUN_NO_VOTE))
         for p in state.players:
+            if p.name in gone:  # 所有技能失效 (m209.txt:210)
+                continue
             if p.alive and p.cards and p.cards[0].name == "太阳":
                 mods.append(
                     VoteModifier(p.name, ModifierKind.BLOCK_OUT, Fraction(0), "太阳[日]不死")
@@ -2343,3 +2951,56 @@ class M209(Ruleset):
                     VoteModifier(p.name, ModifierKind.VOID_ON_TIE, Fraction(0), "替罪羊[冤死]")
                 )
         return tuple(mods)
+
+    def first_round_modifiers(self, state: GameState, day: int) -> tuple[Any, ...]:
+        """The first 正午 round of a 太阳[日不落] day is open to every living player: only the
+        extra round is the sun's named players' (m209.txt:377-378)."""
+        return tuple(m for m in self.vote_modifiers(state, day) if m.source != SUN_NO_VOTE)
+
+    def day_vote_modifiers(
+        self, state: GameState, day: int, actions: Sequence[Any]
+    ) -> tuple[Any, ...]:
+        """太阳 may name the extra round's speakers after the first round, during the day
+        (m209.txt:378): a <日不落> recorded for the day bars the others from the extra round's
+        vote (投票贴不发言默认视作弃票, m209.txt:379). Nothing when the naming is already in
+        the state (made in the phase the sun went out)."""
+        from engine.votes import ModifierKind, VoteModifier
+
+        suns = [s for s in dict(state.settings).get(f"{SUN_NOON}{day}", "").split("\t") if s]
+        index = Phase.day(day).index
+        if not suns or any(s.kind == "发言许可" and s.active_at(index) for s in state.statuses):
+            return ()
+        living = set(state.living) - self._left_in_state(state, index)
+        named = {
+            t
+            for a in actions
+            if self.canonical_skill(a.skill) == "日不落" and a.actor in suns
+            for t in a.targets
+            if t in living
+        }
+        if not named:
+            return ()
+        return tuple(
+            VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), SUN_NO_VOTE)
+            for n in sorted(living - named)
+        )
+
+    @staticmethod
+    def _left_in_state(state: GameState, index: int) -> set[str]:
+        return {s.holder for s in state.statuses if s.kind == LEFT and s.active_at(index)}
+
+    def vote_roster(
+        self, state: GameState, *, opens: datetime, red_at: Mapping[str, datetime]
+    ) -> tuple[Any, ...]:
+        """A player out of the game neither votes nor is voted for (m209.txt:210)."""
+        gone = self._left_in_state(state, state.phase.index + 1)
+        return tuple(
+            replace(ps, can_vote=False, can_be_voted=False) if ps.name in gone else ps
+            for ps in super().vote_roster(state, opens=opens, red_at=red_at)
+        )
+
+    def vote_sheriff(self, state: GameState) -> str | None:
+        """A sheriff out of the game (暂时) keeps the badge but does not vote (m209.txt:210)."""
+        sheriff = super().vote_sheriff(state)
+        gone = self._left_in_state(state, state.phase.index + 1)
+        return None if sheriff in gone else sheriff

@@ -15,9 +15,11 @@ __all__ = [
     "CATEGORY",
     "DEFENCE_FOR",
     "DRAW",
+    "GENERAL_MECHANICS",
     "GROUP_ROLES",
     "KNIFE_ORDER",
     "NIGHT_PLAN",
+    "NOT_APPLICABLE",
     "PIPER",
     "ROLE_RULES",
     "ROLE_SKILLS",
@@ -360,8 +362,8 @@ SPECS: Mapping[str, SkillSpec] = {
 
 #: Skills launched at 正午 (m209.txt:45-49), in the text's order.
 NOON_SKILLS: tuple[str, ...] = ("断钢斩", "决斗", "神风突击", "烈阳护卫")
-#: [排斥] skills (m209.txt:60).
-EXCLUSIVE = frozenset({"救药", "毒药", "暗夜护卫", "烈阳护卫"})
+#: [排斥] skills (m209.txt:60); a gifted 毒药 keeps the tag of the skill it is (m209.txt:119, 392).
+EXCLUSIVE = frozenset({"救药", "毒药", "馈赠毒药", "暗夜护卫", "烈阳护卫"})
 #: [喜新] (m209.txt:74), [厌旧] (m209.txt:75), [绝情] (m209.txt:76).
 NEWER = frozenset({"结印", "暗夜护卫", "烈阳护卫"})
 NOT_AGAIN = frozenset({"冰冻", "恐惧", "魅惑"})
@@ -371,23 +373,39 @@ SEER_SKILLS = frozenset({"预言", "通灵", "狡黠", "馈赠通灵"})
 
 #: What the engine does not (yet) resolve by itself, per role skill; everything else in
 #: ROLE_SKILLS is handled. The contract test prints this table and pins it.
-NOT_YET: Mapping[str, str] = {
-    "日": (
-        "日不落当天第一轮[正午]的放逐投票由导演计票：以<第一轮最高票>记录其最高票（可选以"
-        "<第一轮投票>记录选票，计入潜行的[当天投票对象]），引擎不为该轮计票；计票工具统计的是"
-        "额外一轮[正午]（m209.txt:377-378）"
+NOT_YET: Mapping[str, str] = {}
+
+#: The general rules of the text (m209.txt:118-217) the engine resolves although only one role of
+#: the pool (or none: then a director action stands in for the off-pool cause) brings them into
+#: play. The contract test prints this table and pins it.
+GENERAL_MECHANICS: Mapping[str, str] = {
+    "表面信息": (
+        "m209.txt:131-139：表面阵营/表面身份/表面带刀按部分记录（同名状态，值在 note），"
+        "同一部分后发动的修改生效；未修改的部分等于实际信息（实际带刀由[群内]/[接刀]/<杀人>算出）；"
+        "池中唯一的来源是隐狼<伪装>选项2（m209.txt:432）"
+    ),
+    "获取技能": (
+        "m209.txt:118-121：池中获得他人技能的唯一途径是黑商<馈赠>的临时技能（m209.txt:390-395），"
+        "技能中指原身份的名词都指使用者（发动者、亡语条件、邪恶的反击对象），标签随技能（[排斥]）；"
+        "同一时段同名技能真身份先结算（m209.txt:527）"
+    ),
+    "离开游戏": (
+        "m209.txt:209-210：池中没有身份造成，由导演动作<离开游戏>（choice 暂时/永久）与<回到游戏>"
+        "记录；离开者不在电梯楼中、技能失效、不能投票和被投票、不能成为目标、不受技能影响；"
+        "胜负判定中暂时离开算存活、永久离开算出局；永久离开的警长殉职（m209.txt:227）"
+    ),
+    "操纵夺舍": (
+        "m209.txt:213-217：池中没有身份造成，由导演动作<操纵夺舍>（actor 操纵者，target 被操纵者）"
+        '与<解除操纵>记录；被操纵者的行动由操纵者提交（可写 choice="操纵:操纵者"），发动者仍是'
+        "被操纵者，双方都收到反馈；不同角色操纵同一[团队]的角色时<杀人>算作发动失败"
     ),
 }
 
-#: General rules of the text that no role of the m209 pool uses (so nothing to resolve).
+#: General rules of the text that no role of the m209 pool can bring into play (nothing to resolve).
 NOT_APPLICABLE: Mapping[str, str] = {
-    "表面信息": (
-        "m209.txt:131-133：池中只有隐狼<伪装>（开局一次）修改表面信息，不存在多个修改效果的先后"
+    "身份更换": (
+        "m209.txt:124-129：池中没有更换身份的身份（变脸者、双重人格不在池中，m209.txt:228-500 的"
+        "身份说明里没有“更换身份”），表面身份的更换由表面信息规则处理"
     ),
-    "获取技能": (
-        "m209.txt:118-121：池中没有获取其他角色技能的身份；黑商<馈赠>给的是临时技能"
-        "（m209.txt:390），由馈赠规则处理"
-    ),
-    "身份更换": "m209.txt:124-129：池中没有更换身份的身份（变脸者、双重人格不在池中）",
-    "离开游戏": "m209.txt:209-210：池中没有让角色离开游戏的技能",
+    "宣言": "m209.txt:56-59：池中没有带[宣言]标签的技能（m209.txt:228-500）",
 }

@@ -2,7 +2,8 @@
 
 A scenario file (TOML) has ``title``, ``covers``, ``[[cite]]`` (``ref`` = ``<set>.txt:<line>``,
 ``words``), ``[setup]`` and ``[[phases]]`` (``phase`` = ``night:N`` / ``day:N``, ``actions``,
-day keys ``out`` / ``elected`` / ``voters`` / ``decided_by`` / ``rule`` / ``ballots``, and an
+day keys ``out`` / ``elected`` / ``voters`` / ``decided_by`` / ``rule`` / ``ballots`` (and
+``first_round``, a table of the same keys, for m209's 太阳[日不落] day), and an
 ``[phases.expect]`` table). Each ``test_<set>_scenarios.py`` describes its set with a
 :class:`ScenarioSet` (how the start state is built, how a day phase is built, which expectation
 keys it reads differently or in addition) and calls :func:`play_scenario` and
@@ -106,6 +107,7 @@ def plain_day(
     ``ballots``; ``election`` says whether the day holds a sheriff election."""
 
     def build(ph: Scenario, phase: Phase, actions: tuple[Action, ...]) -> DayInput:
+        first = ph.get("first_round")  # a day with two 正午 rounds (m209 太阳[日不落])
         return DayInput(
             day=phase.number,
             out=ph.get("out"),
@@ -116,6 +118,18 @@ def plain_day(
             decided_by=ph.get("decided_by", ""),
             rule=ph.get("rule", ""),
             ballots=tuple((v, c) for v, c in ph.get("ballots", ())),
+            first_round=(
+                None
+                if first is None
+                else DayInput(
+                    day=phase.number,
+                    out=first.get("out"),
+                    voters=tuple(first.get("voters", ())),
+                    decided_by=first.get("decided_by", ""),
+                    rule=first.get("rule", ""),
+                    ballots=tuple((v, c) for v, c in first.get("ballots", ())),
+                )
+            ),
         )
 
     return build

@@ -65,12 +65,17 @@ discussion = 2011
 SUN_DAY = f"first_vote = {FIRST_TID}\nfirst_closes = 2026-12-02T15:00:00+08:00\nvote = {VOTE_TID}"
 
 
-def write_game(path: Path, day2: str = SUN_DAY, ruleset: str = "m209") -> Path:
+def write_game(
+    path: Path,
+    day2: str = SUN_DAY,
+    ruleset: str = "m209",
+    lineup: tuple[tuple[str, str], ...] = LINEUP,
+) -> Path:
     players = "".join(
         f'[[players]]\nname = "{n}"\nuid = {UID[n]}\naliases = []\ncards = ["{r}"]\n\n'
-        for n, r in LINEUP
+        for n, r in lineup
     )
-    drawn = ", ".join(f'"{r}"' for _n, r in LINEUP)
+    drawn = ", ".join(f'"{r}"' for _n, r in lineup)
     head = HEAD.replace('ruleset = "m209"', f'ruleset = "{ruleset}"')
     text = head + f"[m209]\nlineup = [{drawn}]\n\n" + players + DAYS.format(day2=day2)
     path.write_text(text, encoding="utf-8")
@@ -237,3 +242,119 @@ def test_the_first_round_result_is_drafted_after_its_re_read(game: tuple[Path, P
     assert "第一轮最高票出局：丙" in result.body
     assert "额外一轮最高票出局：丁" in result.body
     store.close()
+
+
+def test_the_report_names_both_tops(game: tuple[Path, Path], tmp_path: Path) -> None:
+    from pipeline.report import write_report
+
+    file, db = game
+    post_day2_votes(db)
+    store = open_store(db)
+    page = write_report(
+        load_game(file, env={"BANSHA_COOKIE": "x"}),
+        store,
+        day=2,
+        as_of=CLOSES,
+        path=tmp_path / "r.html",
+    ).read_text(encoding="utf-8")
+    store.close()
+    assert "第一轮出局：丙；额外一轮出局：丁" in page
+
+
+# --------------------------------------------------------------------------- with the engine
+
+
+def sun_falls_on_night_1(game: tuple[Path, Path], *, name_now: bool) -> None:
+    run(game, "night", "add", "--night", "0", "--actor", "己", "--skill", "模式选择",
+        "--choice", "法式守卫")  # fmt: skip
+    run(game, "night", "resolve", "--night", "0")
+    run(game, "day", "resolve", "--day", "1", "--as-of", AFTER)
+    run(game, "night", "add", "--night", "1", "--actor", "甲", "--skill", "杀人",
+        "--target", "壬")  # fmt: skip
+    if name_now:
+        run(game, "night", "add", "--night", "1", "--actor", "壬", "--skill", "日不落",
+            "--target", "丙", "--target", "戊", "--target", "己")  # fmt: skip
+    out = run(game, "night", "resolve", "--night", "1")
+    assert "日不落" in out
+
+
+@pytest.mark.parametrize("name_now", [True, False], ids=["named-at-night", "named-at-noon"])
+def test_only_the_suns_named_vote_in_the_extra_round(
+    game: tuple[Path, Path], name_now: bool
+) -> None:
+    sun_falls_on_night_1(game, name_now=name_now)
+    if not name_now:
+        # m209.txt:378: 太阳可以看完第一轮[正午]阶段后再决定让那些角色可以发言
+        run(game, "day", "add", "--day", "2", "--actor", "壬", "--skill", "日不落",
+            "--target", "丙", "--target", "戊", "--target", "己")  # fmt: skip
+    post_day2_votes(game[1])
+    data = json.loads(run(game, "tally", "--day", "2", "--json", "--as-of", AFTER))
+    # round 1 is open to every living player (乙 was not named, and counts there)
+    yi_first = next(v for v in data["first_round"]["votes"] if v["voter"] == "乙")
+    assert yi_first["status"] == "counted"
+    # the extra round: only the named vote (m209.txt:377, 379 — 投票贴不发言默认视作弃票)
+    yi = next(v for v in data["votes"] if v["voter"] == "乙")
+    assert yi["status"] == "invalid" and "太阳[日]" in yi["reason"]
+    assert data["out"] == "丁" and data["first_round"]["out"] == "丙"
+    out = run(game, "day", "resolve", "--day", "2", "--json", "--as-of", AFTER)
+    report = json.loads(out)
+    # both tops take [投票出局] at 黄昏, the first round's first (m209.txt:378)
+    assert [(d["player"], d["cause"]) for d in report["deaths"]] == [
+        ("丙", "投票出局"),
+        ("丁", "投票出局"),
+    ]
+    assert "全部一致" in run(game, "state", "--verify")
+
+
+def test_once_the_engine_resolved_the_day_its_outs_count(tmp_path: Path) -> None:
+    """m209.txt:357 白痴[大难不死]: voted top, the idiot flips and stays in the game — once
+    the director resolved the day with the engine, the tally's top is no longer taken as out."""
+    lineup = tuple((n, "白痴") if n == "壬" else (n, r) for n, r in LINEUP)
+    file = write_game(tmp_path / "idiot.toml", f"vote = {VOTE_TID}", lineup=lineup)
+    game = (file, tmp_path / "idiot.db")
+    run(game, "night", "add", "--night", "0", "--actor", "己", "--skill", "模式选择",
+        "--choice", "法式守卫")  # fmt: skip
+    run(game, "night", "resolve", "--night", "0")
+    run(game, "day", "resolve", "--day", "1", "--as-of", AFTER)
+    run(game, "night", "add", "--night", "1", "--actor", "甲", "--skill", "杀人",
+        "--target", "戊")  # fmt: skip
+    run(game, "night", "resolve", "--night", "1")
+    add_posts(
+        game[1],
+        VOTE_TID,
+        [vote(3201 + i, n, "壬", h(12, i)) for i, n in enumerate(("乙", "丙", "丁"))],
+    )
+    g = load_game(file, env={"BANSHA_COOKIE": "x"})
+    store = open_store(game[1])
+    assert derive(g, store, as_of=CLOSES).outs["壬"][1] == "第2天投票出局"
+    store.close()
+    report = json.loads(run(game, "day", "resolve", "--day", "2", "--json", "--as-of", AFTER))
+    assert report["deaths"] == []
+    store = open_store(game[1])
+    assert "壬" not in derive(g, store, as_of=CLOSES).outs
+    store.close()
+
+
+def test_a_first_round_without_a_fallen_sun_is_refused(game: tuple[Path, Path]) -> None:
+    """m209.txt:377: only the day after 太阳 went out has the extra 正午 — a first_vote on
+    another day is a mistake in the game file, said before anything is resolved."""
+    run(game, "night", "add", "--night", "0", "--actor", "己", "--skill", "模式选择",
+        "--choice", "法式守卫")  # fmt: skip
+    run(game, "night", "resolve", "--night", "0")
+    run(game, "day", "resolve", "--day", "1", "--as-of", AFTER)
+    run(game, "night", "add", "--night", "1", "--actor", "甲", "--skill", "杀人",
+        "--target", "戊")  # fmt: skip
+    run(game, "night", "resolve", "--night", "1")
+    post_day2_votes(game[1])
+    err = run(game, "day", "resolve", "--day", "2", "--as-of", AFTER, code=1)
+    assert "当天没有太阳[日不落]的额外[正午]" in err
+
+
+def test_the_day_input_keeps_the_first_round() -> None:
+    from engine.kernel import DayInput
+
+    first = DayInput(day=2, out="丙", decided_by="唯一最高票", ballots=(("乙", "丙"),))
+    day = DayInput(day=2, out="丁", ballots=(("戊", "丁"),), first_round=first)
+    again = DayInput.from_dict(json.loads(json.dumps(day.to_dict(), ensure_ascii=False)))
+    assert again == day and again.first_round == first
+    assert "first_round" not in DayInput(day=3).to_dict()  # older inputs keep their form
