@@ -28,8 +28,9 @@ def forum(tmp_path):
     with SimServer(sim) as server:
         game = tmp_path / "game.toml"
         text = GAME.read_text(encoding="utf-8").replace("http://127.0.0.1:8080/", server.base_url)
-        game.write_text(text.replace("min_interval_s = 1.0", "min_interval_s = 0.0"),
-                        encoding="utf-8")
+        game.write_text(
+            text.replace("min_interval_s = 1.0", "min_interval_s = 0.0"), encoding="utf-8"
+        )
         env = {"BANSHA_DB": str(tmp_path / "game.db"), "BANSHA_COOKIE": sim.login_cookie("导演")}
         yield sim, clock, game, env
 
