@@ -358,3 +358,86 @@ def test_the_day_input_keeps_the_first_round() -> None:
     again = DayInput.from_dict(json.loads(json.dumps(day.to_dict(), ensure_ascii=False)))
     assert again == day and again.first_round == first
     assert "first_round" not in DayInput(day=3).to_dict()  # older inputs keep their form
+
+
+# --------------------------------------------------------------------------- the cron cycle
+
+
+def test_the_cycle_rereads_the_first_round_once_and_then_drafts_its_result(
+    game: tuple[Path, Path],
+) -> None:
+    """The first round's result is public before the day ends (only its top, m209.txt:167):
+    after ``first_closes`` the cycle reads the first round's thread whole again, once, and only
+    then drafts it — so a vote edited or deleted on an early page is not missed."""
+    import httpx
+
+    from pipeline.client import DiscuzClient, RetryPolicy
+    from pipeline.crawl import Crawler, ForumConfig
+    from pipeline.cycle import closed_days_to_reread, first_rounds_to_reread, run_cycle
+    from pipeline.drafts import list_drafts, make_drafts
+    from pipeline.simulator import ForumSim, SimClock
+
+    file, db = game
+    g = load_game(file, env={"BANSHA_COOKIE": "x"})
+    clock = SimClock(h(10, 30))
+    sim = ForumSim(users={"导演": 100, **UID}, clock=clock, base_url=str(g.forum.base_url))
+    opened = datetime(2026, 12, 1, 9, 0, tzinfo=TZ)
+    for tid in (2001, 2002):
+        sim.add_thread(tid, f"第1天 {tid}", "导演", "开门", opened)
+    for tid in (2011, FIRST_TID, VOTE_TID):
+        sim.add_thread(tid, f"第2天 {tid}", "导演", "开门", DAY2)
+    for name, target, at in (("乙", "丙", h(11)), ("丁", "丙", h(11, 5)), ("戊", "丁", h(12))):
+        sim.add_post(FIRST_TID, name, f"投票对象：{target}\n投票理由：测试", at)
+    store = open_store(db)
+
+    def crawl(targets, full):  # type: ignore[no-untyped-def]
+        http = httpx.Client(transport=sim.transport(), follow_redirects=True)
+        client = DiscuzClient(
+            http,
+            base_url=sim.base_url,
+            min_interval_s=0,
+            policy=RetryPolicy(initial_wait_s=0.01, jitter_s=0),
+            sleep=lambda s: None,
+        )
+        forum = ForumConfig(base_url=sim.base_url, tz=g.game.tz)
+        return Crawler(client, store, forum).crawl(targets, full=full)
+
+    def cycle(now: datetime) -> list[str]:
+        clock.set(now)
+        sim.requests.clear()
+        run_cycle(
+            g,
+            store,
+            now=now,
+            crawl=crawl,
+            draft=lambda d: make_drafts(
+                g,
+                store,
+                d,
+                now=now,
+                unsettled=closed_days_to_reread(g, store, now),
+                unsettled_first=first_rounds_to_reread(g, store, now),
+            ),
+        )
+        return [str(d.kind) for d in list_drafts(store) if d.day == 2]
+
+    assert "first_result" not in cycle(h(14, 50))  # the first round is still open
+    assert first_rounds_to_reread(g, store, h(15, 1)) == [2]
+    assert "first_result" in cycle(h(15, 1))
+    assert first_rounds_to_reread(g, store, h(15, 1)) == []
+
+    def reads() -> int:
+        return len([r for r in sim.requests if r.query.get("tid") == str(FIRST_TID)])
+
+    assert reads() == 2  # the incremental read, then the whole re-read
+    cycle(h(15, 6))
+    assert reads() == 1  # once only: a later cycle reads it incrementally
+    draft = next(d for d in list_drafts(store) if str(d.kind) == "first_result")
+    assert "第一轮最高票：丙" in draft.body
+    store.close()
+
+
+def test_schedule_runs_a_cycle_after_the_first_round(game: tuple[Path, Path]) -> None:
+    out = run(game, "schedule")
+    assert "# 第2天第一轮[正午]结束（太阳[日不落]）：结束后一分钟结算一轮" in out
+    assert "01 15 02 12 *" in out
