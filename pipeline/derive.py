@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from fractions import Fraction
 from typing import Any
@@ -93,6 +93,8 @@ class DayResult:
     accounts: dict[str, int] = field(default_factory=dict)  # slot -> forum uid at the opening
     # 太阳[日不落]: the first 正午 round; ``ballots``/``verdicts``/``tally`` are the extra round's
     first: RoundResult | None = None
+    # out of the game without being out (m209 离开游戏): not in the 电梯楼, no 潜水
+    absent: frozenset[str] = frozenset()
 
     @property
     def all_verdicts(self) -> tuple[VoteVerdict, ...]:
@@ -466,6 +468,8 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
     sheriff_by_day: dict[int, str | None] = {}
     edited_votes: list[EditedVote] = []
     sheriff_answers: list[SheriffAnswer] = []
+    vote_exempt_by_day: dict[int, set[str]] = {}
+    post_exempt_by_day: dict[int, set[str]] = {}
 
     for day in sorted(game.days, key=lambda d: d.day):
         outs = _out_map([*fixed_outs, *vote_outs])
@@ -488,6 +492,21 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         if engine_state is not None and ruleset.card_units:
             # card-based sets vote by card: the engine knows which cards are in play
             players = ruleset.vote_roster(engine_state, opens=day.opens, red_at={})
+        elif engine_state is not None:
+            # who may vote / be voted as the engine says (m209 离开游戏, m209.txt:210)
+            rights = {
+                ps.name: ps for ps in ruleset.vote_roster(engine_state, opens=day.opens, red_at={})
+            }
+            players = tuple(
+                replace(
+                    p,
+                    can_vote=p.can_vote and rights[p.name].can_vote,
+                    can_be_voted=p.can_be_voted and rights[p.name].can_be_voted,
+                )
+                if p.name in rights
+                else p
+                for p in players
+            )
         living_at = [p.name for p in players if p.out_at is None or p.out_at > day.opens]
 
         # -- speed (申请加速/延时 in the progress thread) ----------------------------------
@@ -586,6 +605,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
 
         verdicts: tuple[VoteVerdict, ...] = ()
         day_tally = None
+        contexts: list[DayContext] = []
         first_round: RoundResult | None = None
         notes: list[str] = []
         closed = as_of >= day.closes
@@ -610,6 +630,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                 ),
                 ruleset=rs_id,
             )
+            contexts.append(ctx1)
             first_verdicts = judge_ballots(first_ballots, ctx1)
             first_round = RoundResult(
                 day.first_vote,
@@ -648,6 +669,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                 ballots += ruleset.fixed_ballots(
                     engine_state, day.day, opens=day.opens, tid=day.vote
                 )
+            contexts.append(ctx)
             verdicts = judge_ballots(ballots, ctx)
             day_tally = tally(verdicts, ctx)
             if day_tally.elected and closed:
@@ -669,6 +691,18 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                     f"投票帖中有 {unreadable} 帖内容不可读（仅作者可见/待审核/屏蔽）："
                     "若是“回帖仅作者可见”，请确认 cookie 属于开帖的导演账号且未失效"
                 )
+
+        # -- who the day's rules excuse from voting / posting (no 未投票/潜水 for them) --------
+        if contexts:
+            barred = [
+                {p.name for p in c.players if not p.can_vote}
+                | {m.player for m in c.modifiers if m.kind is ModifierKind.NO_VOTE}
+                for c in contexts
+            ]
+            # a player barred from one 正午 round could still vote in the other (日不落)
+            vote_exempt_by_day[day.day] = set.intersection(*barred)
+        absent = frozenset(ruleset.absent(engine_state, day.day)) if engine_state else frozenset()
+        post_exempt_by_day[day.day] = set(absent)
 
         # -- post counts ---------------------------------------------------------------------
         acts = [
@@ -719,6 +753,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             accounts={p.name: roster.account_at(p.name, day.opens) for p in game.players},
             notes=notes,
             first=first_round,
+            absent=absent,
         )
 
     outs_final = _out_map([*fixed_outs, *vote_outs])
@@ -755,6 +790,8 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         accelerated_by_day=accelerated_by_day,
         sheriff_answers=sheriff_answers,
         edited_votes=edited_votes,
+        vote_exempt_by_day=vote_exempt_by_day,
+        post_exempt_by_day=post_exempt_by_day,
         as_of=as_of,
     )
     return Derivation(game, as_of, days, flags, ledger, outs_final)

@@ -700,7 +700,8 @@ def elevator_context(game: Game, res: DayResult) -> dict[str, Any] | None:
     day = res.day
     if day.discussion is None:
         return None
-    living = set(_living(game, res, day.opens))
+    # 离开游戏的角色在电梯楼中消失 (m209.txt:210)
+    living = set(_living(game, res, day.opens)) - res.absent
     return {
         **_base_context(game, day.day),
         "tid": day.discussion,
@@ -724,7 +725,7 @@ def reminder_context(
             voted.add(who)
         else:
             tried.add(who)
-    living = _living(game, res, as_of)
+    living = [n for n in _living(game, res, as_of) if n not in res.absent]
     not_voted = [n for n in living if n not in voted and n not in tried]
     invalid_only = [n for n in living if n not in voted and n in tried]
     if not not_voted and not invalid_only:

@@ -407,6 +407,11 @@ class Ruleset:
         """The VoteModifiers (engine.votes) the state puts on ``day``'s tally."""
         return ()
 
+    def absent(self, state: GameState, day: int) -> frozenset[str]:
+        """Players out of the game on ``day`` without being out (m209 离开游戏): not in the
+        电梯楼, excused from posting (no 潜水 flag)."""
+        return frozenset()
+
     def first_round_modifiers(self, state: GameState, day: int) -> tuple[Any, ...]:
         """The VoteModifiers of the first 正午 round of a day with two (m209 太阳[日不落]);
         by default the day's own."""

@@ -2985,6 +2985,10 @@ class M209(Ruleset):
             for n in sorted(living - named)
         )
 
+    def absent(self, state: GameState, day: int) -> frozenset[str]:
+        """离开游戏的角色……不能发言投票 (m209.txt:210): no 潜水 for a day spent out of the game."""
+        return frozenset(self._left_in_state(state, Phase.day(day).index))
+
     @staticmethod
     def _left_in_state(state: GameState, index: int) -> set[str]:
         return {s.holder for s in state.statuses if s.kind == LEFT and s.active_at(index)}

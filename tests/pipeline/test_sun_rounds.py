@@ -70,6 +70,7 @@ def write_game(
     day2: str = SUN_DAY,
     ruleset: str = "m209",
     lineup: tuple[tuple[str, str], ...] = LINEUP,
+    more_days: str = "",
 ) -> Path:
     players = "".join(
         f'[[players]]\nname = "{n}"\nuid = {UID[n]}\naliases = []\ncards = ["{r}"]\n\n'
@@ -77,7 +78,7 @@ def write_game(
     )
     drawn = ", ".join(f'"{r}"' for _n, r in lineup)
     head = HEAD.replace('ruleset = "m209"', f'ruleset = "{ruleset}"')
-    text = head + f"[m209]\nlineup = [{drawn}]\n\n" + players + DAYS.format(day2=day2)
+    text = head + f"[m209]\nlineup = [{drawn}]\n\n" + players + DAYS.format(day2=day2) + more_days
     path.write_text(text, encoding="utf-8")
     return path
 
@@ -441,3 +442,54 @@ def test_schedule_runs_a_cycle_after_the_first_round(game: tuple[Path, Path]) ->
     out = run(game, "schedule")
     assert "# 第2天第一轮[正午]结束（太阳[日不落]）：结束后一分钟结算一轮" in out
     assert "01 15 02 12 *" in out
+
+
+DAY3 = """
+[[days]]
+day = 3
+opens = 2026-12-03T10:00:00+08:00
+closes = 2026-12-03T22:00:00+08:00
+discussion = 2021
+vote = 2022
+"""
+
+
+def test_players_the_rules_bar_are_not_flagged_for_not_voting_or_posting(tmp_path: Path) -> None:
+    """m209.txt:357 a flipped 白痴 不能参与投票; m209.txt:210 离开游戏的角色……不能发言投票:
+    neither gets a 潜水 flag (m209.txt:719-721) for what the rules forbid them to do."""
+    lineup = tuple((n, "白痴") if n == "壬" else (n, r) for n, r in LINEUP)
+    file = write_game(tmp_path / "idiot.toml", f"vote = {VOTE_TID}", lineup=lineup, more_days=DAY3)
+    game = (file, tmp_path / "idiot.db")
+    run(game, "night", "add", "--night", "0", "--actor", "己", "--skill", "模式选择",
+        "--choice", "法式守卫")  # fmt: skip
+    run(game, "night", "resolve", "--night", "0")
+    run(game, "day", "resolve", "--day", "1", "--as-of", AFTER)
+    run(game, "night", "resolve", "--night", "1")
+    add_posts(
+        game[1],
+        VOTE_TID,
+        [vote(3201 + i, n, "壬", h(12, i)) for i, n in enumerate(("乙", "丙", "丁"))],
+    )
+    run(game, "day", "resolve", "--day", "2", "--as-of", AFTER)  # the idiot flips, stays
+    run(game, "night", "add", "--night", "2", "--actor", "癸", "--skill", "离开游戏",
+        "--choice", "暂时")  # fmt: skip
+    run(game, "night", "resolve", "--night", "2")
+    day3 = DAY2 + timedelta(days=1)
+    add_posts(game[1], 2022, [vote(3301, "乙", "丙", day3 + timedelta(hours=2))])
+    g = load_game(file, env={"BANSHA_COOKIE": "x"})
+    store = open_store(game[1])
+    noon = day3 + timedelta(hours=2, minutes=30)
+    elevator = next(
+        s
+        for s in due_drafts(g, derive(g, store, as_of=noon), as_of=noon)
+        if s.kind is DraftKind.ELEVATOR and s.day == 3
+    )
+    assert "癸" not in elevator.body and "壬" in elevator.body  # 在电梯楼中消失 (m209.txt:210)
+    d = derive(g, store, as_of=day3 + timedelta(hours=13))
+    store.close()
+    flagged = {f.id for f in d.flags if f.day == 3}
+    assert "d3-no-vote-丙" in flagged  # could vote, did not
+    assert "d3-no-vote-壬" not in flagged  # the flipped idiot may not vote
+    assert "d3-no-vote-癸" not in flagged  # out of the game for the day
+    assert not [f for f in flagged if f.endswith("-癸") or "-癸-" in f]  # nor 潜水 for posts
+    assert [f for f in flagged if f.startswith("d3-qianshui-丙")]  # 丙 did not post: 潜水
