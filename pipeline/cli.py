@@ -122,6 +122,7 @@ from pipeline import (  # noqa: E402,F401
     cmd_demo,
     cmd_drafts,
     cmd_engine,
+    cmd_lastwords,
     cmd_post,
     cmd_report,
     cmd_votes,

@@ -52,6 +52,7 @@ from parsers.speed import parse_speed_request
 from parsers.votes import NIZHUAN_TARGET, VoteKind, VoteParse, parse_proxy_line, parse_vote
 from pipeline import journal
 from pipeline.gamefile import Day, Game, ThreadRole
+from pipeline.lastwords import LastWords, latest_by_player, list_lastwords
 from pipeline.store import Store, post_from_row
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,8 @@ class Derivation:
     flags: tuple[Flag, ...]
     ledger: Ledger
     outs: dict[str, tuple[datetime, str]]  # player -> (when, why)
+    # 遗言 the players sent the director (the latest per player, by the derivation's time)
+    lastwords: dict[str, LastWords] = field(default_factory=dict)
 
     def day(self, n: int) -> DayResult:
         if n not in self.days:
@@ -757,7 +760,21 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         )
 
     outs_final = _out_map([*fixed_outs, *vote_outs])
-    all_acts: list[Activity] = []
+    said = latest_by_player([r for r in list_lastwords(store) if r.at <= as_of])
+    all_acts: list[Activity] = [
+        Activity(
+            player=r.player,
+            tid=0,
+            role="lastwords",
+            pid=-r.id,
+            floor=None,
+            at=r.at,
+            url=f"导演记录：遗言 #{r.id}",
+            has_bbcode=bool(r.codes),
+            text=r.text,
+        )
+        for r in said.values()
+    ]
     seen_tids: set[int] = set()
     for day in game.days:
         for tid in _tids(day):
@@ -794,7 +811,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         post_exempt_by_day=post_exempt_by_day,
         as_of=as_of,
     )
-    return Derivation(game, as_of, days, flags, ledger, outs_final)
+    return Derivation(game, as_of, days, flags, ledger, outs_final, said)
 
 
 def _engine_outs(

@@ -245,6 +245,11 @@ def bbcode_escape(value: object) -> BBCode:
     return BBCode(_ESCAPE_RE.sub(lambda m: m.group(0) + _BREAK, text))
 
 
+def _escape_lines(text: str) -> BBCode:
+    """Several lines of a player's text (遗言), each escaped, the line breaks kept."""
+    return BBCode("\n".join(bbcode_escape(line) for line in text.splitlines()))
+
+
 def _finalize(value: object) -> object:
     if value is None:
         return ""
@@ -686,6 +691,12 @@ def day_open_context(game: Game, d: Derivation, prev: Day, day: Day) -> dict[str
         "prev_day": prev.day,
         "outs": [{"name": n, "cause": c, "at": _when(at, tz)} for at, n, c in outs],
         "lastwords": LASTWORDS.get(game.game.ruleset),
+        # 遗言 recorded for the players in the list (bansha lastwords add), in out order
+        "said": [
+            {"name": n, "text": _escape_lines(d.lastwords[n].text)}
+            for _at, n, _c in outs
+            if n in d.lastwords
+        ],
         "sheriff": sheriff,
         "opens": _when(day.opens, tz),
         "closes": _when(day.closes, tz),

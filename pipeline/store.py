@@ -379,12 +379,27 @@ def _m005_substitutions(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m006_lastwords(db: sqlite_utils.Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE journal_lastwords (
+            id INTEGER PRIMARY KEY,
+            player TEXT NOT NULL,       -- the roster slot
+            text TEXT NOT NULL,         -- the last words as the player sent them
+            at TEXT NOT NULL,           -- when the player sent them
+            recorded_at TEXT NOT NULL,
+            removed_at TEXT             -- set when the director withdraws the record
+        )"""
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
     ("002_journal_and_verdicts", _m002_journal_and_verdicts),
     ("003_drafts", _m003_drafts),
     ("004_engine", _m004_engine),
     ("005_substitutions", _m005_substitutions),
+    ("006_lastwords", _m006_lastwords),
 ]
 
 

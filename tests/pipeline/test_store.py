@@ -65,6 +65,7 @@ def test_database_file_is_private_and_migrated_once(tmp_path):
         "003_drafts",
         "004_engine",
         "005_substitutions",
+        "006_lastwords",
     ]
     assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     s.close()
