@@ -463,6 +463,7 @@ def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool)
                 "ruleset": rs.id,
                 "day": number,
                 "tally": day_tally.to_dict(),
+                "first_round": first_tally.to_dict() if first_tally is not None else None,
                 **report.to_dict(),
                 "stale": stale,
             }

@@ -174,7 +174,13 @@ def posts(ctx: GameContext, day: int, player: str | None) -> None:
         click.echo("（没有帖子：先运行 bansha crawl）")
 
 
-ROLE_ZH = {"discussion": "讨论帖", "vote": "投票帖", "progress": "进程帖", "inquiry": "询问贴"}
+ROLE_ZH = {
+    "discussion": "讨论帖",
+    "vote": "投票帖",
+    "progress": "进程帖",
+    "inquiry": "询问贴",
+    "first_vote": "第一轮投票帖",
+}
 STATE_ZH = {
     "visible": "",
     "blocked": "［已屏蔽］",

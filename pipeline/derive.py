@@ -96,6 +96,8 @@ class DayResult:
     first: RoundResult | None = None
     # out of the game without being out (m209 离开游戏): not in the 电梯楼, no 潜水
     absent: frozenset[str] = frozenset()
+    # may not vote in the day's (last) round: a roster or state bar (m209 太阳[日], 白痴 …)
+    barred: frozenset[str] = frozenset()
 
     @property
     def all_verdicts(self) -> tuple[VoteVerdict, ...]:
@@ -696,6 +698,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                 )
 
         # -- who the day's rules excuse from voting / posting (no 未投票/潜水 for them) --------
+        barred_last: frozenset[str] = frozenset()
         if contexts:
             barred = [
                 {p.name for p in c.players if not p.can_vote}
@@ -704,6 +707,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             ]
             # a player barred from one 正午 round could still vote in the other (日不落)
             vote_exempt_by_day[day.day] = set.intersection(*barred)
+            barred_last = frozenset(barred[-1])
         absent = frozenset(ruleset.absent(engine_state, day.day)) if engine_state else frozenset()
         post_exempt_by_day[day.day] = set(absent)
 
@@ -757,6 +761,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             notes=notes,
             first=first_round,
             absent=absent,
+            barred=barred_last,
         )
 
     outs_final = _out_map([*fixed_outs, *vote_outs])

@@ -608,25 +608,36 @@ def _living(game: Game, res: DayResult, at: datetime) -> list[str]:
 # --------------------------------------------------------------------------- the contexts
 
 
-def running_tally_context(game: Game, res: DayResult) -> dict[str, Any] | None:
+def running_tally_context(
+    game: Game, res: DayResult, *, as_of: datetime | None = None
+) -> dict[str, Any] | None:
     """None when there is nothing to count yet, or when the set publishes the count only at the
-    end of the day (zhenyan.txt:37 投票为匿名投票…在白天结束时，统计投票结果并公布)."""
-    t = res.tally
-    if t is None or not res.verdicts or not t.public_voters:
+    end of the day (zhenyan.txt:37 投票为匿名投票…在白天结束时，统计投票结果并公布).
+
+    On a 太阳[日不落] day (m209.txt:377-378) the first 正午 round is counted until it ends
+    (``as_of`` before ``first_closes``), the extra round afterwards; ``round`` names it."""
+    verdicts, t, closes, label = res.verdicts, res.tally, res.day.closes, ""
+    if res.first is not None:
+        label = "额外一轮[正午]"
+        if as_of is not None and as_of < res.first.closes:
+            verdicts, t, closes = res.first.verdicts, res.first.tally, res.first.closes
+            label = "第一轮[正午]"
+    if t is None or not verdicts or not t.public_voters:
         return None
     tz = game.game.tz
-    last = max(res.verdicts, key=lambda v: (v.ballot.evidence.at, v.ballot.evidence.pid))
+    last = max(verdicts, key=lambda v: (v.ballot.evidence.at, v.ballot.evidence.pid))
     ev = last.ballot.evidence
     last_vote = (
         f"第{ev.floor}楼（{_when(ev.at, tz)}）" if ev.floor is not None else _when(ev.at, tz)
     )
-    not_counted = _not_counted(res, tz)
+    not_counted = _not_counted(res, tz, verdicts)
     return {
         **_base_context(game, res.day.day),
         **_counts_context(t),
         "election": t.sheriff_election,
+        "round": BBCode(label),  # our own words
         "last_vote": last_vote,
-        "closes": _when(res.day.closes, tz),
+        "closes": _when(closes, tz),
         "invalid": not_counted,
         "invalid_count": len(not_counted),
     }
@@ -736,7 +747,8 @@ def reminder_context(
             voted.add(who)
         else:
             tried.add(who)
-    living = [n for n in _living(game, res, as_of) if n not in res.absent]
+    # who may vote in the (last) round: not a leaver, not one the rules bar (m209 太阳[日], 白痴)
+    living = [n for n in _living(game, res, as_of) if n not in res.absent | res.barred]
     not_voted = [n for n in living if n not in voted and n not in tried]
     invalid_only = [n for n in living if n not in voted and n in tried]
     if not not_voted and not invalid_only:
@@ -956,7 +968,7 @@ def due_drafts(
                     edit_pid=pid,
                 )
         if day.vote is not None and is_open:
-            ctx = running_tally_context(game, res)
+            ctx = running_tally_context(game, res, as_of=as_of)
             if ctx is not None:
                 specs += _specs(game, templates, DraftKind.RUNNING_TALLY, n, ctx, tid=announce)
             minutes = game.drafts.reminder_minutes

@@ -71,6 +71,7 @@ THREAD_ZH: Mapping[str, str] = {
     "vote": "投票帖",
     "progress": "进程帖",
     "inquiry": "询问贴",
+    "first_vote": "第一轮投票帖",
 }
 
 # the chart's geometry, in SVG user units (the SVG scales to the page's width)
@@ -273,7 +274,10 @@ def _view(data: ReportData) -> dict[str, Any]:
 
     # -- every vote, in post order
     votes = []
-    for v in t["votes"]:
+    first = t.get("first_round")
+    rounds = [("第一轮[正午]", v) for v in (first["votes"] if first else ())]
+    rounds += [("额外一轮[正午]" if first else "", v) for v in t["votes"]]
+    for round_zh, v in rounds:
         b = v["ballot"]
         ev = b["evidence"]
         target = v["target"] or b["target"] or b["target_raw"] or "—"
@@ -291,6 +295,7 @@ def _view(data: ReportData) -> dict[str, Any]:
                 "url": _link(ev["url"]),
                 "source": ev["url"] if not _link(ev["url"]) else "",
                 "pid": ev["pid"],
+                "round": round_zh,  # 太阳[日不落]: which 正午 round (m209.txt:377-378)
             }
         )
 

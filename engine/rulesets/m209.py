@@ -83,7 +83,16 @@ from datetime import datetime
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from engine.kernel import Action, Board, DayInput, Death, EngineError, Outcome, Trigger
+from engine.kernel import (
+    Action,
+    Board,
+    DayInput,
+    Death,
+    EngineError,
+    Outcome,
+    Trigger,
+    canonical_actions,
+)
 from engine.night import Handler, Holder, Pass, SkillSpec, Step, run_steps, validate
 from engine.rulesets.base import CountSheet, Decision, Ruleset
 from engine.rulesets.m209_roles import (
@@ -358,6 +367,18 @@ def parse_disguise(choice: str | None) -> Disguise | str:
     identity = found.get("身份")
     faction = found.get("阵营") or (faction_of(identity) if identity else None)
     return Disguise(picked, faction, identity, found.get("带刀"))
+
+
+def sun_naming_problem(living: Sequence[str], targets: Sequence[str]) -> str:
+    """Why 太阳's naming of the extra 正午's speakers is invalid ("" when it is valid):
+    living players only, at most half of the living (m209.txt:377)."""
+    limit = len(living) // 2
+    bad = [t for t in targets if t not in living]
+    if bad:
+        return f"{'、'.join(bad)}不是存活角色"
+    if len(set(targets)) > limit:
+        return f"最多可选择场上存活人数一半（{limit}人），收到{len(set(targets))}人"
+    return ""
 
 
 def _control_prefix(choice: str | None) -> tuple[str | None, str | None]:
@@ -1858,15 +1879,9 @@ class M209(Ruleset):
         rule = "m209.txt:377"
         index = Phase.day(day).index
         living = [n for n in board.living() if n != sun]
-        limit = len(living) // 2
         targets = list(dict.fromkeys(action.targets))
-        bad = [t for t in targets if t not in living]
-        if bad or len(targets) > limit:
-            why = (
-                f"{'、'.join(bad)}不是存活角色"
-                if bad
-                else f"最多可选择场上存活人数一半（{limit}人），收到{len(targets)}人"
-            )
+        why = sun_naming_problem(living, targets)
+        if why:
             board.record(action, "日不落", Outcome.INVALID, why, rule)
             board.need(sun, "日不落", f"太阳的指定无效：{why}", rule)
             return False
@@ -2429,8 +2444,12 @@ class M209(Ruleset):
         top = ""
         if tallied is not None:
             top = tallied.out or ""
+            if top and not board.has(top):
+                raise EngineError(f"第一轮[正午]的最高票「{top}」不在名单中，请检查计票")
             if top and not board.alive(top):
-                raise EngineError(f"第一轮[正午]的最高票{top}已出局（或不在名单中），请检查计票")
+                # the tally cannot see a death at noon (决斗, 断钢斩 …, m209.txt:170)
+                board.emit("正午", rule, f"第一轮[正午]最高票{top}已在正午出局，不再结算")
+                return ""
             board.emit(
                 "正午",
                 tallied.rule or rule,
@@ -2587,8 +2606,12 @@ class M209(Ruleset):
                 step, day.rule or "m209.txt:169", "今日没有最高票出局", because=day.decided_by
             )
             return
+        if not board.has(out):
+            raise EngineError(f"被投票出局的「{out}」不在名单中，请检查计票")
         if not board.alive(out):
-            raise EngineError(f"被投票出局的{out}已出局（或不在名单中），请检查计票")
+            # out at noon (决斗, 断钢斩, 神风突击 …): the tally cannot see it (m209.txt:170)
+            board.emit(step, "m209.txt:170", f"最高票{out}已在正午出局，不再结算")
+            return
         board.emit(
             step,
             day.rule or "m209.txt:169",
@@ -2874,8 +2897,13 @@ class M209(Ruleset):
         living = [n for n in board.order if self._counts_alive(board, n)]
         pipers = [n for n in living if self.role(board, n) == PIPER]
         if pipers:
-            # a 暂时 leaver counts alive (m209.txt:210) and must hold the permanent [狂躁] too
-            others = [n for n in living if n not in pipers and not board.statuses_of(n, "秩序")]
+            # 所有可以获得永久[狂躁]状态的角色 (m209.txt:521): not a [秩序] holder, nor a 暂时
+            # leaver, who counts alive but 不受其他技能影响 (m209.txt:210)
+            others = [
+                n
+                for n in living
+                if n not in pipers and not board.statuses_of(n, "秩序") and not self._left(board, n)
+            ]
             if others and all(
                 any(s.until is None for s in board.statuses_of(n, "狂躁")) for n in others
             ):
@@ -2970,19 +2998,24 @@ class M209(Ruleset):
         index = Phase.day(day).index
         if not suns or any(s.kind == "发言许可" and s.active_at(index) for s in state.statuses):
             return ()
-        living = set(state.living) - self._left_in_state(state, index)
-        named = {
-            t
-            for a in actions
-            if self.canonical_skill(a.skill) == "日不落" and a.actor in suns
-            for t in a.targets
-            if t in living
-        }
+        named: set[str] = set()
+        for sun in suns:
+            # as the engine reads it (run_day → _extra_noon): the sun's first naming in the
+            # canonical order counts, and only if it is valid
+            mine = [
+                a
+                for a in canonical_actions(actions)
+                if self.canonical_skill(a.skill) == "日不落" and a.actor == sun
+            ]
+            living = [n for n in state.living if n != sun]
+            if mine and not sun_naming_problem(living, list(dict.fromkeys(mine[0].targets))):
+                named |= set(mine[0].targets)
         if not named:
             return ()
+        voters = set(state.living) - self._left_in_state(state, index)
         return tuple(
             VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), SUN_NO_VOTE)
-            for n in sorted(living - named)
+            for n in sorted(voters - named)
         )
 
     def absent(self, state: GameState, day: int) -> frozenset[str]:

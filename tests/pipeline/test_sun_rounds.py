@@ -260,6 +260,8 @@ def test_the_report_names_both_tops(game: tuple[Path, Path], tmp_path: Path) -> 
     ).read_text(encoding="utf-8")
     store.close()
     assert "第一轮出局：丙；额外一轮出局：丁" in page
+    # every ballot of both rounds, each with its round (m209.txt:377-378)
+    assert page.count("第一轮[正午]</span>") == 4 and page.count("额外一轮[正午]</span>") == 5
 
 
 # --------------------------------------------------------------------------- with the engine
@@ -299,6 +301,7 @@ def test_only_the_suns_named_vote_in_the_extra_round(
     assert data["out"] == "丁" and data["first_round"]["out"] == "丙"
     out = run(game, "day", "resolve", "--day", "2", "--json", "--as-of", AFTER)
     report = json.loads(out)
+    assert report["first_round"]["out"] == "丙" and report["tally"]["out"] == "丁"
     # both tops take [投票出局] at 黄昏, the first round's first (m209.txt:378)
     assert [(d["player"], d["cause"]) for d in report["deaths"]] == [
         ("丙", "投票出局"),
@@ -493,3 +496,63 @@ def test_players_the_rules_bar_are_not_flagged_for_not_voting_or_posting(tmp_pat
     assert "d3-no-vote-癸" not in flagged  # out of the game for the day
     assert not [f for f in flagged if f.endswith("-癸") or "-癸-" in f]  # nor 潜水 for posts
     assert [f for f in flagged if f.startswith("d3-qianshui-丙")]  # 丙 did not post: 潜水
+
+
+def test_the_running_tally_counts_the_round_that_is_open(game: tuple[Path, Path]) -> None:
+    """m209 votes are public, counts hidden (m209.txt:167): while the first 正午 round runs
+    its tally is drafted, then the extra round's — each says which round it is."""
+    file, db = game
+    g = load_game(file, env={"BANSHA_COOKIE": "x"})
+
+    def running(at: datetime) -> str:
+        store = open_store(db)
+        spec = next(
+            s
+            for s in due_drafts(g, derive(g, store, as_of=at), as_of=at)
+            if s.kind is DraftKind.RUNNING_TALLY and s.day == 2
+        )
+        store.close()
+        return spec.body
+
+    add_posts(db, FIRST_TID, [vote(3001, "乙", "丙", h(11)), vote(3002, "丁", "丙", h(11, 5))])
+    body = running(h(12, 30))
+    assert "·第一轮[正午]·计票（进行中）" in body and "目前最高票：丙" in body
+    assert "12月2日 15:00关门" in body  # the first round's end
+    post_day2_votes(db)
+    body = running(h(18))
+    assert "·额外一轮[正午]·计票（进行中）" in body and "目前最高票：丁" in body
+    assert "== 第一轮投票帖" in run(game, "posts", "--day", "2")
+
+
+def test_a_naming_during_the_day_is_read_as_the_engine_reads_it(game: tuple[Path, Path]) -> None:
+    """m209.txt:377 最多可选择场上存活人数一半的玩家: an over-long naming is invalid in the
+    engine, and the tally does not bar anyone for it; a second naming does not count."""
+    sun_falls_on_night_1(game, name_now=False)
+    post_day2_votes(game[1])
+    seven = ["乙", "丙", "丁", "戊", "己", "庚", "辛"]  # 12 living: at most 6
+    run(game, "day", "add", "--day", "2", "--actor", "壬", "--skill", "日不落",
+        *[x for t in seven for x in ("--target", t)])  # fmt: skip
+    data = json.loads(run(game, "tally", "--day", "2", "--json", "--as-of", AFTER))
+    assert all("太阳[日]" not in v["reason"] for v in data["votes"])
+    report = json.loads(run(game, "day", "resolve", "--day", "2", "--json", "--as-of", AFTER))
+    naming = next(r for r in report["actions"] if r["skill"] == "日不落")
+    assert (
+        naming["outcome"] == "invalid" and "最多可选择场上存活人数一半（6人）" in naming["reason"]
+    )
+
+
+def test_the_reminder_leaves_out_who_may_not_vote_in_the_extra_round(
+    game: tuple[Path, Path],
+) -> None:
+    sun_falls_on_night_1(game, name_now=True)  # 丙、戊、己 named
+    g = load_game(game[0], env={"BANSHA_COOKIE": "x"})
+    store = open_store(game[1])
+    at = h(21, 30)
+    spec = next(
+        s
+        for s in due_drafts(g, derive(g, store, as_of=at), as_of=at)
+        if s.kind is DraftKind.REMINDER and s.day == 2
+    )
+    store.close()
+    assert "丙" in spec.body and "己" in spec.body
+    assert "辛" not in spec.body  # not named by the sun: no vote to remind of
