@@ -463,7 +463,10 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         if tid is None:
             return []
         if tid not in posts_by_tid:
-            posts_by_tid[tid] = store.posts(tid)
+            # a look at a past moment (--as-of) sees only what had been posted by then
+            posts_by_tid[tid] = [
+                p for p in store.posts(tid) if p.posted_at is None or p.posted_at <= as_of
+            ]
         return posts_by_tid[tid]
 
     days: dict[int, DayResult] = {}

@@ -556,3 +556,12 @@ def test_the_reminder_leaves_out_who_may_not_vote_in_the_extra_round(
     store.close()
     assert "丙" in spec.body and "己" in spec.body
     assert "辛" not in spec.body  # not named by the sun: no vote to remind of
+
+
+def test_a_look_at_the_past_sees_only_what_was_posted_by_then(game: tuple[Path, Path]) -> None:
+    """--as-of replays a moment: a vote posted later is not in it (DESIGN: every verdict can
+    be re-derived as it stood)."""
+    post_day2_votes(game[1])
+    data = json.loads(run(game, "tally", "--day", "2", "--json", "--as-of", h(11, 30).isoformat()))
+    assert [v["voter"] for v in data["first_round"]["votes"]] == ["乙", "丁"]
+    assert data["votes"] == []
