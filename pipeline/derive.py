@@ -563,28 +563,23 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         sheriff_by_day[day.day] = sheriff
 
         # -- ballots (two rounds on a 太阳[日不落] day, m209.txt:377-378) ---------------------
-        ballots, voted, unreadable = _thread_ballots(
-            store,
-            posts_of(day.vote),
-            day=day.day,
-            roster=roster,
-            base=base,
-            target_rule=target_rule,
-            edited_votes=edited_votes,
-        )
-        first_ballots: list[Ballot] = []
-        if day.first_vote is not None:
-            first_ballots, first_voted, first_unreadable = _thread_ballots(
+        read = {
+            tid: _thread_ballots(
                 store,
-                posts_of(day.first_vote),
+                posts_of(tid),
                 day=day.day,
                 roster=roster,
                 base=base,
                 target_rule=target_rule,
                 edited_votes=edited_votes,
             )
-            voted |= first_voted
-            unreadable += first_unreadable
+            for tid in (day.first_vote, day.vote)
+            if tid is not None
+        }
+        ballots = read[day.vote][0] if day.vote is not None else []
+        first_ballots = read[day.first_vote][0] if day.first_vote is not None else []
+        voted = {who for _b, v, _n in read.values() for who in v}
+        unreadable = sum(n for _b, _v, n in read.values())
         for row in journal_proxies(store, day.day):
             at = _dt(row["at"])
             target = None if row["target"] == "弃权" else row["target"]

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import cli
+from pipeline.client import DiscuzClient, RetryPolicy
+from pipeline.crawl import Crawler, ForumConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_GAME = ROOT / "config" / "games" / "demo.toml"
@@ -29,3 +34,21 @@ def db(demo_db: Path, tmp_path: Path) -> Path:
     copy = tmp_path / "game.db"
     shutil.copy(demo_db, copy)
     return copy
+
+
+def sim_crawler(sim: Any, store: Any, tz: Any) -> Callable[[Any, bool], Any]:
+    """``crawl(targets, full)`` against the simulator, no waits (for ``run_cycle``)."""
+
+    def crawl(targets: Any, full: bool) -> Any:
+        http = httpx.Client(transport=sim.transport(), follow_redirects=True)
+        client = DiscuzClient(
+            http,
+            base_url=sim.base_url,
+            min_interval_s=0,
+            policy=RetryPolicy(initial_wait_s=0.01, jitter_s=0),
+            sleep=lambda s: None,
+        )
+        forum = ForumConfig(base_url=sim.base_url, tz=tz)
+        return Crawler(client, store, forum).crawl(targets, full=full)
+
+    return crawl

@@ -8,17 +8,15 @@ import subprocess
 from datetime import datetime
 from pathlib import Path
 
-import httpx
 import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import cli
-from pipeline.client import DiscuzClient, RetryPolicy
-from pipeline.crawl import Crawler, ForumConfig
 from pipeline.cycle import CycleLocked, cycle_lock, run_cycle, targets_due
 from pipeline.gamefile import load_game
 from pipeline.simulator import ForumSim, SimClock
 from pipeline.store import open_store
+from tests.pipeline.conftest import sim_crawler
 
 ROOT = Path(__file__).resolve().parents[2]
 GAME = ROOT / "config" / "games" / "demo.toml"
@@ -35,19 +33,7 @@ def world(tmp_path):
     sim = ForumSim.from_script(GAME, SCRIPT, clock)
     store = open_store(tmp_path / "demo.db")
 
-    def crawl(targets, full):
-        http = httpx.Client(transport=sim.transport(), follow_redirects=True)
-        client = DiscuzClient(
-            http,
-            base_url=sim.base_url,
-            min_interval_s=0,
-            policy=RetryPolicy(initial_wait_s=0.01, jitter_s=0),
-            sleep=lambda s: None,
-        )
-        forum = ForumConfig(base_url=sim.base_url, tz=game.game.tz)
-        return Crawler(client, store, forum).crawl(targets, full=full)
-
-    yield game, sim, clock, store, crawl
+    yield game, sim, clock, store, sim_crawler(sim, store, game.game.tz)
     store.close()
 
 

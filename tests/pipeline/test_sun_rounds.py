@@ -24,23 +24,12 @@ from pipeline.drafts import DraftKind, due_drafts
 from pipeline.gamefile import GameFileError, load_game
 from pipeline.store import open_store
 from tests.engine.test_m209_cli import HEAD
+from tests.engine.test_m209_cli import LINEUP as M209_LINEUP
+from tests.pipeline.conftest import sim_crawler
 
 TZ = timezone(timedelta(hours=8))
-LINEUP = (
-    ("甲", "黑狼王"),
-    ("乙", "狼美人"),
-    ("丙", "隐狼"),
-    ("丁", "石像鬼"),
-    ("戊", "预言家"),
-    ("己", "守卫"),
-    ("庚", "摄梦人"),
-    ("辛", "女巫"),
-    ("壬", "太阳"),
-    ("癸", "猎人"),
-    ("子", "长老"),
-    ("丑", "替罪羊"),
-    ("寅", "吹笛者"),
-)
+# the m209 CLI test's line-up with 太阳 for 长老 and 长老 for 白痴 (弱神 stays 4 of 10)
+LINEUP = tuple((n, {"长老": "太阳", "白痴": "长老"}.get(r, r)) for n, r in M209_LINEUP)
 UID = {n: 101 + i for i, (n, _r) in enumerate(LINEUP)}
 FIRST_TID, VOTE_TID = 2014, 2012
 DAY2 = datetime(2026, 12, 2, 10, 0, tzinfo=TZ)
@@ -267,11 +256,16 @@ def test_the_report_names_both_tops(game: tuple[Path, Path], tmp_path: Path) -> 
 # --------------------------------------------------------------------------- with the engine
 
 
-def sun_falls_on_night_1(game: tuple[Path, Path], *, name_now: bool) -> None:
+def through_day_1(game: tuple[Path, Path]) -> None:
+    """The opening (守卫 picks a mode, m209.txt:250) and the election day, resolved."""
     run(game, "night", "add", "--night", "0", "--actor", "己", "--skill", "模式选择",
         "--choice", "法式守卫")  # fmt: skip
     run(game, "night", "resolve", "--night", "0")
     run(game, "day", "resolve", "--day", "1", "--as-of", AFTER)
+
+
+def sun_falls_on_night_1(game: tuple[Path, Path], *, name_now: bool) -> None:
+    through_day_1(game)
     run(game, "night", "add", "--night", "1", "--actor", "甲", "--skill", "杀人",
         "--target", "壬")  # fmt: skip
     if name_now:
@@ -316,10 +310,7 @@ def test_once_the_engine_resolved_the_day_its_outs_count(tmp_path: Path) -> None
     lineup = tuple((n, "白痴") if n == "壬" else (n, r) for n, r in LINEUP)
     file = write_game(tmp_path / "idiot.toml", f"vote = {VOTE_TID}", lineup=lineup)
     game = (file, tmp_path / "idiot.db")
-    run(game, "night", "add", "--night", "0", "--actor", "己", "--skill", "模式选择",
-        "--choice", "法式守卫")  # fmt: skip
-    run(game, "night", "resolve", "--night", "0")
-    run(game, "day", "resolve", "--day", "1", "--as-of", AFTER)
+    through_day_1(game)
     run(game, "night", "add", "--night", "1", "--actor", "甲", "--skill", "杀人",
         "--target", "戊")  # fmt: skip
     run(game, "night", "resolve", "--night", "1")
@@ -342,10 +333,7 @@ def test_once_the_engine_resolved_the_day_its_outs_count(tmp_path: Path) -> None
 def test_a_first_round_without_a_fallen_sun_is_refused(game: tuple[Path, Path]) -> None:
     """m209.txt:377: only the day after 太阳 went out has the extra 正午 — a first_vote on
     another day is a mistake in the game file, said before anything is resolved."""
-    run(game, "night", "add", "--night", "0", "--actor", "己", "--skill", "模式选择",
-        "--choice", "法式守卫")  # fmt: skip
-    run(game, "night", "resolve", "--night", "0")
-    run(game, "day", "resolve", "--day", "1", "--as-of", AFTER)
+    through_day_1(game)
     run(game, "night", "add", "--night", "1", "--actor", "甲", "--skill", "杀人",
         "--target", "戊")  # fmt: skip
     run(game, "night", "resolve", "--night", "1")
@@ -373,10 +361,6 @@ def test_the_cycle_rereads_the_first_round_once_and_then_drafts_its_result(
     """The first round's result is public before the day ends (only its top, m209.txt:167):
     after ``first_closes`` the cycle reads the first round's thread whole again, once, and only
     then drafts it — so a vote edited or deleted on an early page is not missed."""
-    import httpx
-
-    from pipeline.client import DiscuzClient, RetryPolicy
-    from pipeline.crawl import Crawler, ForumConfig
     from pipeline.cycle import closed_days_to_reread, first_rounds_to_reread, run_cycle
     from pipeline.drafts import list_drafts, make_drafts
     from pipeline.simulator import ForumSim, SimClock
@@ -394,17 +378,7 @@ def test_the_cycle_rereads_the_first_round_once_and_then_drafts_its_result(
         sim.add_post(FIRST_TID, name, f"投票对象：{target}\n投票理由：测试", at)
     store = open_store(db)
 
-    def crawl(targets, full):  # type: ignore[no-untyped-def]
-        http = httpx.Client(transport=sim.transport(), follow_redirects=True)
-        client = DiscuzClient(
-            http,
-            base_url=sim.base_url,
-            min_interval_s=0,
-            policy=RetryPolicy(initial_wait_s=0.01, jitter_s=0),
-            sleep=lambda s: None,
-        )
-        forum = ForumConfig(base_url=sim.base_url, tz=g.game.tz)
-        return Crawler(client, store, forum).crawl(targets, full=full)
+    crawl = sim_crawler(sim, store, g.game.tz)
 
     def cycle(now: datetime) -> list[str]:
         clock.set(now)
@@ -463,10 +437,7 @@ def test_players_the_rules_bar_are_not_flagged_for_not_voting_or_posting(tmp_pat
     lineup = tuple((n, "白痴") if n == "壬" else (n, r) for n, r in LINEUP)
     file = write_game(tmp_path / "idiot.toml", f"vote = {VOTE_TID}", lineup=lineup, more_days=DAY3)
     game = (file, tmp_path / "idiot.db")
-    run(game, "night", "add", "--night", "0", "--actor", "己", "--skill", "模式选择",
-        "--choice", "法式守卫")  # fmt: skip
-    run(game, "night", "resolve", "--night", "0")
-    run(game, "day", "resolve", "--day", "1", "--as-of", AFTER)
+    through_day_1(game)
     run(game, "night", "resolve", "--night", "1")
     add_posts(
         game[1],
