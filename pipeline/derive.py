@@ -115,6 +115,10 @@ class Derivation:
     outs: dict[str, tuple[datetime, str]]  # player -> (when, why)
     # 遗言 the players sent the director (the latest per player, by the derivation's time)
     lastwords: dict[str, LastWords] = field(default_factory=dict)
+    # the engine's 公示 per resolved phase ("night:1" → lines), as the rule set words them
+    public: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # players whose out comes from the engine (its cause names skills: not for the public)
+    engine_outs: frozenset[str] = frozenset()
 
     def day(self, n: int) -> DayResult:
         if n not in self.days:
@@ -453,7 +457,8 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
     factions = {p.name: p.faction for p in game.players}
     ledger = card_ledger(events, factions, ruleset=rs_id)
     fixed_outs: list[tuple[str, datetime, str]] = list(journal_outs(store))
-    fixed_outs += _engine_outs(store, game, snaps)
+    from_engine = _engine_outs(store, game, snaps)
+    fixed_outs += from_engine
     fixed_outs += [(p, at, "红牌罚下") for p, at in ledger.out_by_red.items()]
     vote_outs: list[tuple[str, datetime, str]] = []
 
@@ -814,7 +819,17 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         post_exempt_by_day=post_exempt_by_day,
         as_of=as_of,
     )
-    return Derivation(game, as_of, days, flags, ledger, outs_final, said)
+    return Derivation(
+        game,
+        as_of,
+        days,
+        flags,
+        ledger,
+        outs_final,
+        said,
+        public={s.phase.label: tuple(s.report.get("public", ())) for s in snaps},
+        engine_outs=frozenset(p for p, _at, _c in from_engine),
+    )
 
 
 def _engine_outs(

@@ -35,6 +35,7 @@ from typing import Any
 import jinja2
 
 from engine.cards import Card, CardEvent, Ledger, card_ledger
+from engine.state import Phase
 from engine.votes import Tally, VerdictStatus, VoteVerdict
 from pipeline.derive import DayResult, Derivation, card_events
 from pipeline.gamefile import Day, Game
@@ -643,7 +644,11 @@ def running_tally_context(
     }
 
 
-def result_context(game: Game, res: DayResult) -> dict[str, Any] | None:
+def result_context(
+    game: Game, res: DayResult, announcements: Sequence[str] = ()
+) -> dict[str, Any] | None:
+    """The vote result; ``announcements``: the engine's 公示 of the day once the director
+    resolved it (白痴翻牌, 迷魂烤全羊, 警长移交 …, as the rule set words them)."""
     t = res.tally
     if t is None:
         return None
@@ -661,6 +666,7 @@ def result_context(game: Game, res: DayResult) -> dict[str, Any] | None:
         "closes": _when(res.day.closes, tz),
         "invalid": not_counted,
         "invalid_count": len(not_counted),
+        "announcements": list(announcements),
         # 太阳[日不落] (m209.txt:377-378): the first 正午 round's top goes out at 黄昏 too
         "first": (
             {"out": res.first.tally.out, "decided_by": res.first.tally.decided_by}
@@ -692,15 +698,24 @@ def first_result_context(game: Game, res: DayResult) -> dict[str, Any] | None:
 
 def day_open_context(game: Game, d: Derivation, prev: Day, day: Day) -> dict[str, Any]:
     tz = game.game.tz
+    # by time; at the same time (a night's outs, all at the opening) in the order they went
+    # out, as the engine listed them (公示出局名单时按角色出局的顺序排序, m209.txt:159)
     outs = sorted(
-        (at, name, cause) for name, (at, cause) in d.outs.items() if prev.opens < at <= day.opens
+        ((at, name, cause) for name, (at, cause) in d.outs.items() if prev.opens < at <= day.opens),
+        key=lambda o: o[0],
     )
     res = d.days.get(day.day)
     sheriff = res.sheriff if res is not None else None
     return {
         **_base_context(game, day.day),
         "prev_day": prev.day,
-        "outs": [{"name": n, "cause": c, "at": _when(at, tz)} for at, n, c in outs],
+        # an out the engine resolved keeps its cause private (it names skills: 女巫[毒药] …);
+        # what the rules make public is in the engine's 公示 below
+        "outs": [
+            {"name": n, "cause": "" if n in d.engine_outs else c, "at": _when(at, tz)}
+            for at, n, c in outs
+        ],
+        "announcements": list(d.public.get(Phase.night(prev.day).label, ())),
         "lastwords": LASTWORDS.get(game.game.ruleset),
         # 遗言 recorded for the players in the list (bansha lastwords add), in out order
         "said": [
@@ -988,7 +1003,7 @@ def due_drafts(
         if as_of < day.closes or n in unsettled:
             continue
         if day.vote is not None:
-            ctx = result_context(game, res)
+            ctx = result_context(game, res, derivation.public.get(Phase.day(n).label, ()))
             if ctx is not None:
                 specs += _specs(game, templates, DraftKind.RESULT, n, ctx, tid=announce)
         ctx = cards_context(game, derivation, n, cards)

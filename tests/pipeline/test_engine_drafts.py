@@ -1,0 +1,75 @@
+"""Drafts from the engine's resolved phases: what the rules make public, nothing more.
+
+m209.txt:158 — 夜晚期间需要公示的内容全部在下一个白天开始时公布。
+m209.txt:159 — 公示出局名单时按角色出局的顺序排序。
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from pipeline.derive import derive
+from pipeline.drafts import DraftKind, due_drafts
+from pipeline.gamefile import load_game
+from pipeline.store import open_store
+from tests.pipeline.test_sun_rounds import (
+    DAY2,
+    LINEUP,
+    VOTE_TID,
+    add_posts,
+    h,
+    run,
+    through_day_1,
+    vote,
+    write_game,
+)
+
+
+def draft(file: Path, db: Path, kind: DraftKind, day: int, at: datetime) -> str:
+    g = load_game(file, env={"BANSHA_COOKIE": "x"})
+    store = open_store(db)
+    spec = next(
+        s
+        for s in due_drafts(g, derive(g, store, as_of=at), as_of=at)
+        if s.kind is kind and s.day == day
+    )
+    store.close()
+    return spec.body
+
+
+def test_the_day_open_draft_shows_the_nights_public_lines_and_hides_the_causes(
+    tmp_path: Path,
+) -> None:
+    file = write_game(tmp_path / "g.toml", f"vote = {VOTE_TID}")
+    game = (file, tmp_path / "g.db")
+    through_day_1(game)
+    for actor, skill, target in (("甲", "杀人", "戊"), ("辛", "毒药", "乙")):
+        run(game, "night", "add", "--night", "1", "--actor", actor, "--skill", skill,
+            "--target", target)  # fmt: skip
+    run(game, "night", "resolve", "--night", "1")
+    body = draft(file, game[1], DraftKind.DAY_OPEN, 2, DAY2 - timedelta(minutes=30))
+    assert "1. 戊\n2. 乙" in body  # in out order, no cause
+    assert "昨晚出局（按出局顺序）：戊、乙" in body  # the engine's 公示 (m209.txt:159)
+    assert "毒药" not in body and "杀人" not in body  # who killed whom stays private
+
+
+def test_the_result_draft_carries_the_days_public_lines_once_resolved(tmp_path: Path) -> None:
+    """m209.txt:357 白痴[大难不死]: the idiot voted top flips and stays — said in the result."""
+    lineup = tuple((n, "白痴") if n == "壬" else (n, r) for n, r in LINEUP)
+    file = write_game(tmp_path / "i.toml", f"vote = {VOTE_TID}", lineup=lineup)
+    game = (file, tmp_path / "i.db")
+    through_day_1(game)
+    run(game, "night", "resolve", "--night", "1")
+    add_posts(
+        game[1],
+        VOTE_TID,
+        [vote(3201 + i, n, "壬", h(12, i)) for i, n in enumerate(("乙", "丙", "丁"))],
+    )
+    closed = DAY2.replace(hour=22, minute=5)
+    before = draft(file, game[1], DraftKind.RESULT, 2, closed)
+    assert "结算公示" not in before
+    run(game, "day", "resolve", "--day", "2", "--as-of", "2026-12-03T09:00:00+08:00")
+    after = draft(file, game[1], DraftKind.RESULT, 2, closed)
+    assert "[b]结算公示[/b]" in after
+    assert "壬是白痴，[[b][/b]大难不死]" in after  # escaped: shows as written
