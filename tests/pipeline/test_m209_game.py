@@ -1,0 +1,145 @@
+"""A whole m209 game through the director's commands, from the opening to the village's win.
+
+Posts go into the store as a crawl would leave them; the director records the night actions and
+resolves every phase with the engine. Along the way: the election (m209.txt:225-226), a night
+kill and a poison (m209.txt:574-576), the sun's 日不落 day with its two 正午 rounds counted
+from two threads (m209.txt:377-379), 黑狼王's 报复 at 黄昏1 (m209.txt:470, 542-544), the piper out
+(m209.txt:524), 石像鬼 taking the knife (m209.txt:413-416), the guard (m209.txt:254), and the
+win when only the village has not lost (m209.txt:505-513).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from pipeline.derive import derive
+from pipeline.drafts import DraftKind, due_drafts
+from pipeline.gamefile import load_game
+from pipeline.store import open_store
+from tests.pipeline.test_sun_rounds import (
+    FIRST_TID,
+    TZ,
+    VOTE_TID,
+    add_posts,
+    run,
+    vote,
+    write_game,
+)
+
+DAY1 = datetime(2026, 12, 1, 10, 0, tzinfo=TZ)
+DAY3 = """
+[[days]]
+day = 3
+opens = 2026-12-03T10:00:00+08:00
+closes = 2026-12-03T22:00:00+08:00
+discussion = 2021
+vote = 2022
+"""
+
+
+def at(day: int, hour: int, minute: int = 0) -> datetime:
+    return DAY1 + timedelta(days=day - 1, hours=hour - 10, minutes=minute)
+
+
+def after(day: int) -> str:
+    return at(day + 1, 9).isoformat()
+
+
+def night(game: tuple[Path, Path], n: int, *actions: tuple[str, str, tuple[str, ...], str]) -> dict:
+    for actor, skill, targets, choice in actions:
+        args = ["night", "add", "--night", str(n), "--actor", actor, "--skill", skill]
+        args += [x for t in targets for x in ("--target", t)]
+        args += ["--choice", choice] if choice else []
+        run(game, *args)
+    return json.loads(run(game, "night", "resolve", "--night", str(n), "--json"))
+
+
+def deaths(report: dict) -> list[tuple[str, str]]:
+    return [(d["player"], d["cause"]) for d in report["deaths"]]
+
+
+def drafts_at(file: Path, db: Path, when: datetime, kind: DraftKind, day: int) -> str:
+    g = load_game(file, env={"BANSHA_COOKIE": "x"})
+    store = open_store(db)
+    spec = next(
+        s
+        for s in due_drafts(g, derive(g, store, as_of=when), as_of=when)
+        if s.kind is kind and s.day == day
+    )
+    store.close()
+    return spec.body
+
+
+def test_a_whole_m209_game(tmp_path: Path) -> None:
+    file = write_game(tmp_path / "m209.toml", more_days=DAY3)
+    game = (file, tmp_path / "m209.db")
+
+    # 开局: 隐狼 picks 3,4,5 (no 接刀), 守卫 the French mode (m209.txt:430-436, 250-252)
+    night(game, 0, ("丙", "伪装", (), "3,4,5"), ("己", "模式选择", (), "法式守卫"))
+
+    # day 1, the election: everyone votes 戊 (竞岗, m209.txt:226)
+    add_posts(game[1], 2002, [vote(4000 + i, n, "戊", at(1, 12, i))
+                              for i, n in enumerate("甲乙丙丁己庚辛壬癸子丑寅")])  # fmt: skip
+    day1 = json.loads(run(game, "day", "resolve", "--day", "1", "--json", "--as-of", after(1)))
+    assert day1["sheriff"] == "戊"
+
+    # night 1: the wolves kill the sun, who names the extra round's speakers; the witch
+    # poisons 狼美人; the seer checks 黑狼王
+    n1 = night(
+        game,
+        1,
+        ("甲", "杀人", ("壬",), ""),
+        ("壬", "日不落", ("戊", "己", "庚", "辛", "癸", "子"), ""),
+        ("辛", "毒药", ("乙",), ""),
+        ("戊", "预言", ("甲",), ""),
+    )
+    assert deaths(n1) == [("壬", "狼人[杀人]"), ("乙", "女巫[毒药]")]
+    assert "日不落" in n1["public"]
+    run(game, "lastwords", "add", "--player", "壬", "--text", "狼人在甲乙之间",
+        "--at", at(2, 8).isoformat())  # fmt: skip
+    opening = drafts_at(file, game[1], at(2, 9), DraftKind.DAY_OPEN, 2)
+    assert "1. 壬\n2. 乙" in opening and "毒药" not in opening
+    assert "[b]壬[/b]：\n狼人在甲乙之间" in opening
+
+    # day 2 (日不落): everyone votes in the first round, only the named in the extra one
+    add_posts(game[1], FIRST_TID, [
+        vote(4101, "戊", "甲", at(2, 11)), vote(4102, "己", "甲", at(2, 11, 5)),
+        vote(4103, "庚", "甲", at(2, 11, 10)), vote(4104, "丙", "戊", at(2, 11, 15)),
+    ])  # fmt: skip
+    add_posts(game[1], VOTE_TID, [
+        vote(4201, "戊", "寅", at(2, 16)), vote(4202, "己", "寅", at(2, 16, 5)),
+        vote(4203, "庚", "寅", at(2, 16, 10)), vote(4204, "丙", "戊", at(2, 16, 15)),
+    ])  # fmt: skip
+    tally2 = json.loads(run(game, "tally", "--day", "2", "--json", "--as-of", after(2)))
+    assert tally2["first_round"]["out"] == "甲" and tally2["out"] == "寅"
+    bing = next(v for v in tally2["votes"] if v["voter"] == "丙")
+    assert bing["status"] == "invalid" and "太阳[日]" in bing["reason"]  # not named
+    # 黑狼王 voted out (not by 特攻/暴击) takes 长老 with him at 黄昏1 (m209.txt:470)
+    run(game, "day", "add", "--day", "2", "--actor", "甲", "--skill", "报复", "--target", "子")
+    d2 = json.loads(run(game, "day", "resolve", "--day", "2", "--json", "--as-of", after(2)))
+    assert deaths(d2) == [
+        ("甲", "投票出局"),
+        ("寅", "投票出局"),
+        ("子", "黑狼王[报复]"),
+    ]
+    assert any("吹笛者已出局" in line for line in d2["public"])
+    result = drafts_at(file, game[1], at(2, 22, 5), DraftKind.RESULT, 2)
+    assert "第一轮最高票出局：甲" in result and "额外一轮最高票出局：寅" in result
+    assert "[b]结算公示[/b]" in result
+
+    # night 2: 石像鬼 has the knife now that no [群内] is left; the guard saves the seer
+    n2 = night(game, 2, ("丁", "杀人", ("戊",), ""), ("己", "守护", ("戊",), ""))
+    assert deaths(n2) == []
+
+    # day 3: 石像鬼 voted out; 隐狼 (no 接刀) cannot carry the knife: the wolves lose, the
+    # piper lost already — the village wins (仅一个阵营未判负时自动获胜, m209.txt:505)
+    add_posts(game[1], 2022, [vote(4300 + i, n, "丁", at(3, 12, i))
+                              for i, n in enumerate("戊己庚辛癸丑")])  # fmt: skip
+    d3 = json.loads(run(game, "day", "resolve", "--day", "3", "--json", "--as-of", after(3)))
+    assert deaths(d3) == [("丁", "投票出局")]
+    assert d3["winner"] == "村民阵营"
+    state = run(game, "state")
+    assert "胜负：村民阵营胜利" in state
+    assert "全部一致" in run(game, "state", "--verify")
