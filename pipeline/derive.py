@@ -713,6 +713,12 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             barred_last = frozenset(barred[-1])
         absent = frozenset(ruleset.absent(engine_state, day.day)) if engine_state else frozenset()
         post_exempt_by_day[day.day] = set(absent)
+        if engine_state is not None:  # m209 太阳[日不落]: the unnamed may not speak at the end
+            post_exempt_by_day[day.day] |= ruleset.silenced(engine_state, day.day, day_actions)
+        resolved = next((s.state for s in snaps if s.phase == Phase.day(day.day)), None)
+        if resolved is not None and ruleset.vote_void(resolved, day.day):
+            # the day's vote did not take place (m209 [封锁投票]): nobody owed a vote
+            vote_exempt_by_day[day.day] = {p.name for p in game.players}
 
         # -- post counts ---------------------------------------------------------------------
         acts = [

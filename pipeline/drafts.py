@@ -699,7 +699,7 @@ def first_result_context(game: Game, res: DayResult) -> dict[str, Any] | None:
 def day_open_context(game: Game, d: Derivation, prev: Day, day: Day) -> dict[str, Any]:
     tz = game.game.tz
     # by time; at the same time (a night's outs, all at the opening) in the order they went
-    # out, as the engine listed them (公示出局名单时按角色出局的顺序排序, m209.txt:159)
+    # out, as the engine listed them (公示出局名单时按角色出局的顺序排序, m209.txt:156)
     outs = sorted(
         ((at, name, cause) for name, (at, cause) in d.outs.items() if prev.opens < at <= day.opens),
         key=lambda o: o[0],

@@ -412,6 +412,16 @@ class Ruleset:
         电梯楼, excused from posting (no 潜水 flag)."""
         return frozenset()
 
+    def vote_void(self, state: GameState, day: int) -> bool:
+        """``state`` (after the day was resolved) says the day's vote did not take place, so
+        nobody owed a vote (m209 [封锁投票]); False here."""
+        return False
+
+    def silenced(self, state: GameState, day: int, actions: Sequence[Any]) -> frozenset[str]:
+        """Players the rules forbid to speak for part of ``day`` (m209 太阳[日不落]): not
+        judged for 发言不足; none here."""
+        return frozenset()
+
     def first_round_modifiers(self, state: GameState, day: int) -> tuple[Any, ...]:
         """The VoteModifiers of the first 正午 round of a day with two (m209 太阳[日不落]);
         by default the day's own."""

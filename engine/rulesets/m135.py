@@ -1202,7 +1202,7 @@ class M135(Ruleset):
             return
         winner = VILLAGE if loser == WOLF else WOLF
         board.record(a, step, Outcome.DONE, f"{loser}判负", "m135.txt:245")
-        board.set_winner(winner, f"{loser}判负（红牌，m135.txt:245）", "m135.txt:245")
+        board.set_winner(winner, f"{loser}判负（红牌）", "m135.txt:245")
         board.emit(step, "m135.txt:245", f"{loser}判负，{winner}胜利")
 
     # ------------------------------------------------------------------ the day
@@ -1232,9 +1232,7 @@ class M135(Ruleset):
                 else:
                     if checked.holder.charge is not None:
                         board.use_charge(*checked.holder.charge)
-                    line = (
-                        f"{a.actor}翻牌，公示身份：{checked.holder.card_name}（m135.txt:135, 143）"
-                    )
+                    line = f"{a.actor}翻牌，公示身份：{checked.holder.card_name}"
                     board.announce(line)
                     board.record(a, day_label, Outcome.DONE, line, spec.rule)
                     board.emit(day_label, spec.rule, line, actor=a.actor)
@@ -1340,7 +1338,7 @@ class M135(Ruleset):
         if board.night is not None:
             self._deliver_gifts(board)
             for target in board.scratch.get("slandered", []):
-                board.announce(f"{target}被诽谤（放逐投票中多计一票，m135.txt:120-121）")
+                board.announce(f"{target}被诽谤（放逐投票中多计一票）")
         if board.deaths or board.night is not None or not board.scratch.get("election"):
             board.public[:0] = [self._death_line(board)]
 
@@ -1432,7 +1430,7 @@ class M135(Ruleset):
         faction, reason, rule = texts[first]
         factions = {texts[c][0] for c in met}
         if len(factions) > 1:
-            reason += "（双方条件在同一阶段达成，先达成者胜，见 docs/rulings.md）"
+            reason += "（双方条件在同一阶段达成，先达成者胜）"
         board.set_winner(faction, reason, rule)
         board.announce(f"游戏结束：{faction}胜利（{reason}）")
         board.emit(step, rule, f"{faction}胜利", because=reason)

@@ -165,6 +165,14 @@ _FACTION_WORDS = {
 #: ``日不落:<day>`` = the suns (tab-separated, in out order) whose extra 正午 is that day.
 VOTE_OBJECTS = "投票对象:"
 SUN_NOON = "日不落:"
+#: What the log tells the director when the tally's top went out at noon: the tally does not
+#: see noon outs; recorded, they void later votes for that player and allow a change.
+NOON_OUT = (
+    "（计票看不到正午的出局：如需按规则让投给他的人改票、之后投给他的票无效，"
+    "请用 bansha player out 记录其出局时间后重新结算，m209.txt:170, 176）"
+)
+#: ``封锁投票:<day>`` = what blocked that day's vote (m209.txt:205).
+BLOCKED = "封锁投票:"
 #: The source of the vote modifier barring the sun's unnamed players from the extra 正午.
 SUN_NO_VOTE = "太阳[日]"
 #: Starting charges: 限定 = 1, [次数] as written (m209.txt:53-55).
@@ -2401,6 +2409,8 @@ class M209(Ruleset):
         if day.sheriff_election:
             self._election(board, day)
         elif board.scratch.get("blocked_vote"):
+            # remembered: the day's vote threads were closed, nobody owed a vote (m209.txt:205)
+            board.settings[f"{BLOCKED}{day.day}"] = str(board.scratch["blocked_vote"])
             board.emit(
                 "放逐投票",
                 "m209.txt:205",
@@ -2416,7 +2426,8 @@ class M209(Ruleset):
                 if top.out and suns and not board.alive(top.out):
                     board.emit("放逐投票", "m209.txt:378", f"最高票{top.out}已出局，不再结算")
                     continue
-                self._exile(board, top, first_round=in_first)
+                label = ("第一轮[正午]" if in_first else "额外一轮[正午]") if suns else "今日"
+                self._exile(board, top, label=label)
             self._providence(board)
             self._scapegoat(board, day)
         board.drain()
@@ -2447,8 +2458,10 @@ class M209(Ruleset):
             if top and not board.has(top):
                 raise EngineError(f"第一轮[正午]的最高票「{top}」不在名单中，请检查计票")
             if top and not board.alive(top):
+                if top not in {d.player for d in board.deaths}:
+                    raise EngineError(f"第一轮[正午]的最高票{top}已出局，请检查计票")
                 # the tally cannot see a death at noon (决斗, 断钢斩 …, m209.txt:170)
-                board.emit("正午", rule, f"第一轮[正午]最高票{top}已在正午出局，不再结算")
+                board.emit("正午", rule, f"第一轮[正午]最高票{top}已在正午出局，不再结算{NOON_OUT}")
                 return ""
             board.emit(
                 "正午",
@@ -2598,7 +2611,7 @@ class M209(Ruleset):
             because=day.decided_by,
         )
 
-    def _exile(self, board: Board, day: DayInput, *, first_round: bool = False) -> None:
+    def _exile(self, board: Board, day: DayInput, *, label: str = "今日") -> None:
         step = "放逐投票"
         out = day.out
         if out is None:
@@ -2609,8 +2622,10 @@ class M209(Ruleset):
         if not board.has(out):
             raise EngineError(f"被投票出局的「{out}」不在名单中，请检查计票")
         if not board.alive(out):
+            if out not in {d.player for d in board.deaths}:
+                raise EngineError(f"被投票出局的{out}已出局，请检查计票")
             # out at noon (决斗, 断钢斩, 神风突击 …): the tally cannot see it (m209.txt:170)
-            board.emit(step, "m209.txt:170", f"最高票{out}已在正午出局，不再结算")
+            board.emit(step, "m209.txt:170", f"最高票{out}已在正午出局，不再结算{NOON_OUT}")
             return
         board.emit(
             step,
@@ -2619,7 +2634,7 @@ class M209(Ruleset):
             resolved=(out,),
             because=day.decided_by,
         )
-        board.announce(f"{'第一轮[正午]' if first_round else '今日'}最高票：{out}")
+        board.announce(f"{label}最高票：{out}")
         death = self.hit(board, "投票出局", "放逐投票", out, step, "m209.txt:166", "投票出局")
         if death is not None and board.setting("reveal_vote_out", "") == str(board.phase.number):
             self._flip(board, out, "道士[结印]3强神（m209.txt:319）")
@@ -2904,9 +2919,8 @@ class M209(Ruleset):
                 for n in living
                 if n not in pipers and not board.statuses_of(n, "秩序") and not self._left(board, n)
             ]
-            if others and all(
-                any(s.until is None for s in board.statuses_of(n, "狂躁")) for n in others
-            ):
+            # with nobody left who could be made 狂躁, "all of them" holds (docs/rulings.md)
+            if all(any(s.until is None for s in board.statuses_of(n, "狂躁")) for n in others):
                 self._win(board, THIRD, "吹笛者存活，其余角色全部持有永久[狂躁]", "m209.txt:521")
                 return
         factions = (THIRD, WOLF, VILLAGE)
@@ -2979,6 +2993,22 @@ class M209(Ruleset):
                     VoteModifier(p.name, ModifierKind.VOID_ON_TIE, Fraction(0), "替罪羊[冤死]")
                 )
         return tuple(mods)
+
+    def vote_void(self, state: GameState, day: int) -> bool:
+        """[封锁投票] closed the day's vote threads (m209.txt:205): nobody owed a vote."""
+        return f"{BLOCKED}{day}" in dict(state.settings)
+
+    def silenced(self, state: GameState, day: int, actions: Sequence[Any]) -> frozenset[str]:
+        """太阳[日不落]: only the named speak in the extra 正午 (m209.txt:377) — the others
+        are not judged for 发言不足 that day."""
+        return frozenset(
+            m.player
+            for m in (
+                *self.vote_modifiers(state, day),
+                *self.day_vote_modifiers(state, day, actions),
+            )
+            if m.source == SUN_NO_VOTE
+        )
 
     def first_round_modifiers(self, state: GameState, day: int) -> tuple[Any, ...]:
         """The first 正午 round of a 太阳[日不落] day is open to every living player: only the

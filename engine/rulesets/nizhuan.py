@@ -880,7 +880,7 @@ class Nizhuan(Ruleset):
                 for s in board.statuses
                 if s.kind == "时间吞噬" and s.holder == target and s.since == nxt
             ]
-            board.announce(f"{a.actor}发动<重定之理>，选择{tl}（nizhuan.txt:109）")
+            board.announce(f"{a.actor}发动<重定之理>，选择{tl}")
             if rival:
                 board.record(
                     a,
@@ -1049,8 +1049,8 @@ class Nizhuan(Ruleset):
                 note="所有特权身份失去技能",
             )
         )
-        line = "长老因投票、决斗、毒药或最后一枪出局，所有特权身份失去技能（nizhuan.txt:102）"
-        board.announce(line)
+        # not announced: 以任何方式出局的角色均不公示其身份 (nizhuan.txt:40)
+        line = "长老因投票、决斗、毒药或最后一枪出局，所有特权身份失去技能"
         board.emit(death.step, "nizhuan.txt:102", line, actor=death.player)
 
     def _shot(self, board: Board, death: Death) -> None:
@@ -1166,16 +1166,14 @@ class Nizhuan(Ruleset):
                     rule,
                 )
             if not rec or not rec[0].targets:
-                line = f"{_card_label(uid)}在历史轮没有记录移交操作，警长流失（nizhuan.txt:118）"
+                line = f"{_card_label(uid)}在历史轮没有记录移交操作，警长流失"
             elif not board.card(rec[0].targets[0]).alive:
-                line = (
-                    f"预定继任的{_card_label(rec[0].targets[0])}已出局，警长流失（nizhuan.txt:118）"
-                )
+                line = f"预定继任的{_card_label(rec[0].targets[0])}已出局，警长流失"
             else:
                 self._give_badge(
                     board,
                     rec[0].targets[0],
-                    f"警长按历史轮记录移交给{_card_label(rec[0].targets[0])}（nizhuan.txt:118）",
+                    f"警长按历史轮记录移交给{_card_label(rec[0].targets[0])}",
                 )
                 return
             board.announce(line)
@@ -1505,7 +1503,8 @@ class Nizhuan(Ruleset):
             + ("，该角色出局" if d.player_out else "")
             for d in board.deaths
         ]
-        return f"{when}出局（按出局顺序，不公示身份，nizhuan.txt:40-41）：" + "；".join(parts)
+        # 按出局顺序，不公示身份 (nizhuan.txt:40-41)
+        return f"{when}出局（按出局顺序）：" + "；".join(parts)
 
     def _history_over(self, board: Board) -> str | None:
         """历史轮结束条件 (nizhuan.txt:123-126)."""
@@ -1549,12 +1548,9 @@ class Nizhuan(Ruleset):
             )
         board.settings["round"] = "2"
         board.settings["reversal_day"] = str(day)
-        line = (
-            f"历史轮结束（{why}，nizhuan.txt:123-126）；逆转轮从第{day}天开始："
-            "所有玩家的第二身份加入游戏，共16张身份（nizhuan.txt:155）"
-        )
+        line = f"历史轮结束（{why}）；逆转轮从第{day}天开始：所有玩家的第二身份加入游戏，共16张身份"
         board.announce(line)
-        board.emit("历史轮结束", "nizhuan.txt:123", line)
+        board.emit("历史轮结束", "nizhuan.txt:123-126, 155", line)
 
     # ------------------------------------------------------------------ win check
     def _conditions(self, board: Board) -> dict[str, bool]:

@@ -1339,7 +1339,8 @@ class Tubian24(Ruleset):
         board.drain()
         loser = (a.choice or "").strip()
         if loser in FACTIONS:
-            self._lose(board, loser, f"{a.actor}被红牌罚下，导演判该阵营负", rule, public=True)
+            # 判负不公示 (tubian24.txt:263 says nothing of 公示, unlike 投降, :53)
+            self._lose(board, loser, f"{a.actor}被红牌罚下，导演判该阵营负", rule, public=False)
 
     def _surrender(self, board: Board, a: Action) -> None:
         step = "投降"
@@ -1390,7 +1391,7 @@ class Tubian24(Ruleset):
             )
             return
         board.record(a, "判负", Outcome.DONE, f"{loser}判负", "tubian24.txt:263")
-        self._lose(board, loser, "导演判负（红牌）", "tubian24.txt:263", public=True)
+        self._lose(board, loser, "导演判负（红牌）", "tubian24.txt:263", public=False)
 
     # ------------------------------------------------------------------ the day
     def run_day(self, board: Board, day: DayInput) -> None:
@@ -1423,7 +1424,7 @@ class Tubian24(Ruleset):
                 step, day.rule or "tubian24.txt:39", "今日无人被投票出局", because=day.decided_by
             )
             if day.rule == self.ref("tie_no_monk"):
-                board.announce("平票，高僧已出局，平安日入夜（tubian24.txt:121）。")
+                board.announce("平票，高僧已出局，平安日入夜。")
         elif board.has(day.out) and board.start.player(day.out).alive and not board.alive(day.out):
             board.emit(
                 step,

@@ -970,7 +970,7 @@ class Zhenyan(Ruleset):
             return
         winner = VILLAGE if loser == WOLF else WOLF
         board.record(a, step, Outcome.DONE, f"{loser}判负", "zhenyan.txt:223")
-        board.set_winner(winner, f"{loser}判负（红牌，zhenyan.txt:223）", "zhenyan.txt:223")
+        board.set_winner(winner, f"{loser}判负（红牌）", "zhenyan.txt:223")
 
     # ------------------------------------------------------------------ the day
     def run_day(self, board: Board, day: DayInput) -> None:

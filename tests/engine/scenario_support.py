@@ -40,6 +40,7 @@ twice, every action result has a reason) and the state survives a JSON round tri
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -406,8 +407,16 @@ COMMON_CHECKS: Mapping[str, Check] = {
 }
 
 
+#: What a public line (the 公示 the drafts carry to the forum) must not hold: a rule-file
+#: reference or a pointer into this project's docs — those are for the director.
+_NOT_PUBLIC = re.compile(r"\.txt:|docs/|rulings")
+
+
 def contract(ctx: Ctx) -> None:
-    """Every death has a cause and a rule, no card dies twice, every result has a reason."""
+    """Every death has a cause and a rule, no card dies twice, every result has a reason, and
+    the public lines are fit for the forum."""
+    leaked = [line for line in ctx.report.public if _NOT_PUBLIC.search(line)]
+    assert not leaked, f"{ctx.where}: public lines cite the rules: {leaked}"
     uids = [d.card_uid for d in ctx.report.deaths]
     assert len(uids) == len(set(uids)), f"{ctx.where} deaths: {uids}"
     assert all(d.cause and d.rule for d in ctx.report.deaths), f"{ctx.where} deaths"

@@ -186,7 +186,10 @@ def test_elder_voted_out_takes_every_privileged_skill() -> None:
     state, _ = day(state, 1)
     state, _ = night(state, 1, act("丙", "杀人", "辛"))
     state, report = day(state, 2, out="己的第一身份")
-    assert any("所有特权身份失去技能" in line for line in report.public)
+    # the effect is the director's to see; the public never learns the elder went out
+    # (游戏进行期间以任何方式出局的角色均不公示其身份, nizhuan.txt:40)
+    assert not any("长老" in line for line in report.public)
+    assert any("所有特权身份失去技能" in e.result for e in report.log)
     state, report = night(state, 2, act("丙", "杀人", "戊"), act("丁", "预言", "甲"))
     assert outcome(report, "丁", "预言")[0] == "invalid"
     assert outcome(report, "丙", "杀人")[0] == "done"  # wolves keep <杀人> (ruling)

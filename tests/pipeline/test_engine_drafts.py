@@ -1,7 +1,7 @@
 """Drafts from the engine's resolved phases: what the rules make public, nothing more.
 
-m209.txt:158 — 夜晚期间需要公示的内容全部在下一个白天开始时公布。
-m209.txt:159 — 公示出局名单时按角色出局的顺序排序。
+m209.txt:156 — 夜晚期间需要公示的内容全部在下一个白天开始时公布。
+m209.txt:156 — 公示出局名单时按角色出局的顺序排序。
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def test_the_day_open_draft_shows_the_nights_public_lines_and_hides_the_causes(
     run(game, "night", "resolve", "--night", "1")
     body = draft(file, game[1], DraftKind.DAY_OPEN, 2, DAY2 - timedelta(minutes=30))
     assert "1. 戊\n2. 乙" in body  # in out order, no cause
-    assert "昨晚出局（按出局顺序）：戊、乙" in body  # the engine's 公示 (m209.txt:159)
+    assert "昨晚出局（按出局顺序）：戊、乙" in body  # the engine's 公示 (m209.txt:156)
     assert "毒药" not in body and "杀人" not in body  # who killed whom stays private
 
 
@@ -71,5 +71,7 @@ def test_the_result_draft_carries_the_days_public_lines_once_resolved(tmp_path: 
     assert "结算公示" not in before
     run(game, "day", "resolve", "--day", "2", "--as-of", "2026-12-03T09:00:00+08:00")
     after = draft(file, game[1], DraftKind.RESULT, 2, closed)
+    assert "出局：壬" in before  # the tally alone: the top goes
     assert "[b]结算公示[/b]" in after
     assert "壬是白痴，[[b][/b]大难不死]" in after  # escaped: shows as written
+    assert "出局：壬" not in after  # the engine's word replaces the tally's

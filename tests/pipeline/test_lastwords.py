@@ -1,7 +1,7 @@
 """遗言: recorded by the director, checked for Discuz! code, published in the day-open draft.
 
 m209.txt:193 — 遗言中禁止使用Discuz!代码。 nizhuan.txt:55 (the same words).
-m209.txt:147 — 每个游戏日白天开始时，公示前一天出局角色名单及遗言。
+m209.txt:156 — 每个游戏日白天开始时，公示前一天出局角色名单及遗言。
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ Posts go into the store as a crawl would leave them; the director records the ni
 resolves every phase with the engine. Along the way: the election (m209.txt:225-226), a night
 kill and a poison (m209.txt:574-576), the sun's 日不落 day with its two 正午 rounds counted
 from two threads (m209.txt:377-379), 黑狼王's 报复 at 黄昏1 (m209.txt:470, 542-544), the piper out
-(m209.txt:524), 石像鬼 taking the knife (m209.txt:413-416), the guard (m209.txt:254), and the
-win when only the village has not lost (m209.txt:505-513).
+(m209.txt:496), 石像鬼 taking the knife (m209.txt:413-416), the guard (m209.txt:252), and the
+win when only the village has not lost (m209.txt:505-519).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pipeline.gamefile import load_game
 from pipeline.store import open_store
 from tests.pipeline.test_sun_rounds import (
     FIRST_TID,
+    LINEUP,
     TZ,
     VOTE_TID,
     add_posts,
@@ -126,8 +127,18 @@ def test_a_whole_m209_game(tmp_path: Path) -> None:
     ]
     assert any("吹笛者已出局" in line for line in d2["public"])
     result = drafts_at(file, game[1], at(2, 22, 5), DraftKind.RESULT, 2)
-    assert "第一轮最高票出局：甲" in result and "额外一轮最高票出局：寅" in result
-    assert "[b]结算公示[/b]" in result
+    assert "[b]结算公示[/b]" in result  # the engine's 公示 (m209.txt:159)
+    assert "第一轮[[b][/b]正午]最高票：甲\n额外一轮[[b][/b]正午]最高票：寅" in result
+    assert "投票出局：甲、寅\n其他原因出局（按出局顺序）：子" in result
+    assert "黑狼王" not in result  # who took 子 stays private
+
+    # only the named may speak on the 日不落 day (m209.txt:377): the others are not judged
+    # for 发言不足; the named are
+    g = load_game(file, env={"BANSHA_COOKIE": "x"})
+    store = open_store(game[1])
+    flags = {f.id for f in derive(g, store, as_of=at(3, 9)).flags if f.day == 2}
+    store.close()
+    assert "d2-qianshui-丙" not in flags and "d2-qianshui-戊" in flags
 
     # night 2: 石像鬼 has the knife now that no [群内] is left; the guard saves the seer
     n2 = night(game, 2, ("丁", "杀人", ("戊",), ""), ("己", "守护", ("戊",), ""))
@@ -143,3 +154,28 @@ def test_a_whole_m209_game(tmp_path: Path) -> None:
     state = run(game, "state")
     assert "胜负：村民阵营胜利" in state
     assert "全部一致" in run(game, "state", "--verify")
+
+
+def test_a_blocked_vote_owes_nobody_a_vote(tmp_path: Path) -> None:
+    """骑士[决斗] on a wolf: [封锁投票] closes the day's vote threads (m209.txt:205, 401-403),
+    so once the director resolved the day nobody is flagged 未投票 (m209.txt:721)."""
+    lineup = tuple((n, "骑士") if n == "子" else (n, r) for n, r in LINEUP)
+    file = write_game(tmp_path / "k.toml", f"vote = {VOTE_TID}", lineup=lineup)
+    game = (file, tmp_path / "k.db")
+    night(game, 0, ("己", "模式选择", (), "法式守卫"))
+    run(game, "day", "resolve", "--day", "1", "--as-of", after(1))
+    night(game, 1)
+    add_posts(game[1], VOTE_TID, [vote(5001, "乙", "戊", at(2, 12))])
+    g = load_game(file, env={"BANSHA_COOKIE": "x"})
+
+    def no_vote_flags() -> set[str]:
+        store = open_store(game[1])
+        found = {f.id for f in derive(g, store, as_of=at(3, 9)).flags if "no-vote" in f.id}
+        store.close()
+        return {f for f in found if f.startswith("d2-")}
+
+    assert "d2-no-vote-丙" in no_vote_flags()  # the tally alone does not know of the duel
+    run(game, "day", "add", "--day", "2", "--actor", "子", "--skill", "决斗", "--target", "甲")
+    d2 = json.loads(run(game, "day", "resolve", "--day", "2", "--json", "--as-of", after(2)))
+    assert deaths(d2) == [("甲", "骑士[决斗]")]
+    assert no_vote_flags() == set()
