@@ -30,7 +30,7 @@ from engine.conduct import (
 from engine.kernel import Action
 from engine.rulesets import get_ruleset
 from engine.speed import SpeedDecision, SpeedKind, SpeedRequest, decide_speed, speed_deadlines
-from engine.state import GameState, Phase
+from engine.state import GameState, Phase, PhaseKind
 from engine.votes import (
     Ballot,
     BallotKind,
@@ -117,8 +117,9 @@ class Derivation:
     lastwords: dict[str, LastWords] = field(default_factory=dict)
     # the engine's 公示 per resolved phase ("night:1" → lines), as the rule set words them
     public: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    # players whose out comes from the engine (its cause names skills: not for the public)
-    engine_outs: frozenset[str] = frozenset()
+    # outs the engine resolved: player → (the cause as stored, what the public may read);
+    # the stored cause names skills (女巫[毒药] …) and stays the director's
+    engine_outs: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def day(self, n: int) -> DayResult:
         if n not in self.days:
@@ -834,7 +835,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         outs_final,
         said,
         public={s.phase.label: tuple(s.report.get("public", ())) for s in snaps},
-        engine_outs=frozenset(p for p, _at, _c in from_engine),
+        engine_outs=_public_causes(snaps, from_engine),
     )
 
 
@@ -852,6 +853,29 @@ def _engine_outs(
         if starts is not None:
             outs = [o for o in outs if o[1] >= starts]
     return outs
+
+
+def _public_causes(
+    snaps: Sequence[journal.Snapshot], outs: Sequence[tuple[str, datetime, str]]
+) -> dict[str, tuple[str, str]]:
+    """For each engine out: (its stored cause, the public wording) — 第N晚出局, 第N天投票出局,
+    红牌罚下, 第N天出局 — the lists the rules announce (m209.txt:159, nizhuan.txt:41,
+    tubian24.txt:36), never the skill that did it."""
+    public: dict[str, str] = {}
+    for snap in snaps:
+        for death in snap.report.get("deaths", []):
+            name, cause = death["player"], str(death.get("cause", ""))
+            if not death.get("player_out") or name in public:
+                continue
+            if snap.phase.kind is PhaseKind.NIGHT:
+                public[name] = f"{snap.phase.zh}出局"
+            elif "红牌" in cause:
+                public[name] = "红牌罚下"
+            elif cause == "投票出局":
+                public[name] = f"{snap.phase.zh}投票出局"
+            else:
+                public[name] = f"{snap.phase.zh}出局"
+    return {p: (c, public[p]) for p, _at, c in outs if p in public}
 
 
 def _state_before_day(snaps: Sequence[journal.Snapshot], day: int) -> GameState | None:

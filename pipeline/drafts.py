@@ -696,6 +696,11 @@ def first_result_context(game: Game, res: DayResult) -> dict[str, Any] | None:
     }
 
 
+def _public_cause(d: Derivation, name: str, cause: str) -> str:
+    stored, public = d.engine_outs.get(name, ("", ""))
+    return public if stored == cause else cause
+
+
 def day_open_context(game: Game, d: Derivation, prev: Day, day: Day) -> dict[str, Any]:
     tz = game.game.tz
     # by time; at the same time (a night's outs, all at the opening) in the order they went
@@ -709,11 +714,10 @@ def day_open_context(game: Game, d: Derivation, prev: Day, day: Day) -> dict[str
     return {
         **_base_context(game, day.day),
         "prev_day": prev.day,
-        # an out the engine resolved keeps its cause private (it names skills: 女巫[毒药] …);
-        # what the rules make public is in the engine's 公示 below
+        # an out the engine resolved shows its public category, never the skill (女巫[毒药] …);
+        # the director's own records (player out, red cards) keep the words written
         "outs": [
-            {"name": n, "cause": "" if n in d.engine_outs else c, "at": _when(at, tz)}
-            for at, n, c in outs
+            {"name": n, "cause": _public_cause(d, n, c), "at": _when(at, tz)} for at, n, c in outs
         ],
         "announcements": list(d.public.get(Phase.night(prev.day).label, ())),
         "lastwords": LASTWORDS.get(game.game.ruleset),

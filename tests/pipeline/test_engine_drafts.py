@@ -49,9 +49,14 @@ def test_the_day_open_draft_shows_the_nights_public_lines_and_hides_the_causes(
             "--target", target)  # fmt: skip
     run(game, "night", "resolve", "--night", "1")
     body = draft(file, game[1], DraftKind.DAY_OPEN, 2, DAY2 - timedelta(minutes=30))
-    assert "1. 戊\n2. 乙" in body  # in out order, no cause
+    assert "1. 戊（第1晚出局）\n2. 乙（第1晚出局）" in body  # in out order, no skill
     assert "昨晚出局（按出局顺序）：戊、乙" in body  # the engine's 公示 (m209.txt:156)
     assert "毒药" not in body and "杀人" not in body  # who killed whom stays private
+    # the director's own record keeps the words written
+    run(game, "player", "out", "--player", "乙", "--at", "2026-12-02T08:00:00+08:00",
+        "--cause", "第1晚出局（导演公示）")  # fmt: skip
+    body = draft(file, game[1], DraftKind.DAY_OPEN, 2, DAY2 - timedelta(minutes=30))
+    assert "乙（第1晚出局（导演公示））" in body
 
 
 def test_the_result_draft_carries_the_days_public_lines_once_resolved(tmp_path: Path) -> None:

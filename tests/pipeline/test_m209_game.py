@@ -101,7 +101,7 @@ def test_a_whole_m209_game(tmp_path: Path) -> None:
     run(game, "lastwords", "add", "--player", "壬", "--text", "狼人在甲乙之间",
         "--at", at(2, 8).isoformat())  # fmt: skip
     opening = drafts_at(file, game[1], at(2, 9), DraftKind.DAY_OPEN, 2)
-    assert "1. 壬\n2. 乙" in opening and "毒药" not in opening
+    assert "1. 壬（第1晚出局）\n2. 乙（第1晚出局）" in opening and "毒药" not in opening
     assert "[b]壬[/b]：\n狼人在甲乙之间" in opening
 
     # day 2 (日不落): everyone votes in the first round, only the named in the extra one
