@@ -1181,9 +1181,13 @@ def save_drafts(store: Store, specs: Iterable[DraftSpec], *, now: datetime) -> l
 
 
 def retire_stale(store: Store, game: Game, *, as_of: datetime, now: datetime) -> list[int]:
-    """Running tallies and reminders still waiting when their day has closed: superseded."""
+    """Running tallies and reminders still waiting when their day has closed: superseded.
+
+    On a 太阳[日不落] day a running tally drafted during the first 正午 round is stale once
+    that round ended (m209.txt:377-378): it counts a vote that is over."""
     at = _stamp(now)
     closes = {d.day: d.closes for d in game.days}
+    first = {d.day: d.first_closes for d in game.days if d.first_closes is not None}
     retired = []
     with store.atomic():
         for row in store.db.query(
@@ -1194,6 +1198,16 @@ def retire_stale(store: Store, game: Game, *, as_of: datetime, now: datetime) ->
             end = closes.get(draft.day) if draft.day is not None else None
             if end is not None and as_of >= end:
                 _supersede(store, draft, at, "投票已截止，此草稿已过时")
+                retired.append(draft.id)
+                continue
+            first_end = first.get(draft.day) if draft.day is not None else None
+            if (
+                first_end is not None
+                and as_of >= first_end
+                and draft.kind == DraftKind.RUNNING_TALLY
+                and datetime.fromisoformat(draft.created_at) < first_end
+            ):
+                _supersede(store, draft, at, "第一轮[正午]已结束，此计票草稿已过时")
                 retired.append(draft.id)
     return retired
 

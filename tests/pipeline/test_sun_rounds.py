@@ -536,3 +536,21 @@ def test_a_look_at_the_past_sees_only_what_was_posted_by_then(game: tuple[Path, 
     data = json.loads(run(game, "tally", "--day", "2", "--json", "--as-of", h(11, 30).isoformat()))
     assert [v["voter"] for v in data["first_round"]["votes"]] == ["乙", "丁"]
     assert data["votes"] == []
+
+
+def test_an_approved_first_round_tally_is_not_posted_after_the_round(
+    game: tuple[Path, Path],
+) -> None:
+    from pipeline.drafts import approve, list_drafts, make_drafts
+
+    file, db = game
+    add_posts(db, FIRST_TID, [vote(3001, "乙", "丙", h(11)), vote(3002, "丁", "丙", h(11, 5))])
+    g = load_game(file, env={"BANSHA_COOKIE": "x"})
+    store = open_store(db)
+    made = make_drafts(g, store, derive(g, store, as_of=h(14, 50)), now=h(14, 50))
+    tally_id = next(i for i in made if str(store.db["drafts"].get(i)["kind"]) == "running_tally")
+    approve(store, tally_id, h(14, 55))
+    make_drafts(g, store, derive(g, store, as_of=h(15, 1)), now=h(15, 1))
+    states = {d.id: str(d.state) for d in list_drafts(store, include_superseded=True)}
+    store.close()
+    assert states[tally_id] == "superseded"  # the first round is over: never posted
