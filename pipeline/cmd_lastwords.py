@@ -16,6 +16,7 @@ from pipeline.lastwords import (
     discuz_codes,
     latest_by_player,
     list_lastwords,
+    refusal,
     remove_lastwords,
 )
 
@@ -59,6 +60,11 @@ def lastwords_add(
             ) from exc
     assert text is not None
     when = _parse_time(ctx, at, "--at")
+    d = run_derive(ctx, when, write=False)
+    first = min((day.opens for day in ctx.game.days), default=None)
+    why = refusal(ctx.game.game.ruleset, d.outs.get(who.name), first)
+    if why:
+        raise click.ClickException(f"不记录{who.name}的遗言：{why}")
     try:
         record_id = add_lastwords(
             ctx.store, who.name, text, at=when, recorded_at=datetime.now(ctx.game.game.tz)
@@ -72,7 +78,6 @@ def lastwords_add(
             f"注意：遗言中有 Discuz! 代码（{'、'.join(codes)}），违反“遗言中禁止使用Discuz!代码”；"
             "已生成违规标记待确认（bansha flags）。公示时这些代码只显示为文字。"
         )
-    d = run_derive(ctx, when, write=False)
     if who.name not in d.outs:
         click.echo(f"注意：按目前的记录，{who.name} 尚未出局；遗言会在其出局后的开门公示中刊登。")
 
@@ -96,7 +101,7 @@ def lastwords_list(ctx: GameContext, include_removed: bool, as_json: bool) -> No
     for r in records:
         state = "有效" if r.id in counted else "已被替换"
         if r.removed_at:
-            state = f"已撤销 {r.removed_at}"
+            state = f"已撤销 {_when(datetime.fromisoformat(r.removed_at), tz)}"
         codes = r.codes
         first = r.text.splitlines()[0] if r.text else ""
         click.echo(

@@ -775,7 +775,8 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         )
 
     outs_final = _out_map([*fixed_outs, *vote_outs])
-    said = latest_by_player([r for r in list_lastwords(store) if r.at <= as_of])
+    sent = [r for r in list_lastwords(store) if r.at <= as_of]
+    said = latest_by_player(sent)  # published: the latest; judged: every record
     all_acts: list[Activity] = [
         Activity(
             player=r.player,
@@ -788,7 +789,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             has_bbcode=bool(r.codes),
             text=r.text,
         )
-        for r in said.values()
+        for r in sent
     ]
     seen_tids: set[int] = set()
     for day in game.days:

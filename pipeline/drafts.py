@@ -701,25 +701,32 @@ def _public_cause(d: Derivation, name: str, cause: str) -> str:
     return public if stored == cause else cause
 
 
-def day_open_context(game: Game, d: Derivation, prev: Day, day: Day) -> dict[str, Any]:
+def day_open_context(game: Game, d: Derivation, prev: Day | None, day: Day) -> dict[str, Any]:
+    """The opening of ``day``: the outs since ``prev`` opened (since the start for the first
+    day, whose opening lists the first night's outs), the night's 公示, 遗言, the sheriff."""
     tz = game.game.tz
+    since = prev.opens if prev is not None else None
     # by time; at the same time (a night's outs, all at the opening) in the order they went
     # out, as the engine listed them (公示出局名单时按角色出局的顺序排序, m209.txt:156)
     outs = sorted(
-        ((at, name, cause) for name, (at, cause) in d.outs.items() if prev.opens < at <= day.opens),
+        (
+            (at, name, cause)
+            for name, (at, cause) in d.outs.items()
+            if (since is None or since < at) and at <= day.opens
+        ),
         key=lambda o: o[0],
     )
     res = d.days.get(day.day)
     sheriff = res.sheriff if res is not None else None
     return {
         **_base_context(game, day.day),
-        "prev_day": prev.day,
+        "prev_day": prev.day if prev is not None else None,
         # an out the engine resolved shows its public category, never the skill (女巫[毒药] …);
         # the director's own records (player out, red cards) keep the words written
         "outs": [
             {"name": n, "cause": _public_cause(d, n, c), "at": _when(at, tz)} for at, n, c in outs
         ],
-        "announcements": list(d.public.get(Phase.night(prev.day).label, ())),
+        "announcements": list(d.public.get(Phase.night(day.day - 1).label, ())),
         "lastwords": LASTWORDS.get(game.game.ruleset),
         # 遗言 recorded for the players in the list (bansha lastwords add), in out order
         "said": [
@@ -1004,6 +1011,14 @@ def due_drafts(
             ctx = first_result_context(game, res)
             if ctx is not None:
                 specs += _specs(game, templates, DraftKind.FIRST_RESULT, n, ctx, tid=announce)
+        if (
+            i == 0
+            and as_of < day.closes
+            and any(at <= day.opens for at, _c in derivation.outs.values())
+        ):
+            # the first night's outs (tubian24 首夜, m135 第零晚): the first day's opening
+            ctx = day_open_context(game, derivation, None, day)
+            specs += _specs(game, templates, DraftKind.DAY_OPEN, n, ctx, tid=day.discussion)
         if as_of < day.closes or n in unsettled:
             continue
         if day.vote is not None:

@@ -5,54 +5,55 @@ They are kept in the director's journal (table ``journal_lastwords``), checked f
 break, for the director to confirm) and published in the next day-open draft, where the finalizer
 escapes them: a code in them shows as the text the player wrote, never as formatting.
 
-Whether a text holds code is decided by Discuz's own rendering (the simulator's faithful copy of
-``discuzcode()``, smilies off): code is whatever the forum would turn into markup, so ``[好人]``
-or ``a [ b ]`` are words, ``[b]…[/b]`` and ``[color=red]`` are code.
+A text holds code when it holds a Discuz! X tag (``[b]``, ``[/b]``, ``[color=red]``, ``[url]``,
+``[code]``, ``[table]``, ``[hide=10]`` …, any case, opening or closing): the tags Discuz's
+``discuzcode()`` and its plugins turn into markup. Brackets around other words (``[好人]``,
+``a [ b ]``) and smilies are words.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from selectolax.lexbor import LexborHTMLParser
-
-from pipeline.sim_render import RenderContext, discuzcode
 from pipeline.store import Store
 
 __all__ = [
+    "NO_LASTWORDS",
     "LastWords",
     "LastWordsError",
     "add_lastwords",
     "discuz_codes",
     "latest_by_player",
     "list_lastwords",
+    "refusal",
     "remove_lastwords",
 ]
 
-_CONTEXT = RenderContext(
-    siteurl="http://bansha.invalid/",
-    tid=0,
-    fid=0,
-    pid=0,
-    hide_unlocked=True,
-    viewer_name="",
-    smileyoff=True,
-)
-#: Tags the renderer emits for a plain line break: not code.
-_PLAIN = frozenset({"br", "html", "head", "body"})
-#: What a rendered tag was written as, for the director's message.
-_WRITTEN = {
-    "strong": "b",
-    "em": "i",
-    "font": "color/size/font",
-    "a": "url",
-    "li": "*",
-    "div": "align",
-    "p": "align",
+#: Rule sets without last words at all.
+NO_LASTWORDS = {
+    "m135": "本规则没有遗言（m135.txt:59）",
+    "zhenyan": "出局的角色没有遗言（zhenyan.txt:46）",
 }
+#: 红牌罚下出局的角色没有遗言权利.
+RED_CARD_RULE = {"m209": "m209.txt:175", "nizhuan": "nizhuan.txt:50", "zhenyan": "zhenyan.txt:42"}
+
+#: Discuz! X3.5 BBCode tags (function_discuzcode.php and the default plugins), as players
+#: write them; ``*`` is a list item.
+_TAGS = (
+    *("b", "i", "u", "s", "p", "color", "size", "font", "align", "float", "list", "*"),
+    *("indent", "hr", "url", "email", "qq", "img", "code", "quote", "hide", "free"),
+    *("table", "tr", "td", "media", "audio", "flash", "attach", "attachimg", "password"),
+    *("backcolor", "sup", "sub"),
+)
+_TAG_RE = re.compile(
+    r"\[/?(" + "|".join(re.escape(t) for t in sorted(_TAGS, key=len, reverse=True)) + r")"
+    r"(?:=[^\]\r\n]*)?\]",
+    re.IGNORECASE,
+)
 
 
 class LastWordsError(ValueError):
@@ -85,27 +86,31 @@ class LastWords:
 
 
 def discuz_codes(text: str) -> list[str]:
-    """The Discuz! codes in ``text`` (as the tags the forum renders, in order, once each)."""
-    if "[" not in text:
-        return []
-    html = discuzcode(text, _CONTEXT)
-    tree = LexborHTMLParser(f"<div id='lw'>{html}</div>")
-    root = tree.css_first("#lw")
+    """The Discuz! codes in ``text``: the tag names as written (lower case), in order, once."""
     found: list[str] = []
-    if root is None:
-        return found
-    for node in root.traverse(include_text=False):
-        if node.attributes.get("id") == "lw" or node.tag in _PLAIN:
-            continue
-        klass = node.attributes.get("class") or ""
-        if node.tag in ("h4", "blockquote"):
-            continue  # the inside of a [hide] / [quote] box
-        name = (
-            "hide" if "showhide" in klass else "quote" if "quote" in klass else None
-        ) or _WRITTEN.get(node.tag, node.tag)
+    for m in _TAG_RE.finditer(text):
+        name = m.group(1).lower()
         if name not in found:
             found.append(name)
     return found
+
+
+def refusal(ruleset: str, out: tuple[datetime, str] | None, first_opens: datetime | None) -> str:
+    """Why the rules give this player no last words ("" when they may have some).
+
+    ``out``: when and why the player went out (None: not out yet); ``first_opens``: the first
+    game day's opening (tubian24: only the first night's outs have last words)."""
+    if ruleset in NO_LASTWORDS:
+        return NO_LASTWORDS[ruleset]
+    if out is None:
+        return ""
+    at, cause = out
+    if "红牌" in cause:
+        ref = RED_CARD_RULE.get(ruleset)
+        return "红牌罚下出局的角色没有遗言权利" + (f"（{ref}）" if ref else "")
+    if ruleset == "tubian24" and first_opens is not None and at > first_opens:
+        return "除首夜出局玩家外，所有出局玩家均没有遗言（tubian24.txt:45）"
+    return ""
 
 
 def _row(r: Mapping[str, Any]) -> LastWords:
@@ -151,7 +156,8 @@ def remove_lastwords(store: Store, record_id: int, *, at: datetime) -> LastWords
     if not rows:
         raise LastWordsError(f"没有编号为 {record_id} 的遗言记录")
     if rows[0]["removed_at"] is not None:
-        raise LastWordsError(f"遗言记录 #{record_id} 已于 {rows[0]['removed_at']} 撤销")
+        when = datetime.fromisoformat(rows[0]["removed_at"]).strftime("%m-%d %H:%M")
+        raise LastWordsError(f"遗言记录 #{record_id} 已于 {when} 撤销")
     store.db.execute(
         "UPDATE journal_lastwords SET removed_at = ? WHERE id = ?", [at.isoformat(), record_id]
     )

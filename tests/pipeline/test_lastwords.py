@@ -17,8 +17,10 @@ from pipeline.cli import cli
 from pipeline.derive import derive
 from pipeline.drafts import DraftKind, due_drafts
 from pipeline.gamefile import load_game
-from pipeline.lastwords import discuz_codes
+from pipeline.lastwords import discuz_codes, refusal
 from pipeline.store import open_store
+from tests.pipeline.test_sun_rounds import VOTE_TID, write_game
+from tests.pipeline.test_sun_rounds import run as m209
 
 ROOT = Path(__file__).resolve().parents[2]
 GAME = ROOT / "config" / "games" / "demo.toml"
@@ -40,76 +42,122 @@ def run(db: Path, *args: str, code: int = 0) -> str:
         ("我是好人，投饺子。\n再见 :)", []),
         ("我是[好人]，a [ b ]", []),  # brackets that Discuz leaves as words
         ("[b]我是好人[/b]", ["b"]),
-        ("[color=red]投饺子[/color][size=5]大[/size]", ["color/size/font"]),
+        ("[color=red]投饺子[/color][size=5]大[/size]", ["color", "size"]),
         ("[url=http://example.com]链接[/url]", ["url"]),
         ("[hide]藏[/hide] [quote]引[/quote]", ["hide", "quote"]),
         ("[align=center]居中[/align]", ["align"]),
+        ("[code]x[/code] [table][tr][td]格[/td][/tr][/table]", ["code", "table", "tr", "td"]),
+        ("只写了半个[/B]", ["b"]),  # a stray closing tag, any case
+        ("[indent]缩进[/indent] [HIDE=10]藏[/HIDE] [qq]12345[/qq]", ["indent", "hide", "qq"]),
+        ("[list][*]一[*]二[/list]", ["list", "*"]),
     ],
 )
-def test_discuz_code_is_what_the_forum_would_render(text: str, codes: list[str]) -> None:
+def test_discuz_code_is_any_discuz_tag(text: str, codes: list[str]) -> None:
     assert discuz_codes(text) == codes
 
 
-def test_last_words_with_code_are_flagged_and_published_as_text(db: Path) -> None:
-    run(db, "player", "out", "--player", "烧卖", "--at", NIGHT, "--cause", "第1夜被刀")
-    out = run(
-        db, "lastwords", "add", "--player", "烧卖", "--text", "[b]我是好人[/b]\n投饺子",
+def sun_game(tmp_path: Path) -> tuple[Path, Path]:
+    """An m209 game (m209 has last words, m209.txt:190-193)."""
+    return write_game(tmp_path / "m209.toml", f"vote = {VOTE_TID}"), tmp_path / "m209.db"
+
+
+def test_last_words_with_code_are_flagged_and_published_as_text(tmp_path: Path) -> None:
+    game = sun_game(tmp_path)
+    file, db = game
+    m209(game, "player", "out", "--player", "癸", "--at", NIGHT, "--cause", "第1晚出局")
+    out = m209(
+        game, "lastwords", "add", "--player", "癸", "--text", "[b]我是好人[/b]\n投甲",
         "--at", SENT,
     )  # fmt: skip
-    assert "已记录 #1：烧卖 的遗言" in out
+    assert "已记录 #1：癸 的遗言" in out
     assert "遗言中有 Discuz! 代码（b）" in out
-    flags = json.loads(run(db, "flags", "--json", "--as-of", "2026-12-02T09:00:00+08:00"))
+    flags = json.loads(m209(game, "flags", "--json", "--as-of", "2026-12-02T09:00:00+08:00"))
     flag = next(f for f in flags if f["kind"] == "lastwords-code")
-    assert flag["player"] == "烧卖"
+    assert flag["player"] == "癸"
     assert "遗言中禁止使用Discuz!代码" in flag["reason"]
     assert flag["evidence"][0]["url"] == "导演记录：遗言 #1"
     # the day-open draft publishes the words; the code shows as text, never as formatting
-    game = load_game(GAME, env={})
+    g = load_game(file, env={"BANSHA_COOKIE": "x"})
     store = open_store(db)
     at = datetime(2026, 12, 2, 9, 0, tzinfo=TZ)
     spec = next(
         s
-        for s in due_drafts(game, derive(game, store, as_of=at), as_of=at)
+        for s in due_drafts(g, derive(g, store, as_of=at), as_of=at)
         if s.kind is DraftKind.DAY_OPEN and s.day == 2
     )
     store.close()
-    assert "[b]烧卖[/b]：" in spec.body
-    assert "我是好人[[b][/b]/b]\n投饺子" in spec.body  # escaped, line by line
-    assert "[b]我是好人[/b]" not in spec.body  # escaped: Discuz would not render it
-    assert "我是好人" in spec.body
+    assert "[b]癸[/b]：" in spec.body
+    assert "我是好人[[b][/b]/b]\n投甲" in spec.body  # escaped, line by line
+    assert "[b]我是好人[/b]" not in spec.body  # Discuz would not render it
 
 
-def test_a_resend_replaces_and_a_withdrawal_removes(db: Path) -> None:
-    run(db, "player", "out", "--player", "烧卖", "--at", NIGHT, "--cause", "第1夜被刀")
-    run(db, "lastwords", "add", "--player", "烧卖", "--text", "第一版", "--at", SENT)
-    run(db, "lastwords", "add", "--player", "烧卖", "--text", "第二版",
-        "--at", "2026-12-02T08:40:00+08:00")  # fmt: skip
-    out = run(db, "lastwords", "list")
+def test_a_resend_replaces_and_a_withdrawal_removes(tmp_path: Path) -> None:
+    game = sun_game(tmp_path)
+    file, db = game
+    m209(game, "player", "out", "--player", "癸", "--at", NIGHT, "--cause", "第1晚出局")
+    m209(game, "lastwords", "add", "--player", "癸", "--text", "[b]第一版[/b]", "--at", SENT)
+    m209(game, "lastwords", "add", "--player", "癸", "--text", "第二版",
+         "--at", "2026-12-02T08:40:00+08:00")  # fmt: skip
+    out = m209(game, "lastwords", "list")
     assert "#1" in out and "已被替换" in out and "#2" in out and "有效" in out
-    game = load_game(GAME, env={})
+    g = load_game(file, env={"BANSHA_COOKIE": "x"})
     store = open_store(db)
     at = datetime(2026, 12, 2, 9, 0, tzinfo=TZ)
-    d = derive(game, store, as_of=at)
-    assert d.lastwords["烧卖"].text == "第二版"
+    d = derive(g, store, as_of=at)
     store.close()
-    assert "已撤销 #2" in run(db, "lastwords", "remove", "2")
-    assert "已于" in run(db, "lastwords", "remove", "2", code=1)
-    data = json.loads(run(db, "lastwords", "list", "--json"))
-    assert [r["text"] for r in data] == ["第一版"]
+    assert d.lastwords["癸"].text == "第二版"
+    # the code in the first version stays a rule break: a resend does not wipe it
+    assert [f.evidence[0].url for f in d.flags if f.kind.value == "lastwords-code"] == [
+        "导演记录：遗言 #1"
+    ]
+    assert "已撤销 #2" in m209(game, "lastwords", "remove", "2")
+    assert "已于" in m209(game, "lastwords", "remove", "2", code=1)
+    data = json.loads(m209(game, "lastwords", "list", "--json"))
+    assert [r["text"] for r in data] == ["[b]第一版[/b]"]
 
 
-def test_bad_requests_say_what_is_wrong(db: Path, tmp_path: Path) -> None:
-    assert "名单中没有玩家「路人」" in run(
-        db, "lastwords", "add", "--player", "路人", "--text", "x", code=1
+def test_bad_requests_say_what_is_wrong(tmp_path: Path) -> None:
+    game = sun_game(tmp_path)
+    assert "名单中没有玩家「路人」" in m209(
+        game, "lastwords", "add", "--player", "路人", "--text", "x", code=1
     )
-    assert "放弃遗言不必记录" in run(
-        db, "lastwords", "add", "--player", "烧卖", "--text", "  ", code=1
+    assert "放弃遗言不必记录" in m209(
+        game, "lastwords", "add", "--player", "癸", "--text", "  ", code=1
     )
-    assert "二选一" in run(db, "lastwords", "add", "--player", "烧卖", code=2)
+    assert "二选一" in m209(game, "lastwords", "add", "--player", "癸", code=2)
     bad = tmp_path / "gbk.txt"
     bad.write_bytes("遗言".encode("gbk"))
-    assert "须为 UTF-8 文本" in run(
-        db, "lastwords", "add", "--player", "烧卖", "--file", str(bad), code=1
+    assert "须为 UTF-8 文本" in m209(
+        game, "lastwords", "add", "--player", "癸", "--file", str(bad), code=1
     )
-    out = run(db, "lastwords", "add", "--player", "饺子", "--text", "先写好")
+    out = m209(game, "lastwords", "add", "--player", "甲", "--text", "先写好")
     assert "尚未出局" in out
+
+
+def test_the_rules_that_give_no_last_words_are_kept(db: Path, tmp_path: Path) -> None:
+    # m135.txt:59 本规则没有遗言
+    assert "本规则没有遗言（m135.txt:59）" in run(
+        db, "lastwords", "add", "--player", "烧卖", "--text", "x", code=1
+    )
+    # m209.txt:175 红牌罚下出局的角色没有遗言权利
+    game = sun_game(tmp_path)
+    m209(game, "card", "give", "--player", "癸", "--colour", "红", "--why", "场外",
+         "--at", NIGHT)  # fmt: skip
+    err = m209(game, "lastwords", "add", "--player", "癸", "--text", "x", "--at", SENT, code=1)
+    assert "红牌罚下出局的角色没有遗言权利（m209.txt:175）" in err
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "out", "why"),
+    [
+        ("zhenyan", None, "出局的角色没有遗言（zhenyan.txt:46）"),
+        ("tubian24", (datetime(2026, 12, 1, 10, tzinfo=TZ), "第0晚出局"), ""),  # 首夜
+        ("tubian24", (datetime(2026, 12, 2, 10, tzinfo=TZ), "第1晚出局"), "tubian24.txt:45"),
+        ("nizhuan", (datetime(2026, 12, 2, 10, tzinfo=TZ), "红牌罚下"), "nizhuan.txt:50"),
+        ("m209", (datetime(2026, 12, 2, 10, tzinfo=TZ), "第1晚出局"), ""),
+    ],
+)
+def test_who_has_last_words(ruleset: str, out: tuple[datetime, str] | None, why: str) -> None:
+    """tubian24.txt:45 除首夜出局玩家外，所有出局玩家均没有遗言。"""
+    got = refusal(ruleset, out, datetime(2026, 12, 1, 10, tzinfo=TZ))
+    assert (why in got and got) if why else got == ""
