@@ -16,7 +16,6 @@ from pipeline.lastwords import (
     discuz_codes,
     latest_by_player,
     list_lastwords,
-    refusal,
     remove_lastwords,
 )
 
@@ -61,8 +60,7 @@ def lastwords_add(
     assert text is not None
     when = _parse_time(ctx, at, "--at")
     d = run_derive(ctx, when, write=False)
-    first = min((day.opens for day in ctx.game.days), default=None)
-    why = refusal(ctx.game.game.ruleset, d.outs.get(who.name), first)
+    why = d.lastwords_refusal(who.name)
     if why:
         raise click.ClickException(f"不记录{who.name}的遗言：{why}")
     try:
@@ -79,7 +77,10 @@ def lastwords_add(
             "已生成违规标记待确认（bansha flags）。公示时这些代码只显示为文字。"
         )
     if who.name not in d.outs:
-        click.echo(f"注意：按目前的记录，{who.name} 尚未出局；遗言会在其出局后的开门公示中刊登。")
+        click.echo(
+            f"注意：按目前的记录，{who.name} 尚未出局；遗言会在其出局后的开门公示中刊登"
+            "（出局时若规则不给遗言，则不刊登）。"
+        )
 
 
 @lastwords_group.command("list")

@@ -52,7 +52,7 @@ from parsers.speed import parse_speed_request
 from parsers.votes import NIZHUAN_TARGET, VoteKind, VoteParse, parse_proxy_line, parse_vote
 from pipeline import journal
 from pipeline.gamefile import Day, Game, ThreadRole
-from pipeline.lastwords import LastWords, latest_by_player, list_lastwords
+from pipeline.lastwords import LastWords, latest_by_player, list_lastwords, refusal
 from pipeline.store import Store, post_from_row
 
 log = logging.getLogger(__name__)
@@ -120,6 +120,20 @@ class Derivation:
     # outs the engine resolved: player → (the cause as stored, what the public may read);
     # the stored cause names skills (女巫[毒药] …) and stays the director's
     engine_outs: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # who the engine gave last words (m209's 4, nizhuan's per round); None: not counted
+    lastwords_rights: frozenset[str] | None = None
+
+    def lastwords_refusal(self, player: str) -> str:
+        """Why ``player``'s recorded last words may not be published ("" when they may): the
+        rule set's text (pipeline.lastwords.refusal) and the engine's count."""
+        first = min((d.opens for d in self.game.days), default=None)
+        why = refusal(self.game.game.ruleset, self.outs.get(player), first)
+        if why:
+            return why
+        rights = self.lastwords_rights
+        if rights is not None and player in self.engine_outs and player not in rights:
+            return "引擎结算时没有给他遗言权利（遗言名额已用完，或遗言须留空）"
+        return ""
 
     def day(self, n: int) -> DayResult:
         if n not in self.days:
@@ -837,6 +851,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         said,
         public={s.phase.label: tuple(s.report.get("public", ())) for s in snaps},
         engine_outs=_public_causes(snaps, from_engine),
+        lastwords_rights=ruleset.lastwords_rights(snaps[-1].state) if snaps else None,
     )
 
 

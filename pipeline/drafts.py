@@ -732,7 +732,7 @@ def day_open_context(game: Game, d: Derivation, prev: Day | None, day: Day) -> d
         "said": [
             {"name": n, "text": _escape_lines(d.lastwords[n].text)}
             for _at, n, _c in outs
-            if n in d.lastwords
+            if n in d.lastwords and not d.lastwords_refusal(n)
         ],
         "sheriff": sheriff,
         "opens": _when(day.opens, tz),

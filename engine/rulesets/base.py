@@ -412,6 +412,11 @@ class Ruleset:
         电梯楼, excused from posting (no 潜水 flag)."""
         return frozenset()
 
+    def lastwords_rights(self, state: GameState) -> frozenset[str] | None:
+        """The players the engine gave last words (m209's 4, nizhuan's per round); None when
+        the rule set does not count them (the rule set's text decides, pipeline.lastwords)."""
+        return None
+
     def vote_void(self, state: GameState, day: int) -> bool:
         """``state`` (after the day was resolved) says the day's vote did not take place, so
         nobody owed a vote (m209 [封锁投票]); False here."""

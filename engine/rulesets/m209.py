@@ -171,6 +171,8 @@ NOON_OUT = (
     "（计票看不到正午的出局：如需按规则让投给他的人改票、之后投给他的票无效，"
     "请用 bansha player out 记录其出局时间后重新结算，m209.txt:170, 176）"
 )
+#: ``遗言权利`` = the players given last words, in order (m209.txt:190-191).
+LAST_WORDS_GRANTED = "遗言权利"
 #: ``封锁投票:<day>`` = what blocked that day's vote (m209.txt:205).
 BLOCKED = "封锁投票:"
 #: The source of the vote modifier barring the sun's unnamed players from the extra 正午.
@@ -1918,6 +1920,8 @@ class M209(Ruleset):
                 "m209.txt:489",
             )
             return
+        granted = [n for n in board.setting(LAST_WORDS_GRANTED, "").split("\t") if n]
+        board.settings[LAST_WORDS_GRANTED] = "\t".join([*granted, death.player])
         board.tell(
             death.player,
             "你可以留下遗言（遗言中禁止使用Discuz!代码，m209.txt:192-193）。",
@@ -2993,6 +2997,15 @@ class M209(Ruleset):
                     VoteModifier(p.name, ModifierKind.VOID_ON_TIE, Fraction(0), "替罪羊[冤死]")
                 )
         return tuple(mods)
+
+    def lastwords_rights(self, state: GameState) -> frozenset[str] | None:
+        """Who was given last words (the first 4 non-red outs, not a 神风突击 victim,
+        m209.txt:190-191, 489); None for a state resolved before this was recorded."""
+        raw = dict(state.settings).get(LAST_WORDS_GRANTED)
+        used = int(dict(state.settings).get("last_words_used", "0"))
+        if raw is None:
+            return frozenset() if used == 0 else None
+        return frozenset(n for n in raw.split("\t") if n)
 
     def vote_void(self, state: GameState, day: int) -> bool:
         """[封锁投票] closed the day's vote threads (m209.txt:205): nobody owed a vote."""

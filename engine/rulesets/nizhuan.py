@@ -366,6 +366,10 @@ class Nizhuan(Ruleset):
         return problems
 
     # --- the day's vote: one unit per card in play ----------------------------------------
+    def lastwords_rights(self, state: GameState) -> frozenset[str] | None:
+        """Who was given last words: the holders of a 遗言 status (nizhuan.txt:55)."""
+        return frozenset(s.holder for s in state.statuses if s.kind == "遗言")
+
     def vote_roster(
         self, state: GameState, *, opens: datetime, red_at: Mapping[str, datetime]
     ) -> tuple[Any, ...]:

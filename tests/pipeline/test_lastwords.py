@@ -161,3 +161,24 @@ def test_who_has_last_words(ruleset: str, out: tuple[datetime, str] | None, why:
     """tubian24.txt:45 除首夜出局玩家外，所有出局玩家均没有遗言。"""
     got = refusal(ruleset, out, datetime(2026, 12, 1, 10, tzinfo=TZ))
     assert (why in got and got) if why else got == ""
+
+
+def test_words_recorded_before_a_red_card_are_not_published(tmp_path: Path) -> None:
+    """m209.txt:175 红牌罚下出局的角色没有遗言权利 — also when the words came first."""
+    game = sun_game(tmp_path)
+    file, db = game
+    out = m209(game, "lastwords", "add", "--player", "甲", "--text", "先写好的遗言", "--at", SENT)
+    assert "尚未出局" in out
+    m209(game, "card", "give", "--player", "甲", "--colour", "红", "--why", "场外",
+         "--at", NIGHT)  # fmt: skip
+    g = load_game(file, env={"BANSHA_COOKIE": "x"})
+    store = open_store(db)
+    at = datetime(2026, 12, 2, 9, 0, tzinfo=TZ)
+    spec = next(
+        s
+        for s in due_drafts(g, derive(g, store, as_of=at), as_of=at)
+        if s.kind is DraftKind.DAY_OPEN and s.day == 2
+    )
+    store.close()
+    assert "甲（红牌罚下）" in spec.body
+    assert "先写好的遗言" not in spec.body

@@ -140,6 +140,10 @@ def test_a_whole_m209_game(tmp_path: Path) -> None:
     store.close()
     assert "d2-qianshui-丙" not in flags and "d2-qianshui-戊" in flags
 
+    # 遗言数量为人数配备最少狼数量 (m209.txt:191): 4 — 壬, 乙, 甲, 寅 had them, 子 has none
+    err = run(game, "lastwords", "add", "--player", "子", "--text", "我是长老", code=1)
+    assert "没有给他遗言权利" in err
+
     # night 2: 石像鬼 has the knife now that no [群内] is left; the guard saves the seer
     n2 = night(game, 2, ("丁", "杀人", ("戊",), ""), ("己", "守护", ("戊",), ""))
     assert deaths(n2) == []
