@@ -497,6 +497,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
     edited_votes: list[EditedVote] = []
     sheriff_answers: list[SheriffAnswer] = []
     vote_exempt_by_day: dict[int, set[str]] = {}
+    stale_days: set[int] = set()
     post_exempt_by_day: dict[int, set[str]] = {}
 
     for day in sorted(game.days, key=lambda d: d.day):
@@ -707,6 +708,16 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                 # nizhuan) only the current card goes: once the director resolves days with
                 # the engine (bansha day resolve), its outs are the ones that count
                 vote_outs.append((day_tally.out, day.closes, f"第{day.day}天投票出局"))
+            if closed and not ruleset.card_units:
+                stale = _resolved_differently(snaps, day.day, day_tally, first_round)
+                if stale:
+                    # the director resolved the day on another count (a proxy, a modifier,
+                    # an edit came later): the engine's result is out of date
+                    notes.append(
+                        f"第{day.day}天的引擎结算与当前计票不一致（{stale}）：请重新运行 "
+                        f"bansha day resolve --day {day.day}，之后已结算的阶段也要按顺序重新结算"
+                    )
+                    stale_days.add(day.day)
             if not closed:
                 notes.append("投票尚未截止：以上为截至目前的计票")
             if unreadable:
@@ -849,7 +860,12 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         ledger,
         outs_final,
         said,
-        public={s.phase.label: tuple(s.report.get("public", ())) for s in snaps},
+        # a day resolved on another count than today's: its 公示 is not offered any more
+        public={
+            s.phase.label: tuple(s.report.get("public", ()))
+            for s in snaps
+            if not (s.phase.kind is PhaseKind.DAY and s.phase.number in stale_days)
+        },
         engine_outs=_public_causes(snaps, from_engine),
         lastwords_rights=ruleset.lastwords_rights(snaps[-1].state) if snaps else None,
     )
@@ -892,6 +908,30 @@ def _public_causes(
             else:
                 public[name] = f"{snap.phase.zh}出局"
     return {p: (c, public[p]) for p, _at, c in outs if p in public}
+
+
+def _resolved_differently(
+    snaps: Sequence[journal.Snapshot],
+    day: int,
+    now: Tally,
+    first: RoundResult | None,
+) -> str:
+    """How the count the engine resolved ``day`` on differs from today's ("" when it does not
+    or the day was not resolved)."""
+    snap = next((s for s in snaps if s.phase == Phase.day(day)), None)
+    if snap is None:
+        return ""
+    was = snap.input
+    diffs = []
+    if (was.get("elected") or None) != (now.elected or None):
+        diffs.append(f"当选警长：结算时{was.get('elected') or '无'}，现在{now.elected or '无'}")
+    if (was.get("out") or None) != (now.out or None):
+        diffs.append(f"最高票：结算时{was.get('out') or '无'}，现在{now.out or '无'}")
+    was_first = (was.get("first_round") or {}).get("out") or None
+    now_first = (first.tally.out or None) if first is not None else None
+    if was_first != now_first:
+        diffs.append(f"第一轮最高票：结算时{was_first or '无'}，现在{now_first or '无'}")
+    return "；".join(diffs)
 
 
 def _state_before_day(snaps: Sequence[journal.Snapshot], day: int) -> GameState | None:

@@ -80,3 +80,26 @@ def test_the_result_draft_carries_the_days_public_lines_once_resolved(tmp_path: 
     assert "[b]结算公示[/b]" in after
     assert "壬是白痴，[[b][/b]大难不死]" in after  # escaped: shows as written
     assert "出局：壬" not in after  # the engine's word replaces the tally's
+
+
+def test_a_day_resolved_on_another_count_is_called_out(tmp_path: Path) -> None:
+    """After ``day resolve`` the count changed (here a skill's top recorded late, m209.txt:169):
+    the engine's 公示 is no longer offered and the tally says to resolve the day again."""
+    file = write_game(tmp_path / "s.toml", f"vote = {VOTE_TID}")
+    game = (file, tmp_path / "s.db")
+    through_day_1(game)
+    run(game, "night", "resolve", "--night", "1")
+    add_posts(
+        game[1],
+        VOTE_TID,
+        [vote(3201 + i, n, "丁", h(12, i)) for i, n in enumerate(("乙", "丙", "戊"))],
+    )
+    run(game, "day", "resolve", "--day", "2", "--as-of", "2026-12-03T09:00:00+08:00")
+    closed = DAY2.replace(hour=22, minute=5)
+    assert "[b]结算公示[/b]" in draft(file, game[1], DraftKind.RESULT, 2, closed)
+    run(game, "vote", "modifier", "--day", "2", "--player", "丙", "--kind", "force_top",
+        "--source", "测试")  # fmt: skip
+    out = run(game, "tally", "--day", "2", "--as-of", "2026-12-03T09:00:00+08:00")
+    assert "第2天的引擎结算与当前计票不一致（最高票：结算时丁，现在丙）" in out
+    body = draft(file, game[1], DraftKind.RESULT, 2, closed)
+    assert "结算公示" not in body and "出局：丙" in body

@@ -78,7 +78,7 @@ def game(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def run(game: tuple[Path, Path], *args: str, code: int = 0) -> str:
-    n = 2 if args[0] in ("night", "day", "drafts", "lastwords", "player", "card") else 1
+    n = 2 if args[0] in ("night", "day", "drafts", "lastwords", "player", "card", "vote") else 1
     file, db = game
     result = CliRunner().invoke(cli, [*args[:n], str(file), "--db", str(db), *args[n:]])
     assert result.exit_code == code, result.output
