@@ -741,6 +741,9 @@ def day_open_context(game: Game, d: Derivation, prev: Day | None, day: Day) -> d
         "vote_tid": day.vote,
         "progress_tid": day.progress,
         "inquiry_tid": day.inquiry,
+        # 太阳[日不落] (m209.txt:377-378): the first 正午 round's thread and its end
+        "first_vote_tid": day.first_vote,
+        "first_closes": _when(day.first_closes, tz) if day.first_closes else None,
     }
 
 

@@ -554,3 +554,18 @@ def test_an_approved_first_round_tally_is_not_posted_after_the_round(
     states = {d.id: str(d.state) for d in list_drafts(store, include_superseded=True)}
     store.close()
     assert states[tally_id] == "superseded"  # the first round is over: never posted
+
+
+def test_the_day_open_sends_players_to_both_rounds(game: tuple[Path, Path]) -> None:
+    sun_falls_on_night_1(game, name_now=True)
+    g = load_game(game[0], env={"BANSHA_COOKIE": "x"})
+    store = open_store(game[1])
+    at = DAY2 - timedelta(minutes=30)
+    body = next(
+        s.body
+        for s in due_drafts(g, derive(g, store, as_of=at), as_of=at)
+        if s.kind is DraftKind.DAY_OPEN and s.day == 2
+    )
+    store.close()
+    assert f"tid={FIRST_TID}]第2天第一轮投票帖[/url]，12月2日 15:00截止" in body
+    assert f"tid={VOTE_TID}]第2天额外一轮投票帖[/url]，12月2日 22:00截止" in body
