@@ -165,6 +165,7 @@ class VoteModifier:
     kind: ModifierKind
     value: Fraction = Fraction(0)
     source: str = ""  # e.g. "乌鸦[诽谤]", "[迷魂]", "高僧[献身]"
+    rule: str = ""  # where the rule text says so (file:line); "" → the rule set's own ref
 
     def label(self) -> str:
         return self.source or self.kind.value
@@ -362,6 +363,7 @@ class _Mods:
     weight_set: dict[str, list[tuple[Fraction, str]]] = field(default_factory=dict)
     voter_add: dict[str, list[tuple[Fraction, str]]] = field(default_factory=dict)
     no_vote: dict[str, list[str]] = field(default_factory=dict)
+    no_vote_rule: dict[str, str] = field(default_factory=dict)
     no_change: dict[str, list[str]] = field(default_factory=dict)
     block: dict[str, list[str]] = field(default_factory=dict)
     tie_taker: list[str] = field(default_factory=list)
@@ -385,6 +387,8 @@ def _digest_modifiers(ctx: DayContext, roster: _Roster) -> _Mods:
             mods.voter_add.setdefault(unit, []).append((Fraction(m.value), src))
         elif m.kind is ModifierKind.NO_VOTE:
             mods.no_vote.setdefault(unit, []).append(src)
+            if m.rule:
+                mods.no_vote_rule.setdefault(unit, m.rule)
         elif m.kind is ModifierKind.NO_CHANGE:
             mods.no_change.setdefault(unit, []).append(src)
         elif m.kind is ModifierKind.BLOCK_OUT:
@@ -553,7 +557,8 @@ def _judge_one(
         return d
     if not ps.can_vote or unit in mods.no_vote:
         why = "、".join(mods.no_vote.get(unit, [])) or "当前状态"
-        d.reason, d.rule = f"{unit}因{why}不能参与投票", rs.ref("vote_right")
+        rule = mods.no_vote_rule.get(unit) if ps.can_vote else None
+        d.reason, d.rule = f"{unit}因{why}不能参与投票", rule or rs.ref("vote_right")
         return d
 
     st = states.setdefault(unit, _VoterState())

@@ -177,6 +177,8 @@ LAST_WORDS_GRANTED = "遗言权利"
 BLOCKED = "封锁投票:"
 #: The source of the vote modifier barring the sun's unnamed players from the extra 正午.
 SUN_NO_VOTE = "太阳[日]"
+SUN_RULE = "m209.txt:377"  # 只有太阳指定的角色可以发言（包括在投票帖发言）
+IDIOT_RULE = "m209.txt:357"  # 白痴不能参与投票
 #: Starting charges: 限定 = 1, [次数] as written (m209.txt:53-55).
 INITIAL_CHARGES: Mapping[str, tuple[tuple[str, int], ...]] = {
     "黑商": (("馈赠", 1),),
@@ -2954,7 +2956,7 @@ class M209(Ruleset):
         gone = self._left_in_state(state, index)
         living = tuple(n for n in state.living if n not in gone)
         mods: list[Any] = [
-            VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), "离开游戏")
+            VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), "离开游戏", "m209.txt:210")
             for n in state.living
             if n in gone
         ]
@@ -2977,14 +2979,18 @@ class M209(Ruleset):
                 )
             elif s.kind == "翻牌" and self.role(state, s.holder) == "白痴":
                 mods.append(
-                    VoteModifier(s.holder, ModifierKind.NO_VOTE, Fraction(0), "白痴[大难不死]")
+                    VoteModifier(
+                        s.holder, ModifierKind.NO_VOTE, Fraction(0), "白痴[大难不死]", IDIOT_RULE
+                    )
                 )
         allowed = {s.holder for s in state.statuses if s.kind == "发言许可" and s.active_at(index)}
         if allowed:  # 太阳[日]: in the extra 正午 (the tallied round) only the named speak and
             # vote; a vote post without a post is an abstention (m209.txt:377-379)
             for n in living:
                 if n not in allowed:
-                    mods.append(VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), SUN_NO_VOTE))
+                    mods.append(
+                        VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), SUN_NO_VOTE, SUN_RULE)
+                    )
         for p in state.players:
             if p.name in gone:  # 所有技能失效 (m209.txt:210)
                 continue
@@ -3057,7 +3063,7 @@ class M209(Ruleset):
             return ()
         voters = set(state.living) - self._left_in_state(state, index)
         return tuple(
-            VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), SUN_NO_VOTE)
+            VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), SUN_NO_VOTE, SUN_RULE)
             for n in sorted(voters - named)
         )
 

@@ -292,6 +292,7 @@ def test_only_the_suns_named_vote_in_the_extra_round(
     # the extra round: only the named vote (m209.txt:377, 379 — 投票贴不发言默认视作弃票)
     yi = next(v for v in data["votes"] if v["voter"] == "乙")
     assert yi["status"] == "invalid" and "太阳[日]" in yi["reason"]
+    assert yi["rule"] == "m209.txt:377"  # 只有太阳指定的角色可以发言（包括在投票帖发言）
     assert data["out"] == "丁" and data["first_round"]["out"] == "丙"
     out = run(game, "day", "resolve", "--day", "2", "--json", "--as-of", AFTER)
     report = json.loads(out)
