@@ -28,6 +28,7 @@ from pipeline.drafts import (
     list_drafts,
     make_drafts,
     reject,
+    retire_stale,
     templates_dir_for,
 )
 from pipeline.inquiry import InquiryError
@@ -233,6 +234,12 @@ def drafts_make(ctx: GameContext, as_of: str | None) -> None:
         click.echo(
             f"第{n}天第一轮[正午]已结束，但之后还没有完整重读过第一轮投票帖：暂不起草第一轮结果"
             f"（运行 bansha crawl {ctx.game_path.name} --day {n} --full，或等下一轮 cycle）"
+        )
+    retired = retire_stale(ctx.store, ctx.game, as_of=when, now=_now(ctx))
+    if retired:
+        click.echo(
+            f"已作废 {len(retired)} 份过时的计票/提醒草稿（投票或第一轮已截止）："
+            + "、".join(f"#{i}" for i in retired)
         )
     try:
         created = make_drafts(

@@ -916,9 +916,10 @@ def _specs(
     tid: int | None,
     action: DraftAction = DraftAction.REPLY,
     edit_pid: int | None = None,
+    key_suffix: str = "",
 ) -> list[DraftSpec]:
     body = templates.render(kind, context)
-    key = draft_key(kind, day)
+    key = draft_key(kind, day) + key_suffix
     title = _TITLES[kind].format(day=day)
     parts = split_body(body, charset=_charset(game), limit=game.drafts.max_post_bytes)
     if len(parts) == 1:
@@ -999,7 +1000,11 @@ def due_drafts(
         if day.vote is not None and is_open:
             ctx = running_tally_context(game, res, as_of=as_of)
             if ctx is not None:
-                specs += _specs(game, templates, DraftKind.RUNNING_TALLY, n, ctx, tid=announce)
+                # the first 正午 round's tally is its own draft, retired when the round ends
+                first = FIRST_ROUND_KEY if str(ctx["round"]).startswith("第一轮") else ""
+                specs += _specs(
+                    game, templates, DraftKind.RUNNING_TALLY, n, ctx, tid=announce, key_suffix=first
+                )
             minutes = game.drafts.reminder_minutes
             if as_of >= day.closes - timedelta(minutes=minutes):
                 ctx = reminder_context(game, res, as_of=as_of, minutes=minutes)
@@ -1132,6 +1137,10 @@ def _unchanged(latest: Draft, spec: DraftSpec) -> bool:
     return True
 
 
+#: The key suffix of a 太阳[日不落] day's first-round running tally.
+FIRST_ROUND_KEY = ":first"
+
+
 def _base_key(key: str) -> str:
     return key.split("#", 1)[0]
 
@@ -1222,8 +1231,7 @@ def retire_stale(store: Store, game: Game, *, as_of: datetime, now: datetime) ->
             if (
                 first_end is not None
                 and as_of >= first_end
-                and draft.kind == DraftKind.RUNNING_TALLY
-                and datetime.fromisoformat(draft.created_at) < first_end
+                and _base_key(draft.key).endswith(FIRST_ROUND_KEY)
             ):
                 _supersede(store, draft, at, "第一轮[正午]已结束，此计票草稿已过时")
                 retired.append(draft.id)
