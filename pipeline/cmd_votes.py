@@ -204,6 +204,8 @@ def why_cmd(ctx: GameContext, day: int, player: str, as_of: str | None) -> None:
     pc = res.counts.get(name)
     count = pc.count if pc else 0
     click.echo(f"  讨论帖发言：{count} 帖")
+    if name in res.post_exempt:
+        click.echo(f"    当天不判发言不足：{res.post_exempt[name]}")
     if pc is not None:
         for ev in pc.evidence:
             click.echo(f"    {ev.floor or '?'}# {_when(ev.at, tz)} {ev.url}")

@@ -98,6 +98,8 @@ class DayResult:
     absent: frozenset[str] = frozenset()
     # may not vote in the day's (last) round: a roster or state bar (m209 太阳[日], 白痴 …)
     barred: frozenset[str] = frozenset()
+    # not judged for 发言不足 that day, and why (离开游戏, 太阳[日不落] …)
+    post_exempt: dict[str, str] = field(default_factory=dict)
 
     @property
     def all_verdicts(self) -> tuple[VoteVerdict, ...]:
@@ -738,9 +740,11 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             vote_exempt_by_day[day.day] = set.intersection(*barred)
             barred_last = frozenset(barred[-1])
         absent = frozenset(ruleset.absent(engine_state, day.day)) if engine_state else frozenset()
-        post_exempt_by_day[day.day] = set(absent)
+        post_exempt = dict.fromkeys(sorted(absent), "离开游戏，不能发言")
         if engine_state is not None:  # m209 太阳[日不落]: the unnamed may not speak at the end
-            post_exempt_by_day[day.day] |= ruleset.silenced(engine_state, day.day, day_actions)
+            for n in sorted(ruleset.silenced(engine_state, day.day, day_actions)):
+                post_exempt.setdefault(n, "太阳[日不落]未指定，额外一轮不能发言")
+        post_exempt_by_day[day.day] = set(post_exempt)
         resolved = next((s.state for s in snaps if s.phase == Phase.day(day.day)), None)
         if resolved is not None and ruleset.vote_void(resolved, day.day):
             # the day's vote did not take place (m209 [封锁投票]): nobody owed a vote
@@ -797,6 +801,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             first=first_round,
             absent=absent,
             barred=barred_last,
+            post_exempt=post_exempt,
         )
 
     outs_final = _out_map([*fixed_outs, *vote_outs])
@@ -1116,6 +1121,7 @@ def tally_json(d: Derivation, n: int, decisions: dict[str, dict[str, Any]]) -> d
         "decided_by": res.tally.decided_by if res.tally else None,
         "rule": res.tally.rule if res.tally else None,
         "post_counts": {p: pc.to_dict() for p, pc in sorted(res.counts.items())},
+        "post_exempt": dict(res.post_exempt),
         "flags": [
             {**f.to_dict(), "status": decisions.get(f.id, {}).get("status", "open")} for f in flags
         ],

@@ -312,6 +312,8 @@ def _view(data: ReportData) -> dict[str, Any]:
             status, css = f"已出局（{_when(out[0].isoformat(), tz, '%m-%d %H:%M')}），不计", "out"
         elif accelerated:
             status, css = "加速日，不计潜水", "exempt"
+        elif name in t.get("post_exempt", {}):
+            status, css = f"{t['post_exempt'][name]}，不计", "exempt"
         elif n < data.min_posts:
             status, css = f"不足{data.min_posts}帖", "low"
         elif n < data.streak_posts:

@@ -139,6 +139,8 @@ def test_a_whole_m209_game(tmp_path: Path) -> None:
     flags = {f.id for f in derive(g, store, as_of=at(3, 9)).flags if f.day == 2}
     store.close()
     assert "d2-qianshui-丙" not in flags and "d2-qianshui-戊" in flags
+    why = run(game, "why", "--day", "2", "--player", "丙", "--as-of", at(3, 9).isoformat())
+    assert "当天不判发言不足：太阳[日不落]未指定，额外一轮不能发言" in why
 
     # 遗言数量为人数配备最少狼数量 (m209.txt:191): 4 — 壬, 乙, 甲, 寅 had them, 子 has none
     err = run(game, "lastwords", "add", "--player", "子", "--text", "我是长老", code=1)
