@@ -113,7 +113,9 @@ def tally_cmd(ctx: GameContext, day: int, as_json: bool, as_of: str | None) -> N
         click.echo(f"额外一轮[正午]（投票帖 {res.day.vote}，只有太阳指定的角色可以投票）：")
     else:
         click.echo("")
-    if not res.verdicts:
+    if not res.verdicts and res.first is not None and d.as_of < res.first.closes:
+        click.echo(f"（额外一轮在 {_when(res.first.closes, tz)} 开始）")
+    elif not res.verdicts:
         click.echo("（没有投票：先运行 bansha crawl）")
     _echo_round(res.verdicts, res.tally, tz, label="出局")
     for note in res.notes:

@@ -489,7 +489,7 @@ def test_the_running_tally_counts_the_round_that_is_open(game: tuple[Path, Path]
     add_posts(db, FIRST_TID, [vote(3001, "乙", "丙", h(11)), vote(3002, "丁", "丙", h(11, 5))])
     body = running(h(12, 30))
     assert "·第一轮[正午]·计票（进行中）" in body and "目前最高票：丙" in body
-    assert "12月2日 15:00关门" in body  # the first round's end
+    assert "第一轮12月2日 15:00截止" in body  # the first round's end
     post_day2_votes(db)
     body = running(h(18))
     assert "·额外一轮[正午]·计票（进行中）" in body and "目前最高票：丁" in body
