@@ -884,7 +884,8 @@ class Nizhuan(Ruleset):
                 for s in board.statuses
                 if s.kind == "时间吞噬" and s.holder == target and s.since == nxt
             ]
-            board.announce(f"{a.actor}发动<重定之理>，选择{tl}")
+            # 发动该技能会公示 (nizhuan.txt:109): the launch and its choice, not who launched it
+            board.announce(f"<重定之理>发动，选择{tl}")
             if rival:
                 board.record(
                     a,
