@@ -182,3 +182,34 @@ def test_words_recorded_before_a_red_card_are_not_published(tmp_path: Path) -> N
     store.close()
     assert "甲（红牌罚下）" in spec.body
     assert "先写好的遗言" not in spec.body
+
+
+def test_the_first_nights_words_open_the_first_day(tmp_path: Path) -> None:
+    """tubian24.txt:45 除首夜出局玩家外，所有出局玩家均没有遗言 — so they are published in the
+    first day's opening, which lists the first night's outs."""
+    from tests.pipeline.test_cmd_engine_tubian24 import add, game_file
+    from tests.pipeline.test_cmd_engine_tubian24 import run as t24
+
+    file = game_file(tmp_path)
+    file.write_text(
+        file.read_text(encoding="utf-8").replace("vote = 3002", "discussion = 3001\nvote = 3002"),
+        encoding="utf-8",
+    )
+    paths = (file, tmp_path / "t24.db")
+    add(paths, 0, "狼1", "杀人", "知")
+    t24(paths, "night", "resolve", "--night", "0")
+    m209(paths, "lastwords", "add", "--player", "知", "--text", "我是先知",
+        "--at", "2026-12-01T08:00:00+08:00")  # fmt: skip
+    g = load_game(file, env={})
+    store = open_store(paths[1])
+    at = datetime(2026, 12, 1, 9, 30, tzinfo=TZ)
+    spec = next(
+        s
+        for s in due_drafts(g, derive(g, store, as_of=at), as_of=at)
+        if s.kind is DraftKind.DAY_OPEN and s.day == 1
+    )
+    store.close()
+    assert spec.tid == 3001
+    assert "1. 知（第0晚出局）" in spec.body
+    assert "[b]知[/b]：\n我是先知" in spec.body
+    assert "先知" not in spec.body.replace("我是先知", "")  # the card stays private
