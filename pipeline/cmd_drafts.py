@@ -71,7 +71,13 @@ def _get(ctx: GameContext, draft_id: int) -> Draft:
         raise click.ClickException(str(exc)) from exc
 
 
-@cli.group("drafts", cls=DefaultGroup, default="list", default_if_no_args=False)
+@cli.group(
+    "drafts",
+    cls=DefaultGroup,
+    default="list",
+    default_if_no_args=False,
+    short_help="草稿：列出、查看、修改、批准、驳回、起草。",
+)
 def drafts_group() -> None:
     """草稿：列出（bansha drafts GAME.toml）、查看（show）、修改（edit）、批准（approve）、
     驳回（reject）、起草（make）。

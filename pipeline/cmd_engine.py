@@ -172,7 +172,7 @@ def _render(report: Report, title: str) -> None:
         click.echo("私信反馈：")
         for f in report.feedback:
             click.echo(f"  → {f.to}：{f.text}")
-    click.echo("公示：")
+    click.echo("公示：" if report.public else "公示：无")
     for line in report.public:
         click.echo(f"  {line}")
     click.echo(f"警长：{report.sheriff or '无'}")

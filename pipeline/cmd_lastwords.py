@@ -76,6 +76,11 @@ def lastwords_add(
             f"注意：遗言中有 Discuz! 代码（{'、'.join(codes)}），违反“遗言中禁止使用Discuz!代码”；"
             "已生成违规标记待确认（bansha flags）。公示时这些代码只显示为文字。"
         )
+    from pipeline.journal import latest_snapshot
+
+    last = latest_snapshot(ctx.store)
+    if last is not None and last.state.winner:
+        click.echo(f"注意：游戏已结束（{last.state.winner}胜利），不会再有开门公示刊登这份遗言。")
     if who.name not in d.outs:
         click.echo(
             f"注意：按目前的记录，{who.name} 尚未出局；遗言会在其出局后的开门公示中刊登"

@@ -163,6 +163,17 @@ def _echo_round(verdicts: Any, t: Any, tz: Any, *, label: str) -> None:
 
 
 STATUS_FLAG = {"confirmed": "已确认", "dismissed": "已驳回", "待确认": "待确认"}
+MODIFIER_ZH = {
+    "weight_add": "得票加",
+    "weight_set": "票权改为",
+    "voter_add": "票权加",
+    "no_vote": "不能投票",
+    "no_change": "不能改票",
+    "block_out": "不能被投出",
+    "tie_taker": "平票时出局",
+    "force_top": "技能最高票",
+    "void_on_tie": "平票时投票出局作废",
+}
 
 
 # --------------------------------------------------------------------------- why
@@ -259,13 +270,21 @@ def flags_list(ctx: GameContext, day: int | None, as_json: bool, as_of: str | No
         return
     if not flags:
         click.echo("没有违规标记。")
-    for f in flags:
+        return
+    seat = {p.name: i for i, p in enumerate(ctx.game.players)}
+    for f in sorted(flags, key=lambda f: (f.day, seat.get(f.player, len(seat)))):
         dec = decisions.get(f.id)
         status = STATUS_FLAG.get(dec["status"], dec["status"]) if dec else "待确认"
         card = f"，建议{f.card.value}" if f.card else ""
         click.echo(f"[{f.id}] 第{f.day}天 {f.player}：{f.reason}（{status}{card}；依据 {f.rule}）")
         for ev in f.evidence[:5]:
             click.echo(f"    {ev.url}")
+    if any(f.id not in decisions for f in flags):
+        name = ctx.game_path.name
+        click.echo(
+            f"标记确认后才变成牌：bansha flags confirm {name} 编号，"
+            f"或 bansha flags dismiss {name} 编号 --why 理由 驳回。"
+        )
 
 
 def _find_flag(ctx: GameContext, flag_id: str, as_of: str | None) -> dict[str, Any]:
@@ -494,7 +513,10 @@ def vote_modifier(
             "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
         }
     )
-    click.echo(f"已记录：第{day}天 {who.name} {kind} {value} {source}".rstrip())
+    what = MODIFIER_ZH.get(kind, kind)
+    amount = f" {value}" if kind in ("weight_add", "weight_set", "voter_add") else ""
+    why = f"（{source}）" if source else ""
+    click.echo(f"已记录：第{day}天 {who.name}：{what}{amount}{why}")
 
 
 @vote_group.command("sheriff")

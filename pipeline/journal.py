@@ -438,6 +438,15 @@ def state_before(store: Store, game: Game, ruleset: Ruleset, phase: Phase) -> Ga
     if before.kind is PhaseKind.SETUP:
         return setup_state(game, ruleset)
     snap = snapshot(store, before)
+    if (
+        snap is None
+        and before.kind is PhaseKind.DAY
+        and before.number not in {d.day for d in game.days}
+    ):
+        raise EngineError(
+            f"游戏文件中没有第{before.number}天，{phase.zh}之前的白天无法结算："
+            "请先在游戏文件的 [[days]] 中加上这一天"
+        )
     if snap is None:
         cmd = (
             f"bansha night resolve GAME.toml --night {before.number}"
