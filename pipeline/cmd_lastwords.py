@@ -10,6 +10,7 @@ import click
 
 from pipeline.cli import GameContext, cli, game_command
 from pipeline.cmd_votes import _parse_time, _when, run_derive
+from pipeline.journal import latest_snapshot
 from pipeline.lastwords import (
     LastWordsError,
     add_lastwords,
@@ -76,8 +77,6 @@ def lastwords_add(
             f"注意：遗言中有 Discuz! 代码（{'、'.join(codes)}），违反“遗言中禁止使用Discuz!代码”；"
             "已生成违规标记待确认（bansha flags）。公示时这些代码只显示为文字。"
         )
-    from pipeline.journal import latest_snapshot
-
     last = latest_snapshot(ctx.store)
     if last is not None and last.state.winner:
         click.echo(f"注意：游戏已结束（{last.state.winner}胜利），不会再有开门公示刊登这份遗言。")
