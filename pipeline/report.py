@@ -270,6 +270,18 @@ def _view(data: ReportData) -> dict[str, Any]:
             "public_counts_rule": PUBLIC_COUNTS_RULE.get(data.ruleset, ""),
             "public_voters_rule": PUBLIC_VOTERS_RULE.get(data.ruleset, ""),
             "sheriff_vote": tally["sheriff_vote"],
+            # 太阳[日不落]: the first 正午 round's counts (m209.txt:377-378)
+            "first_counts": [
+                {
+                    "candidate": c["candidate"],
+                    "votes": _votes(c["votes"]),
+                    "voters": list(c["voters"]),
+                    "top": c["candidate"] in t["first_round"]["tally"]["top"],
+                }
+                for c in t["first_round"]["tally"]["counts"]
+            ]
+            if t.get("first_round")
+            else None,
         }
 
     # -- every vote, in post order

@@ -251,6 +251,7 @@ def test_the_report_names_both_tops(game: tuple[Path, Path], tmp_path: Path) -> 
     assert "第一轮出局：丙；额外一轮出局：丁" in page
     # every ballot of both rounds, each with its round (m209.txt:377-378)
     assert page.count("第一轮[正午]</span>") == 4 and page.count("额外一轮[正午]</span>") == 5
+    assert 'id="first-counts"' in page and "第一轮[正午]票数" in page
 
 
 # --------------------------------------------------------------------------- with the engine
