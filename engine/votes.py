@@ -159,6 +159,20 @@ class ModifierKind(StrEnum):
     VOID_ON_TIE = "void_on_tie"  # a tie voids the vote-out (m209 替罪羊[冤死])
 
 
+#: What each modifier kind means, as a director (and a public draft) reads it.
+MODIFIER_ZH: dict[str, str] = {
+    "weight_add": "得票加",
+    "weight_set": "票权改为",
+    "voter_add": "票权加",
+    "no_vote": "不能投票",
+    "no_change": "不能改票",
+    "block_out": "不能被投出",
+    "tie_taker": "平票时出局",
+    "force_top": "技能最高票",
+    "void_on_tie": "平票时投票出局作废",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class VoteModifier:
     player: str
@@ -168,7 +182,7 @@ class VoteModifier:
     rule: str = ""  # where the rule text says so (file:line); "" → the rule set's own ref
 
     def label(self) -> str:
-        return self.source or self.kind.value
+        return self.source or MODIFIER_ZH.get(self.kind.value, self.kind.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -557,7 +571,7 @@ def _judge_one(
         return d
     if not ps.can_vote or unit in mods.no_vote:
         why = "、".join(mods.no_vote.get(unit, [])) or "当前状态"
-        rule = mods.no_vote_rule.get(unit) if ps.can_vote else None
+        rule = mods.no_vote_rule.get(unit) if unit in mods.no_vote else None
         d.reason, d.rule = f"{unit}因{why}不能参与投票", rule or rs.ref("vote_right")
         return d
 

@@ -61,6 +61,8 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, as_of: str | None) -> None:
     if verbose_out:
         for line in report.lines():
             click.echo(line)
+    for line in report.warnings:  # also under cron: the director must act on these
+        click.echo(f"注意：{line}", err=True)
     if report.errors:
         raise click.ClickException("本轮未完成：" + "；".join(report.errors))
 

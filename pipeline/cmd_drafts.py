@@ -235,6 +235,8 @@ def drafts_make(ctx: GameContext, as_of: str | None) -> None:
             f"第{n}天已关门，但关门后还没有完整重读过帖子：暂不起草它的结果与次日开门公示"
             f"（运行 bansha crawl {ctx.game_path.name} --day {n} --full，或等下一轮 cycle）"
         )
+    for line in derivation.warnings():
+        click.echo(f"注意：{line}；该天的投票结果和次日开门公示暂不起草")
     unsettled_first = first_rounds_to_reread(ctx.game, ctx.store, when)
     for n in unsettled_first:
         click.echo(

@@ -409,13 +409,26 @@ def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool)
     reds = _red_card_actions(ctx, state, day.opens, day.closes)
     red_at = {a.actor: datetime.fromisoformat(a.at) for a in reds if a.at}
     players = rs.vote_roster(state, opens=day.opens, red_at=red_at)
+    sheriff = rs.vote_sheriff(state)
+    if not rs.card_units:
+        # one unit per player: the director's own records count as in the tally — an out
+        # recorded by hand (bansha player out, e.g. a death at noon) and a sheriff set by hand
+        players = tuple(
+            replace(ps, out_at=min(ps.out_at, res.out_before[ps.name]))
+            if ps.name in res.out_before and ps.out_at is not None
+            else replace(ps, out_at=res.out_before[ps.name])
+            if ps.name in res.out_before
+            else ps
+            for ps in players
+        )
+        sheriff = res.sheriff
     recorded = [r.action for r in journal_actions(ctx.store, "day", number)]
     dctx = DayContext(
         day=number,
         opens=day.opens,
         closes=day.closes,
         players=players,
-        sheriff=rs.vote_sheriff(state),
+        sheriff=sheriff,
         accelerated=res.accelerated,
         sheriff_election=res.tally.sheriff_election,
         modifiers=(

@@ -12,7 +12,7 @@ import click
 from click_default_group import DefaultGroup
 
 from engine.cards import Card
-from engine.votes import ModifierKind, VerdictStatus
+from engine.votes import MODIFIER_ZH, ModifierKind, VerdictStatus
 from pipeline.cli import GameContext, cli, game_command
 from pipeline.derive import Derivation, derive, flag_decisions, tally_json, write_derivation
 
@@ -163,17 +163,6 @@ def _echo_round(verdicts: Any, t: Any, tz: Any, *, label: str) -> None:
 
 
 STATUS_FLAG = {"confirmed": "已确认", "dismissed": "已驳回", "待确认": "待确认"}
-MODIFIER_ZH = {
-    "weight_add": "得票加",
-    "weight_set": "票权改为",
-    "voter_add": "票权加",
-    "no_vote": "不能投票",
-    "no_change": "不能改票",
-    "block_out": "不能被投出",
-    "tie_taker": "平票时出局",
-    "force_top": "技能最高票",
-    "void_on_tie": "平票时投票出局作废",
-}
 
 
 # --------------------------------------------------------------------------- why

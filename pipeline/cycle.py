@@ -58,6 +58,7 @@ class CycleReport:
     drafted: list[int] = field(default_factory=list)
     posted: list[Any] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # the director must act (not a failure)
 
     def lines(self) -> list[str]:
         out = []
@@ -149,6 +150,7 @@ def run_cycle(
     d = derive(game, store, as_of=now)
     report.derived = True
     report.verdicts_changed = write_derivation(store, d, now=now)
+    report.warnings = d.warnings()
     if draft is not None:
         report.drafted = draft(d)
     if publish is not None:

@@ -124,6 +124,14 @@ class Derivation:
     engine_outs: dict[str, tuple[str, str]] = field(default_factory=dict)
     # who the engine gave last words (m209's 4, nizhuan's per round); None: not counted
     lastwords_rights: frozenset[str] | None = None
+    # days the engine resolved on another count than today's: resolve them again
+    stale_days: frozenset[int] = frozenset()
+    # how many cards went out in each resolved phase ("night:0" → 2)
+    deaths_in: dict[str, int] = field(default_factory=dict)
+
+    def warnings(self) -> list[str]:
+        """What the director must act on before drafts can follow (a stale resolution)."""
+        return [n for d in sorted(self.stale_days) for n in self.days[d].notes if "不一致" in n]
 
     def lastwords_refusal(self, player: str) -> str:
         """Why ``player``'s recorded last words may not be published ("" when they may): the
@@ -873,6 +881,8 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         },
         engine_outs=_public_causes(snaps, from_engine),
         lastwords_rights=ruleset.lastwords_rights(snaps[-1].state) if snaps else None,
+        stale_days=frozenset(stale_days),
+        deaths_in={s.phase.label: len(s.report.get("deaths", ())) for s in snaps},
     )
 
 

@@ -1022,12 +1022,18 @@ def due_drafts(
         if (
             i == 0
             and as_of < day.closes
-            and any(at <= day.opens for at, _c in derivation.outs.values())
+            and (
+                any(at <= day.opens for at, _c in derivation.outs.values())
+                or derivation.deaths_in.get(Phase.night(n - 1).label, 0) > 0
+            )
         ):
-            # the first night's outs (tubian24 首夜, m135 第零晚): the first day's opening
+            # the first night's outs or lost cards (tubian24 首夜, m135 第零晚's first cards):
+            # the first day's opening
             ctx = day_open_context(game, derivation, None, day)
             specs += _specs(game, templates, DraftKind.DAY_OPEN, n, ctx, tid=day.discussion)
-        if as_of < day.closes or n in unsettled:
+        if as_of < day.closes or n in unsettled or n in derivation.stale_days:
+            # a stale resolution (the count changed after day resolve) holds the result and
+            # the next opening: they would contradict each other (derive.warnings says so)
             continue
         if day.vote is not None:
             ctx = result_context(game, res, derivation.public.get(Phase.day(n).label, ()))

@@ -1915,6 +1915,8 @@ class M209(Ruleset):
             )
             return
         board.settings["last_words_used"] = str(used + 1)
+        granted = [n for n in board.setting(LAST_WORDS_GRANTED, "").split("\t") if n]
+        board.settings[LAST_WORDS_GRANTED] = "\t".join(granted)  # known, even if none
         if death.player in board.scratch.get("no_words", set()):
             board.tell(
                 death.player,
@@ -1922,7 +1924,6 @@ class M209(Ruleset):
                 "m209.txt:489",
             )
             return
-        granted = [n for n in board.setting(LAST_WORDS_GRANTED, "").split("\t") if n]
         board.settings[LAST_WORDS_GRANTED] = "\t".join([*granted, death.player])
         board.tell(
             death.player,

@@ -147,6 +147,8 @@ DAY_SKILLS = ("决斗", "投票")
 DIRECTOR_ACTIONS = ("红牌罚下", "投降", "判负")
 #: 第四天夜晚结束 ends the 历史轮 (nizhuan.txt:126).
 HISTORY_LAST_NIGHT = 4
+#: Setting: the players given last words (tab-separated), kept across the reversal.
+LAST_WORDS_GIVEN = "遗言权利"
 REC = "记录:"  # memory prefix of the 历史轮 records
 NOT_IN = "未入场"
 _ALIASES = {
@@ -367,8 +369,11 @@ class Nizhuan(Ruleset):
 
     # --- the day's vote: one unit per card in play ----------------------------------------
     def lastwords_rights(self, state: GameState) -> frozenset[str] | None:
-        """Who was given last words: the holders of a 遗言 status (nizhuan.txt:55)."""
-        return frozenset(s.holder for s in state.statuses if s.kind == "遗言")
+        """Who was given last words, in either round (nizhuan.txt:55)."""
+        given = dict(state.settings).get(LAST_WORDS_GIVEN, "")
+        return frozenset(n for n in given.split("\t") if n) | frozenset(
+            s.holder for s in state.statuses if s.kind == "遗言"
+        )
 
     def vote_roster(
         self, state: GameState, *, opens: datetime, red_at: Mapping[str, datetime]
@@ -1029,6 +1034,9 @@ class Nizhuan(Ruleset):
         board.add_status(
             Status("遗言", death.player, "遗言", board.index, None, note="次日讨论日开始前提交")
         )
+        # remembered past the reversal (which clears the statuses): who may publish words
+        given = [n for n in board.settings.get(LAST_WORDS_GIVEN, "").split("\t") if n]
+        board.settings[LAST_WORDS_GIVEN] = "\t".join([*given, death.player])
         board.tell(
             death.player,
             f"你可以留下遗言（本轮第{len(granted) + 1}份，共{quota}份），请在次日讨论日开始前"

@@ -118,6 +118,7 @@ def test_night_resolve_json_on_a_zhenyan_game(run) -> None:  # type: ignore[no-u
     run("day", "add", "--day", "2", "--actor", "汤圆", "--skill", "猜中", "--choice", "1")
     data = json.loads(run("day", "resolve", "--day", "2", "--json", "--as-of", AFTER_DAY_2))
     assert data["tally"]["out"] is None and data["winner"] is None
+    assert "不一致" not in run("tally", "--day", "2", "--as-of", AFTER_DAY_2)
     guessed = next(a for a in data["actions"] if a["skill"] == "猜中")
     assert guessed["outcome"] == "done" and "第1个真言词语被猜中" in guessed["reason"]
     # zhenyan.txt:57 每经过一天白天扣除2点魔力点: 9 − 2 = 7

@@ -148,6 +148,7 @@ def test_a_whole_demo_round_with_a_pending_shot(db: Path) -> None:
     )
     data = json.loads(run(db, "day", "resolve", "--day", "2", "--json", *AFTER))
     assert data["complete"] is True
+    assert "不一致" not in run(db, "tally", "--day", "2", *AFTER)  # m135: the same count
     assert [(d["player"], d["card"], d["cause"]) for d in data["deaths"]] == [
         ("饺子", "猎人", "投票出局"),
         ("汤圆", "狼人", "饺子的[最后一枪]"),

@@ -132,6 +132,7 @@ def test_day_resolve_and_tally_on_a_tubian24_game(paths: tuple[Path, Path]) -> N
     data = json.loads(run(paths, "day", "resolve", "--day", "1", "--json", *AFTER))
     assert data["deaths"] == []
     assert data["winner"] is None
+    assert "不一致" not in run(paths, "tally", "--day", "1", *AFTER)  # nothing changed since
     json.loads(run(paths, "night", "resolve", "--night", "1", "--json"))
     # replaying the journal from the setup reproduces every stored state
     verify = run(paths, "state", "--verify")

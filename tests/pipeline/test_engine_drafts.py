@@ -101,5 +101,14 @@ def test_a_day_resolved_on_another_count_is_called_out(tmp_path: Path) -> None:
         "--source", "测试")  # fmt: skip
     out = run(game, "tally", "--day", "2", "--as-of", "2026-12-03T09:00:00+08:00")
     assert "第2天的引擎结算与当前计票不一致（最高票：结算时丁，现在丙）" in out
+    # the result and the next opening are held until the day is resolved again
+    g = load_game(file, env={"BANSHA_COOKIE": "x"})
+    store = open_store(game[1])
+    kinds = {(s.kind, s.day) for s in due_drafts(g, derive(g, store, as_of=closed), as_of=closed)}
+    store.close()
+    assert (DraftKind.RESULT, 2) not in kinds
+    made = run(game, "drafts", "make", "--as-of", closed.isoformat())
+    assert "注意：第2天的引擎结算与当前计票不一致" in made and "暂不起草" in made
+    run(game, "day", "resolve", "--day", "2", "--as-of", "2026-12-03T09:00:00+08:00")
     body = draft(file, game[1], DraftKind.RESULT, 2, closed)
-    assert "结算公示" not in body and "出局：丙" in body
+    assert "今日最高票：丙" in body  # resolved again: the engine's 公示 follows the count

@@ -120,6 +120,7 @@ def test_a_whole_m209_game(tmp_path: Path) -> None:
     # 黑狼王 voted out (not by 特攻/暴击) takes 长老 with him at 黄昏1 (m209.txt:470)
     run(game, "day", "add", "--day", "2", "--actor", "甲", "--skill", "报复", "--target", "子")
     d2 = json.loads(run(game, "day", "resolve", "--day", "2", "--json", "--as-of", after(2)))
+    assert "不一致" not in run(game, "tally", "--day", "2", "--as-of", after(2))
     assert deaths(d2) == [
         ("甲", "投票出局"),
         ("寅", "投票出局"),
@@ -185,3 +186,20 @@ def test_a_blocked_vote_owes_nobody_a_vote(tmp_path: Path) -> None:
     d2 = json.loads(run(game, "day", "resolve", "--day", "2", "--json", "--as-of", after(2)))
     assert deaths(d2) == [("甲", "骑士[决斗]")]
     assert no_vote_flags() == set()
+
+
+def test_a_player_out_of_the_game_cannot_vote_and_the_verdict_says_why(tmp_path: Path) -> None:
+    """m209.txt:210 离开游戏的角色……不能发言投票和被投票."""
+    file = write_game(tmp_path / "l.toml", f"vote = {VOTE_TID}")
+    game = (file, tmp_path / "l.db")
+    night(game, 0, ("己", "模式选择", (), "法式守卫"))
+    run(game, "day", "resolve", "--day", "1", "--as-of", after(1))
+    night(game, 1, ("乙", "离开游戏", (), "暂时"))
+    add_posts(
+        game[1], VOTE_TID, [vote(6001, "乙", "戊", at(2, 12)), vote(6002, "丙", "乙", at(2, 13))]
+    )
+    data = json.loads(run(game, "tally", "--day", "2", "--json", "--as-of", after(2)))
+    yi = next(v for v in data["votes"] if v["voter"] == "乙")
+    assert yi["status"] == "invalid" and yi["rule"] == "m209.txt:210"
+    bing = next(v for v in data["votes"] if v["voter"] == "丙")
+    assert bing["status"] == "invalid"  # nor can a leaver be voted for
