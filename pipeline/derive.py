@@ -511,8 +511,10 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
     post_exempt_by_day: dict[int, set[str]] = {}
 
     for day in sorted(game.days, key=lambda d: d.day):
-        outs = _out_map([*fixed_outs, *vote_outs])
         engine_state = _state_before_day(snaps, day.day)
+        before = [s for s in snaps if s.phase.index < Phase.day(day.day).index]
+        state_then, state_at = _latest_state(before, game)
+        outs = _out_map(_revived(state_then, state_at, [*fixed_outs, *vote_outs]))
         if engine_state is not None:
             sheriff = ruleset.vote_sheriff(engine_state)  # the engine knows 殉职, hand-overs
         set_sheriff = journal_setting(store, f"sheriff:{day.day}")
@@ -812,7 +814,8 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             post_exempt=post_exempt,
         )
 
-    outs_final = _out_map([*fixed_outs, *vote_outs])
+    latest, latest_at = _latest_state(snaps, game)
+    outs_final = _out_map(_revived(latest, latest_at, [*fixed_outs, *vote_outs]))
     sent = [r for r in list_lastwords(store) if r.at <= as_of]
     said = latest_by_player(sent)  # published: the latest; judged: every record
     all_acts: list[Activity] = [
@@ -947,6 +950,36 @@ def _resolved_differently(
     if was_first != now_first:
         diffs.append(f"第一轮最高票：结算时{was_first or '无'}，现在{now_first or '无'}")
     return "；".join(diffs)
+
+
+def _revived(
+    state: GameState | None, at: datetime | None, outs: Sequence[tuple[str, datetime, str]]
+) -> list[tuple[str, datetime, str]]:
+    """The outs without those a revival undid (m209 觉醒守卫[烈阳护卫], m209.txt:330): a
+    player the engine has alive in ``state`` (which holds as of ``at``) is not out by an out
+    recorded before ``at``; a later out still counts."""
+    if state is None or at is None:
+        return list(outs)
+    alive = set(state.living)
+    return [o for o in outs if not (o[0] in alive and o[1] <= at)]
+
+
+def _latest_state(
+    snaps: Sequence[journal.Snapshot], game: Game
+) -> tuple[GameState | None, datetime | None]:
+    """The last resolved state and the moment it holds from: a night's at the next day's
+    opening, a day's at its close."""
+    if not snaps:
+        return None, None
+    last = snaps[-1]
+    days = {d.day: d for d in game.days}
+    n = last.phase.number
+    if last.phase.kind is PhaseKind.NIGHT:
+        nxt = days.get(n + 1)
+        return last.state, nxt.opens if nxt else None
+    if last.phase.kind is PhaseKind.DAY and n in days:
+        return last.state, days[n].closes
+    return None, None
 
 
 def _state_before_day(snaps: Sequence[journal.Snapshot], day: int) -> GameState | None:

@@ -488,15 +488,15 @@ def engine_outs(store: Store, game: Game) -> list[tuple[str, datetime, str]]:
     opens = {d.day: d.opens for d in game.days}
     closes = {d.day: d.closes for d in game.days}
     result: list[tuple[str, datetime, str]] = []
-    seen: set[str] = set()
     for snap in snapshots(store):
+        # every out, also a second one (after a revival, or nizhuan's second round):
+        # the derivation keeps the one that holds (pipeline.derive._revived)
         for death in snap.report.get("deaths", []):
-            if not death.get("player_out") or death["player"] in seen:
+            if not death.get("player_out"):
                 continue
             n = snap.phase.number
             at = opens.get(n + 1) if snap.phase.kind is PhaseKind.NIGHT else closes.get(n)
             if at is None:
                 continue
-            seen.add(death["player"])
             result.append((death["player"], at, f"{snap.phase.zh}：{death['cause']}"))
     return result

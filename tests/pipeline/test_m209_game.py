@@ -203,3 +203,26 @@ def test_a_player_out_of_the_game_cannot_vote_and_the_verdict_says_why(tmp_path:
     assert yi["status"] == "invalid" and yi["rule"] == "m209.txt:210"
     bing = next(v for v in data["votes"] if v["voter"] == "丙")
     assert bing["status"] == "invalid"  # nor can a leaver be voted for
+
+
+def test_a_revived_player_votes_again(tmp_path: Path) -> None:
+    """觉醒守卫[烈阳护卫] 若结算目标出局，则复活结算目标 (m209.txt:330): from the next day on
+    the revived player is in the game again — his vote counts, his posts are no 诈尸."""
+    lineup = tuple((n, "觉醒守卫") if n == "己" else (n, r) for n, r in LINEUP)
+    file = write_game(tmp_path / "r.toml", f"vote = {VOTE_TID}", lineup=lineup, more_days=DAY3)
+    game = (file, tmp_path / "r.db")
+    night(game, 0)
+    run(game, "day", "resolve", "--day", "1", "--as-of", after(1))
+    assert deaths(night(game, 1, ("甲", "杀人", ("庚",), ""))) == [("庚", "狼人[杀人]")]
+    run(game, "day", "add", "--day", "2", "--actor", "己", "--skill", "烈阳护卫", "--target", "庚",
+        "--at", at(2, 12).isoformat())  # fmt: skip
+    d2 = json.loads(run(game, "day", "resolve", "--day", "2", "--json", "--as-of", after(2)))
+    assert "庚被复活" in d2["public"]
+    night(game, 2)
+    add_posts(game[1], 2022, [vote(7001, "庚", "甲", at(3, 12))])
+    add_posts(game[1], 2021, [(7101 + i, "庚", at(3, 13, i), f"复活后发言{i}") for i in range(5)])
+    data = json.loads(run(game, "tally", "--day", "3", "--json", "--as-of", after(3)))
+    geng = next(v for v in data["votes"] if v["voter"] == "庚")
+    assert geng["status"] == "counted"
+    flags = json.loads(run(game, "flags", "--json", "--as-of", after(3)))
+    assert not [f for f in flags if f["player"] == "庚" and f["kind"] == "zhashi"]
