@@ -6,7 +6,7 @@ m209.txt:156 — 公示出局名单时按角色出局的顺序排序。
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from pipeline.derive import derive
@@ -18,24 +18,13 @@ from tests.pipeline.test_sun_rounds import (
     LINEUP,
     VOTE_TID,
     add_posts,
+    draft_body,
     h,
     run,
     through_day_1,
     vote,
     write_game,
 )
-
-
-def draft(file: Path, db: Path, kind: DraftKind, day: int, at: datetime) -> str:
-    g = load_game(file, env={"BANSHA_COOKIE": "x"})
-    store = open_store(db)
-    spec = next(
-        s
-        for s in due_drafts(g, derive(g, store, as_of=at), as_of=at)
-        if s.kind is kind and s.day == day
-    )
-    store.close()
-    return spec.body
 
 
 def test_the_day_open_draft_shows_the_nights_public_lines_and_hides_the_causes(
@@ -48,14 +37,14 @@ def test_the_day_open_draft_shows_the_nights_public_lines_and_hides_the_causes(
         run(game, "night", "add", "--night", "1", "--actor", actor, "--skill", skill,
             "--target", target)  # fmt: skip
     run(game, "night", "resolve", "--night", "1")
-    body = draft(file, game[1], DraftKind.DAY_OPEN, 2, DAY2 - timedelta(minutes=30))
+    body = draft_body(file, game[1], DraftKind.DAY_OPEN, 2, DAY2 - timedelta(minutes=30))
     assert "1. 戊（第1晚出局）\n2. 乙（第1晚出局）" in body  # in out order, no skill
     assert "昨晚出局（按出局顺序）：戊、乙" in body  # the engine's 公示 (m209.txt:156)
     assert "毒药" not in body and "杀人" not in body  # who killed whom stays private
     # the director's own record keeps the words written
     run(game, "player", "out", "--player", "乙", "--at", "2026-12-02T08:00:00+08:00",
         "--cause", "第1晚出局（导演公示）")  # fmt: skip
-    body = draft(file, game[1], DraftKind.DAY_OPEN, 2, DAY2 - timedelta(minutes=30))
+    body = draft_body(file, game[1], DraftKind.DAY_OPEN, 2, DAY2 - timedelta(minutes=30))
     assert "乙（第1晚出局（导演公示））" in body
 
 
@@ -72,10 +61,10 @@ def test_the_result_draft_carries_the_days_public_lines_once_resolved(tmp_path: 
         [vote(3201 + i, n, "壬", h(12, i)) for i, n in enumerate(("乙", "丙", "丁"))],
     )
     closed = DAY2.replace(hour=22, minute=5)
-    before = draft(file, game[1], DraftKind.RESULT, 2, closed)
+    before = draft_body(file, game[1], DraftKind.RESULT, 2, closed)
     assert "结算公示" not in before
     run(game, "day", "resolve", "--day", "2", "--as-of", "2026-12-03T09:00:00+08:00")
-    after = draft(file, game[1], DraftKind.RESULT, 2, closed)
+    after = draft_body(file, game[1], DraftKind.RESULT, 2, closed)
     assert "出局：壬" in before  # the tally alone: the top goes
     assert "[b]结算公示[/b]" in after
     assert "壬是白痴，[[b][/b]大难不死]" in after  # escaped: shows as written
@@ -96,7 +85,7 @@ def test_a_day_resolved_on_another_count_is_called_out(tmp_path: Path) -> None:
     )
     run(game, "day", "resolve", "--day", "2", "--as-of", "2026-12-03T09:00:00+08:00")
     closed = DAY2.replace(hour=22, minute=5)
-    assert "[b]结算公示[/b]" in draft(file, game[1], DraftKind.RESULT, 2, closed)
+    assert "[b]结算公示[/b]" in draft_body(file, game[1], DraftKind.RESULT, 2, closed)
     run(game, "vote", "modifier", "--day", "2", "--player", "丙", "--kind", "force_top",
         "--source", "测试")  # fmt: skip
     out = run(game, "tally", "--day", "2", "--as-of", "2026-12-03T09:00:00+08:00")
@@ -110,5 +99,5 @@ def test_a_day_resolved_on_another_count_is_called_out(tmp_path: Path) -> None:
     made = run(game, "drafts", "make", "--as-of", closed.isoformat())
     assert "注意：第2天的引擎结算与当前计票不一致" in made and "暂不起草" in made
     run(game, "day", "resolve", "--day", "2", "--as-of", "2026-12-03T09:00:00+08:00")
-    body = draft(file, game[1], DraftKind.RESULT, 2, closed)
+    body = draft_body(file, game[1], DraftKind.RESULT, 2, closed)
     assert "今日最高票：丙" in body  # resolved again: the engine's 公示 follows the count

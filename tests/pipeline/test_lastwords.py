@@ -19,7 +19,7 @@ from pipeline.drafts import DraftKind, due_drafts
 from pipeline.gamefile import load_game
 from pipeline.lastwords import discuz_codes, refusal
 from pipeline.store import open_store
-from tests.pipeline.test_sun_rounds import VOTE_TID, write_game
+from tests.pipeline.test_sun_rounds import VOTE_TID, draft_body, write_game
 from tests.pipeline.test_sun_rounds import run as m209
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,18 +77,10 @@ def test_last_words_with_code_are_flagged_and_published_as_text(tmp_path: Path) 
     assert "遗言中禁止使用Discuz!代码" in flag["reason"]
     assert flag["evidence"][0]["url"] == "导演记录：遗言 #1"
     # the day-open draft publishes the words; the code shows as text, never as formatting
-    g = load_game(file, env={"BANSHA_COOKIE": "x"})
-    store = open_store(db)
-    at = datetime(2026, 12, 2, 9, 0, tzinfo=TZ)
-    spec = next(
-        s
-        for s in due_drafts(g, derive(g, store, as_of=at), as_of=at)
-        if s.kind is DraftKind.DAY_OPEN and s.day == 2
-    )
-    store.close()
-    assert "[b]癸[/b]：" in spec.body
-    assert "我是好人[[b][/b]/b]\n投甲" in spec.body  # escaped, line by line
-    assert "[b]我是好人[/b]" not in spec.body  # Discuz would not render it
+    body = draft_body(file, db, DraftKind.DAY_OPEN, 2, datetime(2026, 12, 2, 9, 0, tzinfo=TZ))
+    assert "[b]癸[/b]：" in body
+    assert "我是好人[[b][/b]/b]\n投甲" in body  # escaped, line by line
+    assert "[b]我是好人[/b]" not in body  # Discuz would not render it
 
 
 def test_a_resend_replaces_and_a_withdrawal_removes(tmp_path: Path) -> None:
@@ -171,17 +163,9 @@ def test_words_recorded_before_a_red_card_are_not_published(tmp_path: Path) -> N
     assert "尚未出局" in out
     m209(game, "card", "give", "--player", "甲", "--colour", "红", "--why", "场外",
          "--at", NIGHT)  # fmt: skip
-    g = load_game(file, env={"BANSHA_COOKIE": "x"})
-    store = open_store(db)
-    at = datetime(2026, 12, 2, 9, 0, tzinfo=TZ)
-    spec = next(
-        s
-        for s in due_drafts(g, derive(g, store, as_of=at), as_of=at)
-        if s.kind is DraftKind.DAY_OPEN and s.day == 2
-    )
-    store.close()
-    assert "甲（红牌罚下）" in spec.body
-    assert "先写好的遗言" not in spec.body
+    body = draft_body(file, db, DraftKind.DAY_OPEN, 2, datetime(2026, 12, 2, 9, 0, tzinfo=TZ))
+    assert "甲（红牌罚下）" in body
+    assert "先写好的遗言" not in body
 
 
 def test_the_first_nights_words_open_the_first_day(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from pipeline.derive import derive
-from pipeline.drafts import DraftKind, due_drafts
+from pipeline.drafts import DraftKind
 from pipeline.gamefile import load_game
 from pipeline.store import open_store
 from tests.pipeline.test_sun_rounds import (
@@ -24,6 +24,7 @@ from tests.pipeline.test_sun_rounds import (
     TZ,
     VOTE_TID,
     add_posts,
+    draft_body,
     run,
     vote,
     write_game,
@@ -61,18 +62,6 @@ def deaths(report: dict) -> list[tuple[str, str]]:
     return [(d["player"], d["cause"]) for d in report["deaths"]]
 
 
-def drafts_at(file: Path, db: Path, when: datetime, kind: DraftKind, day: int) -> str:
-    g = load_game(file, env={"BANSHA_COOKIE": "x"})
-    store = open_store(db)
-    spec = next(
-        s
-        for s in due_drafts(g, derive(g, store, as_of=when), as_of=when)
-        if s.kind is kind and s.day == day
-    )
-    store.close()
-    return spec.body
-
-
 def test_a_whole_m209_game(tmp_path: Path) -> None:
     file = write_game(tmp_path / "m209.toml", more_days=DAY3)
     game = (file, tmp_path / "m209.db")
@@ -100,7 +89,7 @@ def test_a_whole_m209_game(tmp_path: Path) -> None:
     assert "日不落" in n1["public"]
     run(game, "lastwords", "add", "--player", "壬", "--text", "狼人在甲乙之间",
         "--at", at(2, 8).isoformat())  # fmt: skip
-    opening = drafts_at(file, game[1], at(2, 9), DraftKind.DAY_OPEN, 2)
+    opening = draft_body(file, game[1], DraftKind.DAY_OPEN, 2, at(2, 9))
     assert "1. 壬（第1晚出局）\n2. 乙（第1晚出局）" in opening and "毒药" not in opening
     assert "[b]壬[/b]：\n狼人在甲乙之间" in opening
 
@@ -127,7 +116,7 @@ def test_a_whole_m209_game(tmp_path: Path) -> None:
         ("子", "黑狼王[报复]"),
     ]
     assert any("吹笛者已出局" in line for line in d2["public"])
-    result = drafts_at(file, game[1], at(2, 22, 5), DraftKind.RESULT, 2)
+    result = draft_body(file, game[1], DraftKind.RESULT, 2, at(2, 22, 5))
     assert "[b]结算公示[/b]" in result  # the engine's 公示 (m209.txt:159)
     assert "第一轮[[b][/b]正午]最高票：甲\n额外一轮[[b][/b]正午]最高票：寅" in result
     assert "投票出局：甲、寅\n其他原因出局（按出局顺序）：子" in result

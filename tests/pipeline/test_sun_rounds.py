@@ -117,6 +117,19 @@ def add_posts(db: Path, tid: int, posts: list[tuple[int, str, datetime, str]]) -
     store.close()
 
 
+def draft_body(file: Path, db: Path, kind: DraftKind, day: int, at: datetime) -> str:
+    """The body of the ``kind`` draft of ``day`` that is due at ``at``."""
+    g = load_game(file, env={"BANSHA_COOKIE": "x"})
+    store = open_store(db)
+    spec = next(
+        s
+        for s in due_drafts(g, derive(g, store, as_of=at), as_of=at)
+        if s.kind is kind and s.day == day
+    )
+    store.close()
+    return spec.body
+
+
 def h(hour: int, minute: int = 0) -> datetime:
     return DAY2.replace(hour=hour, minute=minute)
 
