@@ -7,9 +7,10 @@ they can be browsed. Running it twice on the same store gives the same result.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from fractions import Fraction
@@ -122,8 +123,9 @@ class Derivation:
     # outs the engine resolved: player → (the cause as stored, what the public may read);
     # the stored cause names skills (女巫[毒药] …) and stays the director's
     engine_outs: dict[str, tuple[str, str]] = field(default_factory=dict)
-    # who the engine gave last words (m209's 4, nizhuan's per round); None: not counted
-    lastwords_rights: frozenset[str] | None = None
+    # who the engine gave last words, and for the out at which moment (m209's 4, nizhuan's
+    # per round); None: not counted
+    lastwords_rights: dict[str, frozenset[datetime]] | None = None
     # days the engine resolved on another count than today's: resolve them again
     stale_days: frozenset[int] = frozenset()
     # how many cards went out in each resolved phase ("night:0" → 2)
@@ -141,8 +143,10 @@ class Derivation:
         if why:
             return why
         rights = self.lastwords_rights
-        if rights is not None and player in self.engine_outs and player not in rights:
-            return "引擎结算时没有给他遗言权利（遗言名额已用完，或遗言须留空）"
+        if rights is not None and player in self.engine_outs:
+            at = self.outs[player][0] if player in self.outs else None
+            if at not in rights.get(player, frozenset()):
+                return "引擎结算时没有给他这次出局的遗言权利（遗言名额已用完，或遗言须留空）"
         return ""
 
     def day(self, n: int) -> DayResult:
@@ -484,6 +488,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
     fixed_outs: list[tuple[str, datetime, str]] = list(journal_outs(store))
     from_engine = _engine_outs(store, game, snaps)
     fixed_outs += from_engine
+    revivals = _revivals(snaps, game)
     fixed_outs += [(p, at, "红牌罚下") for p, at in ledger.out_by_red.items()]
     vote_outs: list[tuple[str, datetime, str]] = []
 
@@ -512,9 +517,8 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
 
     for day in sorted(game.days, key=lambda d: d.day):
         engine_state = _state_before_day(snaps, day.day)
-        before = [s for s in snaps if s.phase.index < Phase.day(day.day).index]
-        state_then, state_at = _latest_state(before, game)
-        outs = _out_map(_revived(state_then, state_at, [*fixed_outs, *vote_outs]))
+        # a revival resolved by this day's opening undoes the outs before it
+        outs = _out_map(_revived(revivals, day.opens, [*fixed_outs, *vote_outs]))
         if engine_state is not None:
             sheriff = ruleset.vote_sheriff(engine_state)  # the engine knows 殉职, hand-overs
         set_sheriff = journal_setting(store, f"sheriff:{day.day}")
@@ -755,6 +759,10 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             for n in sorted(ruleset.silenced(engine_state, day.day, day_actions)):
                 post_exempt.setdefault(n, "太阳[日不落]未指定，额外一轮不能发言")
         post_exempt_by_day[day.day] = set(post_exempt)
+        # out at the opening as this day saw it (a later revival does not make them owe the day)
+        out_then = {n for n, (at, _c) in outs.items() if at <= day.opens}
+        post_exempt_by_day[day.day] |= out_then
+        vote_exempt_by_day[day.day] = vote_exempt_by_day.get(day.day, set()) | out_then
         resolved = next((s.state for s in snaps if s.phase == Phase.day(day.day)), None)
         if resolved is not None and ruleset.vote_void(resolved, day.day):
             # the day's vote did not take place (m209 [封锁投票]): nobody owed a vote
@@ -814,8 +822,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             post_exempt=post_exempt,
         )
 
-    latest, latest_at = _latest_state(snaps, game)
-    outs_final = _out_map(_revived(latest, latest_at, [*fixed_outs, *vote_outs]))
+    outs_final = _out_map(_revived(revivals, None, [*fixed_outs, *vote_outs]))
     sent = [r for r in list_lastwords(store) if r.at <= as_of]
     said = latest_by_player(sent)  # published: the latest; judged: every record
     all_acts: list[Activity] = [
@@ -883,7 +890,9 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             if not (s.phase.kind is PhaseKind.DAY and s.phase.number in stale_days)
         },
         engine_outs=_public_causes(snaps, from_engine),
-        lastwords_rights=ruleset.lastwords_rights(snaps[-1].state) if snaps else None,
+        lastwords_rights=_rights_at(ruleset.lastwords_rights(snaps[-1].state), game)
+        if snaps
+        else None,
         stale_days=frozenset(stale_days),
         deaths_in={s.phase.label: len(s.report.get("deaths", ())) for s in snaps},
     )
@@ -952,34 +961,62 @@ def _resolved_differently(
     return "；".join(diffs)
 
 
-def _revived(
-    state: GameState | None, at: datetime | None, outs: Sequence[tuple[str, datetime, str]]
-) -> list[tuple[str, datetime, str]]:
-    """The outs without those a revival undid (m209 觉醒守卫[烈阳护卫], m209.txt:330): a
-    player the engine has alive in ``state`` (which holds as of ``at``) is not out by an out
-    recorded before ``at``; a later out still counts."""
-    if state is None or at is None:
-        return list(outs)
-    alive = set(state.living)
-    return [o for o in outs if not (o[0] in alive and o[1] <= at)]
+def _snapshot_time(snap: journal.Snapshot, game: Game) -> datetime | None:
+    return _phase_time(snap.phase, game)
 
 
-def _latest_state(
-    snaps: Sequence[journal.Snapshot], game: Game
-) -> tuple[GameState | None, datetime | None]:
-    """The last resolved state and the moment it holds from: a night's at the next day's
-    opening, a day's at its close."""
-    if not snaps:
-        return None, None
-    last = snaps[-1]
+def _phase_time(phase: Phase, game: Game) -> datetime | None:
+    """The moment a resolved phase's outs take effect: a night's at the next day's opening, a
+    day's at its close (None when the game file has no such day) — as journal.engine_outs."""
     days = {d.day: d for d in game.days}
-    n = last.phase.number
-    if last.phase.kind is PhaseKind.NIGHT:
+    n = phase.number
+    if phase.kind is PhaseKind.NIGHT:
         nxt = days.get(n + 1)
-        return last.state, nxt.opens if nxt else None
-    if last.phase.kind is PhaseKind.DAY and n in days:
-        return last.state, days[n].closes
-    return None, None
+        return nxt.opens if nxt else None
+    if phase.kind is PhaseKind.DAY and n in days:
+        return days[n].closes
+    return None
+
+
+def _rights_at(
+    rights: Mapping[str, frozenset[str]] | None, game: Game
+) -> dict[str, frozenset[datetime]] | None:
+    """Last-words grants (player → phases) as the out times they cover."""
+    if rights is None:
+        return None
+    out: dict[str, frozenset[datetime]] = {}
+    for name, phases in rights.items():
+        times = {_phase_time(Phase.parse(p), game) for p in phases if p}
+        out[name] = frozenset(t for t in times if t is not None)
+    return out
+
+
+def _revivals(snaps: Sequence[journal.Snapshot], game: Game) -> list[tuple[str, datetime]]:
+    """(player, when) for every revival the engine resolved (m209 觉醒守卫[烈阳护卫],
+    m209.txt:330): out in one phase's state, in the game again in the next one."""
+    found: list[tuple[str, datetime]] = []
+    for prev, snap in itertools.pairwise(snaps):
+        at = _snapshot_time(snap, game)
+        if at is None or prev.state.phase.label == "setup":
+            continue
+        known = {p.name for p in prev.state.players}
+        back = set(snap.state.living) - set(prev.state.living)
+        found += [(p, at) for p in sorted(back & known)]
+    return found
+
+
+def _revived(
+    revivals: Sequence[tuple[str, datetime]],
+    until: datetime | None,
+    outs: Sequence[tuple[str, datetime, str]],
+) -> list[tuple[str, datetime, str]]:
+    """The outs without those a revival (resolved by ``until``) undid; a later out counts.
+    Only a revival the engine resolved undoes anything: the director's later records stay."""
+    last: dict[str, datetime] = {}
+    for p, at in revivals:
+        if until is None or at <= until:
+            last[p] = max(at, last.get(p, at))
+    return [o for o in outs if not (o[0] in last and o[1] <= last[o[0]])]
 
 
 def _state_before_day(snaps: Sequence[journal.Snapshot], day: int) -> GameState | None:

@@ -1031,7 +1031,12 @@ def due_drafts(
             # the first day's opening
             ctx = day_open_context(game, derivation, None, day)
             specs += _specs(game, templates, DraftKind.DAY_OPEN, n, ctx, tid=day.discussion)
-        if as_of < day.closes or n in unsettled or n in derivation.stale_days:
+        if as_of < day.closes or n in unsettled:
+            continue
+        ctx = cards_context(game, derivation, n, cards)
+        if ctx is not None:
+            specs += _specs(game, templates, DraftKind.CARDS, n, ctx, tid=announce)
+        if n in derivation.stale_days:
             # a stale resolution (the count changed after day resolve) holds the result and
             # the next opening: they would contradict each other (derive.warnings says so)
             continue
@@ -1039,9 +1044,6 @@ def due_drafts(
             ctx = result_context(game, res, derivation.public.get(Phase.day(n).label, ()))
             if ctx is not None:
                 specs += _specs(game, templates, DraftKind.RESULT, n, ctx, tid=announce)
-        ctx = cards_context(game, derivation, n, cards)
-        if ctx is not None:
-            specs += _specs(game, templates, DraftKind.CARDS, n, ctx, tid=announce)
         if i + 1 < len(days) and as_of < days[i + 1].closes:
             nxt = days[i + 1]
             ctx = day_open_context(game, derivation, day, nxt)
@@ -1211,6 +1213,29 @@ def save_drafts(store: Store, specs: Iterable[DraftSpec], *, now: datetime) -> l
                 if old["key"] not in keep:
                     _supersede(store, Draft.from_row(old), at, "草稿的分段改变，此段作废")
     return created
+
+
+def hold_stale(store: Store, derivation: Derivation, *, now: datetime) -> list[int]:
+    """A day resolved on another count than today's (derive.warnings): its waiting result and
+    the next day's waiting opening no longer hold — superseded until the director resolves
+    the day again (then they are drafted anew)."""
+    at = _stamp(now)
+    held: list[int] = []
+    keys = [draft_key(DraftKind.RESULT, n) for n in derivation.stale_days]
+    keys += [draft_key(DraftKind.DAY_OPEN, n + 1) for n in derivation.stale_days]
+    if not keys:
+        return held
+    with store.atomic():
+        for key in keys:
+            for row in store.db.query(
+                "SELECT * FROM drafts WHERE (key = ? OR key LIKE ?) AND state IN "
+                "('pending', 'approved')",
+                [key, key + "#%"],
+            ):
+                draft = Draft.from_row(row)
+                _supersede(store, draft, at, "当天的引擎结算与当前计票不一致，请重新结算后再起草")
+                held.append(draft.id)
+    return held
 
 
 def retire_stale(store: Store, game: Game, *, as_of: datetime, now: datetime) -> list[int]:
@@ -1413,5 +1438,6 @@ def make_drafts(
 
         specs += inquiry_drafts(game, inquiry_days(game, store, as_of=as_of))
     created = save_drafts(store, specs, now=now)
+    hold_stale(store, derivation, now=now)
     retire_stale(store, game, as_of=as_of, now=now)
     return created

@@ -412,9 +412,10 @@ class Ruleset:
         电梯楼, excused from posting (no 潜水 flag)."""
         return frozenset()
 
-    def lastwords_rights(self, state: GameState) -> frozenset[str] | None:
-        """The players the engine gave last words (m209's 4, nizhuan's per round); None when
-        the rule set does not count them (the rule set's text decides, pipeline.lastwords)."""
+    def lastwords_rights(self, state: GameState) -> Mapping[str, frozenset[str]] | None:
+        """The players the engine gave last words → the phases ("night:1") they got them in
+        (m209's 4, nizhuan's per round); None when the rule set does not count them (the rule
+        set's text decides, pipeline.lastwords)."""
         return None
 
     def vote_void(self, state: GameState, day: int) -> bool:

@@ -381,6 +381,15 @@ def parse_disguise(choice: str | None) -> Disguise | str:
     return Disguise(picked, faction, identity, found.get("带刀"))
 
 
+def _grants(raw: str) -> dict[str, frozenset[str]]:
+    """``name@phase`` entries (tab-separated) → player → the phases they got last words in."""
+    out: dict[str, set[str]] = {}
+    for entry in (e for e in raw.split("\t") if e):
+        name, _, phase = entry.partition("@")
+        out.setdefault(name, set()).add(phase)
+    return {n: frozenset(p) for n, p in out.items()}
+
+
 def sun_naming_problem(living: Sequence[str], targets: Sequence[str]) -> str:
     """Why 太阳's naming of the extra 正午's speakers is invalid ("" when it is valid):
     living players only, at most half of the living (m209.txt:377)."""
@@ -1924,7 +1933,7 @@ class M209(Ruleset):
                 "m209.txt:489",
             )
             return
-        board.settings[LAST_WORDS_GRANTED] = "\t".join([*granted, death.player])
+        board.settings[LAST_WORDS_GRANTED] = "\t".join([*granted, f"{death.player}@{board.phase}"])
         board.tell(
             death.player,
             "你可以留下遗言（遗言中禁止使用Discuz!代码，m209.txt:192-193）。",
@@ -3005,14 +3014,15 @@ class M209(Ruleset):
                 )
         return tuple(mods)
 
-    def lastwords_rights(self, state: GameState) -> frozenset[str] | None:
-        """Who was given last words (the first 4 non-red outs, not a 神风突击 victim,
-        m209.txt:190-191, 489); None for a state resolved before this was recorded."""
+    def lastwords_rights(self, state: GameState) -> Mapping[str, frozenset[str]] | None:
+        """Who was given last words, and in which phase (the first 4 non-red outs, not a
+        神风突击 victim, m209.txt:190-191, 489); None for a state resolved before this was
+        recorded."""
         raw = dict(state.settings).get(LAST_WORDS_GRANTED)
         used = int(dict(state.settings).get("last_words_used", "0"))
         if raw is None:
-            return frozenset() if used == 0 else None
-        return frozenset(n for n in raw.split("\t") if n)
+            return {} if used == 0 else None
+        return _grants(raw)
 
     def vote_void(self, state: GameState, day: int) -> bool:
         """[封锁投票] closed the day's vote threads (m209.txt:205): nobody owed a vote."""

@@ -369,11 +369,13 @@ class Nizhuan(Ruleset):
 
     # --- the day's vote: one unit per card in play ----------------------------------------
     def lastwords_rights(self, state: GameState) -> frozenset[str] | None:
-        """Who was given last words, in either round (nizhuan.txt:55)."""
-        given = dict(state.settings).get(LAST_WORDS_GIVEN, "")
-        return frozenset(n for n in given.split("\t") if n) | frozenset(
-            s.holder for s in state.statuses if s.kind == "遗言"
-        )
+        """Who was given last words, and in which phase — per round, so a grant of the
+        history round does not cover an out of the reversal round (nizhuan.txt:55)."""
+        out: dict[str, set[str]] = {}
+        for entry in (e for e in dict(state.settings).get(LAST_WORDS_GIVEN, "").split("\t") if e):
+            name, _, phase = entry.partition("@")
+            out.setdefault(name, set()).add(phase)
+        return {n: frozenset(p) for n, p in out.items()}
 
     def vote_roster(
         self, state: GameState, *, opens: datetime, red_at: Mapping[str, datetime]
@@ -1036,7 +1038,7 @@ class Nizhuan(Ruleset):
         )
         # remembered past the reversal (which clears the statuses): who may publish words
         given = [n for n in board.settings.get(LAST_WORDS_GIVEN, "").split("\t") if n]
-        board.settings[LAST_WORDS_GIVEN] = "\t".join([*given, death.player])
+        board.settings[LAST_WORDS_GIVEN] = "\t".join([*given, f"{death.player}@{board.phase}"])
         board.tell(
             death.player,
             f"你可以留下遗言（本轮第{len(granted) + 1}份，共{quota}份），请在次日讨论日开始前"

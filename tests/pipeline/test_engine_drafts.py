@@ -86,6 +86,11 @@ def test_a_day_resolved_on_another_count_is_called_out(tmp_path: Path) -> None:
     run(game, "day", "resolve", "--day", "2", "--as-of", "2026-12-03T09:00:00+08:00")
     closed = DAY2.replace(hour=22, minute=5)
     assert "[b]结算公示[/b]" in draft_body(file, game[1], DraftKind.RESULT, 2, closed)
+    store = open_store(game[1])
+    store.set_meta("full_read:2", closed.isoformat())  # as a cycle after the close leaves it
+    store.close()
+    made = run(game, "drafts", "make", "--as-of", closed.isoformat())
+    assert "投票结果" in made  # the result waits for approval
     run(game, "vote", "modifier", "--day", "2", "--player", "丙", "--kind", "force_top",
         "--source", "测试")  # fmt: skip
     out = run(game, "tally", "--day", "2", "--as-of", "2026-12-03T09:00:00+08:00")
@@ -98,6 +103,12 @@ def test_a_day_resolved_on_another_count_is_called_out(tmp_path: Path) -> None:
     assert (DraftKind.RESULT, 2) not in kinds
     made = run(game, "drafts", "make", "--as-of", closed.isoformat())
     assert "注意：第2天的引擎结算与当前计票不一致" in made and "暂不起草" in made
+    from pipeline.drafts import list_drafts
+
+    store = open_store(game[1])
+    results = [d for d in list_drafts(store, include_superseded=True) if str(d.kind) == "result"]
+    store.close()
+    assert results and all(str(d.state) == "superseded" for d in results if d.day == 2)
     run(game, "day", "resolve", "--day", "2", "--as-of", "2026-12-03T09:00:00+08:00")
     body = draft_body(file, game[1], DraftKind.RESULT, 2, closed)
     assert "今日最高票：丙" in body  # resolved again: the engine's 公示 follows the count

@@ -40,6 +40,15 @@ discussion = 2021
 vote = 2022
 """
 
+DAY4 = """
+[[days]]
+day = 4
+opens = 2026-12-04T10:00:00+08:00
+closes = 2026-12-04T22:00:00+08:00
+discussion = 2031
+vote = 2032
+"""
+
 
 def at(day: int, hour: int, minute: int = 0) -> datetime:
     return DAY1 + timedelta(days=day - 1, hours=hour - 10, minutes=minute)
@@ -134,7 +143,7 @@ def test_a_whole_m209_game(tmp_path: Path) -> None:
 
     # 遗言数量为人数配备最少狼数量 (m209.txt:191): 4 — 壬, 乙, 甲, 寅 had them, 子 has none
     err = run(game, "lastwords", "add", "--player", "子", "--text", "我是长老", code=1)
-    assert "没有给他遗言权利" in err
+    assert "没有给他这次出局的遗言权利" in err
 
     # night 2: 石像鬼 has the knife now that no [群内] is left; the guard saves the seer
     n2 = night(game, 2, ("丁", "杀人", ("戊",), ""), ("己", "守护", ("戊",), ""))
@@ -198,7 +207,9 @@ def test_a_revived_player_votes_again(tmp_path: Path) -> None:
     """觉醒守卫[烈阳护卫] 若结算目标出局，则复活结算目标 (m209.txt:330): from the next day on
     the revived player is in the game again — his vote counts, his posts are no 诈尸."""
     lineup = tuple((n, "觉醒守卫") if n == "己" else (n, r) for n, r in LINEUP)
-    file = write_game(tmp_path / "r.toml", f"vote = {VOTE_TID}", lineup=lineup, more_days=DAY3)
+    file = write_game(
+        tmp_path / "r.toml", f"vote = {VOTE_TID}", lineup=lineup, more_days=DAY3 + DAY4
+    )
     game = (file, tmp_path / "r.db")
     night(game, 0)
     run(game, "day", "resolve", "--day", "1", "--as-of", after(1))
@@ -215,3 +226,34 @@ def test_a_revived_player_votes_again(tmp_path: Path) -> None:
     assert geng["status"] == "counted"
     flags = json.loads(run(game, "flags", "--json", "--as-of", after(3)))
     assert not [f for f in flags if f["player"] == "庚" and f["kind"] == "zhashi"]
+    # out at day 2's opening: not judged for day 2, though revived at its noon
+    assert not [f for f in flags if f["player"] == "庚" and f["day"] == 2]
+    # killed again: the second out counts from its own time — day 3 is still his
+    run(game, "day", "resolve", "--day", "3", "--as-of", after(3))
+    # (甲 went out at day 3 on 庚's vote; 狼美人 carries the knife)
+    assert deaths(night(game, 3, ("乙", "杀人", ("庚",), ""))) == [("庚", "狼人[杀人]")]
+    flags = json.loads(run(game, "flags", "--json", "--as-of", at(4, 12).isoformat()))
+    assert not [f for f in flags if f["player"] == "庚" and f["kind"] == "zhashi"]
+    add_posts(game[1], 2031, [(7201, "庚", at(4, 11), "又说话了")])
+    flags = json.loads(run(game, "flags", "--json", "--as-of", at(4, 12).isoformat()))
+    assert [f["day"] for f in flags if f["player"] == "庚" and f["kind"] == "zhashi"] == [4]
+
+
+def test_a_hand_recorded_out_stays_out_after_later_phases(tmp_path: Path) -> None:
+    """bansha player out (a death the engine did not resolve) holds across later phases: only
+    a revival the engine resolved undoes an out."""
+    file = write_game(tmp_path / "o.toml", f"vote = {VOTE_TID}", more_days=DAY3)
+    game = (file, tmp_path / "o.db")
+    night(game, 0, ("己", "模式选择", (), "法式守卫"))
+    run(game, "day", "resolve", "--day", "1", "--as-of", after(1))
+    night(game, 1)
+    run(game, "player", "out", "--player", "庚", "--at", at(2, 12).isoformat(),
+        "--cause", "导演裁定出局")  # fmt: skip
+    run(game, "day", "resolve", "--day", "2", "--as-of", after(2))
+    night(game, 2)
+    add_posts(game[1], 2022, [vote(8001, "庚", "甲", at(3, 12))])
+    data = json.loads(run(game, "tally", "--day", "3", "--json", "--as-of", after(3)))
+    geng = next(v for v in data["votes"] if v["voter"] == "庚")
+    assert geng["status"] == "invalid" and "出局" in geng["reason"]
+    flags = json.loads(run(game, "flags", "--json", "--as-of", after(3)))
+    assert [f["day"] for f in flags if f["player"] == "庚" and f["kind"] == "zhashi"] == [3]
