@@ -464,7 +464,7 @@ def _thread_ballots(
 
 
 def _out_map(outs: Iterable[tuple[str, datetime, str]]) -> dict[str, tuple[datetime, str]]:
-    """The earliest out time per player (a player goes out once)."""
+    """The earliest out time per player (of the outs that hold: see ``_revived``)."""
     result: dict[str, tuple[datetime, str]] = {}
     for player, at, cause in outs:
         if player not in result or at < result[player][0]:
@@ -883,12 +883,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         ledger,
         outs_final,
         said,
-        # a day resolved on another count than today's: its 公示 is not offered any more
-        public={
-            s.phase.label: tuple(s.report.get("public", ()))
-            for s in snaps
-            if not (s.phase.kind is PhaseKind.DAY and s.phase.number in stale_days)
-        },
+        public={s.phase.label: tuple(s.report.get("public", ())) for s in snaps},
         engine_outs=_public_causes(snaps, from_engine),
         lastwords_rights=_rights_at(ruleset.lastwords_rights(snaps[-1].state), game)
         if snaps
