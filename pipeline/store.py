@@ -31,6 +31,20 @@ class StoreError(RuntimeError):
     """A store that cannot be opened or is not ours (message in Chinese)."""
 
 
+class StoreBusy(StoreError):
+    """Another process held the store's write lock for longer than the busy timeout."""
+
+
+BUSY_TIMEOUT_S = 30.0
+
+
+def _busy_message(path: Path) -> str:
+    return (
+        f"数据库 {path} 正被另一个 bansha 进程写入，等待 {BUSY_TIMEOUT_S:.0f} 秒后仍未释放；"
+        "请稍后重试（若有卡住的 bansha 进程，请先结束它）。"
+    )
+
+
 def _m001_initial(db: sqlite_utils.Database) -> None:
     db.execute(
         """
@@ -463,8 +477,36 @@ class Store:
 
     @contextmanager
     def atomic(self) -> Iterator[None]:
-        with self.db.atomic():
+        """One write transaction, its write lock taken first (``BEGIN IMMEDIATE``).
+
+        A deferred ``BEGIN`` reads under a snapshot and then fails at once with "database is
+        locked" when another process wrote meanwhile (SQLite cannot upgrade a stale snapshot);
+        taking the lock first makes every read inside the block see the latest state and makes
+        a second writer wait (up to ``BUSY_TIMEOUT_S``). Nested blocks are savepoints.
+        """
+        conn = self.db.conn
+        if conn.in_transaction:
+            with self.db.atomic():
+                yield
+            return
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise StoreBusy(_busy_message(self.path)) from exc
+            raise
+        try:
             yield
+        except BaseException:
+            conn.rollback()
+            raise
+        try:
+            conn.commit()
+        except sqlite3.OperationalError as exc:
+            conn.rollback()
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise StoreBusy(_busy_message(self.path)) from exc
+            raise
 
     def close(self) -> None:
         self.db.close()
@@ -780,7 +822,7 @@ def open_db(path: Path) -> sqlite_utils.Database:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         os.close(fd)
     try:
-        conn = sqlite3.connect(str(path), timeout=30)
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S)
         db = sqlite_utils.Database(conn)
         db.enable_wal()
         db.execute("PRAGMA foreign_keys = ON")
