@@ -58,6 +58,7 @@ __all__ = [
     "Player",
     "Problem",
     "Ruleset",
+    "Votes",
     "ThreadRole",
     "default_db_path",
     "load_game",
@@ -323,6 +324,16 @@ class Drafts(_Model):
     max_post_bytes: int = Field(default=10000, ge=1000)
 
 
+class Votes(_Model):
+    """``[votes]`` (optional): how strictly names in votes are read."""
+
+    # false (default): invisible characters (zero-width, BOM, soft hyphen, variation selectors)
+    # are removed and full-width Latin letters/digits folded to half-width before a name is
+    # matched; such a vote counts and is flagged for the director. true: the name must match
+    # exactly as written. Lookalikes from other scripts are never accepted either way.
+    strict_names: bool = False
+
+
 class Game(_Model):
     """A whole validated game file."""
 
@@ -332,6 +343,7 @@ class Game(_Model):
     players: list[Player] = Field(min_length=1)
     days: list[Day] = Field(default_factory=list)
     drafts: Drafts = Field(default_factory=Drafts)
+    votes: Votes = Field(default_factory=Votes)
     # The table named after the rule set ([zhenyan] …): secrets, never in a repr or a message.
     secrets: dict[str, Any] = Field(default_factory=dict, repr=False)
 
@@ -847,6 +859,7 @@ _SECTIONS: Final = (
     "players",
     "days",
     "drafts",
+    "votes",
     "secrets",
     *RULESETS,
 )
