@@ -561,10 +561,12 @@ def test_change_to_abstain_and_abstain_counts_as_the_vote() -> None:
 
 
 def test_hidden_edited_and_non_player_posts() -> None:
-    """DESIGN.md:145 「Text hidden by colour, size or [hide] is flagged, not trusted.」
-    DESIGN.md:146 「an edited vote is flagged; the version first seen before the close counts.」"""
-    says("DESIGN.md:145", "is flagged, not trusted")
-    says("DESIGN.md:146", "an edited vote is flagged")
+    """docs/rulings.md#hidden-text 「隐藏文字……中的投票行不予采信」;
+    docs/rulings.md#edited-vote 「一帖投票以 bansha 最先看到的版本为准」
+    (the rule texts are silent)."""
+    rulings = (Path(__file__).resolve().parents[2] / "docs" / "rulings.md").read_text("utf-8")
+    assert '<a id="hidden-text"></a>隐藏文字' in rulings
+    assert '<a id="edited-vote"></a>一帖投票以 bansha **最先看到的版本**为准' in rulings
     hidden = ballot("饺子", "包子", at(10), hidden=True)
     edited = ballot("包子", "饺子", at(10), edited=True)
     spectator = ballot("路人甲", "饺子", at(10))
