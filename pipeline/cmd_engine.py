@@ -350,7 +350,10 @@ def day_add(
     card: str | None,
     at: str | None,
 ) -> None:
-    """记录白天的一条决定或技能（装傻、翻牌、最后一枪、殉职、投降）。"""
+    """记录白天的一条决定或技能（装傻、翻牌、最后一枪、殉职、投降、猜中）。
+
+    狼人真言询问帖中猜中的词语由 day resolve 自动读取，不必再记录；记录了也只计一次。
+    """
     rs = _ruleset(ctx)
     action = _action_from_options(ctx, rs, actor, skill, targets, choice, card, at)
     if rs.id == "nizhuan" and action.skill == "决斗":
@@ -375,6 +378,31 @@ def _check_duel_time(ctx: GameContext, number: int, action: Action) -> None:
         )
 
 
+def _inquiry_guesses(
+    ctx: GameContext, number: int, when: datetime, d: Any, recorded: list[Action]
+) -> list[Action]:
+    """The words guessed correctly in the day's inquiry thread (zhenyan.txt:168), as the day's
+    ``猜中`` actions — read from the crawled thread, so the director does not retype them; one
+    the director recorded by hand too counts once. The derivation ``d`` gives the day's sheriff
+    and who was out when (its posts are the sheriff's answers; an out player's are refused)."""
+    if ctx.game.day(number).inquiry is None:
+        return []
+    from pipeline.inquiry import InquiryError, day_guess_actions
+
+    try:
+        return day_guess_actions(
+            ctx.game,
+            ctx.store,
+            number,
+            as_of=when,
+            recorded=recorded,
+            sheriffs={n: r.sheriff for n, r in d.days.items()},
+            outs={p: at for p, (at, _why) in d.outs.items()},
+        )
+    except InquiryError as exc:  # its message never shows a word
+        raise _fail(exc) from exc
+
+
 def _as_of(ctx: GameContext, raw: str | None) -> datetime:
     value = _time(ctx, raw, "--as-of")
     return value if value is not None else _now(ctx)
@@ -386,7 +414,10 @@ def _as_of(ctx: GameContext, raw: str | None) -> datetime:
 @click.option("--as-of", "as_of", default=None, help="按这个时间判断（ISO 8601；默认现在）。")
 @click.option("--json", "as_json", is_flag=True, help="输出 JSON。")
 def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool) -> None:
-    """把第 N 天的计票结果（警长、诽谤、出局都按引擎的状态）应用到状态上。"""
+    """把第 N 天的计票结果（警长、诽谤、出局都按引擎的状态）应用到状态上。
+
+    有询问帖的一天（狼人真言），帖中猜中的词语自动作为当天的“猜中”结算。
+    """
     rs = _ruleset(ctx)
     when = _as_of(ctx, as_of)
     phase = Phase.day(number)
@@ -455,7 +486,8 @@ def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool)
     fixed = rs.fixed_ballots(state, number, opens=day.opens, tid=day.vote or 0)
     verdicts = judge_ballots((*res.ballots, *fixed), dctx, rs)
     day_tally = tally(verdicts, dctx, rs)
-    actions = [*recorded, *reds, *rs.vote_actions(day_tally)]
+    read = _inquiry_guesses(ctx, number, when, d, recorded)
+    actions = [*recorded, *read, *reds, *rs.vote_actions(day_tally)]
     day_input = DayInput.from_tally(day_tally, actions=actions, first_round=first_tally)
     try:
         new_state, report = resolve_day(state, day_input, rs)

@@ -20,7 +20,8 @@ thread and returns, per day:
 answer to every guess first (猜测正确/猜测错误, zhenyan.txt:168) through
 :func:`pipeline.drafts.inquiry_answer_drafts`, and a 公示 in the discussion thread of each word
 guessed correctly. :func:`guess_actions` gives the engine's day actions (``猜中``) that count the
-words for the win check.
+words for the win check; :func:`day_guess_actions` is what ``bansha day resolve`` adds to a day's
+actions (the thread's guesses the director did not also record by hand).
 
 The game file's table::
 
@@ -45,6 +46,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.kernel import Action
+from engine.rulesets import get_ruleset
+from engine.rulesets.zhenyan import guess_position
 from parsers.inquiry import Answer, InquiryKind, parse_inquiry, split_answers
 from parsers.records import Post, PostState
 from parsers.text import normalize
@@ -68,6 +71,7 @@ __all__ = [
     "InquiryFlag",
     "InquiryItem",
     "Secrets",
+    "day_guess_actions",
     "guess_actions",
     "inquiry_days",
     "inquiry_drafts",
@@ -83,6 +87,10 @@ WORDS = 4  # zhenyan.txt:52
 _LINKED_PID = re.compile(r"[?&;]pid=(\d+)")
 CORRECT = "猜测正确"
 WRONG = "猜测错误"
+#: The engine's day action for a word guessed correctly (engine.rulesets.zhenyan), and the actor
+#: of one the director records without naming the guesser.
+GUESS_SKILL = "猜中"
+DIRECTOR_ACTOR = "导演"
 
 
 class InquiryError(ValueError):
@@ -540,7 +548,11 @@ def inquiry_drafts(
 def guess_actions(days: Sequence[InquiryDay]) -> dict[int, list[Action]]:
     """The engine's day actions (``猜中`` by the guesser, choice = the position) per day, for
     the win check (zhenyan.txt:120, 126, 127); the CLI form is
-    ``bansha day add GAME.toml --day N --actor 汤圆 --skill 猜中 --choice 1``."""
+    ``bansha day add GAME.toml --day N --actor 汤圆 --skill 猜中 --choice 1``.
+
+    Only the first correct guess of a word by a player whose inquiry was accepted (living, not
+    the sheriff — whose posts are answers, zhenyan.txt:109 — within the day's 3 and before the
+    inquiry close); ``at`` is the post's time."""
     result: dict[int, list[Action]] = {}
     for d in days:
         for item in d.items:
@@ -549,9 +561,54 @@ def guess_actions(days: Sequence[InquiryDay]) -> dict[int, list[Action]]:
                     result.setdefault(d.day, []).append(
                         Action(
                             actor=item.player,
-                            skill="猜中",
+                            skill=GUESS_SKILL,
                             choice=str(g.index),
+                            at=item.at.isoformat(),
                             ref=f"询问帖 pid {item.pid}",
                         )
                     )
     return result
+
+
+def day_guess_actions(
+    game: Game,
+    store: Store,
+    day: int,
+    *,
+    as_of: datetime,
+    recorded: Sequence[Action] = (),
+    sheriffs: Mapping[int, str | None] | None = None,
+    outs: Mapping[str, datetime] | None = None,
+) -> list[Action]:
+    """The ``猜中`` actions bansha reads in ``day``'s inquiry thread, for the engine's day
+    (``bansha day resolve``): a correct guess counts without the director retyping it.
+
+    A guess the director also recorded by hand (``recorded``: the day's journal actions; the
+    same guesser and word, or the word recorded as ``导演``'s) is left out, so it counts exactly
+    once; [] for a day without an inquiry thread. ``sheriffs``/``outs`` as in
+    :func:`inquiry_days`.
+    """
+    if game.day(day).inquiry is None:
+        return []
+    days = inquiry_days(game, store, as_of=as_of, sheriffs=sheriffs, outs=outs)
+    rs = get_ruleset(game.game.ruleset)
+    typed = {
+        (a.actor, guess_position(a.choice))
+        for a in recorded
+        if rs.canonical_skill(a.skill) == GUESS_SKILL
+    }
+    anyone = {position for actor, position in typed if actor == DIRECTOR_ACTOR}
+    read = guess_actions(days).get(day, [])
+
+    def typed_too(a: Action) -> bool:
+        position = guess_position(a.choice)
+        return (a.actor, position) in typed or position in anyone
+
+    kept = [a for a in read if not typed_too(a)]
+    log.debug(
+        "inquiry day %s: %d guesses read, %d already recorded",
+        day,
+        len(read),
+        len(read) - len(kept),
+    )
+    return kept

@@ -17,9 +17,11 @@ Engine: one card per player (24 players, tubian24.txt:13). The opening comes fro
 as settings (the game file's secret ``[tubian24]`` table, see :meth:`Tubian24.settings_from_game`):
 ``kill_order`` (狼人[种族], tubian24.txt:74), ``master`` (仆人[顺从], tubian24.txt:147),
 ``thief``/``thief_cards``/``thief_pick`` (盗贼[偷换], tubian24.txt:162) and ``sex.<name>`` (性别,
-tubian24.txt:65). The night runs the steps ①–⑦ of tubian24.txt:235-241; deaths are settled only
-after every step, in the order 白日出局枪-毒-刀-夜间出局枪 (tubian24.txt:244). The win check
-(tubian24.txt:179-216) runs once everything has been drained. Interpretations are listed in the
+tubian24.txt:65). A deal may list 盗贼 itself (before the pick): the other 23 cards are then the
+24 identities less the card drawn for him, and the setup gives him the picked card. The night
+runs the steps ①–⑦ of tubian24.txt:235-241; deaths are settled only after every step, in the
+order 白日出局枪-毒-刀-夜间出局枪 (tubian24.txt:244). The win check (tubian24.txt:179-216) runs
+once everything has been drained. Interpretations are listed in the
 module constant :data:`RULINGS` (for docs/rulings.md).
 """
 
@@ -28,7 +30,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -59,6 +61,7 @@ __all__ = [
     "WHITE",
     "WOLF",
     "Tubian24",
+    "drawn_for_thief",
 ]
 
 _HOUSE = "docs/rulings.md#tubian24-house-vote-rules"
@@ -242,6 +245,13 @@ RULINGS: tuple[str, ...] = (
     "白天红牌罚下在投票出局之前结算；被红牌罚下的警长不能[殉职]，警徽由导演组收回"
     "（tubian24.txt:48, 174, 247）。",
     "所有阵营同时判负时引擎不宣布胜者，列为待定由导演裁定（tubian24.txt:185）。",
+    "发牌可以写盗贼本人（盗贼选牌之前）：其余23张是24人局的身份少抽出的那一张，其他身份都不能多出；"
+    "thief_cards 须含这张被抽出的身份（抽出村民时为村民、村民、狼人，顺序不限），"
+    "thief_pick 是盗贼盲选的第几张；开局（night:0）告知盗贼他的身份（tubian24.txt:162-164, 232）。",
+    "投给发动[装傻]的白痴的票是无效票（不能成为投票对象），不计入票数，也不会造成平票；白痴自己的票"
+    "无效（tubian24.txt:112, 118）。",
+    "“一名角色不可连续被守卫两次”按被守卫的角色计，与守卫牌在谁手中无关：仆人[变身]为守护后，"
+    "不能守卫主人上一晚守卫的角色（tubian24.txt:95, 148）。",
 )
 
 
@@ -250,6 +260,38 @@ RULINGS: tuple[str, ...] = (
 
 def _csv(text: str) -> list[str]:
     return [x.strip() for x in text.replace("，", ",").replace("、", ",").split(",") if x.strip()]
+
+
+def _drawn(three: Sequence[str]) -> str | None:
+    """The card drawn for the 盗贼, read from his three cards (tubian24.txt:162): the drawn card,
+    one 村民 and one 狼人 — or three 狼人 / three 白眼狼 when the drawn card is one of those.
+    None when the three cannot come from one draw. The order of the three is free."""
+    if len(three) != 3:
+        return None
+    if len(set(three)) == 1 and three[0] in ("狼人", "白眼狼"):
+        return three[0]
+    rest = list(three)
+    for card in ("村民", "狼人"):
+        if card not in rest:
+            return None
+        rest.remove(card)
+    drawn = rest[0]
+    return None if drawn in ("狼人", "白眼狼", "盗贼") else drawn
+
+
+def drawn_for_thief(players: Sequence[tuple[str, Sequence[str]]]) -> str | None:
+    """The card a deal that still lists 盗贼 lacks: the one drawn for the 盗贼 (tubian24.txt:162).
+
+    Only for a 24-player deal with exactly one 盗贼 and every other identity at most at its
+    count, where exactly one card is missing; None otherwise.
+    """
+    if len(players) != 24 or any(len(cards) != 1 for _n, cards in players):
+        return None
+    counts = Counter(cards[0] for _n, cards in players)
+    if counts["盗贼"] != 1 or any(c not in DECK or n > DECK[c] for c, n in counts.items()):
+        return None
+    missing = [c for c, n in DECK.items() if c != "盗贼" and counts[c] < n]
+    return missing[0] if len(missing) == 1 else None
 
 
 def _opposite(sex: str) -> str:
@@ -320,6 +362,8 @@ class Tubian24(Ruleset):
         "tie_no_monk": "tubian24.txt:121",
         "block_out": "docs/rulings.md#block-out",
         "public": "tubian24.txt:39",
+        # who cannot be voted for while in the game: only a 白痴 after [装傻]
+        "not_votable": "tubian24.txt:112",
     }
 
     def break_tie(self, sheet: CountSheet, tie: tuple[str, ...]) -> Decision:
@@ -392,17 +436,25 @@ class Tubian24(Ruleset):
                 )
                 continue
             counts[card] += 1
+        # a deal may list 盗贼 itself (the opening before the pick, tubian24.txt:162): the 盗贼
+        # then holds the place of the card drawn for him, and every other identity keeps its
+        # count; once the pick is written, 村民 or 狼人 may be one over (盗贼 took that card)
+        thief_dealt = counts["盗贼"] > 0
         extra_wolf = counts["狼人"] > DECK["狼人"]
         extra_villager = counts["村民"] > DECK["村民"]
         for card, n in counts.items():
-            limit = DECK[card] + (1 if card in ("狼人", "村民") else 0)
+            spare = 1 if card in ("狼人", "村民") and not thief_dealt else 0
+            limit = DECK[card] + spare
             if n > limit:
+                why = ""
+                if thief_dealt and card in ("狼人", "村民"):
+                    why = "；身份牌仍是盗贼时，其余身份按 24 人局的张数"
                 problems.append(
-                    f"身份「{card}」出现 {n} 次，最多 {limit} 次（tubian24.txt:13, 162）"
+                    f"身份「{card}」出现 {n} 次，最多 {limit} 次{why}（tubian24.txt:13, 162）"
                 )
         if extra_wolf and extra_villager:
             problems.append("狼人与村民不能同时多出一张：盗贼只换走一张身份（tubian24.txt:162）")
-        if len(players) == 24 and not problems:
+        if len(players) == 24 and not problems and not thief_dealt:
             missing = [c for c, n in DECK.items() if c != "盗贼" and counts[c] < DECK[c]]
             if extra_wolf or extra_villager:
                 if len(missing) != 1 or missing[0] in ("狼人", "白眼狼"):
@@ -412,11 +464,20 @@ class Tubian24(Ruleset):
                     )
             elif missing:
                 problems.append(f"24人局缺少身份：{'、'.join(missing)}（tubian24.txt:13）")
+        # with 盗贼 in a 24-player deal and no card over its count, the other 23 cards are the
+        # 24 identities less exactly one: the card drawn for the 盗贼 (see :func:`drawn_for_thief`)
         return problems
 
     def _check_settings(
-        self, names: Sequence[str], cards: Mapping[str, str], merged: Mapping[str, str]
+        self,
+        names: Sequence[str],
+        cards: Mapping[str, str],
+        merged: Mapping[str, str],
+        *,
+        buried: str | None = None,
     ) -> list[str]:
+        """Problems with the opening settings; ``buried``: the card the 盗贼 replaced in a deal
+        that lists 盗贼 (:func:`drawn_for_thief`), which ``thief_cards`` must name."""
         problems: list[str] = []
         known = set(names)
         for key, value in merged.items():
@@ -450,17 +511,16 @@ class Tubian24(Ruleset):
         if three:
             if len(three) != 3 or any(c not in DECK or c == "盗贼" for c in three):
                 problems.append("thief_cards 应为三张身份（tubian24.txt:162）")
-            else:
-                drawn = [c for c in three if c not in ("村民", "狼人")] or [three[0]]
-                if any(c in ("狼人", "白眼狼") for c in three) and len(set(three)) == 1:
-                    pass  # 三张备选身份均修改为【狼人】或【白眼狼】
-                elif "白眼狼" in three or sorted(three) not in (
-                    sorted([drawn[0], "村民", "狼人"]),
-                ):
-                    problems.append(
-                        "盗贼的三张备选应为抽出的身份、一张村民、一张狼人；抽出狼人或白眼狼时三张均为"
-                        f"该身份（收到：{'、'.join(three)}；tubian24.txt:162）"
-                    )
+            elif (drawn := _drawn(three)) is None:
+                problems.append(
+                    "盗贼的三张备选应为抽出的身份、一张村民、一张狼人；抽出狼人或白眼狼时三张均为"
+                    f"该身份（收到：{'、'.join(three)}；tubian24.txt:162）"
+                )
+            elif buried is not None and drawn != buried:
+                problems.append(
+                    f"thief_cards 中抽出的身份是「{drawn}」，但发牌中被盗贼换走的是「{buried}」"
+                    "（其余23张是24人局的身份少这一张，tubian24.txt:162）"
+                )
             pick = merged.get("thief_pick")
             if pick is not None and pick not in ("1", "2", "3"):
                 problems.append("thief_pick 应为 1、2 或 3（tubian24.txt:164）")
@@ -482,9 +542,16 @@ class Tubian24(Ruleset):
         three = _csv(merged.get("thief_cards", ""))
         pick = merged.get("thief_pick")
         dealt: list[tuple[str, list[str]]] = []
+        thief_problems: list[str] = []
         for name, cards in players:
             cards = list(cards)
             if cards == ["盗贼"]:
+                named = merged.get("thief")
+                if named is not None and named != name:
+                    thief_problems.append(
+                        f"[tubian24] thief 写的是「{named}」，但身份牌为盗贼的是「{name}」"
+                        "（tubian24.txt:162）"
+                    )
                 if len(three) == 3 and pick in ("1", "2", "3"):
                     cards = [three[int(pick) - 1]]
                     merged.setdefault("thief", name)
@@ -493,10 +560,22 @@ class Tubian24(Ruleset):
                         f"{name}的身份是盗贼：请在 [tubian24] 表中写明 thief_cards（三张备选）与"
                         "thief_pick（1-3），或直接写出盗贼选到的身份（tubian24.txt:162-164）"
                     )
+            elif (
+                name == merged.get("thief")
+                and len(three) == 3
+                and pick in ("1", "2", "3")
+                and cards != [three[int(pick) - 1]]
+            ):
+                thief_problems.append(
+                    f"盗贼「{name}」的身份牌写的是「{'、'.join(cards)}」，"
+                    f"但 thief_cards 的第{pick}张是「{three[int(pick) - 1]}」（tubian24.txt:164）"
+                )
             dealt.append((name, cards))
-        problems = self.validate_setup(dealt)
+        problems = self.validate_setup(dealt) + thief_problems
         card_of = {n: c[0] for n, c in dealt if len(c) == 1}
-        problems += self._check_settings([n for n, _c in dealt], card_of, merged)
+        problems += self._check_settings(
+            [n for n, _c in dealt], card_of, merged, buried=drawn_for_thief(players)
+        )
         if problems and strict:
             raise EngineError("开局设置有误：\n" + "\n".join(problems))
         states: list[PlayerState] = []
@@ -592,9 +671,17 @@ class Tubian24(Ruleset):
         skill = p.spec.name
         a = p.action
         if skill == "守卫":
-            last = [m for m in board.memories(p.holder.card, skill) if m.phase == board.index - 2]
-            if last and last[-1].targets == a.targets:
-                return f"一名角色不可连续被守卫两次（上一晚守卫了{a.targets[0]}，tubian24.txt:95）"
+            # per guarded character, whoever holds the guard card (仆人[变身] passes it on,
+            # tubian24.txt:148): the last night's guards of every card count
+            last = {
+                t
+                for m in board.memory
+                if m.skill == skill and m.phase == board.index - 2
+                for t in m.targets
+            }
+            again = [t for t in a.targets if t in last]
+            if again:
+                return f"一名角色不可连续被守卫两次（{again[0]}上一晚已被守卫，tubian24.txt:95）"
         elif skill in ("救药", "毒药"):
             used = board.scratch.setdefault("witch_used", {}).setdefault(a.actor, set())
             if used:
@@ -641,6 +728,8 @@ class Tubian24(Ruleset):
                 "tubian24.txt:147",
             )
         board.scratch["night_shots"] = []
+        if board.night == 0:
+            self._tell_thief(board)
         rest = self._director_actions(board, actions)
         if board.winner is not None:
             return
@@ -654,6 +743,21 @@ class Tubian24(Ruleset):
                 others.append(a)
         run_steps(board, self, NIGHT_PLAN, SPECS, self.night_handlers(), others)
         self._settle_night(board, day_shots)
+
+    def _tell_thief(self, board: Board) -> None:
+        """开局技能发动 ② 盗贼选牌，若选到狼人则进群 (tubian24.txt:232, 162-164): the director
+        tells the 盗贼 the card his blind pick gave him."""
+        thief = board.setting("thief", "")
+        if not thief or not board.has(thief) or not board.alive(thief):
+            return
+        cur = board.player(thief).current
+        assert cur is not None
+        pick = board.setting("thief_pick", "")
+        picked = f"你从三张备选身份中选择了第{pick}张，" if pick else ""
+        group = "，并加入狼群" if cur.name == "狼人" else ""
+        text = f"盗贼[偷换]：{picked}你的身份牌改为{cur.name}{group}（tubian24.txt:162-164, 232）。"
+        board.tell(thief, text, "tubian24.txt:164")
+        board.emit("盗贼[偷换]", "tubian24.txt:164", f"盗贼{thief}的身份为{cur.name}", actor=thief)
 
     @staticmethod
     def _late(board: Board, a: Action) -> bool:
@@ -1609,12 +1713,31 @@ class Tubian24(Ruleset):
     def actual_faction(self, state: GameState, player: str) -> str | None:
         return _faction_of(state, player)
 
+    @staticmethod
+    def _fooled(state: GameState) -> set[str]:
+        """Players whose 白痴[装傻] is in force (tubian24.txt:112)."""
+        return {s.holder for s in state.statuses if s.kind == "装傻"}
+
+    def vote_roster(
+        self, state: GameState, *, opens: datetime, red_at: Mapping[str, datetime]
+    ) -> tuple[Any, ...]:
+        """发动此技能后，白痴不能成为投票对象，不能参与投票 (tubian24.txt:112): a vote for him is
+        an invalid target, never counted (so never in a tie), and his own vote is invalid."""
+        fooled = self._fooled(state)
+        return tuple(
+            replace(ps, can_vote=False, can_be_voted=False) if ps.name in fooled else ps
+            for ps in super().vote_roster(state, opens=opens, red_at=red_at)
+        )
+
     def vote_modifiers(self, state: GameState, day: int) -> tuple[Any, ...]:
         """高僧[献身] takes a tie while unused and not lost to [无首]; a 白痴 after [装傻]
-        neither votes nor can be voted out (tubian24.txt:112, 118)."""
+        neither votes nor can be voted out (tubian24.txt:112, 118) — :meth:`vote_roster` bars
+        the votes for him; the modifiers say why his own vote is invalid and keep him in the
+        game should a count reach him anyway."""
         from engine.votes import ModifierKind, VoteModifier
 
         headless = any(s.kind == "无首" and s.holder == "*" for s in state.statuses)
+        fooled = self._fooled(state)
         mods: list[Any] = []
         for p in state.players:
             if not p.alive:
@@ -1624,7 +1747,11 @@ class Tubian24(Ruleset):
                 charge = state.charge(card.uid, "献身")
                 if charge is not None and charge.remaining > 0:
                     mods.append(VoteModifier(p.name, ModifierKind.TIE_TAKER, source="高僧[献身]"))
-            if any(s.kind == "装傻" and s.holder == p.name for s in state.statuses):
-                mods.append(VoteModifier(p.name, ModifierKind.NO_VOTE, source="白痴[装傻]"))
+            if p.name in fooled:
+                mods.append(
+                    VoteModifier(
+                        p.name, ModifierKind.NO_VOTE, source="白痴[装傻]", rule="tubian24.txt:112"
+                    )
+                )
                 mods.append(VoteModifier(p.name, ModifierKind.BLOCK_OUT, source="白痴[装傻]"))
         return tuple(mods)

@@ -23,8 +23,10 @@ Engine (one card per player, 12 players, zhenyan.txt:64-100):
   conditions are judged (zhenyan.txt:55). The 长老 is told the points after each day and night
   (魔力通灵, zhenyan.txt:85).
 - 真言词语 guessed correctly are table statuses ``真言猜中`` (note = the word's position 1–4), added
-  by the director's day action ``猜中`` (choice = position) from the inquiry thread
-  (pipeline.inquiry); a word counts once. The words themselves never enter the engine state.
+  by the day action ``猜中`` (choice = position): read from the inquiry thread
+  (pipeline.inquiry.guess_actions, fed by ``bansha day resolve``) or recorded by the director; a
+  word counts once. The guesser must be a living player who is not the day's sheriff (咒语反噬,
+  zhenyan.txt:109; zhenyan.txt:41). The words themselves never enter the engine state.
 - The win check (zhenyan.txt:113-127) runs in the text's order once every death of the phase has
   been resolved; before a village win is announced, a living 狼王 may use <最后一招>
   (zhenyan.txt:70, 114); a surrender never triggers it (zhenyan.txt:49).
@@ -66,6 +68,7 @@ __all__ = [
     "WOLF",
     "WOLF_ROLES",
     "Zhenyan",
+    "guess_position",
     "guessed_words",
     "mana",
 ]
@@ -184,6 +187,8 @@ SPECS: Mapping[str, SkillSpec] = {
 }
 #: Director's actions (not skills).
 DIRECTOR_ACTIONS = ("猜中", "红牌罚下", "投降", "判负")
+#: The actor of a director's action that names no player (a 猜中 recorded without its guesser).
+DIRECTOR = "导演"
 
 NIGHT_PLAN: tuple[Step, ...] = (
     Step((1, 0), "蚀时狼妃：时间吞噬", ("时间吞噬",), "zhenyan.txt:137"),
@@ -253,6 +258,10 @@ RULINGS: tuple[str, ...] = (
     ),
     ("zhenyan.txt:38 总票数含弃权票（按权重），警长1.5票；须严格大于一半才出局。"),
     ("zhenyan.txt:107, 189 殉职 choice=随机 时按记录种子随机继任（警长15分钟内未联系导演）。"),
+    (
+        "zhenyan.txt:109, 41 猜中只在猜词者当天开始时存活且不是当天警长时计入；警长或已出局角色的"
+        "猜中（询问帖读到的或导演记录的）都不计入，结算中写明原因。"
+    ),
 )
 
 
@@ -278,6 +287,17 @@ def mana(state: GameState) -> int:
 def guessed_words(state: GameState) -> tuple[int, ...]:
     """Positions (1–4) of the 真言词语 guessed correctly so far."""
     return tuple(sorted({int(s.note) for s in state.statuses if s.kind == GUESSED}))
+
+
+def guess_position(choice: str | None) -> int | None:
+    """The word position (1–4) a ``猜中`` action's choice names ("1", "第1个", "第1个词语");
+    None when it names none."""
+    raw = (choice or "").strip()
+    try:
+        position = int(raw.removeprefix("第").removesuffix("个词语").removesuffix("个"))
+    except ValueError:
+        return None
+    return position if 1 <= position <= WORDS else None
 
 
 def _board_mana(board: Board) -> int:
@@ -877,18 +897,20 @@ class Zhenyan(Ruleset):
     def _guessed(self, board: Board, a: Action) -> None:
         """A word guessed correctly in the inquiry thread (zhenyan.txt:168): counted once."""
         step = "真言猜中"
-        raw = (a.choice or "").strip()
-        try:
-            position = int(raw.removeprefix("第").removesuffix("个词语").removesuffix("个"))
-        except ValueError:
-            position = 0
-        if not 1 <= position <= WORDS:
+        position = guess_position(a.choice)
+        if position is None:
             board.record(
                 a, step, Outcome.INVALID, "猜中须写明词语位置（choice = 1–4）", "zhenyan.txt:168"
             )
             return
         if board.night is not None:
             board.record(a, step, Outcome.INVALID, "猜词只在白天的询问帖中进行", "zhenyan.txt:168")
+            return
+        problem = self._guesser_problem(board, a.actor)
+        if problem is not None:
+            why, rule = problem
+            board.record(a, step, Outcome.INVALID, f"{why}，此次猜中不计入", rule)
+            board.emit(step, rule, f"{a.actor}的猜中不计入：{why}", actor=a.actor)
             return
         if position in _board_guessed(board):
             board.record(
@@ -904,6 +926,26 @@ class Zhenyan(Ruleset):
             a, step, Outcome.DONE, f"第{position}个真言词语被猜中（{a.actor}）", "zhenyan.txt:168"
         )
         board.emit(step, "zhenyan.txt:168", f"第{position}个真言词语被猜中", actor=a.actor)
+
+    @staticmethod
+    def _guesser_problem(board: Board, actor: str) -> tuple[str, str] | None:
+        """Why ``actor`` cannot guess a word today, with the rule; None when he can.
+
+        The day's sheriff never guesses (咒语反噬, zhenyan.txt:109); an out character takes no
+        part in the game's threads (zhenyan.txt:41, docs/rulings.md 诈尸 counts the 询问贴). The
+        day's sheriff and outs are the ones at the day's start: the director's actions are
+        settled before the vote and its hand-overs. ``导演`` as the actor is the director's
+        record that names no guesser (the director vouches for it).
+        """
+        if actor == DIRECTOR:
+            return None
+        if not board.has(actor):
+            return f"名单中没有玩家「{actor}」", "zhenyan.txt:165"
+        if not board.alive(actor):
+            return f"{actor}已出局，不能在询问帖提问或猜词", "zhenyan.txt:41"
+        if board.sheriff == actor:
+            return f"{actor}是警长，不能在询问帖提问或猜词（咒语反噬）", "zhenyan.txt:109"
+        return None
 
     def _red_card(self, board: Board, a: Action) -> None:
         step = "红牌罚下"

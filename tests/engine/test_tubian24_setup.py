@@ -65,6 +65,62 @@ def test_the_thief_picks_blindly_from_three_cards() -> None:
         RS.setup_state(roster(cards))
 
 
+def test_a_deal_that_still_lists_the_thief_is_valid() -> None:
+    # tubian24.txt:162 "导演将从其他24个身份中抽出一张替换为盗贼": the 盗贼 holds the drawn
+    # card's place, so the other 23 are the 24 identities less that card (issue #13 item 19)
+    for drawn in ("先知", "村民", "狼人", "白眼狼", "仆人"):
+        cards = list(STANDARD)
+        cards[cards.index(drawn)] = "盗贼"
+        assert RS.validate_setup(roster(cards)) == [], drawn
+    # … but with 盗贼 still dealt, no identity may be over its count (tubian24.txt:13)
+    cards = list(STANDARD)
+    cards[cards.index("先知")] = "盗贼"
+    cards[cards.index("守护")] = "村民"
+    assert RS.validate_setup(roster(cards)) == [
+        "身份「村民」出现 7 次，最多 6 次；身份牌仍是盗贼时，其余身份按 24 人局的张数"
+        "（tubian24.txt:13, 162）"
+    ]
+
+
+def test_the_three_cards_may_come_in_any_order() -> None:
+    # tubian24.txt:162 "盗贼从这张身份和一张【村民】、一张【狼人】中盲选一张" — 村民 drawn: the
+    # three are 村民, 村民, 狼人, whichever the director lists first
+    cards = list(STANDARD)
+    cards[cards.index("村民")] = "盗贼"
+    thief = f"p{cards.index('盗贼'):02d}"
+    state = RS.setup_state(
+        roster(cards), settings={"thief_cards": "狼人,村民,村民", "thief_pick": "1"}
+    )
+    assert state.player(thief).cards[0].name == "狼人"
+    assert sum(p.wolf_group for p in state.players) == 7  # tubian24.txt:167 埋身份局
+
+
+def test_the_three_cards_must_hold_the_card_the_deal_lacks() -> None:
+    # tubian24.txt:162 "盗贼从这张身份…中盲选一张": "这张" is the card drawn from the deal
+    cards = list(STANDARD)
+    cards[cards.index("先知")] = "盗贼"
+    with pytest.raises(EngineError) as info:
+        RS.setup_state(roster(cards), settings={"thief_cards": "守护,村民,狼人", "thief_pick": "2"})
+    assert "thief_cards 中抽出的身份是「守护」，但发牌中被盗贼换走的是「先知」" in str(info.value)
+    thief = f"p{cards.index('盗贼'):02d}"
+    # the picked card written directly must be the one the pick names (tubian24.txt:164)
+    written = list(cards)
+    written[written.index("盗贼")] = "狼人"
+    with pytest.raises(EngineError) as info:
+        RS.setup_state(
+            roster(written),
+            settings={"thief_cards": "先知,村民,狼人", "thief_pick": "2", "thief": thief},
+        )
+    assert f"盗贼「{thief}」的身份牌写的是「狼人」，但 thief_cards 的第2张是「村民」" in str(
+        info.value
+    )
+    with pytest.raises(EngineError, match=f"身份牌为盗贼的是「{thief}」"):
+        RS.setup_state(
+            roster(cards),
+            settings={"thief_cards": "先知,村民,狼人", "thief_pick": "2", "thief": "p00"},
+        )
+
+
 def test_drawn_wolf_or_white_wolf_makes_all_three_cards_that_identity() -> None:
     # tubian24.txt:162 "若抽出的一张身份为【狼人】或【白眼狼】，则三张备选身份均修改为
     # 【狼人】或【白眼狼】"

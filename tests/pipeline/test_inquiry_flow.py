@@ -5,6 +5,7 @@ never lets an unguessed word out."""
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -13,12 +14,15 @@ from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
+from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pipeline.cmd_engine  # noqa: F401  (registers the engine commands)
 from engine.kernel import DayInput, resolve_day, resolve_night
 from engine.rulesets import get_ruleset
 from parsers.inquiry import Answer
+from pipeline.cli import cli
 from pipeline.client import DiscuzClient, RetryPolicy
 from pipeline.crawl import Crawler, CrawlTarget, ForumConfig
 from pipeline.drafts import list_drafts, save_drafts
@@ -288,3 +292,127 @@ def test_the_cycle_drafts_the_inquiry_answers_and_the_reveal(world: dict[str, An
     assert any(k.startswith("inquiry_reveal:d2:w1") for k in keys)
     again = make_drafts(game, store, derive(game, store, as_of=as_of), now=as_of)
     assert again == []  # nothing new: nothing drafted
+
+
+# --------------------------------------------------------------------------- day resolve
+
+
+def toml_file(path: Path, data: dict[str, Any]) -> Path:
+    """``data`` (as :func:`game_data` builds it) written as the director's TOML file."""
+
+    def value(v: Any) -> str:
+        if isinstance(v, datetime):
+            return v.isoformat()
+        return json.dumps(v, ensure_ascii=False)
+
+    lines: list[str] = []
+    for table in ("game", "forum", "director"):
+        lines += [f"[{table}]", *(f"{k} = {value(v)}" for k, v in data[table].items())]
+    for p in data["players"]:
+        lines += ["[[players]]", *(f"{k} = {value(v)}" for k, v in p.items())]
+    for d in data["days"]:
+        lines += ["[[days]]", *(f"{k} = {value(v)}" for k, v in d.items())]
+    lines += ["[zhenyan]", f"words = {value(data['zhenyan']['words'])}"]
+    variants = ", ".join(
+        f"{json.dumps(k)} = {value(v)}" for k, v in data["zhenyan"]["variants"].items()
+    )
+    lines.append(f"variants = {{ {variants} }}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def cli_world(world: dict[str, Any], tmp_path: Path):  # type: ignore[no-untyped-def]
+    """The same forum, with the game as a TOML file and the store at the CLI's ``--db``."""
+    game_path = toml_file(tmp_path / "zhenyan.toml", game_data(world["sim"].base_url))
+    db = tmp_path / "zhenyan.db"
+
+    def run(*args: str) -> str:
+        n = 2 if args[0] in ("night", "day") else 1
+        result = CliRunner().invoke(cli, [*args[:n], str(game_path), "--db", str(db), *args[n:]])
+        assert result.exit_code == 0, result.output
+        for word in WORDS:
+            assert word not in result.output, "a secret word leaked into the output"
+        return result.output
+
+    def crawl_all() -> None:
+        crawl({**world, "store": open_store(db)})
+
+    run("init")
+    return {**world, "run": run, "crawl": crawl_all}
+
+
+def to_day_2(cli_world: dict[str, Any]) -> None:
+    run = cli_world["run"]
+    cli_world["crawl"]()
+    run("night", "resolve", "--night", "0")
+    # zhenyan.txt:105 第一天投票结束后，最先获得投票数最多的角色当选警长 — 粽子
+    out = run("day", "resolve", "--day", "1", "--as-of", (D1 + timedelta(hours=13)).isoformat())
+    assert "粽子当选警长" in out
+    run("night", "resolve", "--night", "1")
+    # the 狼王 lets a village win stand (zhenyan.txt:70, 114)
+    run("day", "add", "--day", "2", "--actor", "饺子", "--skill", "最后一招", "--choice", "放弃")
+
+
+def post_four_guesses(sim: ForumSim, by: dict[int, str]) -> None:
+    # zhenyan.txt:168 【第X个词语是XX吗？】 — the four words, each guessed correctly
+    for i, (index, word) in enumerate(
+        ((1, "风扇"), (2, "小圆"), (3, "千羽"), (4, "摄梦人")), start=1
+    ):
+        sim.add_post(2024, by[index], f"第{index}个词语是{word}吗？", at(i))
+
+
+def guesses(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [a for a in data["actions"] if a["skill"] == "猜中"]
+
+
+def test_day_resolve_counts_the_guesses_read_in_the_inquiry_thread(
+    cli_world: dict[str, Any],
+) -> None:
+    # zhenyan.txt:127 四个真言咒语全部猜中，且长老没有出局 — the village wins, and the director
+    # types none of the four: bansha reads them in the inquiry thread
+    post_four_guesses(cli_world["sim"], {1: "汤圆", 2: "烧卖", 3: "油条", 4: "麻花"})
+    to_day_2(cli_world)
+    run = cli_world["run"]
+    # 汤圆's guess recorded by hand as well: one guess, counted once
+    run("day", "add", "--day", "2", "--actor", "汤圆", "--skill", "猜中", "--choice", "1")
+    after = (D2 + timedelta(hours=13)).isoformat()
+    data = json.loads(run("day", "resolve", "--day", "2", "--json", "--as-of", after))
+    got = sorted((a["choice"], a["actor"], a["outcome"]) for a in guesses(data))
+    assert got == [
+        ("1", "汤圆", "done"),
+        ("2", "烧卖", "done"),
+        ("3", "油条", "done"),
+        ("4", "麻花", "done"),
+    ]
+    read = {a["choice"]: a["ref"] for a in guesses(data)}
+    assert read["2"].startswith("询问帖 pid ")  # read from the thread, not retyped
+    assert data["winner"] == "村民阵营"
+    assert data["win_rule"] == "zhenyan.txt:127"
+    state = json.loads(run("state", "--json"))
+    assert sorted(s["note"] for s in state["statuses"] if s["kind"] == "真言猜中") == [
+        "1",
+        "2",
+        "3",
+        "4",
+    ]
+    assert "全部一致" in run("state", "--verify")
+
+
+def test_the_sheriffs_guesses_never_count(cli_world: dict[str, Any]) -> None:
+    # zhenyan.txt:109 成为警长的角色……也不能在询问贴中提问，猜词 — read in the thread or recorded
+    post_four_guesses(cli_world["sim"], dict.fromkeys(range(1, 5), "粽子"))
+    to_day_2(cli_world)
+    run = cli_world["run"]
+    run("day", "add", "--day", "2", "--actor", "粽子", "--skill", "猜中", "--choice", "1")
+    after = (D2 + timedelta(hours=13)).isoformat()
+    data = json.loads(run("day", "resolve", "--day", "2", "--json", "--as-of", after))
+    assert [(a["actor"], a["outcome"], a["rule"]) for a in guesses(data)] == [
+        ("粽子", "invalid", "zhenyan.txt:109")
+    ]
+    assert guesses(data)[0]["reason"] == (
+        "粽子是警长，不能在询问帖提问或猜词（咒语反噬），此次猜中不计入"
+    )
+    assert data["winner"] is None
+    state = json.loads(run("state", "--json"))
+    assert not [s for s in state["statuses"] if s["kind"] == "真言猜中"]
