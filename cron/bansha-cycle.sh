@@ -5,15 +5,21 @@
 #
 # - Loads secrets (BANSHA_COOKIE, BANSHA_USERNAME/BANSHA_PASSWORD …) from an env file that must
 #   be private (mode 600): $BANSHA_ENV_FILE, default ~/.config/bansha/env.
-# - Appends everything bansha prints to a log beside the game file (<game>.log).
+# - Appends everything bansha prints to a log beside the game file (<game>.log), created private
+#   (umask 077: mode 600, like the store; the log names players, drafts and errors).
 # - Never overlaps: flock on <game>.cron.lock (bansha's own lock also refuses a second cycle).
 # - Uses the virtual environment of this repository (.venv), unless $BANSHA_BIN says otherwise.
+# - Exits with bansha's exit code (0 when the previous cycle is still running and this one is
+#   skipped), so cron's mail and monitoring see a failed cycle.
 set -u
+umask 077
 game=${1:?usage: bansha-cycle.sh GAME.toml}
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${BANSHA_BIN:-$here/.venv/bin/bansha}
 env_file=${BANSHA_ENV_FILE:-$HOME/.config/bansha/env}
 log="${game%.toml}.log"
+# a log an older wrapper created world-readable is made private too
+[ -e "$log" ] && chmod go-rwx "$log" 2>/dev/null
 
 if [ -f "$env_file" ]; then
   mode=$(stat -c %a "$env_file")
@@ -32,9 +38,11 @@ if ! flock -n 9; then
   echo "$(date -Is) 上一轮仍在运行，跳过" >>"$log"
   exit 0
 fi
+rc=0
 {
   echo "$(date -Is) cycle $game"
   "$bin" cycle "$game"
   rc=$?
   [ $rc -eq 0 ] || echo "$(date -Is) 退出码 $rc"
 } >>"$log" 2>&1
+exit "$rc"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sqlite3
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from pipeline.cycle import (
 )
 from pipeline.drafts import make_drafts, templates_dir_for
 from pipeline.poster import Poster, PublishResult, publish_approved
+from pipeline.store import StoreError
 
 
 @cli.command("cycle")
@@ -32,13 +34,14 @@ from pipeline.poster import Poster, PublishResult, publish_approved
 def cycle_cmd(ctx: GameContext, verbose_out: bool, as_of: str | None) -> None:
     """运行一轮：抓取 → 判票与统计 → 起草到期的草稿 → 发布导演已批准的草稿。
 
-    供 cron 调用：同一游戏同时只运行一轮（另一轮正在运行时立即退出，退出码 0）；
+    供 cron 调用：同一游戏同时只运行一轮（另一轮、或导演正在运行的 bansha post 持有同一把锁时
+    立即退出，退出码 0）；每次发帖尝试按实际时间记录。
     成功时不输出任何内容（除非 --verbose；需要导演处理的提醒——如某天的结算与当前计票不一致——
     写到标准错误输出）；失败时退出码 1，并在标准错误输出一行中文说明。
     """
     now = _parse_time(ctx, as_of)
     try:
-        with cycle_lock(ctx.db_path):
+        with cycle_lock(ctx.db_path):  # the game's lock: bansha post waits for it too
             report = run_cycle(
                 ctx.game,
                 ctx.store,
@@ -57,8 +60,20 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, as_of: str | None) -> None:
                 publish=lambda: _publish(ctx, now),
             )
     except CycleLocked:
-        click.echo(f"游戏 {ctx.game.game.id} 的上一轮 cycle 仍在运行，本轮跳过。")
+        click.echo(
+            f"游戏 {ctx.game.game.id} 的上一轮 cycle（或导演正在运行的 bansha post）仍在运行，"
+            "本轮跳过。"
+        )
         return
+    except StoreError as exc:  # e.g. the store stayed locked by another process
+        raise click.ClickException(f"本轮未完成：{exc}") from exc
+    except sqlite3.OperationalError as exc:  # a store write that did not take the lock first
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            raise
+        raise click.ClickException(
+            f"本轮未完成：数据库 {ctx.db_path} 正被另一个 bansha 进程写入，等待后仍未释放；"
+            "请稍后重试（若有卡住的 bansha 进程，请先结束它）。下一轮 cycle 会接着完成。"
+        ) from exc
     if verbose_out:
         for line in report.lines():
             click.echo(line)
@@ -72,14 +87,28 @@ def _crawl(ctx: GameContext, targets: list[CrawlTarget], full: bool) -> Any:
     return run_crawl(ctx, targets, full=full)
 
 
+def wall_clock(ctx: GameContext) -> datetime:
+    """The real time, in the game's zone: what each post attempt is stamped with (the cycle's
+    ``now`` may be ``--as-of``; the forum's clock is compared with ours, not with that)."""
+    return datetime.now(ctx.game.game.tz)
+
+
 def _publish(ctx: GameContext, now: datetime) -> list[PublishResult]:
-    """Post what the director approved (no request at all when nothing is approved)."""
+    """Post what the director approved (no request at all when nothing is approved).
+
+    Runs inside the cycle's lock; every attempt and record gets its own time from the clock."""
     approved = ctx.store.db.execute("SELECT 1 FROM drafts WHERE state = 'approved'").fetchone()
     if not approved:
         return []
     with make_http_client() as http:
         poster = Poster.for_game(ctx.game, http, env=os.environ)
-        return publish_approved(ctx.store, ctx.game, poster, now=now)
+        return publish_approved(ctx.store, ctx.game, poster, now=now, clock=lambda: wall_clock(ctx))
+
+
+def cron_command(command: str) -> str:
+    """``command`` as a crontab line's command field: cron turns an unescaped ``%`` into a
+    newline (crontab(5)), so a game file named ``100%.toml`` needs ``\\%``."""
+    return command.replace("%", "\\%")
 
 
 @cli.command("schedule")
@@ -96,7 +125,7 @@ def schedule_cmd(ctx: GameContext, every: int, wrapper: str | None) -> None:
         raise click.BadParameter("应为 1 到 59 分钟", param_hint="--every")
     script = wrapper or str(Path(__file__).resolve().parent.parent / "cron" / "bansha-cycle.sh")
     game_file = str(ctx.game_path.resolve())
-    cmd = f"{shlex.quote(script)} {shlex.quote(game_file)}"
+    cmd = cron_command(f"{shlex.quote(script)} {shlex.quote(game_file)}")
     tz = ctx.game.game.tz
     click.echo(f"# bansha：{ctx.game.game.title}（{ctx.game.game.id}）")
     click.echo(

@@ -11,7 +11,7 @@ import click
 from pipeline.cli import GameContext, cli, load_context, make_http_client
 from pipeline.cmd_votes import _votes, run_derive
 from pipeline.commands import ROLE_ZH, run_crawl
-from pipeline.cycle import run_cycle
+from pipeline.cycle import CycleLocked, cycle_lock, run_cycle
 from pipeline.derive import Derivation
 from pipeline.drafts import approve, list_drafts, make_drafts
 from pipeline.poster import Poster, publish_approved
@@ -88,7 +88,7 @@ def demo(db_path: Path | None, show_day: int) -> None:
         click.echo("")
         _day_tally(ctx, derivation, show_day)
         click.echo("")
-        _approve_and_post(ctx, sim, now, show_day)
+        _approve_and_post(ctx, sim, clock, show_day)
     page = write_report(
         ctx.game,
         ctx.store,
@@ -115,8 +115,12 @@ def _engine_nights(game_file: Path, db_path: Path, now: datetime) -> None:
         cli.main(args, standalone_mode=False)
 
 
-def _approve_and_post(ctx: GameContext, sim: ForumSim, now: datetime, day: int) -> None:
-    """Demo mode only: approve the day's result and card drafts, post them to the simulator."""
+def _approve_and_post(ctx: GameContext, sim: ForumSim, clock: SimClock, day: int) -> None:
+    """Demo mode only: approve the day's result and card drafts, post them to the simulator.
+
+    Sends like every other path: holding the game's lock, each record stamped by the clock
+    (the simulated forum's, so the poster's search of the thread compares like with like)."""
+    now = clock()
     rows = [
         r
         for r in list_drafts(ctx.store)
@@ -128,12 +132,18 @@ def _approve_and_post(ctx: GameContext, sim: ForumSim, now: datetime, day: int) 
         approve(ctx.store, r.id, now)
         click.echo(f"  批准草稿 #{r.id}（{r.kind}）")
     cookie = sim.login_cookie(ctx.game.director.names[0])
-    with make_http_client() as http:
-        poster = Poster.for_game(
-            ctx.game, http, env={ctx.game.forum.cookie_env: cookie}, min_interval_s=0
-        )
-        for result in publish_approved(ctx.store, ctx.game, poster, now=now):
-            click.echo(f"  {result.line()}")
+    try:
+        with cycle_lock(ctx.db_path), make_http_client() as http:
+            poster = Poster.for_game(
+                ctx.game, http, env={ctx.game.forum.cookie_env: cookie}, min_interval_s=0, now=clock
+            )
+            for result in publish_approved(ctx.store, ctx.game, poster, now=now, clock=clock):
+                click.echo(f"  {result.line()}")
+    except CycleLocked as exc:
+        raise click.ClickException(
+            f"演示数据库 {ctx.db_path} 正被另一个 bansha 进程使用（另一个 bansha demo？），"
+            "没有发帖；等它结束后再运行，或用 --db 指定别的路径"
+        ) from exc
 
 
 def _crawl_moments(ctx: GameContext) -> list[datetime]:

@@ -32,6 +32,7 @@ from pipeline.drafts import (
     templates_dir_for,
 )
 from pipeline.inquiry import InquiryError
+from pipeline.store import StoreError
 
 _TAGS = re.compile(r"\[/?[A-Za-z*]+(=[^\]]*)?\]")
 _PART = re.compile(r"^〔\d+/\d+〕$")
@@ -67,7 +68,7 @@ def _where(d: Draft) -> str:
 def _get(ctx: GameContext, draft_id: int) -> Draft:
     try:
         return get_draft(ctx.store, draft_id)
-    except DraftError as exc:
+    except (DraftError, StoreError) as exc:
         raise click.ClickException(str(exc)) from exc
 
 
@@ -170,7 +171,7 @@ def drafts_edit(ctx: GameContext, draft_id: int) -> None:
     d = _get(ctx, draft_id)
     try:
         ensure_editable(d)  # before the editor opens: the director's typing would be lost
-    except DraftError as exc:
+    except (DraftError, StoreError) as exc:
         raise click.ClickException(str(exc)) from exc
     text = click.edit(d.body + "\n", extension=".txt", require_save=True)
     if text is None:
@@ -185,7 +186,7 @@ def drafts_edit(ctx: GameContext, draft_id: int) -> None:
             charset=ctx.game.forum.encoding,
             limit=ctx.game.drafts.max_post_bytes,
         )
-    except DraftError as exc:
+    except (DraftError, StoreError) as exc:
         raise click.ClickException(str(exc)) from exc
     if after.body == d.body:
         click.echo("没有修改，草稿保持不变。")
@@ -201,7 +202,7 @@ def drafts_approve(ctx: GameContext, draft_id: int) -> None:
     """批准草稿：下一次 bansha cycle 会把它发到论坛。"""
     try:
         d = approve(ctx.store, draft_id, _now(ctx))
-    except DraftError as exc:
+    except (DraftError, StoreError) as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"已批准第 {d.id} 号草稿（{d.title}），将由下一次 bansha cycle 发出：{_where(d)}")
 
@@ -214,7 +215,7 @@ def drafts_reject(ctx: GameContext, draft_id: int, why: str) -> None:
     """驳回草稿（写明理由）；驳回的草稿不会发出。"""
     try:
         d = reject(ctx.store, draft_id, why, _now(ctx))
-    except DraftError as exc:
+    except (DraftError, StoreError) as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"已驳回第 {d.id} 号草稿（{d.title}）：{d.reject_why}")
 
@@ -227,6 +228,13 @@ def drafts_make(ctx: GameContext, as_of: str | None) -> None:
 
     内容没有变化的草稿不会重复起草。
     """
+    try:
+        _make(ctx, as_of)
+    except StoreError as exc:  # e.g. a cycle held the store's write lock too long
+        raise click.ClickException(str(exc)) from exc
+
+
+def _make(ctx: GameContext, as_of: str | None) -> None:
     when = _parse_time(ctx, as_of)
     derivation = run_derive(ctx, when, write=as_of is None)
     unsettled = closed_days_to_reread(ctx.game, ctx.store, when)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -29,24 +31,69 @@ EARLY = timedelta(minutes=30)
 
 
 class CycleLocked(RuntimeError):
-    """Another cycle of the same game holds the lock."""
+    """Another cycle (or another sender: ``bansha post``, ``bansha demo``) of the same game
+    holds the lock."""
+
+
+#: lock file (real path) -> the thread of this process that holds it
+_HELD: dict[str, int] = {}
+_HELD_GUARD = threading.Lock()
+
+
+def _lock_key(db_path: Path | str) -> str:
+    return os.path.realpath(f"{db_path}.lock")
 
 
 @contextmanager
-def cycle_lock(db_path: Path) -> Iterator[None]:
-    """An exclusive, non-blocking lock on ``<db>.lock``; released when the process dies."""
+def cycle_lock(
+    db_path: Path | str,
+    *,
+    wait_s: float = 0.0,
+    on_wait: Callable[[], None] | None = None,
+) -> Iterator[None]:
+    """The game's lock: an exclusive flock on ``<db>.lock``, released when the process dies.
+
+    Whoever holds it is the game's only cycle and only sender of posts. ``wait_s = 0`` (the
+    cycle): :class:`CycleLocked` at once when another process (or thread) holds it; otherwise
+    wait up to ``wait_s`` seconds for it (``on_wait`` is called once, when waiting starts).
+    Not re-entrant: a second ``cycle_lock`` raises :class:`CycleLocked` even in the same
+    thread; :func:`holds_cycle_lock` says whether the current thread holds it.
+    """
     lock_path = Path(f"{db_path}.lock")
     fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, 0o600)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            raise CycleLocked(str(lock_path)) from exc
+        deadline = time.monotonic() + max(0.0, wait_s)
+        waiting = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError as exc:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise CycleLocked(str(lock_path)) from exc
+                if not waiting and on_wait is not None:
+                    on_wait()
+                waiting = True
+                time.sleep(min(0.1, left))
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
-        yield
+        key = _lock_key(db_path)
+        with _HELD_GUARD:
+            _HELD[key] = threading.get_ident()
+        try:
+            yield
+        finally:
+            with _HELD_GUARD:
+                _HELD.pop(key, None)
     finally:
         os.close(fd)
+
+
+def holds_cycle_lock(db_path: Path | str) -> bool:
+    """Whether the current thread holds the game's lock (:func:`cycle_lock`)."""
+    with _HELD_GUARD:
+        return _HELD.get(_lock_key(db_path)) == threading.get_ident()
 
 
 @dataclass
@@ -59,6 +106,8 @@ class CycleReport:
     posted: list[Any] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # the director must act (not a failure)
+    #: why the forum was not usable this cycle (then nothing more was asked of it), or None
+    down: str | None = None
 
     def lines(self) -> list[str]:
         out = []
@@ -125,28 +174,50 @@ def run_cycle(
     draft: Callable[[Derivation], list[int]] | None = None,
     publish: Callable[[], list[Any]] | None = None,
 ) -> CycleReport:
-    """Crawl → derive → draft → post. ``crawl(targets, full)`` does the network part."""
+    """Crawl → derive → draft → post. ``crawl(targets, full)`` does the network part.
+
+    The first crawl that finds the forum not usable (``CrawlReport.down``) ends the network
+    part: no closed day and no first round is re-read this cycle (each would only wait out the
+    same retries again), and the cause is said once in ``errors``.
+    """
     report = CycleReport()
+
+    def say(lines: list[str]) -> None:
+        report.errors.extend(line for line in lines if line not in report.errors)
+
+    def crawl_once(batch: list[CrawlTarget], full: bool) -> CrawlReport:
+        result = crawl(batch, full)
+        say(result.errors)
+        if result.down is not None:
+            report.down = result.down
+        return result
+
     targets = targets_due(game, now)
     if targets:
-        report.crawl = crawl(targets, False)
-        report.errors += report.crawl.errors
+        report.crawl = crawl_once(targets, False)
         for n in closed_days_to_reread(game, store, now):
+            if report.down is not None:
+                break
             day = game.day(n)
             again = [t for t in targets if t.tid in day.threads.values()]
-            full = crawl(again, True)
-            report.errors += full.errors
+            full = crawl_once(again, True)
             if full.ok:
                 store.set_meta(f"full_read:{n}", now.isoformat())
                 report.full_reads.append(n)
         for n in first_rounds_to_reread(game, store, now):
+            if report.down is not None:
+                break
             # the first round's result is drafted only from a whole re-read of its thread
             tid = game.day(n).first_vote
             again = [t for t in targets if t.tid == tid]
-            full = crawl(again, True)
-            report.errors += full.errors
+            full = crawl_once(again, True)
             if full.ok:
                 store.set_meta(f"full_read:{n}:first", now.isoformat())
+        if report.down is not None:
+            waiting = closed_days_to_reread(game, store, now)
+            if waiting:
+                days = "、".join(map(str, waiting))
+                say([f"论坛恢复前不重读已关门的第 {days} 天，其结果暂不起草"])
     d = derive(game, store, as_of=now)
     report.derived = True
     report.verdicts_changed = write_derivation(store, d, now=now)

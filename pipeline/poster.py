@@ -28,6 +28,14 @@ Outcomes written to ``post_attempts.outcome``: ``posted``, ``found`` (seen in th
 unclear send), ``manual`` (the director posted it by hand), ``pending_moderation``, ``captcha``,
 ``refused`` (the forum said no for good: not retried until the draft changes or the director
 asks), ``failed`` (nothing was stored; retried next time); NULL while the outcome is unknown.
+
+Only one sender at a time: :func:`publish_approved` and :func:`record_manual_post` run holding
+the game's lock (:func:`pipeline.cycle.cycle_lock`, the one ``bansha cycle`` holds; they take it
+when the caller does not hold it already), so an open attempt seen while holding it is what a
+crash left behind, and is looked for in the thread. An attempt that appears after a run read the
+draft's attempts was started by another sender that did not take the lock: the intent is then
+refused (:class:`SendInFlight`) rather than sending a second copy. Every read that decides a
+write is repeated inside the write's transaction (``BEGIN IMMEDIATE``, :meth:`Store.atomic`).
 """
 
 from __future__ import annotations
@@ -36,7 +44,8 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
@@ -66,7 +75,7 @@ from pipeline.client import (
     describe_error,
 )
 from pipeline.gamefile import Game
-from pipeline.store import Store
+from pipeline.store import Store, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +141,26 @@ class UncertainSend(PostError):
 
 class NotApproved(PostError):
     """The draft is not (or no longer) approved: it is never sent."""
+
+
+class SendInFlight(PostError):
+    """Another sender started an attempt for the same draft and has not finished it."""
+
+
+class SenderBusy(PostError):
+    """Another process (a cycle, another ``bansha post``) holds the game's lock."""
+
+
+class ManualPostMismatch(PostError):
+    """The pid a director gave for a hand-posted draft is not that draft's post.
+
+    ``which``: ``thread`` (not in the draft's thread), ``author`` (not by a director account)
+    or ``text`` (not the draft's text).
+    """
+
+    def __init__(self, message: str, *, which: str) -> None:
+        super().__init__(message)
+        self.which = which
 
 
 # --------------------------------------------------------------------------- credentials
@@ -669,9 +698,65 @@ class Poster:
             return post.uid == self.uid
         return post.author in self.director_names
 
+    def is_director_post(self, post: Post) -> bool:
+        """Whether ``post`` is by one of the game's director accounts (game file
+        ``[director]``: a uid listed there, or an account name listed there)."""
+        return bool(post.uid and post.uid in self.director_uids) or (
+            post.author in self.director_names
+        )
+
+    def locate_post(self, tid: int, pid: int, *, by_floor: bool = False) -> Post | None:
+        """Post ``pid`` as thread ``tid`` shows it now, or None when ``tid`` does not show it.
+
+        ``by_floor`` (a floor known to be in ``tid``, e.g. the 电梯 being edited): Discuz's
+        ``goto=findpost`` finds its page. Otherwise ``tid``'s own pages are read from the last
+        one back — each director account's posts (只看该作者) first, then every post — until
+        a page starts below ``pid`` (pids only grow), the first page, or ``search_pages``.
+        """
+        if by_floor:
+            page = self._page_by_pid(tid, pid)
+            return next((p for p in page.posts if p.pid == pid), None) if page else None
+        authors: list[int | None] = [*sorted(self.director_uids)]
+        if not authors and self.uid:
+            authors.append(self.uid)
+        for authorid in [*authors, None]:
+            try:
+                found = self._scan_for_pid(tid, pid, authorid)
+            except NotLoggedIn:
+                raise
+            except PostError:
+                if authorid is None:
+                    raise
+                continue  # e.g. no post by that account here: the full pages decide
+            if found is not None:
+                return found
+        return None
+
+    def _scan_for_pid(self, tid: int, pid: int, authorid: int | None) -> Post | None:
+        page_no = LAST_PAGE
+        for _ in range(self.search_pages):
+            page = self.fetch_thread(tid, page_no, authorid=authorid)
+            for post in page.posts:
+                if post.pid == pid:
+                    return post
+            pids = [p.pid for p in page.posts if p.pid]
+            if page.page <= 1 or not pids or min(pids) < pid:
+                return None
+            page_no = page.page - 1
+        return None
+
     def _find_by_pid(self, tid: int, pid: int, fingerprint: str) -> Post | None:
+        page = self._page_by_pid(tid, pid)
+        if page is None:
+            return None
+        for post in page.posts:
+            if post.pid == pid:
+                return post if post_fingerprint(post) == fingerprint else None
+        return None
+
+    def _page_by_pid(self, tid: int, pid: int) -> ThreadPage | None:
         """``goto=findpost`` answers 301 to the page holding ``pid`` (an httpx client that
-        follows redirects hands us that page directly)."""
+        follows redirects hands us that page directly); None when the floor is gone."""
         url = self.client.url(
             "forum.php", {"mod": "redirect", "goto": "findpost", "ptid": tid, "pid": pid}
         )
@@ -690,13 +775,8 @@ class Poster:
             raise self._fail(PostError, f"查找帖子 {tid} 失败：{exc.message_zh}") from exc
         if isinstance(found, ThreadPage):
             self._learn(fetched)
-            page = found
-        else:
-            page = self.fetch_thread(tid, found)
-        for post in page.posts:
-            if post.pid == pid:
-                return post if post_fingerprint(post) == fingerprint else None
-        return None
+            return found
+        return self.fetch_thread(tid, found)
 
 
 def _meta_charset(body: bytes) -> str | None:
@@ -826,12 +906,38 @@ def _mark_posted(
             )
 
 
-def _record_intent(store: Store, draft_id: int, body_hash: str, at: datetime) -> int:
-    """Commit "about to send" — but only for a draft that is approved, with this very text."""
+def _last_attempt_id(store: Store, draft_id: int) -> int:
+    row = store.db.execute(
+        "SELECT COALESCE(MAX(id), 0) FROM post_attempts WHERE draft_id = ?", [draft_id]
+    ).fetchone()
+    return int(row[0])
+
+
+def _record_intent(
+    store: Store, draft_id: int, body_hash: str, at: datetime, *, seen_upto: int
+) -> int:
+    """Commit "about to send" — only for a draft that is approved with this very text, and
+    that no other sender is sending right now.
+
+    ``seen_upto`` is the last attempt of the draft this run had read (and resolved) before it
+    looked at the forum: an attempt still open after it was started since by another sender,
+    which may be sending this minute — refused (:class:`SendInFlight`). Read and insert are one
+    ``BEGIN IMMEDIATE`` transaction, so two senders cannot both pass.
+    """
     with store.atomic():
         row = _row(store, draft_id)
         if row is None or row["state"] != "approved" or row["body_hash"] != body_hash:
             raise NotApproved(_not_approved_message(draft_id, row))
+        other = store.db.execute(
+            "SELECT id, started_at FROM post_attempts WHERE draft_id = ? AND id > ? "
+            "AND finished_at IS NULL AND outcome IS NULL ORDER BY id LIMIT 1",
+            [draft_id, seen_upto],
+        ).fetchone()
+        if other is not None:
+            raise SendInFlight(
+                f"草稿 #{draft_id} 正由另一个 bansha 进程发送（发送记录 #{other[0]}，"
+                f"开始于 {other[1]}），这次没有发送，以免发出两份"
+            )
         cur = store.db.execute(
             "INSERT INTO post_attempts(draft_id, body_hash, started_at) VALUES (?, ?, ?)",
             [draft_id, body_hash, _iso(at)],
@@ -877,6 +983,32 @@ def _earlier_part_pending(store: Store, draft: dict[str, Any]) -> int | None:
     return None
 
 
+@contextmanager
+def sender_lock(store: Store, *, wait_s: float = 0.0) -> Iterator[None]:
+    """Hold the game's lock (:func:`pipeline.cycle.cycle_lock` on the store) while sending.
+
+    A thread that holds it already (``bansha cycle``, ``bansha post``) goes on; otherwise it
+    is taken here, waiting up to ``wait_s`` seconds, and :class:`SenderBusy` says, in Chinese,
+    that another process is posting for this game.
+    """
+    # the game's lock lives in pipeline.cycle, the module above this one (it calls posting):
+    # imported when used, never at load time, so the two never import each other in a loop
+    from pipeline.cycle import CycleLocked, cycle_lock, holds_cycle_lock
+
+    with ExitStack() as stack:
+        if not holds_cycle_lock(store.path):
+            try:
+                stack.enter_context(cycle_lock(store.path, wait_s=wait_s))
+            except CycleLocked as exc:
+                waited = f"等了 {wait_s:.0f} 秒仍未结束，" if wait_s >= 1 else ""
+                raise SenderBusy(
+                    "另一个 bansha 进程（cycle 或 post）正在给这局游戏发帖"
+                    f"（锁文件 {store.path}.lock），{waited}这次没有发帖，也没有登记；"
+                    "它会发出已批准的草稿，稍后用 bansha drafts 查看，需要时再运行一次"
+                ) from exc
+        yield
+
+
 def publish_approved(
     store: Store,
     game: Game,
@@ -885,14 +1017,19 @@ def publish_approved(
     now: datetime,
     clock: Callable[[], datetime] | None = None,
     ids: Collection[int] | None = None,
+    lock_wait_s: float = 0.0,
 ) -> list[PublishResult]:
     """Post every approved draft (oldest first), each exactly once; return what happened.
 
-    ``now`` is when the run started; ``clock`` stamps each record (default: ``now``). ``ids``
-    limits the run to those drafts and means the director asked for them by hand: a draft the
-    forum refused before, or one that met a captcha, is tried again only then.
+    ``now`` is when the run started; ``clock`` stamps each record (default: ``now``; give a
+    real clock so every attempt carries its own time). ``ids`` limits the run to those drafts
+    and means the director asked for them by hand: a draft the forum refused before, or one
+    that met a captcha, is tried again only then.
 
-    Nothing talks to the forum when no draft is approved.
+    Runs holding the game's lock (:func:`sender_lock`, waiting up to ``lock_wait_s``); the
+    drafts are read once it is held. Nothing talks to the forum, and no lock is taken, when no
+    draft is approved. A store that stays busy ends the run with a Chinese message in the
+    result, never a traceback.
     """
     tick = clock or (lambda: now)
     sql = "SELECT * FROM drafts WHERE state = 'approved'"
@@ -901,7 +1038,22 @@ def publish_approved(
         wanted = sorted(set(ids))
         sql += f" AND id IN ({', '.join('?' for _ in wanted)})"
         args.extend(wanted)
-    drafts = list(store.db.query(sql + " ORDER BY id", args))
+    sql += " ORDER BY id"
+    if not list(store.db.query(sql + " LIMIT 1", args)):
+        return []
+    with sender_lock(store, wait_s=lock_wait_s):
+        # read again under the lock: a sender that held it may have posted them meanwhile
+        return _publish_all(store, game, poster, list(store.db.query(sql, args)), tick, ids)
+
+
+def _publish_all(
+    store: Store,
+    game: Game,
+    poster: Poster,
+    drafts: list[dict[str, Any]],
+    tick: Callable[[], datetime],
+    ids: Collection[int] | None,
+) -> list[PublishResult]:
     requested = set(ids or ())
     results: list[PublishResult] = []
     stop: str | None = None  # a problem that stops every later draft too
@@ -911,8 +1063,15 @@ def publish_approved(
             continue
         try:
             result = _publish_one(store, game, poster, draft, tick, draft["id"] in requested)
-        except NotApproved as exc:  # changed by the director meanwhile: this draft only
+        except (NotApproved, SendInFlight) as exc:  # this draft only
             result = _result(draft, "skipped", message=str(exc))
+        except StoreError as exc:  # the store stayed busy (or broke): stop, say it in Chinese
+            stop = str(exc)
+            result = _result(
+                draft,
+                "failed",
+                message=f"{exc}（若这份草稿已发到论坛，下次运行会先在帖子里找到它，不会重发）",
+            )
         except (LoginFailed, WrongAccount) as exc:
             stop = str(exc)
             result = _result(draft, "failed", message=str(exc))
@@ -955,7 +1114,9 @@ def _publish_one(
     if part is not None:
         return _result(draft, "waiting", message=f"等第 {part} 部分先发出后再发")
     fingerprint = draft_fingerprint(draft["body"])
-    attempts = _attempts(store, draft_id, body_hash)
+    # we hold the game's lock: every attempt seen now is ours to resolve (a crash leftover)
+    seen_upto = _last_attempt_id(store, draft_id)
+    attempts = [a for a in _attempts(store, draft_id, body_hash) if a["id"] <= seen_upto]
     unsure = [a for a in attempts if a["outcome"] is None or a["outcome"] in UNSURE_OUTCOMES]
     last = attempts[-1] if attempts else None
 
@@ -970,7 +1131,7 @@ def _publish_one(
         if found is not None:
             open_ids = [a["id"] for a in unsure if a["outcome"] is None]
             if not open_ids:
-                open_ids = [_record_intent(store, draft_id, body_hash, tick())]
+                open_ids = [_record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)]
             _mark_posted(
                 store,
                 draft,
@@ -1024,13 +1185,13 @@ def _publish_one(
     try:
         poster.check_encodable(draft["body"])
     except PostRefused as exc:
-        attempt_id = _record_intent(store, draft_id, body_hash, tick())
+        attempt_id = _record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)
         _finish(store, attempt_id, tick(), "refused", detail=str(exc))
         return _result(draft, "refused", message=str(exc))
 
     # The last check: approved, with this very text, read from the store now.
     try:
-        attempt_id = _record_intent(store, draft_id, body_hash, tick())
+        attempt_id = _record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)
     except NotApproved as exc:
         return _result(draft, "skipped", message=str(exc))
 
@@ -1142,47 +1303,145 @@ def _after_uncertain(
 
 
 def record_manual_post(
-    store: Store, draft_id: int, pid: int, now: datetime, *, tid: int | None = None
+    store: Store,
+    poster: Poster,
+    draft_id: int,
+    pid: int,
+    *,
+    now: datetime,
+    clock: Callable[[], datetime] | None = None,
+    force: bool = False,
+    lock_wait_s: float = 0.0,
 ) -> PublishResult:
-    """The director posted an approved draft by hand (a captcha hand-over): record its pid."""
+    """The director posted an approved draft by hand (a captcha hand-over): record its pid.
+
+    The pid is looked up on the forum first and accepted only when that post is in the draft's
+    thread, by one of the game's director accounts, and shows the draft's text (the same
+    :func:`parsers.reply.draft_fingerprint` the exactly-once search uses); otherwise
+    :class:`ManualPostMismatch` says which of the three failed, and nothing is recorded.
+
+    ``force`` records it anyway — for what the director has checked with their own eyes and
+    bansha cannot see: a post still awaiting moderation, a text the forum's editor reformatted,
+    a forum that cannot be read right now. The reason stays in the draft's event and in the
+    result's message. Runs holding the game's lock (like a send): it closes open attempts.
+    """
+    tick = clock or (lambda: now)
     if pid <= 0:
         raise PostError(f"pid 必须是正整数：{pid}")
-    with store.atomic():
-        row = _row(store, draft_id)
-        if row is None:
-            raise PostError(f"没有编号为 {draft_id} 的草稿")
-        if row["state"] == "posted":
-            raise PostError(
-                f"草稿 #{draft_id} 已经登记为发出（pid={row['posted_pid']}），不能重复登记"
+    with sender_lock(store, wait_s=lock_wait_s):
+        row = _recordable(store, draft_id)
+        problem: str | None = None
+        try:
+            _check_manual_post(poster, row, pid)
+        except ManualPostMismatch as exc:
+            if not force:
+                raise ManualPostMismatch(
+                    f"{exc}；没有登记（确认这一楼就是这份草稿时，可加 --force 强制登记）",
+                    which=exc.which,
+                ) from exc
+            problem = str(exc)
+        except PostError as exc:  # the forum could not be read
+            if not force:
+                raise PostError(
+                    f"{exc}；无法核对 pid={pid}，没有登记"
+                    "（论坛恢复后再试，或加 --force 不经核对直接登记）"
+                ) from exc
+            problem = f"未能在论坛上核对（{exc}）"
+        at = tick()
+        note = f"导演手动发帖后登记：pid={pid}"
+        if problem is not None:
+            note += f"；注意：未通过核对，按 --force 登记：{problem}"
+        with store.atomic():  # read again under the write lock: one transaction
+            current = _recordable(store, draft_id)
+            if current["body_hash"] != row["body_hash"]:
+                raise PostError(
+                    f"草稿 #{draft_id} 在核对期间被修改过，没有登记；请重新批准后再登记"
+                )
+            open_ids = [
+                r["id"]
+                for r in store.db.query(
+                    "SELECT id FROM post_attempts WHERE draft_id = ? AND finished_at IS NULL",
+                    [draft_id],
+                )
+            ]
+            if not open_ids:
+                cur = store.db.execute(
+                    "INSERT INTO post_attempts(draft_id, body_hash, started_at, detail) "
+                    "VALUES (?, ?, ?, ?)",
+                    [draft_id, current["body_hash"], _iso(at), "导演手动发帖"],
+                )
+                open_ids = [int(cur.lastrowid or 0)]
+            _mark_posted(
+                store, current, attempt_ids=open_ids, outcome="manual", pid=pid, at=at, note=note
             )
-        if row["state"] != "approved":
-            raise PostError(
-                f"草稿 #{draft_id} 的状态是「{STATE_ZH.get(row['state'], row['state'])}」，"
-                "只有已批准的草稿才能登记为已发出（先 bansha drafts approve）"
-            )
-        open_ids = [
-            r["id"]
-            for r in store.db.query(
-                "SELECT id FROM post_attempts WHERE draft_id = ? AND finished_at IS NULL",
-                [draft_id],
-            )
-        ]
-        if not open_ids:
-            cur = store.db.execute(
-                "INSERT INTO post_attempts(draft_id, body_hash, started_at, detail) "
-                "VALUES (?, ?, ?, ?)",
-                [draft_id, row["body_hash"], _iso(now), "导演手动发帖"],
-            )
-            open_ids = [int(cur.lastrowid or 0)]
-    _mark_posted(
-        store,
-        row,
-        attempt_ids=open_ids,
-        outcome="manual",
-        pid=pid,
-        at=now,
-        note=f"导演手动发帖后登记：pid={pid}",
-    )
+    tid = row["tid"]
     return PublishResult(
-        draft_id, row["kind"], row["day"], tid if tid is not None else row["tid"], "manual", pid
+        draft_id,
+        row["kind"],
+        row["day"],
+        tid,
+        "manual",
+        pid,
+        url=poster.post_url(int(tid), pid) if tid is not None else None,
+        message=f"未通过核对，已按 --force 登记：{problem}" if problem is not None else "",
     )
+
+
+def _recordable(store: Store, draft_id: int) -> dict[str, Any]:
+    """The draft, when it may be recorded as posted by hand (approved); else a PostError."""
+    row = _row(store, draft_id)
+    if row is None:
+        raise PostError(f"没有编号为 {draft_id} 的草稿")
+    if row["state"] == "posted":
+        raise PostError(f"草稿 #{draft_id} 已经登记为发出（pid={row['posted_pid']}），不能重复登记")
+    if row["state"] != "approved":
+        raise PostError(
+            f"草稿 #{draft_id} 的状态是「{STATE_ZH.get(row['state'], row['state'])}」，"
+            "只有已批准的草稿才能登记为已发出（先 bansha drafts approve）"
+        )
+    return row
+
+
+def _check_manual_post(poster: Poster, draft: dict[str, Any], pid: int) -> Post:
+    """Post ``pid`` on the forum, when it is this draft's: in its thread, by a director
+    account, with its text. Otherwise :class:`ManualPostMismatch` (``which`` says what)."""
+    draft_id, tid = draft["id"], draft["tid"]
+    if tid is None:
+        raise ManualPostMismatch(
+            f"草稿 #{draft_id} 没有目标帖子（tid），无法核对 pid={pid} 是否在帖子里",
+            which="thread",
+        )
+    tid = int(tid)
+    is_edit = draft["action"] == "edit" and draft["edit_pid"]
+    if is_edit and pid != int(draft["edit_pid"]):
+        raise ManualPostMismatch(
+            f"草稿 #{draft_id} 是编辑帖子 tid={tid} 中 pid={draft['edit_pid']} 的那一楼，"
+            f"登记的 pid 应是 {draft['edit_pid']}，不是 {pid}",
+            which="thread",
+        )
+    try:
+        post = poster.locate_post(tid, pid, by_floor=bool(is_edit))
+    except NotLoggedIn:  # the forum shows the thread to members only: log in, read again
+        poster.session(tid)
+        post = poster.locate_post(tid, pid, by_floor=bool(is_edit))
+    if post is None:
+        raise ManualPostMismatch(
+            f"草稿 #{draft_id} 的目标帖子 tid={tid} 中没有 pid={pid} 这一楼"
+            "（发到别的帖子了？pid 抄错了？或者这一楼已被删除、仍在审核）",
+            which="thread",
+        )
+    if not poster.is_director_post(post):
+        raise ManualPostMismatch(
+            f"帖子 tid={tid} 的 pid={pid} 是「{post.author}」（uid={post.uid}）发的，"
+            "不是游戏文件 [director] 中的导演账号",
+            which="author",
+        )
+    if post_fingerprint(post) != draft_fingerprint(draft["body"]):
+        shown = " ".join(post.text.split())
+        shown = shown if len(shown) <= 30 else shown[:29] + "…"
+        raise ManualPostMismatch(
+            f"帖子 tid={tid} 的 pid={pid} 的内容与草稿 #{draft_id} 的正文不一致"
+            f"（这一楼开头是：「{shown}」）",
+            which="text",
+        )
+    return post

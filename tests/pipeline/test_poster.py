@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,11 +27,14 @@ from click.testing import CliRunner
 
 import pipeline.cmd_post as cmd_post
 from pipeline.cli import cli
+from pipeline.cycle import cycle_lock
 from pipeline.gamefile import Game, load_game
 from pipeline.poster import (
     CaptchaRequired,
+    ManualPostMismatch,
     Poster,
     PostError,
+    SenderBusy,
     publish_approved,
     record_manual_post,
 )
@@ -368,22 +373,118 @@ def test_the_poster_raises_captcha_required_and_the_forum_keeps_nothing(tmp_path
     assert world.copies(RESULT) == [] and world.sim.pending_pids(VOTE_DAY2) == []
 
 
+def record(world: World, draft_id: int, pid: int, **kw: Any):
+    return record_manual_post(
+        world.store, world.poster(), draft_id, pid, now=world.clock(), clock=world.clock, **kw
+    )
+
+
 def test_record_manual_post_after_a_captcha(tmp_path):
     world = make_world(tmp_path, seccode_post=True)
     draft_id = world.add_draft(RESULT)
     world.publish()
+    by_hand = world.sim.add_post(VOTE_DAY2, DIRECTOR, RESULT, world.clock.advance(minutes=2))
 
-    result = record_manual_post(world.store, draft_id, 4242, world.clock())
+    result = record(world, draft_id, by_hand)
 
-    assert (result.status, result.pid, result.tid) == ("manual", 4242, VOTE_DAY2)
+    assert (result.status, result.pid, result.tid) == ("manual", by_hand, VOTE_DAY2)
+    assert result.message == ""  # checked on the forum: nothing to warn about
     row = world.draft(draft_id)
-    assert (row["state"], row["posted_pid"]) == ("posted", 4242)
+    assert (row["state"], row["posted_pid"]) == ("posted", by_hand)
     assert world.attempts(draft_id)[-1]["outcome"] == "manual"
     with pytest.raises(PostError, match="已经登记为发出"):
-        record_manual_post(world.store, draft_id, 4243, world.clock())
+        record(world, draft_id, by_hand + 1)
     pending = world.add_draft("[b]提醒[/b]\n还没有批准的草稿不能登记。", state="pending")
     with pytest.raises(PostError, match="待批准"):
-        record_manual_post(world.store, pending, 4244, world.clock())
+        record(world, pending, by_hand)
+
+
+def test_record_refuses_a_pid_in_another_thread(world):
+    """Issue #13 item 8: the pid must be in the draft's thread."""
+    draft_id = world.add_draft(RESULT)
+    elsewhere = world.sim.add_post(DISCUSSION_DAY1, DIRECTOR, RESULT, world.clock())
+
+    with pytest.raises(ManualPostMismatch) as caught:
+        record(world, draft_id, elsewhere)
+
+    assert caught.value.which == "thread"
+    assert f"草稿 #{draft_id} 的目标帖子 tid=2012 中没有 pid={elsewhere} 这一楼" in str(
+        caught.value
+    )
+    assert "可加 --force 强制登记" in str(caught.value)
+    row = world.draft(draft_id)
+    assert (row["state"], row["posted_pid"]) == ("approved", None)
+    assert world.attempts(draft_id) == []
+    assert world.reply_posts() == []  # it only read
+
+
+def test_record_refuses_a_pid_by_another_author(world):
+    draft_id = world.add_draft(RESULT)
+    players = world.sim.add_post(VOTE_DAY2, "饺子", RESULT, world.clock())
+
+    with pytest.raises(ManualPostMismatch) as caught:
+        record(world, draft_id, players)
+
+    assert caught.value.which == "author"
+    assert (
+        f"帖子 tid=2012 的 pid={players} 是「饺子」（uid=101）发的，"
+        "不是游戏文件 [director] 中的导演账号" in str(caught.value)
+    )
+    assert world.draft(draft_id)["state"] == "approved"
+
+
+def test_record_refuses_a_director_post_with_other_text(world):
+    draft_id = world.add_draft(RESULT)
+    other = world.sim.add_post(
+        VOTE_DAY2, DIRECTOR, "[b]第2天投票结果[/b]\n馄饨 3 票。\n馄饨出局。", world.clock()
+    )
+
+    with pytest.raises(ManualPostMismatch) as caught:
+        record(world, draft_id, other)
+
+    assert caught.value.which == "text"
+    message = str(caught.value)
+    assert f"帖子 tid=2012 的 pid={other} 的内容与草稿 #{draft_id} 的正文不一致" in message
+    assert "「第2天投票结果 馄饨 3 票。 馄饨出局。」" in message
+    assert world.draft(draft_id)["state"] == "approved"
+
+
+def test_record_with_force_records_a_mismatch_with_a_warning(world):
+    """--force: the director saw it with their own eyes (e.g. the editor reformatted it)."""
+    draft_id = world.add_draft(RESULT)
+    reworded = world.sim.add_post(VOTE_DAY2, DIRECTOR, RESULT + "（手动补发）", world.clock())
+
+    result = record(world, draft_id, reworded, force=True)
+
+    assert (result.status, result.pid) == ("manual", reworded)
+    assert result.message.startswith("未通过核对，已按 --force 登记：")
+    assert "内容与草稿" in result.message
+    row = world.draft(draft_id)
+    assert (row["state"], row["posted_pid"]) == ("posted", reworded)
+    [note] = [
+        e["note"]
+        for e in world.store.db.query(
+            "SELECT note FROM draft_events WHERE draft_id = ? AND to_state = 'posted'", [draft_id]
+        )
+    ]
+    assert note.startswith(
+        f"导演手动发帖后登记：pid={reworded}；注意：未通过核对，按 --force 登记："
+    )
+
+
+def test_record_of_an_elevator_edit_must_name_its_floor(world):
+    floor2 = director_floor_2(world)
+    body = "[b]电梯[/b]\n[url=forum.php?mod=viewthread&tid=2001&authorid=101]饺子[/url]"
+    draft_id = world.add_draft(
+        body, tid=DISCUSSION_DAY1, kind="elevator", action="edit", edit_pid=floor2
+    )
+    with pytest.raises(ManualPostMismatch, match=f"登记的 pid 应是 {floor2}，不是 {floor2 + 1}"):
+        record(world, draft_id, floor2 + 1)
+    with pytest.raises(ManualPostMismatch) as caught:  # not edited yet: the floor shows old text
+        record(world, draft_id, floor2)
+    assert caught.value.which == "text"
+    world.sim.edit_post(floor2, body, world.clock.advance(minutes=1))
+    assert record(world, draft_id, floor2).pid == floor2
 
 
 def test_a_login_captcha_says_to_use_the_browser_cookie(tmp_path):
@@ -694,10 +795,17 @@ def test_cli_post_exits_1_with_the_captcha_hand_over(tmp_path, monkeypatch):
     assert out.exit_code == 1
     assert "验证码" in out.output and "1 份草稿没有发出" in out.output
 
-    recorded = run(["post", "record", str(path), str(draft_id), "--pid", "777", *db], env)
+    wrong = world.sim.add_post(VOTE_DAY2, "包子", RESULT, world.clock.advance(minutes=1))
+    refused = run(["post", "record", str(path), str(draft_id), "--pid", str(wrong), *db], env)
+    assert refused.exit_code == 1
+    assert "是「包子」（uid=102）发的，不是游戏文件 [director] 中的导演账号" in refused.output
+    assert "Traceback" not in refused.output
+
+    by_hand = world.sim.add_post(VOTE_DAY2, DIRECTOR, RESULT, world.clock.advance(minutes=1))
+    recorded = run(["post", "record", str(path), str(draft_id), "--pid", str(by_hand), *db], env)
     assert recorded.exit_code == 0, recorded.output
-    assert f"草稿 #{draft_id} 已登记为发出 → 帖子 tid=2012 pid=777" in recorded.output
-    twice = run(["post", "record", str(path), str(draft_id), "--pid", "778", *db], env)
+    assert f"草稿 #{draft_id} 已登记为发出 → 帖子 tid=2012 pid={by_hand}" in recorded.output
+    twice = run(["post", "record", str(path), str(draft_id), "--pid", str(by_hand), *db], env)
     assert twice.exit_code == 1 and "不能重复登记" in twice.output
 
 
@@ -713,8 +821,9 @@ def test_publish_needs_no_forum_when_nothing_is_approved(world):
 
 def test_record_uses_the_clock_it_is_given(world):
     draft_id = world.add_draft(RESULT)
+    by_hand = world.sim.add_post(VOTE_DAY2, DIRECTOR, RESULT, world.clock())
     when = datetime.fromisoformat("2026-12-03T10:30:00+08:00")
-    record_manual_post(world.store, draft_id, 99, when)
+    record_manual_post(world.store, world.poster(), draft_id, by_hand, now=when)
     assert world.draft(draft_id)["posted_at"] == when.isoformat()
 
 
@@ -736,3 +845,121 @@ def test_a_draft_for_a_thread_outside_the_game_is_not_sent(world):
     [result] = world.publish()
     assert result.status == "failed" and "不是游戏文件中的帖子" in result.message
     assert world.reply_posts() == []
+
+
+# --------------------------------------------------------------------------- one sender at a time
+
+
+def test_an_attempt_another_sender_started_meanwhile_blocks_the_send(world):
+    """Issue #13 item 1: an intent recorded by another sender after this run read the draft's
+    attempts is in flight right now — refused in the same transaction, never a second POST."""
+    draft_id = world.add_draft(RESULT)
+    inner = world.sim.transport()
+    other: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and not other:
+            # while we read the thread, a sender that did not take the game's lock records its
+            # intent (its POST is on the way to a slow forum)
+            rival = Store(world.tmp_path / "game.db")
+            with rival.atomic():
+                cur = rival.db.execute(
+                    "INSERT INTO post_attempts(draft_id, body_hash, started_at) VALUES (?, ?, ?)",
+                    [draft_id, world.draft(draft_id)["body_hash"], world.clock().isoformat()],
+                )
+                other.append(int(cur.lastrowid or 0))
+            rival.close()
+        return inner.handle_request(request)
+
+    [result] = world.publish(world.poster(transport=httpx.MockTransport(handler)))
+
+    assert result.status == "skipped"
+    assert f"草稿 #{draft_id} 正由另一个 bansha 进程发送（发送记录 #{other[0]}" in result.message
+    assert "以免发出两份" in result.message
+    assert world.reply_posts() == []
+    assert [a["id"] for a in world.attempts(draft_id)] == other  # ours was never written
+    assert world.draft(draft_id)["state"] == "approved"
+
+
+@pytest.fixture
+def held_lock(world):
+    """The game's lock held by another thread (a running ``bansha cycle``) until released."""
+    held, release = threading.Event(), threading.Event()
+
+    def cycle() -> None:
+        with cycle_lock(world.tmp_path / "game.db"):
+            held.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=cycle)
+    thread.start()
+    assert held.wait(5)
+    yield release
+    release.set()
+    thread.join(10)
+
+
+def test_publish_refuses_while_another_sender_holds_the_games_lock(world, held_lock):
+    draft_id = world.add_draft(RESULT)
+
+    with pytest.raises(SenderBusy) as caught:
+        world.publish()
+
+    assert "另一个 bansha 进程（cycle 或 post）正在给这局游戏发帖" in str(caught.value)
+    assert world.sim.requests == []  # not even read the thread
+    assert world.attempts(draft_id) == []
+    held_lock.set()
+    time.sleep(0.2)
+    [result] = world.publish(lock_wait_s=5)
+    assert result.status == "posted" and len(world.copies(RESULT)) == 1
+
+
+def test_cli_post_waits_for_a_running_cycle_then_posts(cli_world):
+    world, path = cli_world
+    draft_id = world.add_draft(RESULT)
+    held, release = threading.Event(), threading.Event()
+
+    def cycle() -> None:
+        with cycle_lock(world.tmp_path / "game.db"):
+            held.set()
+            release.wait(0.5)  # the cron cycle ends half a second later
+
+    thread = threading.Thread(target=cycle)
+    thread.start()
+    assert held.wait(5)
+    env = {"BANSHA_COOKIE": world.sim.login_cookie(DIRECTOR)}
+    out = run(["post", str(path), "--db", str(world.tmp_path / "game.db"), "--wait", "10"], env)
+    thread.join(5)
+
+    assert out.exit_code == 0, out.output
+    assert "正在运行，等它结束（最多 10 秒）" in out.stderr
+    [pid] = world.copies(RESULT)
+    assert f"草稿 #{draft_id}（result，第2天）已发出 → 帖子 tid=2012 pid={pid}" in out.stdout
+
+
+def test_cli_post_gives_up_after_its_wait_with_a_chinese_message(cli_world, held_lock):
+    world, path = cli_world
+    world.add_draft(RESULT)
+    env = {"BANSHA_COOKIE": world.sim.login_cookie(DIRECTOR)}
+    db = ["--db", str(world.tmp_path / "game.db")]
+    for args in (["post", str(path)], ["post", "record", str(path), "1", "--pid", "5"]):
+        out = run([*args, *db, "--wait", "1"], env)
+        assert out.exit_code == 1
+        assert "另一轮 bansha cycle（或另一个 bansha post）仍在运行（等了 1 秒）" in out.output
+        assert "Traceback" not in out.output
+    assert world.sim.requests == [] and world.copies(RESULT) == []
+
+
+def test_cli_post_of_a_draft_the_cycle_posted_meanwhile_says_where_it_went(cli_world):
+    world, path = cli_world
+    draft_id = world.add_draft(RESULT)
+    [first] = world.publish()  # the cycle that was running posted it
+    env = {"BANSHA_COOKIE": world.sim.login_cookie(DIRECTOR)}
+    db = ["--db", str(world.tmp_path / "game.db")]
+    sent = len(world.reply_posts())
+
+    out = run(["post", str(path), *db, "--id", str(draft_id)], env)
+
+    assert out.exit_code == 0, out.output
+    assert f"草稿 #{draft_id} 已经发出 → 帖子 tid=2012 pid={first.pid}，不再重发。" in out.output
+    assert len(world.reply_posts()) == sent
