@@ -31,6 +31,7 @@ __all__ = [
     "Evidence",
     "Flag",
     "FlagKind",
+    "FoldedName",
     "PlayerLife",
     "PostCount",
     "SheriffAnswer",
@@ -65,6 +66,8 @@ class FlagKind(StrEnum):
     SHERIFF_DISCUSSION = "sheriff-discussion"  # zhenyan sheriff posting in the discussion thread
     SHERIFF_ANSWER = "sheriff-answer"  # zhenyan sheriff answering other than 是/否/不知道
     EDITED_VOTE = "edited-vote"  # a vote post that was edited
+    HIDDEN_TEXT = "hidden-text"  # a post with text hidden by colour, size or [hide]
+    NAME_FOLDED = "name-folded"  # a vote whose name matched once invisible/full-width folded
 
     @property
     def zh(self) -> str:
@@ -82,7 +85,12 @@ _KIND_ZH: dict[FlagKind, str] = {
     FlagKind.SHERIFF_DISCUSSION: "警长在讨论帖发言",
     FlagKind.SHERIFF_ANSWER: "警长回答不合规",
     FlagKind.EDITED_VOTE: "投票帖被编辑",
+    FlagKind.HIDDEN_TEXT: "隐藏文字（白字/小字/[hide]）",
+    FlagKind.NAME_FOLDED: "票中名字含不可见字符/全角字母",
 }
+
+#: what each hidden-text mark is called (Activity.hidden holds these keys)
+HIDDEN_ZH: dict[str, str] = {"colour": "白字", "tiny": "小字", "hide": "[hide]"}
 _KIND_ORDER = {kind: i for i, kind in enumerate(FlagKind)}
 
 
@@ -112,10 +120,18 @@ class ConductRules:
     )
 
     def rule(self, kind: FlagKind) -> str:
-        return self.rules.get(kind, DEFAULT_RULE)
+        return self.rules.get(kind, _SHARED_RULES.get(kind, DEFAULT_RULE))
 
 
-_EDIT_RULE = "DESIGN.md（编辑过的投票帖标记待查，以截止前首次抓取的版本为准）"
+# The rule texts are silent on these; docs/rulings.md says how bansha reads them (every set).
+_EDIT_RULE = "docs/rulings.md#edited-vote"
+_HIDDEN_RULE = "docs/rulings.md#hidden-text"
+_NAME_RULE = "docs/rulings.md#vote-names"
+_SHARED_RULES: dict[FlagKind, str] = {
+    FlagKind.EDITED_VOTE: _EDIT_RULE,
+    FlagKind.HIDDEN_TEXT: _HIDDEN_RULE,
+    FlagKind.NAME_FOLDED: _NAME_RULE,
+}
 
 CONDUCT_RULES: dict[str, ConductRules] = {
     "m135": ConductRules(
@@ -252,6 +268,7 @@ class Activity:
     enlarged: bool = False
     has_bbcode: bool = False
     text: str = ""
+    hidden: tuple[str, ...] = ()  # hidden-text marks in the post (keys of HIDDEN_ZH)
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -277,6 +294,7 @@ class Activity:
             "enlarged": self.enlarged,
             "has_bbcode": self.has_bbcode,
             "text": self.text,
+            "hidden": list(self.hidden),
         }
 
 
@@ -392,6 +410,40 @@ class EditedVote:
 
 
 @dataclass(frozen=True, slots=True)
+class FoldedName:
+    """A vote whose name matched a player only once invisible characters were removed or
+    full-width letters/digits folded (``parsers.names``): it counts, and the director checks."""
+
+    player: str  # the voter
+    day: int
+    tid: int
+    pid: int
+    floor: int | None
+    at: datetime
+    url: str = ""
+    written: str = ""  # the name as written, invisible characters shown as <U+XXXX>
+    target: str = ""  # the player it was counted for
+    folded: tuple[str, ...] = ()  # "invisible" / "fullwidth"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "player": self.player,
+            "day": self.day,
+            "tid": self.tid,
+            "pid": self.pid,
+            "floor": self.floor,
+            "at": self.at.isoformat(),
+            "url": self.url,
+            "written": self.written,
+            "target": self.target,
+            "folded": list(self.folded),
+        }
+
+
+_FOLDED_ZH = {"invisible": "不可见字符", "fullwidth": "全角字母/数字"}
+
+
+@dataclass(frozen=True, slots=True)
 class CountPolicy:
     """Which posts count towards the day's 发言 (see docs/rulings.md).
 
@@ -496,6 +548,7 @@ def _act_key(a: Activity) -> tuple[Any, ...]:
         a.enlarged,
         a.has_bbcode,
         a.text,
+        a.hidden,
     )
 
 
@@ -621,6 +674,8 @@ def conduct_flags(
     as_of: datetime | None = None,
     policy: CountPolicy = CountPolicy(),
     streak_skips_accelerated: bool = False,
+    folded_names: Iterable[FoldedName] = (),
+    uncrawled_days: Collection[int] = (),
 ) -> tuple[Flag, ...]:
     """Every conduct flag the rule set asks the tool to raise, in a stable order.
 
@@ -636,6 +691,10 @@ def conduct_flags(
     - ``as_of``: judge 潜水 and 未投票 only for days closed by then (None: all days).
     - ``streak_skips_accelerated``: False (default) — an accelerated or excused day breaks a run
       of 连续三个 days; True — it is skipped and the run continues across it.
+    - ``folded_names``: votes whose name matched only once folded (one flag per post).
+    - ``uncrawled_days``: days none of whose threads bansha could read yet: nobody is judged
+      for 潜水 or 未投票 on them (nothing was seen, which is not the same as nothing posted), and
+      such a day breaks a run of 连续三个 days (no flag rests on a day nobody read).
     """
     rules = conduct_rules(ruleset)
     acts = _dedupe(activities)
@@ -670,8 +729,10 @@ def conduct_flags(
     roster = sorted(players, key=lambda p: p.name)
     life = {p.name: p for p in roster}
 
-    # -- 潜水: posts and votes per closed day
-    judged = [d for d in days_sorted if as_of is None or d.closes <= as_of]
+    # -- 潜水: posts and votes per closed day (a day bansha never read is not judged)
+    unread = set(uncrawled_days)
+    closed = [d for d in days_sorted if as_of is None or d.closes <= as_of]
+    judged = [d for d in closed if d.day not in unread]
     counts = {
         d.day: count_posts(
             acts,
@@ -720,7 +781,10 @@ def conduct_flags(
     # -- 潜水: under streak_posts on streak_days consecutive non-accelerated days
     for p in roster:
         run: list[tuple[DaySummary, PostCount | None]] = []
-        for d in judged:
+        for d in closed:
+            if d.day in unread:  # not seen: the run of consecutive days is broken
+                run = []
+                continue
             if not p.liable(d):
                 run = []
                 continue
@@ -762,6 +826,18 @@ def conduct_flags(
             zhashi[(a.player, day)].append(a)
         if (a.red or a.enlarged) and a.role in rules.font_roles:
             fonts[(a.player, day)].append(a)
+        if a.hidden and a.role != "lastwords":
+            where = f"{ROLE_ZH[a.role]}{a.evidence.label}"
+            what = "、".join(HIDDEN_ZH.get(k, k) for k in a.hidden)
+            add(
+                FlagKind.HIDDEN_TEXT,
+                a.player,
+                day,
+                f"第{day}天在{where}使用了隐藏文字（{what}）；隐藏文字不予采信"
+                "（其中的投票行不计票），请导演查看原帖",
+                (a.evidence,),
+                pid=a.pid,
+            )
         if a.role == "lastwords" and a.has_bbcode:
             add(
                 FlagKind.LASTWORDS_CODE,
@@ -874,6 +950,24 @@ def conduct_flags(
             "以截止前首次抓取的版本为准，请导演核对",
             (evidence,),
             pid=ev.pid,
+        )
+
+    # -- votes whose name matched only once folded, one flag each
+    seen_folds: set[tuple[int, int]] = set()
+    for fn in sorted(folded_names, key=lambda x: (x.day, x.at, x.tid, x.pid, x.player)):
+        if (fn.tid, fn.pid) in seen_folds:
+            continue
+        seen_folds.add((fn.tid, fn.pid))
+        evidence = Evidence(fn.tid, fn.pid, fn.floor, fn.at, fn.url)
+        what = "、".join(_FOLDED_ZH.get(k, k) for k in fn.folded) or "不可见字符/全角字母"
+        add(
+            FlagKind.NAME_FOLDED,
+            fn.player,
+            fn.day,
+            f"第{fn.day}天投票帖{evidence.label}的投票对象「{fn.written}」含{what}，"
+            f"按名单中的「{fn.target}」计票，请导演核对",
+            (evidence,),
+            pid=fn.pid,
         )
 
     flags.sort(key=lambda f: (f.day, _KIND_ORDER[f.kind], f.player, f.id))

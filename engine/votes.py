@@ -92,7 +92,10 @@ class Ballot:
     ``target_raw`` "弃权". ``edited``: the post was edited (the pipeline already chose the revision
     first seen before the close). ``hidden``: the vote line lies in hidden text. ``card_index``
     is the target's card (1 = 第一身份, 2 = 第二身份) and ``voter_card`` the voting card, for
-    card-based rule sets (nizhuan).
+    card-based rule sets (nizhuan). ``by_director``: a post of the director's in vote format that
+    is not a 代投 (never a vote; ``problem`` may say why a 代投 was not read). ``folded``: the
+    target's name matched only once invisible characters / full-width letters were folded
+    (``parsers.names``). ``note``: what only the director reads (never a public draft).
     """
 
     voter: str
@@ -106,6 +109,9 @@ class Ballot:
     hidden: bool = False
     card_index: int | None = None
     voter_card: int | None = None
+    by_director: bool = False
+    folded: tuple[str, ...] = ()
+    note: str = ""
 
     @property
     def is_abstain(self) -> bool:
@@ -129,6 +135,9 @@ class Ballot:
             "hidden": self.hidden,
             "card_index": self.card_index,
             "voter_card": self.voter_card,
+            "by_director": self.by_director,
+            "folded": list(self.folded),
+            "note": self.note,
             "evidence": self.evidence.to_dict(),
         }
 
@@ -226,13 +235,19 @@ class VerdictStatus(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class VoteVerdict:
+    """A ballot's verdict. ``reason`` is public (a draft for the players' thread may quote it):
+    it names no floor and no pid, so it reads the same after a delete renumbers the floors.
+    ``note`` is for the director only (floors, pids, what to check): the console and the CLI
+    show it, a draft never does."""
+
     ballot: Ballot
     status: VerdictStatus
-    reason: str  # Chinese, never empty
+    reason: str  # Chinese, never empty; public
     counts_for: str | None  # the candidate a COUNTED ballot counts for (None: 弃权 / not counted)
     rule: str  # "file:line" of the rule applied
     voter_unit: str | None = None  # the voter as counted (a card label in nizhuan); None: 非玩家
     target_unit: str | None = None  # the resolved target of a counted/superseded ballot
+    note: str = ""  # Chinese, director only; "" when there is nothing more to say
 
     @property
     def abstained(self) -> bool:
@@ -246,6 +261,7 @@ class VoteVerdict:
             "target": self.target_unit,
             "abstain": self.abstained,
             "reason": self.reason,
+            "note": self.note,
             "rule": self.rule,
             "ballot": self.ballot.to_dict(),
         }
@@ -440,14 +456,25 @@ class _Draft:
     counts_for: str | None = None
     voter_unit: str | None = None
     target_unit: str | None = None
+    note: str = ""
 
 
 @dataclass
 class _VoterState:
     counted: int | None = None  # index into drafts of the counted ballot
+    original: int | None = None  # index into drafts of the original vote (the first counted)
     changes: int = 0
     exempt_used: bool = False
     invalid_pids: set[int] = field(default_factory=set)
+    # the floors a change may reply to: the original vote and every change that counted since
+    chain_pids: set[int] = field(default_factory=set)
+
+    def count(self, index: int, pid: int) -> None:
+        """The ballot at ``index`` (post ``pid``) is now the voter's counted one."""
+        if self.original is None:
+            self.original = index
+        self.counted = index
+        self.chain_pids.add(pid)
 
 
 def _check_target(
@@ -483,12 +510,15 @@ def judge_ballots(
     Returns one verdict per ballot, sorted by (time, pid). See the module docstring of each
     rule set for what differs; the shared timeline is:
 
-    - a non-player's post is IGNORED (非玩家); a ballot before the opening or after the close,
+    - a non-player's post is IGNORED (非玩家), and so is the director's own post in vote format
+      (``by_director``: a 代投 names the player); a ballot before the opening or after the close,
       by a player already out, or by one who may not vote is INVALID;
     - the first valid VOTE/ABSTAIN/PROXY counts; a later fresh vote is IGNORED; an INVALID ballot
       does not use up the vote;
-    - a CHANGE must reply to the counted vote's floor, at most ``change_limit`` times, not in the
-      last hour, not when accelerated; a valid change SUPERSEDES the vote it replaces;
+    - a CHANGE must reply to the original vote's floor (or to a change of the voter's that
+      counted since), at most ``change_limit`` times, not in the last hour, not when
+      accelerated; a change whose name does not resolve is still a change; a refused change
+      lists every rule it breaks; a valid change SUPERSEDES the vote it replaces;
     - at the close, a counted vote whose voter or target went out during the day no longer counts.
     """
     rs = ruleset or get_ruleset(ctx.ruleset)
@@ -531,6 +561,7 @@ def judge_ballots(
             rule=d.rule,
             voter_unit=d.voter_unit,
             target_unit=d.target_unit,
+            note="；".join(n for n in (d.ballot.note, d.note) if n),
         )
         for d in drafts
     )
@@ -546,6 +577,11 @@ def _judge_one(
     states: dict[str, _VoterState],
 ) -> _Draft:
     inv, ign, ok = VerdictStatus.INVALID, VerdictStatus.IGNORED, VerdictStatus.COUNTED
+    if b.by_director:
+        # the director's own post in vote format: never a vote (a 代投 names the player)
+        reason = "导演的帖子，不计票" + (f"：{b.problem}" if b.problem else "")
+        note = "代投请用 bansha vote proxy 记录，或在帖中先写一行“代投：玩家名”再写投票行"
+        return _Draft(b, ign, reason, rs.ref("proxy"), note=note)
     unit = roster.voter_unit(b)
     if unit is None:
         return _Draft(b, ign, "非玩家（导演或观众）的帖子，不计票", rs.ref("vote_right"))
@@ -607,7 +643,7 @@ def _judge_one(
         d.status, d.counts_for, d.target_unit = ok, target, target
         d.reason = f"有效票：{'弃权' if target is None else '投给' + target}"
         d.rule = rs.ref("abstain") if target is None else rs.ref("one_vote")
-        st.counted = len(drafts)
+        st.count(len(drafts), b.evidence.pid)
         return d
 
     if b.kind is BallotKind.PROXY and not has_vote:
@@ -623,66 +659,76 @@ def _judge_one(
         d.status, d.counts_for, d.target_unit = ok, target, target
         d.reason = f"导演代投有效：{'弃权' if target is None else '投给' + target}{early_note}"
         d.rule = rs.ref("proxy")
-        st.counted = len(drafts)
+        st.count(len(drafts), b.evidence.pid)
         return d
 
-    # A change: CHANGE, or a PROXY replacing a counted vote (代投改票).
+    # A change: CHANGE, or a PROXY replacing a counted vote (代投改票). Every rule it breaks is
+    # listed (the first one's rule is cited); a refused change does not use up the change.
     proxy = b.kind is BallotKind.PROXY
+    problems: list[tuple[str, str]] = []  # (Chinese reason, rule)
+    if unit in mods.no_change:
+        mania = rs.rules.get("mania", rs.ref("change_once"))
+        problems.append((f"持有{'、'.join(mods.no_change[unit])}，不允许改票", mania))
     if not has_vote:
         assert b.kind is BallotKind.CHANGE
-        if not (rs.change_corrects_invalid and b.replied_to_pid in st.invalid_pids):
-            d.reason = "尚无有效投票，改票无效；无效票须通过重新发帖更正"
-            d.rule = rs.ref("correct_invalid")
-            return d
-        limits, rule = _change_limits(at, ctx, rs, st, proxy=False)
-        if unit in mods.no_change:
-            limits.insert(0, f"持有{'、'.join(mods.no_change[unit])}，不允许改票")
-            rule = rs.rules.get("mania", rs.ref("change_once"))
-        if limits:
-            d.reason, d.rule = "；".join(limits), rule
-            return d
+        corrects = rs.change_corrects_invalid and b.replied_to_pid in st.invalid_pids
+        if not corrects:
+            problems.insert(
+                0,
+                (
+                    "尚无有效投票，改票无效；无效票须通过重新发帖更正",
+                    rs.ref("correct_invalid"),
+                ),
+            )
+            problems = problems[:1]  # nothing to change: the other limits do not matter
+        else:
+            limits, rule = _change_limits(at, ctx, rs, st, proxy=False)
+            problems += [(p, rule) for p in limits]
         target, problem, rule = _check_target(b, at, ctx, rs, roster)
         if problem:
-            d.reason, d.rule = problem, rule
+            problems.append((problem, rule))
+        if problems:
+            d.reason = "；".join(p for p, _r in problems)
+            d.rule = problems[0][1]
+            if b.target is None and not b.is_abstain:
+                st.invalid_pids.add(b.evidence.pid)  # an unreadable name: like an invalid vote
             return d
         st.changes += 1
-        st.counted = len(drafts)
+        st.count(len(drafts), b.evidence.pid)
+        assert b.replied_to_pid is not None
+        st.chain_pids.add(b.replied_to_pid)
         d.status, d.counts_for, d.target_unit = ok, target, target
         d.reason = f"有效改票，更正无效票：{'弃权' if target is None else '投给' + target}"
         d.rule = rs.ref("correct_invalid")
         return d
 
-    assert st.counted is not None
+    assert st.counted is not None and st.original is not None
     old = drafts[st.counted]
-    problems: list[str] = []
-    first_rule = ""
-    if unit in mods.no_change:
-        problems.append(f"持有{'、'.join(mods.no_change[unit])}，不允许改票")
-        first_rule = rs.rules.get("mania", rs.ref("change_once"))
-    if not proxy and rs.change_must_reply and b.replied_to_pid != old.ballot.evidence.pid:
-        problems.append(f"改票未回复原投票楼层（原投票为{old.ballot.evidence.describe()}）")
-        first_rule = first_rule or rs.ref("change_reply")
-    exempt = False
-    if not problems:
-        limits, rule = _change_limits(at, ctx, rs, st, proxy=proxy)
-        if limits:
-            old_target = roster.units[old.counts_for] if old.counts_for else None
-            if (
-                rs.change_when_target_out
-                and not st.exempt_used
-                and old_target is not None
-                and _gone(old_target, at)
-            ):
-                exempt = True
-            else:
-                problems.extend(limits)
-                first_rule = rule
-    if problems:
-        d.reason, d.rule = "；".join(problems), first_rule
-        return d
-    target, problem, rule = _check_target(b, at, ctx, rs, roster)
+    original = drafts[st.original]
+    if not proxy and rs.change_must_reply and b.replied_to_pid not in st.chain_pids:
+        problems.append(("改票未回复原投票楼层", rs.ref("change_reply")))
+        d.note = f"原投票为{original.ballot.evidence.describe()}"
+        if b.replied_to_pid is not None:
+            d.note += f"；此帖回复的是 pid {b.replied_to_pid}"
+    limits, rule = _change_limits(at, ctx, rs, st, proxy=proxy)
+    old_target = roster.units[old.counts_for] if old.counts_for else None
+    exempt = bool(
+        limits
+        and rs.change_when_target_out
+        and not st.exempt_used
+        and old_target is not None
+        and _gone(old_target, at)
+    )
+    if not exempt:
+        problems += [(p, rule) for p in limits]
+    target, problem, target_rule = _check_target(b, at, ctx, rs, roster)
     if problem:
-        d.reason, d.rule = f"{'代投' if proxy else ''}改票无效：{problem}", rule
+        if problems:
+            problems.append((problem, target_rule))
+        else:
+            problems.append((f"{'代投' if proxy else ''}改票无效：{problem}", target_rule))
+    if problems:
+        d.reason, d.rule = "；".join(p for p, _r in problems), problems[0][1]
         return d
     if exempt:
         st.exempt_used = True
@@ -693,8 +739,9 @@ def _judge_one(
         d.rule = rs.ref("proxy") if proxy else rs.ref("change_once")
         extra = ""
     old.status = VerdictStatus.SUPERSEDED
-    old.reason = f"已被{b.evidence.describe()}的{'代投' if proxy else ''}改票取代"
-    st.counted = len(drafts)
+    old.reason = f"已被{'代投' if proxy else ''}改票取代"
+    old.note = f"取代它的是{b.evidence.describe()}"
+    st.count(len(drafts), b.evidence.pid)
     d.status, d.counts_for, d.target_unit = ok, target, target
     who = "导演代投改票" if proxy else "有效改票"
     d.reason = f"{who}：由{_target_text(old.counts_for)}改为{_target_text(target)}{extra}"
@@ -713,7 +760,7 @@ def _change_limits(
     problems: list[str] = []
     rule = ""
     if st.changes >= rs.change_limit:
-        problems.append("改票只允许一次，本次改票无效")
+        problems.append("改票只允许进行一次，本次改票无效")
         rule = rs.ref("change_once")
     if ctx.accelerated and rs.change_forbidden_when_accelerated:
         problems.append("执行加速时不允许改票")

@@ -50,7 +50,9 @@ __all__ = [
     "VoteKind",
     "VoteParse",
     "card_number",
+    "parse_proxy_line",
     "parse_vote",
+    "split_proxy",
 ]
 
 ABSTAIN_WORD = "弃权"
@@ -524,8 +526,17 @@ def parse_proxy_line(text: str) -> str | None:
 
     The vote lines that follow are read with :func:`parse_vote` as usual.
     """
-    for line in text.splitlines():
+    return split_proxy(text)[0]
+
+
+def split_proxy(text: str) -> tuple[str | None, str]:
+    """(the voter a 代投 post names, the post without that line), or (None, ``text``).
+
+    Read the rest with :func:`parse_vote`: the ``代投：饺子`` line itself is the director's header,
+    not a (mislabelled) second vote line."""
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
         m = _PROXY.match(line)
         if m:
-            return m.group("name").strip()
-    return None
+            return m.group("name").strip(), "".join(lines[:i] + lines[i + 1 :])
+    return None, text

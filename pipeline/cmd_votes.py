@@ -115,8 +115,10 @@ def tally_cmd(ctx: GameContext, day: int, as_json: bool, as_of: str | None) -> N
         click.echo("")
     if not res.verdicts and res.first is not None and d.as_of < res.first.closes:
         click.echo(f"（额外一轮在 {_when(res.first.closes, tz)} 开始）")
+    elif not res.verdicts and not res.crawled:
+        click.echo(f"（第{day}天的帖子尚未抓取：先运行 bansha crawl）")
     elif not res.verdicts:
-        click.echo("（没有投票：先运行 bansha crawl）")
+        click.echo("（没有投票）")
     _echo_round(res.verdicts, res.tally, tz, label="出局")
     for note in res.notes:
         click.echo(f"注意：{note}")
@@ -139,7 +141,7 @@ def _echo_round(verdicts: Any, t: Any, tz: Any, *, label: str) -> None:
         click.echo(
             f"{floor:>5} {_when(b.evidence.at, tz)} {v.voter_unit or b.voter}"
             f" {KIND_ZH.get(b.kind.value, b.kind.value)}→{target}"
-            f"  [{STATUS_ZH[v.status]}] {v.reason}"
+            f"  [{STATUS_ZH[v.status]}] {v.reason}{_note(v)}"
         )
     if t is None:
         return
@@ -165,6 +167,11 @@ def _echo_round(verdicts: Any, t: Any, tz: Any, *, label: str) -> None:
 STATUS_FLAG = {"confirmed": "已确认", "dismissed": "已驳回", "待确认": "待确认"}
 
 
+def _note(v: Any) -> str:
+    """The verdict's director-only note, after its public reason (never in a draft)."""
+    return f"〔导演备注：{v.note}〕" if v.note else ""
+
+
 # --------------------------------------------------------------------------- why
 
 
@@ -183,6 +190,9 @@ def why_cmd(ctx: GameContext, day: int, player: str, as_of: str | None) -> None:
     tz = ctx.game.game.tz
     name = who.name
     click.echo(f"{name} 第 {day} 天：")
+    if not res.crawled:
+        note = next((n for n in res.notes if "尚未抓取" in n), f"第{day}天的帖子尚未抓取")
+        click.echo(f"  注意：{note}")
     mine = [v for v in res.all_verdicts if v.ballot.voter == name]
     if not mine:
         click.echo("  投票：没有找到这位玩家的投票帖")
@@ -191,7 +201,7 @@ def why_cmd(ctx: GameContext, day: int, player: str, as_of: str | None) -> None:
         click.echo(
             f"  投票 {b.evidence.describe()} {_when(b.evidence.at, tz)}："
             f"{KIND_ZH.get(b.kind.value, b.kind.value)}→{b.target or b.target_raw or '—'}"
-            f" [{STATUS_ZH[v.status]}] {v.reason}（依据 {v.rule}）"
+            f" [{STATUS_ZH[v.status]}] {v.reason}（依据 {v.rule}）{_note(v)}"
         )
         click.echo(f"    {b.evidence.url}")
     rounds = [(res.first.verdicts, res.first.tally, "第一轮[正午]")] if res.first else []
@@ -510,10 +520,15 @@ def vote_modifier(
 
 @vote_group.command("sheriff")
 @game_command
-@click.option("--from-day", "from_day", type=int, required=True, help="从第几天起。")
+@click.option(
+    "--from-day", "from_day", type=click.IntRange(min=0), required=True, help="从第几天起。"
+)
 @click.option("--player", default="", help="警长（留空表示没有警长，如撕警徽）。")
 def vote_sheriff(ctx: GameContext, from_day: int, player: str) -> None:
-    """指定警长（移交警徽、撕警徽时使用；第一天竞选的结果会自动生效）。"""
+    """指定警长（移交警徽、撕警徽时使用；第一天竞选的结果会自动生效）。
+
+    从这一天起生效，之后的每一天都沿用，直到下一次记录、竞选或引擎结算的移交；
+    这一天还不在游戏文件中也可以记录，加入后即生效。"""
     name = ""
     if player:
         who = ctx.game.player(player)
@@ -521,7 +536,18 @@ def vote_sheriff(ctx: GameContext, from_day: int, player: str) -> None:
             raise click.ClickException(f"名单中没有玩家「{player}」")
         name = who.name
     _setting(ctx, f"sheriff:{from_day}", name)
-    click.echo(f"已记录：第{from_day}天起警长为 {name or '无'}")
+    days = sorted(d.day for d in ctx.game.days)
+    later = [n for n in days if n >= from_day]
+    if not later:
+        when = f"游戏文件中还没有第{from_day}天及以后的天，加入后从第{from_day}天起生效"
+    elif later[0] != from_day:
+        when = f"游戏文件中没有第{from_day}天，从第{later[0]}天起生效"
+    else:
+        when = f"第{from_day}天起生效"
+    click.echo(
+        f"已记录：第{from_day}天起警长为 {name or '无'}（{when}，"
+        "之后每天沿用，直到下一次移交、竞选或引擎结算的变更）"
+    )
 
 
 @vote_group.command("speed")

@@ -22,6 +22,7 @@ from engine.conduct import (
     DaySummary,
     EditedVote,
     Flag,
+    FoldedName,
     PlayerLife,
     PostCount,
     SheriffAnswer,
@@ -50,7 +51,8 @@ from parsers.names import RosterEntry, resolve_name
 from parsers.records import MarkKind, Post, PostState
 from parsers.speed import SpeedKind as ParsedSpeedKind
 from parsers.speed import parse_speed_request
-from parsers.votes import NIZHUAN_TARGET, VoteKind, VoteParse, parse_proxy_line, parse_vote
+from parsers.text import visible_repr
+from parsers.votes import NIZHUAN_TARGET, VoteKind, VoteParse, parse_vote, split_proxy
 from pipeline import journal
 from pipeline.gamefile import Day, Game, ThreadRole
 from pipeline.lastwords import LastWords, latest_by_player, list_lastwords, refusal
@@ -59,6 +61,8 @@ from pipeline.store import Store, post_from_row
 log = logging.getLogger(__name__)
 
 HIDDEN_MARKS = {MarkKind.HIDDEN_COLOUR, MarkKind.TINY, MarkKind.HIDE_TAG}
+#: the hidden-text marks as the conduct flags name them (engine.conduct.HIDDEN_ZH)
+HIDDEN_KEYS = {MarkKind.HIDDEN_COLOUR: "colour", MarkKind.TINY: "tiny", MarkKind.HIDE_TAG: "hide"}
 #: rule sets where a player holds two cards and a vote-out takes only the current one
 DUAL_CARD_RULESETS = frozenset({"m135", "nizhuan"})
 
@@ -101,6 +105,8 @@ class DayResult:
     barred: frozenset[str] = frozenset()
     # not judged for 发言不足 that day, and why (离开游戏, 太阳[日不落] …)
     post_exempt: dict[str, str] = field(default_factory=dict)
+    # some thread of the day was read successfully; False: nothing judged for 潜水/未投票
+    crawled: bool = True
 
     @property
     def all_verdicts(self) -> tuple[VoteVerdict, ...]:
@@ -192,6 +198,48 @@ def journal_setting(store: Store, key: str) -> str | None:
     return rows[0]["value"] if rows else None
 
 
+def sheriff_settings(store: Store) -> dict[int, str]:
+    """``bansha vote sheriff --from-day N``: day N -> the sheriff from that day on ("" = none)."""
+    found: dict[int, str] = {}
+    for r in store.db.query("SELECT key, value FROM journal_settings WHERE key LIKE 'sheriff:%'"):
+        day = str(r["key"]).split(":", 1)[1]
+        if day.lstrip("-").isdigit():
+            found[int(day)] = r["value"] or ""
+    return found
+
+
+def crawled_tids(store: Store) -> set[int]:
+    """Threads bansha has read at least once: a page stored without error (the crawl log or the
+    thread's last outcome says ok), or posts in the store."""
+    tids = {
+        int(r["tid"])
+        for r in store.db.query(
+            "SELECT DISTINCT tid FROM crawl_log WHERE outcome = 'ok' AND tid IS NOT NULL"
+        )
+    }
+    tids |= {
+        int(r["tid"])
+        for r in store.db.query(
+            "SELECT tid FROM threads WHERE last_outcome = 'ok' OR last_crawled_at IS NOT NULL"
+        )
+    }
+    tids |= {int(r["tid"]) for r in store.db.query("SELECT DISTINCT tid FROM posts")}
+    return tids
+
+
+def not_crawled_note(day: Day) -> str:
+    """What ``tally``/``why``/``report`` say about a day none of whose threads was read."""
+    roles = {"discussion": "讨论帖", "vote": "投票帖", "progress": "进程帖", "inquiry": "询问贴"}
+    threads = "、".join(
+        f"{roles.get(role.value, '第一轮投票帖')} {tid}" for role, tid in day.threads.items()
+    )
+    where = f"（{threads}）" if threads else "（游戏文件中这一天没有帖子编号）"
+    return (
+        f"第{day.day}天的帖子尚未抓取{where}：还没有成功读到任何一页，"
+        "不判潜水和未投票，计票为空；请先运行 bansha crawl（论坛打不开时稍后再试）"
+    )
+
+
 def card_events(store: Store) -> list[CardEvent]:
     return [
         CardEvent(r["player"], Card.parse(r["colour"]), r["reason"], _dt(r["at"]), r["source"])
@@ -228,6 +276,9 @@ class Roster:
 
     def __init__(self, game: Game, subs: Sequence[Substitution] = ()) -> None:
         self.game = game
+        # [votes] strict_names: names must match as written (no folding of invisible characters
+        # or full-width letters, parsers.names)
+        self.strict = bool(game.votes.strict_names)
         self.by_uid = {p.uid: p.name for p in game.players}
         self.by_name = {p.name: p.name for p in game.players}
         self.director_uids = set(game.director.uids)
@@ -345,15 +396,25 @@ def ballot_from_parse(
     kind = BallotKind.PROXY if proxy and vp.valid else _ballot_kind(vp)
     target: str | None = None
     problem = vp.problem
+    folded: tuple[str, ...] = ()
+    note = ""
     if vp.valid and not vp.is_abstain:
-        match = resolve_name(vp.target_raw, roster.entries)
+        match = resolve_name(vp.target_raw, roster.entries, strict=roster.strict)
         if match.player is None:
-            kind = BallotKind.INVALID
+            # a change stays a change: the engine judges it with every rule it breaks (the
+            # name, the reply, the one change, the last hour …), not as a format error
+            if kind is not BallotKind.CHANGE:
+                kind = BallotKind.INVALID
             problem = match.problem
         target = match.player
+        folded = match.folded if match.player is not None else ()
+        note = match.note
     target_raw = "弃权" if vp.is_abstain else vp.target_raw
     if vp.hidden:
         kind = BallotKind.INVALID
+    # the parser's remarks (a lead-in before the label, a hidden second vote line …) are the
+    # director's to read, never a public reason
+    note = "；".join(n for n in (*vp.notes, note) if n)
     return Ballot(
         voter=voter,
         kind=kind,
@@ -365,6 +426,8 @@ def ballot_from_parse(
         edited=edited,
         hidden=vp.hidden,
         card_index=vp.card_index,
+        folded=folded,
+        note=note,
     )
 
 
@@ -380,10 +443,12 @@ def _thread_ballots(
     base: str,
     target_rule: Any,
     edited_votes: list[EditedVote],
+    folded_names: list[FoldedName] | None = None,
 ) -> tuple[list[Ballot], set[str], int]:
     """The ballots of one vote thread: (ballots, who replied, how many posts were unreadable).
 
-    Edited vote posts are added to ``edited_votes`` (the 修改投票 flags)."""
+    Edited vote posts are added to ``edited_votes`` (the 修改投票 flags), votes whose name
+    matched only once folded to ``folded_names`` (票中名字含不可见字符/全角字母)."""
     ballots: list[Ballot] = []
     voted: set[str] = set()
     unreadable = 0
@@ -396,27 +461,11 @@ def _thread_ballots(
         )
         replied = version.quoted_pids[0] if version.quoted_pids else None
         if roster.is_director(post):
-            voter = parse_proxy_line(version.text)
-            if voter is None:
-                continue  # a notice
-            match = resolve_name(voter, roster.entries)
-            vp = parse_vote(
-                version.text, distrusted=_distrusted(version), target_pattern=target_rule
-            )
-            if match.player is None or vp.kind is VoteKind.NONE:
-                continue
-            ballots.append(
-                ballot_from_parse(
-                    vp,
-                    voter=match.player,
-                    roster=roster,
-                    evidence=evidence,
-                    replied_to=None,
-                    edited=edited,
-                    proxy=True,
-                )
-            )
-            voted.add(match.player)
+            ballot = _director_ballot(post, version, roster, evidence, edited, target_rule)
+            if ballot is not None:
+                ballots.append(ballot)
+                if not ballot.by_director:  # a 代投: the player replied through the director
+                    voted.add(ballot.voter)
             continue
         who = roster.player_of(post)
         if version.state in UNREADABLE and who is not None:
@@ -429,8 +478,9 @@ def _thread_ballots(
                     kind=BallotKind.INVALID,
                     target=None,
                     target_raw="",
-                    problem=f"帖子内容不可读（{why}），无法判定；请导演查看原帖后代投或裁定",
+                    problem=f"帖子内容不可读（{why}），无法判定",
                     evidence=evidence,
+                    note="请导演查看原帖后代投（bansha vote proxy）或裁定",
                 )
             )
             voted.add(who)
@@ -446,6 +496,21 @@ def _thread_ballots(
         ballots.append(ballot)
         if who is not None:
             voted.add(who)
+            if ballot.folded and not ballot.hidden and folded_names is not None:
+                folded_names.append(
+                    FoldedName(
+                        who,
+                        day,
+                        post.tid,
+                        post.pid,
+                        post.floor,
+                        post.posted_at,
+                        evidence.url,
+                        written=visible_repr(vp.target_raw.strip()),
+                        target=ballot.target or "",
+                        folded=ballot.folded,
+                    )
+                )
             if edited:
                 edited_votes.append(
                     EditedVote(
@@ -461,6 +526,55 @@ def _thread_ballots(
                     )
                 )
     return ballots, voted, unreadable
+
+
+def _director_ballot(
+    post: Post,
+    version: Post,
+    roster: Roster,
+    evidence: Evidence,
+    edited: bool,
+    target_rule: Any,
+) -> Ballot | None:
+    """A director's post in the vote thread: a 代投 (``代投：名字`` then a vote line) is the
+    player's ballot; a post in vote format that is not a readable 代投 is the director's own
+    ballot, which the engine ignores with its reason (never silence). Notices — no vote line,
+    or the opening post's format template (several lines, a name on nobody) — are no ballot."""
+    named, rest = split_proxy(version.text)
+    vp = parse_vote(rest, distrusted=_distrusted(version), target_pattern=target_rule)
+    match = resolve_name(named, roster.entries, strict=roster.strict) if named else None
+    if match is not None and match.player is not None and vp.kind is not VoteKind.NONE:
+        return ballot_from_parse(
+            vp,
+            voter=match.player,
+            roster=roster,
+            evidence=evidence,
+            replied_to=None,
+            edited=edited,
+            proxy=True,
+        )
+    problem: str | None = None
+    if match is not None and match.player is not None:  # 代投：饺子, but no vote line
+        problem = f"代投帖（代投：{match.player}）中没有投票行，须另起一行写“投票对象：名字”"
+    elif match is not None and vp.valid:  # the 代投 line names nobody on the roster
+        problem = f"代投的玩家「{named}」不在名单中"
+    elif not vp.valid:
+        return None  # a notice, or the format template of the opening post
+    elif not vp.is_abstain:
+        target = resolve_name(vp.target_raw, roster.entries, strict=roster.strict)
+        if target.player is None:
+            return None  # "投票对象：XXX" in a notice: a template, not a vote
+    kind = _ballot_kind(vp) if vp.valid else BallotKind.INVALID
+    return Ballot(
+        voter=post.author or f"uid {post.uid}",
+        kind=kind,
+        target=None,
+        target_raw="弃权" if vp.is_abstain else vp.target_raw,
+        problem=problem,
+        evidence=evidence,
+        edited=edited,
+        by_director=True,
+    )
 
 
 def _out_map(outs: Iterable[tuple[str, datetime, str]]) -> dict[str, tuple[datetime, str]]:
@@ -510,10 +624,18 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
     accelerated_by_day: dict[int, bool] = {}
     sheriff_by_day: dict[int, str | None] = {}
     edited_votes: list[EditedVote] = []
+    folded_names: list[FoldedName] = []
     sheriff_answers: list[SheriffAnswer] = []
     vote_exempt_by_day: dict[int, set[str]] = {}
     stale_days: set[int] = set()
     post_exempt_by_day: dict[int, set[str]] = {}
+    read_tids = crawled_tids(store)
+    uncrawled_days: set[int] = set()
+    # bansha vote sheriff --from-day N: from day N on (N need not be in the game file), until
+    # the game changes the sheriff after it (an election, a hand-over the engine resolved)
+    sheriff_set = sheriff_settings(store)
+    held: tuple[str | None, str | None] | None = None  # (the director's, what the game gave)
+    prev_day: int | None = None
 
     for day in sorted(game.days, key=lambda d: d.day):
         engine_state = _state_before_day(snaps, day.day)
@@ -521,9 +643,14 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         outs = _out_map(_revived(revivals, day.opens, [*fixed_outs, *vote_outs]))
         if engine_state is not None:
             sheriff = ruleset.vote_sheriff(engine_state)  # the engine knows 殉职, hand-overs
-        set_sheriff = journal_setting(store, f"sheriff:{day.day}")
-        if set_sheriff is not None:
-            sheriff = set_sheriff or None
+        due = [n for n in sheriff_set if n <= day.day and (prev_day is None or n > prev_day)]
+        if due:
+            held = (sheriff_set[max(due)] or None, sheriff)
+        elif held is not None and sheriff != held[1]:
+            held = None  # the game gave another sheriff since the director's record
+        if held is not None:
+            sheriff = held[0]
+        prev_day = day.day
         if sheriff is not None and sheriff in outs and outs[sheriff][0] <= day.opens:
             sheriff = None  # 殉职: the hand-over is the director's (bansha vote sheriff)
         players = tuple(
@@ -609,6 +736,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                 base=base,
                 target_rule=target_rule,
                 edited_votes=edited_votes,
+                folded_names=folded_names,
             )
             for tid in (day.first_vote, day.vote)
             if tid is not None
@@ -649,6 +777,12 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         first_round: RoundResult | None = None
         notes: list[str] = []
         closed = as_of >= day.closes
+        # none of the day's threads was ever read (not crawled yet, the forum was down): what
+        # bansha did not see is not judged (no 潜水, no 未投票)
+        crawled = any(tid in read_tids for tid in _tids(day))
+        if not crawled:
+            notes.append(not_crawled_note(day))
+            uncrawled_days.add(day.day)
         # once the director resolved the day with the engine, its outs are the ones that count
         # (白痴[大难不死], 平安日, [封锁投票] … keep a top in the game)
         engine_day = any(s.phase == Phase.day(day.day) for s in snaps)
@@ -820,6 +954,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             absent=absent,
             barred=barred_last,
             post_exempt=post_exempt,
+            crawled=crawled,
         )
 
     outs_final = _out_map(_revived(revivals, None, [*fixed_outs, *vote_outs]))
@@ -874,6 +1009,8 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         vote_exempt_by_day=vote_exempt_by_day,
         post_exempt_by_day=post_exempt_by_day,
         as_of=as_of,
+        folded_names=folded_names,
+        uncrawled_days=uncrawled_days,
     )
     return Derivation(
         game,
@@ -1042,6 +1179,13 @@ def _activities(
         if who is None or post.posted_at is None:
             continue
         kinds = {m.kind for m in post.marks}
+        hidden = tuple(
+            dict.fromkeys(
+                HIDDEN_KEYS[m.kind]
+                for m in post.marks
+                if m.kind in HIDDEN_KEYS and (m.text.strip() or m.kind is MarkKind.HIDE_TAG)
+            )
+        )
         acts.append(
             Activity(
                 player=who,
@@ -1056,6 +1200,7 @@ def _activities(
                 enlarged=MarkKind.ENLARGED in kinds,
                 has_bbcode=MarkKind.BBCODE in kinds,
                 text=post.text,
+                hidden=hidden,
             )
         )
     return acts
@@ -1093,6 +1238,7 @@ def derived_rows(d: Derivation) -> dict[str, list[dict[str, Any]]]:
                     "status": v.status.value,
                     "counts_for": v.counts_for,
                     "reason": v.reason,
+                    "note": v.note,
                     "rule": v.rule,
                     "url": b.evidence.url,
                 }
@@ -1140,6 +1286,8 @@ def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
     nothing new changes nothing. A flag keeps the time it was first raised.
     """
     new = derived_rows(d)
+    if "note" not in store.db["votes"].columns_dict:  # a store from before the note column
+        new["votes"] = [{k: v for k, v in r.items() if k != "note"} for r in new["votes"]]
     old: dict[str, list[dict[str, Any]]] = {}
     for table, key in DERIVED_KEYS.items():
         stamp = STAMPS.get(table)
@@ -1184,6 +1332,8 @@ def tally_json(d: Derivation, n: int, decisions: dict[str, dict[str, Any]]) -> d
         "opens": res.day.opens.isoformat(),
         "closes": res.day.closes.isoformat(),
         "closed": d.as_of >= res.day.closes,
+        # false: none of the day's threads was read yet (nothing judged for 潜水/未投票)
+        "crawled": res.crawled,
         "sheriff": res.sheriff,
         "accelerated": res.accelerated,
         "speed": res.speed.to_dict() if res.speed else None,

@@ -17,6 +17,7 @@ from engine.conduct import (
     EditedVote,
     Flag,
     FlagKind,
+    FoldedName,
     PlayerLife,
     SheriffAnswer,
     conduct_flags,
@@ -610,6 +611,7 @@ def activity_lists(draw: st.DrawFn) -> list[Activity]:
                 red=draw(st.booleans()),
                 enlarged=draw(st.booleans()),
                 has_bbcode=draw(st.booleans()),
+                hidden=draw(st.sampled_from([(), (), ("colour",), ("tiny", "hide")])),
             )
         )
     return out
@@ -650,3 +652,112 @@ def test_flag_ids_are_stable_and_unique(acts: list[Activity]) -> None:
     assert len({f.id for f in first}) == len(first)
     for f in first:
         assert f.id.startswith(f"d{f.day}-{f.kind.value}-{f.player}")
+
+
+# --------------------------------------------------------------------------- issue #13
+
+
+def test_hidden_text_is_flagged_once_per_post_for_the_director() -> None:
+    """DESIGN: "Text hidden by colour, size or [hide] is flagged, not trusted" — a flag the
+    director confirms or dismisses, citing the ruling a director can read (issue #13 item 13)."""
+    white = act("饺子", 2002, "vote", at(2, 10), hidden=("colour",))
+    tiny = act("包子", 1002, "discussion", at(2, 11), hidden=("tiny", "hide"))
+    plain = act("包子", 1002, "discussion", at(2, 12))
+    flags = conduct_flags(
+        days=[summary(2)],
+        activities=[white, white, tiny, plain],
+        players=ROSTER,
+        ruleset="m135",
+        as_of=at(2, 9),  # the day is open: only the hidden-text flags
+    )
+    assert [(f.id, f.kind, f.card, f.rule) for f in flags] == [
+        (
+            f"d2-hidden-text-包子-p{tiny.pid}",
+            FlagKind.HIDDEN_TEXT,
+            None,
+            "docs/rulings.md#hidden-text",
+        ),
+        (
+            f"d2-hidden-text-饺子-p{white.pid}",
+            FlagKind.HIDDEN_TEXT,
+            None,
+            "docs/rulings.md#hidden-text",
+        ),
+    ]
+    assert flags[0].reason == (
+        f"第2天在讨论帖pid {tiny.pid}使用了隐藏文字（小字、[hide]）；"
+        "隐藏文字不予采信（其中的投票行不计票），请导演查看原帖"
+    )
+    assert flags[1].kind.zh == "隐藏文字（白字/小字/[hide]）"
+    assert [e.pid for e in flags[1].evidence] == [white.pid]
+
+
+def test_a_folded_name_is_flagged_once_per_post() -> None:
+    """A vote whose name matched only once invisible characters / full-width letters were
+    folded counts, and the director is told (issue #13 item 12, docs/rulings.md#vote-names)."""
+    fn = FoldedName(
+        "包子", 2, 2002, 77, 5, at(2, 10), "u77", written="饺<U+200B>子", target="饺子",
+        folded=("invisible",),
+    )  # fmt: skip
+    flags = conduct_flags(
+        days=[summary(2)],
+        activities=[],
+        players=ROSTER,
+        ruleset="zhenyan",
+        folded_names=[fn, fn],
+        as_of=at(2, 9),
+    )
+    assert [(f.id, f.kind.zh, f.card, f.rule, f.reason) for f in flags] == [
+        (
+            "d2-name-folded-包子-p77",
+            "票中名字含不可见字符/全角字母",
+            None,
+            "docs/rulings.md#vote-names",
+            "第2天投票帖5楼的投票对象「饺<U+200B>子」含不可见字符，按名单中的「饺子」计票，请导演核对",
+        )
+    ]
+    assert flags[0].to_dict()["evidence"][0]["url"] == "u77"
+
+
+def test_a_day_nobody_could_read_raises_no_qianshui_or_no_vote() -> None:
+    """m209.txt:717, 719: 潜水 and 未投票 are judged on what was posted; a day none of whose
+    threads bansha ever read (not crawled yet, the forum was down) raises nothing (issue #13
+    item 18), and it breaks a run of 连续三个 days."""
+    days = [summary(d) for d in (2, 3, 4, 5)]
+    acts = [a for d in (2, 3, 5) for a in posts("饺子", 6, d) + posts("包子", 6, d)]
+    flags = conduct_flags(
+        days=days,
+        activities=acts,
+        players=ROSTER,
+        ruleset="m209",
+        voted_by_day={2: {"饺子", "包子"}, 3: {"饺子", "包子"}, 4: set(), 5: {"饺子", "包子"}},
+        uncrawled_days={4},
+    )
+    assert not [f for f in flags if f.day == 4]
+    assert not [f for f in flags if f.kind is FlagKind.QIANSHUI_STREAK]  # 2, 3, (4), 5
+    # the same day read and empty: everyone is flagged (and 2-3-4 make a run of three)
+    read = conduct_flags(
+        days=days,
+        activities=acts,
+        players=ROSTER,
+        ruleset="m209",
+        voted_by_day={2: {"饺子", "包子"}, 3: {"饺子", "包子"}, 4: set(), 5: {"饺子", "包子"}},
+    )
+    assert {(f.kind, f.player) for f in read if f.day == 4} == {
+        (FlagKind.QIANSHUI, "饺子"),
+        (FlagKind.QIANSHUI, "包子"),
+        (FlagKind.NO_VOTE, "饺子"),
+        (FlagKind.NO_VOTE, "包子"),
+        (FlagKind.QIANSHUI_STREAK, "饺子"),
+        (FlagKind.QIANSHUI_STREAK, "包子"),
+    }
+
+
+def test_edited_vote_cites_the_ruling_a_director_can_read() -> None:
+    """No flag cites a line of the shared design notes (issue #13 item 13)."""
+    from engine.conduct import CONDUCT_RULES
+
+    for rules in CONDUCT_RULES.values():
+        assert rules.rule(FlagKind.EDITED_VOTE) == "docs/rulings.md#edited-vote"
+        assert rules.rule(FlagKind.HIDDEN_TEXT) == "docs/rulings.md#hidden-text"
+        assert "DESIGN.md:" not in " ".join(rules.rule(k) for k in FlagKind)

@@ -211,7 +211,8 @@ def test_fixture_vote_thread_counts_exactly_the_valid_votes() -> None:
     assert v[76].status is IGN and "非玩家" in v[76].reason  # the director's opening post
     assert (v[81].status, v[92].status, v[92].counts_for) == (INV, C, "包子")  # corrected
     assert (v[82].status, v[88].status, v[88].counts_for) == (S, C, "春卷")  # valid change
-    assert "第13楼（pid 88）" in v[82].reason
+    # where the change is, for the director only: the public reason names no floor (#13 item 7)
+    assert v[82].reason == "已被改票取代" and "第13楼（pid 88）" in v[82].note
     assert v[95].status is INV and "改票未回复原投票楼层" in v[95].reason
     for pid in (93, 94, 96, 97):  # fresh votes after a counted one
         assert v[pid].status is IGN
@@ -291,7 +292,10 @@ def test_an_invalid_ballot_does_not_use_up_the_vote() -> None:
 
 
 def test_a_valid_change_supersedes_the_vote_and_only_once() -> None:
-    """m135.txt:204 「改票只允许一次。」 m135.txt:209 「改票须回复原投票楼层」"""
+    """m135.txt:204 「改票只允许一次。」 m135.txt:209 「改票须回复原投票楼层」
+
+    The original vote floor is the vote's: a second change replying to it replies to the
+    original floor and is refused as the second change (issue #13 item 11)."""
     says("m135.txt:204", "改票只允许一次")
     v1 = ballot("饺子", "包子", at(10), floor=7)
     ch1 = ballot("饺子", "馄饨", at(11), BallotKind.CHANGE, replied_to_pid=v1.evidence.pid)
@@ -302,10 +306,12 @@ def test_a_valid_change_supersedes_the_vote_and_only_once() -> None:
     assert verdicts[ch1.evidence.pid].status is C
     assert verdicts[ch1.evidence.pid].reason == "有效改票：由包子改为馄饨"
     assert verdicts[ch2.evidence.pid].status is INV
-    assert "改票只允许一次" in verdicts[ch2.evidence.pid].reason
+    assert verdicts[ch2.evidence.pid].reason == "改票只允许进行一次，本次改票无效"
     assert verdicts[ch2.evidence.pid].rule == "m135.txt:204"
-    # replying to the superseded floor is not replying to the counted vote either
-    assert "改票未回复原投票楼层" in verdicts[ch3.evidence.pid].reason
+    # replying to the original vote floor is replying to it: the change is the second one
+    assert verdicts[ch3.evidence.pid].status is INV
+    assert verdicts[ch3.evidence.pid].reason == "改票只允许进行一次，本次改票无效"
+    assert verdicts[ch3.evidence.pid].rule == "m135.txt:204"
 
 
 def test_a_change_replying_to_someone_elses_floor_is_invalid() -> None:
@@ -316,8 +322,10 @@ def test_a_change_replying_to_someone_elses_floor_is_invalid() -> None:
     change = ballot("饺子", "馄饨", at(11), BallotKind.CHANGE, replied_to_pid=theirs.evidence.pid)
     v = by_pid(judge_ballots([mine, theirs, change], ctx("m209")))
     assert v[change.evidence.pid].status is INV
-    assert v[change.evidence.pid].reason == (
-        f"改票未回复原投票楼层（原投票为第3楼（pid {mine.evidence.pid}））"
+    # the floor is the director's note, not the public reason (issue #13 item 7)
+    assert v[change.evidence.pid].reason == "改票未回复原投票楼层"
+    assert v[change.evidence.pid].note == (
+        f"原投票为第3楼（pid {mine.evidence.pid}）；此帖回复的是 pid {theirs.evidence.pid}"
     )
     assert v[change.evidence.pid].rule == "m209.txt:605"
     assert v[mine.evidence.pid].status is C  # the original vote stands
@@ -387,7 +395,7 @@ def test_the_m135_correction_is_the_one_change() -> None:
     again = ballot("饺子", "馄饨", at(12), BallotKind.CHANGE, replied_to_pid=fix.evidence.pid)
     v = by_pid(judge_ballots([bad, fix, again], ctx("m135")))
     assert v[again.evidence.pid].status is INV
-    assert "改票只允许一次" in v[again.evidence.pid].reason
+    assert "改票只允许进行一次" in v[again.evidence.pid].reason
 
 
 def test_vote_by_a_player_who_went_out_at_noon() -> None:
@@ -460,7 +468,7 @@ def test_m209_the_target_out_exemption_is_granted_once_even_after_the_normal_cha
     assert (v[normal.evidence.pid].status, v[special.evidence.pid].status) == (S, C)
     assert v[special.evidence.pid].rule == "m209.txt:170"
     assert v[third.evidence.pid].status is INV
-    assert "改票只允许一次" in v[third.evidence.pid].reason
+    assert "改票只允许进行一次" in v[third.evidence.pid].reason
 
 
 def test_players_who_may_not_vote_or_be_voted() -> None:
@@ -744,6 +752,7 @@ def test_ballot_order_never_changes_the_verdicts_or_the_tally(
     # invariants a director relies on
     assert len(first) == len(ballots)
     assert all(v.reason and v.rule for v in first)
+    assert not any("pid" in v.reason for v in first), "floors and pids are the director's note"
     counted = [v.voter_unit for v in first if v.status is C]
     assert len(counted) == len(set(counted)), "one counted vote per voter"
     assert all(isinstance(w, Fraction) for w in result.weights.values())
@@ -752,3 +761,156 @@ def test_ballot_order_never_changes_the_verdicts_or_the_tally(
     if result.out is not None:
         assert result.out in result.counts
     json.dumps(result.to_dict(), ensure_ascii=False)
+
+
+# --- issue #13: a change judged as the change it is; public reasons; the director's posts ----
+
+
+def test_m209_extra_change_replying_to_the_original_vote_floor() -> None:
+    """m209.txt:170 「如果投票的角色在正午就已出局，即使在禁止改票的时间内也可以进行一次改票。」
+    m209.txt:605 「【改票格式】改票需回复原投票楼层」: after a normal change, the extra change
+    replying to the original vote floor is accepted (issue #13 item 11)."""
+    says("m209.txt:170", "即使在禁止改票的时间内也可以进行一次改票")
+    says("m209.txt:605", "改票需回复原投票楼层")
+    vote = ballot("饺子", "包子", at(10), floor=3)
+    normal = ballot("饺子", "馄饨", at(11), BallotKind.CHANGE, replied_to_pid=vote.evidence.pid)
+    extra = ballot("饺子", "面条", at(21, 30), BallotKind.CHANGE, replied_to_pid=vote.evidence.pid)
+    v = by_pid(judge_ballots([vote, normal, extra], ctx("m209", out={"馄饨": NOON})))
+    assert v[extra.evidence.pid].status is C and v[extra.evidence.pid].counts_for == "面条"
+    assert v[extra.evidence.pid].rule == "m209.txt:170"
+    assert v[extra.evidence.pid].reason == (
+        "有效改票：由馄饨改为面条（原投票对象馄饨已出局，禁止改票时间内也可改票一次）"
+    )
+    assert v[normal.evidence.pid].status is S
+
+
+@pytest.mark.parametrize("ruleset", ["m135", "m209", "zhenyan", "nizhuan", "tubian24"])
+def test_a_second_change_replying_to_the_original_vote_is_the_second_change(ruleset: str) -> None:
+    """m209.txt:598, zhenyan.txt:174, nizhuan.txt:189 「改票只允许进行一次」; m135.txt:204
+    「改票只允许一次」 — not "改票未回复原投票楼层" (issue #13 item 11)."""
+    says("m209.txt:598", "改票只允许进行一次")
+    says("nizhuan.txt:189", "改票只允许进行一次")
+    card = 1 if ruleset == "nizhuan" else None
+    players = tuple(PlayerStatus(n, card=card) for n in NAMES)
+    kw = {"card_index": 1} if card else {}
+    vote = ballot("饺子", "包子", at(10), floor=3, **kw)
+    first = ballot(
+        "饺子", "馄饨", at(11), BallotKind.CHANGE, replied_to_pid=vote.evidence.pid, **kw
+    )
+    second = ballot(
+        "饺子", "面条", at(12), BallotKind.CHANGE, replied_to_pid=vote.evidence.pid, **kw
+    )
+    v = by_pid(judge_ballots([vote, first, second], ctx(ruleset, players=players)))
+    assert v[first.evidence.pid].status is C
+    assert v[second.evidence.pid].status is INV
+    assert v[second.evidence.pid].reason == "改票只允许进行一次，本次改票无效"
+    assert "回复" not in v[second.evidence.pid].reason
+
+
+def test_an_unresolved_change_is_judged_as_a_change_with_every_reason() -> None:
+    """m135.txt:204 「改票只允许一次。关门前一小时不允许改票或代投」, m135.txt:209 「改票须回复原
+    投票楼层」, m135.txt:205 「投票格式或投票对象有误的票无效」: a change whose name does not
+    resolve is still a change, and every rule it breaks is listed (issue #13 item 14)."""
+    says("m135.txt:205", "投票格式或投票对象有误的票无效")
+    vote = ballot("饺子", "包子", at(10), floor=3)
+    first = ballot("饺子", "馄饨", at(11), BallotKind.CHANGE, replied_to_pid=vote.evidence.pid)
+    problem = "投票对象有误：「鳗鱼」不在名单中"
+    bad = ballot(
+        "饺子", None, at(21, 30), BallotKind.CHANGE, target_raw="鳗鱼", problem=problem
+    )  # replies to nothing, after the change, in the last hour
+    v = by_pid(judge_ballots([vote, first, bad], ctx()))
+    verdict = v[bad.evidence.pid]
+    assert verdict.status is INV and verdict.ballot.kind is BallotKind.CHANGE
+    assert verdict.reason == (
+        "改票未回复原投票楼层；改票只允许进行一次，本次改票无效；"
+        "关门前1小时内不允许改票或代投；投票对象有误：「鳗鱼」不在名单中"
+    )
+    assert verdict.rule == "m135.txt:209"  # the first rule it breaks
+    assert v[first.evidence.pid].status is C  # the counted change stands
+    # alone (a first change, in time, replying to the vote) only the name is wrong
+    lone = ballot(
+        "包子", None, at(12), BallotKind.CHANGE, target_raw="鳗鱼", problem=problem, floor=9
+    )
+    own = ballot("包子", "饺子", at(11), floor=8)
+    lone = Ballot(**{**_fields(lone), "replied_to_pid": own.evidence.pid})
+    v = by_pid(judge_ballots([own, lone], ctx()))
+    assert v[lone.evidence.pid].reason == f"改票无效：{problem}"
+    assert v[lone.evidence.pid].rule == "m135.txt:205"
+    assert v[own.evidence.pid].status is C
+
+
+def _fields(b: Ballot) -> dict[str, Any]:
+    return {f: getattr(b, f) for f in Ballot.__slots__}  # type: ignore[attr-defined]
+
+
+def test_a_directors_post_in_vote_format_is_ignored_with_its_reason() -> None:
+    """m135.txt:203 「投票帖可以申请由导演代发。」: the director's own vote line is not a vote;
+    it gets a verdict with its reason, not silence (issue #13 item 15)."""
+    says("m135.txt:203", "投票帖可以申请由导演代发")
+    own = ballot("导演", "饺子", at(10), by_director=True)
+    bad_proxy = ballot(
+        "导演", "包子", at(11), by_director=True, problem="代投的玩家「路人」不在名单中"
+    )
+    v = by_pid(judge_ballots([own, bad_proxy], ctx()))
+    assert v[own.evidence.pid].status is IGN
+    assert v[own.evidence.pid].reason == "导演的帖子，不计票"
+    assert "bansha vote proxy" in v[own.evidence.pid].note  # the how-to is the director's
+    assert v[own.evidence.pid].rule == "m135.txt:203"
+    assert v[bad_proxy.evidence.pid].reason == "导演的帖子，不计票：代投的玩家「路人」不在名单中"
+    # a spectator is still a spectator
+    spectator = ballot("路人甲", "饺子", at(10))
+    assert judge_ballots([spectator], ctx())[0].reason == "非玩家（导演或观众）的帖子，不计票"
+
+
+def test_public_reasons_name_no_floor_and_the_note_keeps_it_for_the_director() -> None:
+    """A delete renumbers the floors Discuz shows (DISCUZ.md): the public reason must read the
+    same before and after; the floor and pid go to the director's note (issue #13 item 7)."""
+
+    def day(shift: int) -> dict[int, VoteVerdict]:
+        vote = ballot("饺子", "包子", at(10), pid=501, floor=5 - shift)
+        change = ballot(
+            "饺子", "馄饨", at(11), BallotKind.CHANGE, pid=502, floor=7 - shift, replied_to_pid=501
+        )
+        wrong = ballot(
+            "饺子", "面条", at(12), BallotKind.CHANGE, pid=503, floor=9 - shift, replied_to_pid=9
+        )
+        other = ballot("包子", "饺子", at(10), pid=504, floor=6 - shift)
+        stray = ballot(
+            "包子", "馄饨", at(11), BallotKind.CHANGE, pid=505, floor=8 - shift, replied_to_pid=9
+        )
+        return by_pid(judge_ballots([vote, change, wrong, other, stray], ctx()))
+
+    before, after = day(0), day(1)
+    assert {p: v.reason for p, v in before.items()} == {p: v.reason for p, v in after.items()}
+    for v in before.values():
+        assert "楼" not in v.reason.replace("回复原投票楼层", "") and "pid" not in v.reason
+    assert before[501].reason == "已被改票取代" and before[501].note == "取代它的是第7楼（pid 502）"
+    assert before[505].reason == "改票未回复原投票楼层"
+    assert before[505].note == "原投票为第6楼（pid 504）；此帖回复的是 pid 9"
+    assert after[505].note == "原投票为第5楼（pid 504）；此帖回复的是 pid 9"
+    data = before[505].to_dict()
+    assert data["note"] == before[505].note and data["reason"] == "改票未回复原投票楼层"
+
+
+def test_a_ballots_note_reaches_its_verdict() -> None:
+    """What the pipeline tells the director about a ballot (an unreadable post, a folded name)
+    is in the verdict's note, never in its public reason (issue #13 item 7)."""
+    unreadable = ballot(
+        "饺子",
+        None,
+        at(10),
+        BallotKind.INVALID,
+        problem="帖子内容不可读（仅作者可见），无法判定",
+        note="请导演查看原帖后代投（bansha vote proxy）或裁定",
+    )
+    folded = ballot(
+        "包子", "饺子", at(10), target_raw="饺\u200b子", folded=("invisible",), note="含不可见字符"
+    )
+    v = by_pid(judge_ballots([unreadable, folded], ctx()))
+    assert "请导演" not in v[unreadable.evidence.pid].reason
+    assert v[unreadable.evidence.pid].note == "请导演查看原帖后代投（bansha vote proxy）或裁定"
+    assert (
+        v[folded.evidence.pid].status is C and v[folded.evidence.pid].reason == "有效票：投给饺子"
+    )
+    assert v[folded.evidence.pid].note == "含不可见字符"
+    assert v[folded.evidence.pid].to_dict()["ballot"]["folded"] == ["invisible"]

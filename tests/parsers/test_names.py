@@ -5,7 +5,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parsers.names import NameMatch, RosterEntry, resolve_name
+from parsers.names import (
+    FOLD_FULLWIDTH,
+    FOLD_INVISIBLE,
+    NameMatch,
+    RosterEntry,
+    fold_name,
+    resolve_name,
+)
 from parsers.text import name_key
 
 ROSTER = (
@@ -117,3 +124,75 @@ def test_resolution_never_crashes_and_accepts_only_exact_keys(raw: str) -> None:
         assert m.problem
         assert set(m.suggestions) <= {e.name for e in ROSTER}
         assert len(m.suggestions) <= 3
+
+
+# --- [votes] strict_names = false: the name as the director sees it (issue #13 item 12) -------
+
+
+def test_invisible_characters_are_removed_before_matching_unless_strict() -> None:
+    """Zero-width characters, BOM, soft hyphen and variation selectors render as nothing: the
+    director reads 「饺子」, so the vote counts for 饺子 — and says it folded (for the flag)."""
+    for raw in (
+        "饺\u200b子",
+        "\ufeff饺子",
+        "饺\u00ad子",
+        "饺子\ufe0f",
+        "汤\u2060圆",
+        "Snow\u200d_风",
+    ):
+        m = resolve_name(raw, ROSTER, strict=False)
+        assert m.player is not None and m.folded == (FOLD_INVISIBLE,), repr(raw)
+        assert m.problem is None and "不可见字符" in m.note and "<U+" in m.note
+        # the strict reading (today's) still refuses it, with its reason
+        strict = resolve_name(raw, ROSTER, strict=True)
+        assert strict.player is None and strict.problem is not None and "<U+" in strict.problem
+
+
+def test_fullwidth_letters_and_digits_fold_unless_strict() -> None:
+    roster = (*ROSTER, RosterEntry("饺子1号"))
+    m = resolve_name("Ｓｎｏｗ_风", roster, strict=False)
+    assert (m.player, m.folded, m.folded_zh) == ("Snow_风", (FOLD_FULLWIDTH,), "全角字母/数字")
+    assert m.note == "投票对象「Ｓｎｏｗ_风」含全角字母/数字，按「Snow_风」计"
+    assert resolve_name("饺子１号", roster, strict=False).player == "饺子1号"
+    both = resolve_name("Ｓｎｏｗ\u200b_风", roster, strict=False)
+    assert both.player == "Snow_风" and both.folded == (FOLD_INVISIBLE, FOLD_FULLWIDTH)
+    assert both.folded_zh == "不可见字符、全角字母/数字"
+    assert resolve_name("Ｓｎｏｗ_风", roster, strict=True).player is None
+    # an exact match says nothing was folded
+    assert resolve_name("Snow_风", roster, strict=False).folded == ()
+
+
+def test_lookalikes_from_other_scripts_and_variants_are_never_accepted() -> None:
+    """Cyrillic / Greek letters and traditional characters are different letters: refused in
+    both readings (docs/rulings.md), only suggested."""
+    for raw in (
+        "Snоw_风",
+        "Ｓｎоｗ_风",
+        "Snοw_风",
+        "餃子",
+        "\u202e饺子",
+    ):  # Cyrillic о, Greek ο, RLO
+        m = resolve_name(raw, ROSTER, strict=False)
+        assert m.player is None and m.folded == (), repr(raw)
+        assert m.problem is not None and m.suggestions
+
+
+def test_fold_name_changes_nothing_else() -> None:
+    assert fold_name("Ａｂ１\u200b＿") == ("Ab1＿", frozenset({FOLD_INVISIBLE, FOLD_FULLWIDTH}))
+    assert fold_name("饺子") == ("饺子", frozenset())
+    assert fold_name("\u2800饺子")[0] == "\u2800饺子"  # a blank that takes room is not folded
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=15))
+def test_folding_accepts_only_what_reads_the_same(raw: str) -> None:
+    m = resolve_name(raw, ROSTER, strict=False)
+    if m.player is not None:
+        entry = next(e for e in ROSTER if e.name == m.player)
+        spellings = (entry.name, *entry.aliases)
+        key = name_key(fold_name(raw.strip())[0])
+        assert key in {name_key(fold_name(s)[0]) for s in spellings}
+        assert bool(m.folded) == (name_key(raw) not in {name_key(s) for s in spellings})
+    strict = resolve_name(raw, ROSTER, strict=True)
+    if strict.player is not None:
+        assert m.player == strict.player and m.folded == ()

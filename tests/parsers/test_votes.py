@@ -452,3 +452,17 @@ def test_director_proxy_line_names_the_voter():
     assert parse_proxy_line("【代投】 Snow_风\n投票对象：弃权") == "Snow_风"
     assert parse_proxy_line("【导演】提醒：投票截止时间为今晚22:00") is None
     assert parse_proxy_line("我想代投的话怎么办") is None
+
+
+def test_a_directors_proxy_post_reads_as_one_vote():
+    """m135.txt:203 「投票帖可以申请由导演代发。」 docs/rulings.md: 一帖中以“代投：名字”开头的一行，
+    后面按普通格式写投票行 — the 代投 line is the header, not a second (mislabelled) vote line."""
+    from parsers.votes import split_proxy
+
+    text = "代投：饺子\n投票对象：包子\n投票理由：私信"
+    assert parse_vote(text).kind is VoteKind.INVALID  # read whole, 代投：饺子 looks like a vote
+    name, rest = split_proxy(text)
+    assert name == "饺子" and rest == "投票对象：包子\n投票理由：私信"
+    r = parse_vote(rest)
+    assert (r.kind, r.target_raw, r.reason) == (VoteKind.VOTE, "包子", "私信")
+    assert split_proxy("【导演】提醒：投票截止") == (None, "【导演】提醒：投票截止")
