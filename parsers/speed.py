@@ -9,8 +9,9 @@ only reads one post.
 Reading choices (docs/rulings.md): a request is 申请/同意/支持/要求/请求/提议 (+进程) + 加速, or the
 same + 延时/延迟/延期/延长, tolerating spaces and decoration between the words (``申请 加速``,
 ``申请：加速``), or a post that says nothing but ``加速`` / ``延时``. A negated (``不申请加速``) or
-questioning (``有人申请加速吗？``) clause is not a request. A post asking for both is not counted
-(kind None, with a problem). ``撤回/取消 … 加速`` is reported as a withdrawal for the director.
+questioning (``有人申请加速吗？``, ``申请加速？``, ``加速？``) clause is not a request. A post
+asking for both is not counted (kind None, with a problem). ``撤回/取消 … 加速`` is reported as
+a withdrawal for the director.
 """
 
 from __future__ import annotations
@@ -78,9 +79,12 @@ def parse_speed_request(text: str) -> SpeedRequest | None:
     acc = [c for c, q in clauses if _asks(c, q, _ACC)]
     delay = [c for c, q in clauses if _asks(c, q, _DELAY)]
     whole = "".join(c for c in normalize(text) if not is_separator(c))
-    if not acc and not delay and whole in ("加速", "申请加速"):
+    # a bare 加速 / 申请延时 is a request only when it does not ask: "加速？" and "申请延时?"
+    # are questions (docs/rulings.md: 问句不算), whatever punctuation ends them
+    asked = any(q for _, q in clauses) or any(w in whole for w in _QUESTION_WORDS)
+    if not acc and not delay and not asked and whole in ("加速", "申请加速"):
         acc = [whole]
-    if not acc and not delay and whole in ("延时", "延迟", "申请延时", "申请延迟"):
+    if not acc and not delay and not asked and whole in ("延时", "延迟", "申请延时", "申请延迟"):
         delay = [whole]
     withdrawn: SpeedKind | None = None
     for clause, _ in clauses:

@@ -33,12 +33,14 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from engine.cards import Card, CardEvent, Ledger, card_ledger
+from engine.rulesets import get_ruleset
 from engine.state import Phase
-from engine.votes import Tally, VerdictStatus, VoteVerdict
+from engine.votes import Evidence, Tally, VerdictStatus, VoteVerdict
 from pipeline.derive import DayResult, Derivation, card_events
-from pipeline.gamefile import Day, Game
+from pipeline.gamefile import Day, Game, templates_folder
 from pipeline.store import Store
 
 __all__ = [
@@ -66,6 +68,7 @@ __all__ = [
     "elevator_context",
     "elevator_pids",
     "ensure_editable",
+    "findpost_url",
     "first_result_context",
     "get_draft",
     "inquiry_answer_drafts",
@@ -263,11 +266,15 @@ def _finalize(value: object) -> object:
 
 
 class Templates:
-    """The loaded templates (one per draft kind). Rendering is pure."""
+    """The loaded templates (one per draft kind). Rendering is pure.
+
+    A director's template is code bansha runs: it renders in Jinja's immutable sandbox, so it
+    can read the values it is given but reach no Python internals (``''.__class__``, ``__mro__``,
+    ``__globals__`` …) and change nothing; such a template is refused with a Chinese error."""
 
     def __init__(self, texts: Mapping[str, str], origin: Mapping[str, Path]) -> None:
         self.origin = dict(origin)
-        self.env = jinja2.Environment(
+        self.env = ImmutableSandboxedEnvironment(
             loader=jinja2.DictLoader(dict(texts)),
             autoescape=False,  # HTML escaping is wrong for BBCode: finalize escapes instead
             finalize=_finalize,
@@ -292,11 +299,29 @@ class Templates:
             text = self.env.get_template(name).render(**context)
         except jinja2.TemplateSyntaxError as exc:
             raise DraftError(f"草稿模板 {where} 第 {exc.lineno} 行语法错误：{exc.message}") from exc
+        except jinja2.exceptions.SecurityError as exc:
+            raise DraftError(
+                f"草稿模板 {where} 试图使用模板中不允许的内部属性或方法"
+                f"{_unsafe_what(str(exc))}，已拒绝生成（模板只能读取说明中列出的变量）"
+            ) from exc
         except jinja2.UndefinedError as exc:
             raise DraftError(f"草稿模板 {where} 用了没有的变量：{exc.message}") from exc
         except jinja2.TemplateError as exc:
             raise DraftError(f"草稿模板 {where} 无法生成：{exc}") from exc
+        except Exception as exc:  # a director's template is code: 1/0, range(10**9) …
+            raise DraftError(
+                f"草稿模板 {where} 生成时出错（{type(exc).__name__}：{exc}），请检查模板"
+            ) from exc
         return _tidy(text)
+
+
+_UNSAFE_RE = re.compile(r"attribute '([^']*)' of '([^']*)' object")
+
+
+def _unsafe_what(message: str) -> str:
+    """Jinja's SecurityError in Chinese: which attribute of which kind of value."""
+    m = _UNSAFE_RE.search(message)
+    return f"（{m.group(2)} 的 {m.group(1)}）" if m else ""
 
 
 def load_templates(templates_dir: Path | str | None = None) -> Templates:
@@ -313,10 +338,16 @@ def load_templates(templates_dir: Path | str | None = None) -> Templates:
             raise DraftError(f"草稿模板目录不存在：{folder}")
         folders.append(folder)
     for folder in folders:
+        inside = folder.resolve()
         for kind in DraftKind:
             path = folder / (kind.value + TEMPLATE_SUFFIX)
             if not path.is_file():
                 continue
+            if inside not in path.resolve().parents:
+                raise DraftError(
+                    f"草稿模板 {path} 是指向模板目录之外的符号链接，不予读取；"
+                    "请把模板文件本身放进模板目录"
+                )
             try:
                 texts[path.name] = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
@@ -326,12 +357,16 @@ def load_templates(templates_dir: Path | str | None = None) -> Templates:
 
 
 def templates_dir_for(game: Game, game_path: Path) -> Path | None:
-    """The director's template folder of ``[drafts] templates``, relative to the game file."""
+    """The director's template folder of ``[drafts] templates``, relative to the game file and
+    inside its folder (no ``..``, no absolute path elsewhere, no symbolic link out of it: the
+    game file check says so first, this holds for a game built in memory too)."""
     folder = game.drafts.templates
     if folder is None:
         return None
-    path = Path(folder).expanduser()
-    return path if path.is_absolute() else Path(game_path).resolve().parent / path
+    try:
+        return templates_folder(folder, Path(game_path).resolve().parent)
+    except ValueError as exc:
+        raise DraftError(f"游戏文件 {game_path}：drafts.templates：{exc}") from exc
 
 
 def _tidy(text: str) -> str:
@@ -535,9 +570,27 @@ def _announce_tid(game: Game, day: Day) -> int | None:
     return tid
 
 
-def _floor_label(v: VoteVerdict) -> str:
-    ev = v.ballot.evidence
-    return f"第{ev.floor}楼" if ev.floor is not None else "导演代投"
+def findpost_url(tid: int, pid: int) -> str:
+    """A link to the post that finds it whatever floor it shows now (DESIGN.md: floors
+    renumber after a delete; key everything by pid). Relative: Discuz prefixes the site URL."""
+    return f"forum.php?mod=redirect&goto=findpost&ptid={tid}&pid={pid}"
+
+
+def _post_url(ev: Evidence) -> str:
+    """The findpost link of a post in a thread; "" for a journal record (a 代投 by command)."""
+    return findpost_url(ev.tid, ev.pid) if ev.pid > 0 and ev.tid > 0 else ""
+
+
+def _post_link(ev: Evidence, text: str) -> BBCode | None:
+    """``[url=…findpost…]text[/url]`` for a post in a thread; None for a journal record."""
+    url = _post_url(ev)
+    return BBCode(f"[url={url}]{bbcode_escape(text)}[/url]") if url else None
+
+
+def _post_label(v: VoteVerdict) -> BBCode:
+    """Where a vote was cast, pid-stable: a link to the post, never the floor it showed (a
+    moderator's delete renumbers floors, and a public draft must not change with them)."""
+    return _post_link(v.ballot.evidence, "原帖") or BBCode("导演代投")
 
 
 def _counts_context(t: Tally) -> dict[str, Any]:
@@ -576,13 +629,16 @@ def _not_counted(
         if v.voter_unit is None:
             continue  # a non-player's post: not a vote at all
         b = v.ballot
+        label = _post_label(v)
         rows.append(
             {
-                "floor": _floor_label(v),
+                "post": label,
+                "floor": label,  # the name older templates use: the same pid-stable label
+                "url": _post_url(b.evidence),
                 "at": _when(b.evidence.at, tz),
                 "voter": v.voter_unit,
                 "target": b.target or b.target_raw,
-                "reason": v.reason,
+                "reason": v.reason,  # public (the verdict's director-only note never goes here)
                 "status": "无效" if v.status is VerdictStatus.INVALID else "不计",
             }
         )
@@ -628,9 +684,9 @@ def running_tally_context(
     tz = game.game.tz
     last = max(verdicts, key=lambda v: (v.ballot.evidence.at, v.ballot.evidence.pid))
     ev = last.ballot.evidence
-    last_vote = (
-        f"第{ev.floor}楼（{_when(ev.at, tz)}）" if ev.floor is not None else _when(ev.at, tz)
-    )
+    # by time and a link, never the floor: floors renumber after a delete
+    link = _post_link(ev, "最新一票")
+    last_vote = BBCode(_when(ev.at, tz) + (f"（{link}）" if link is not None else ""))
     not_counted = _not_counted(res, tz, verdicts)
     return {
         **_base_context(game, res.day.day),
@@ -644,33 +700,92 @@ def running_tally_context(
     }
 
 
+#: The note engine.rulesets.base.apply_block leaves on a stopped vote-out.
+_BLOCKED_NOTE = "本应出局："
+
+
+def _blocked_top(t: Tally) -> str | None:
+    """The top a status stopped from going out (霸道/不死: 平安日, m209.txt:166), else None."""
+    if t.out is not None or t.sheriff_election:
+        return None
+    try:
+        block_rule = get_ruleset(t.ruleset).ref("block_out")
+    except (KeyError, ValueError):
+        return None
+    if t.rule != block_rule:
+        return None
+    return next((n[len(_BLOCKED_NOTE) :] for n in t.notes if n.startswith(_BLOCKED_NOTE)), None)
+
+
+def _day_top(t: Tally) -> str | None:
+    """Who had the most votes as the rule set decides it (m209.txt:169: a skill's top, else the
+    unique maximum, else the sheriff's pick) — also when a status stopped the vote-out."""
+    if t.out is not None:
+        return t.out
+    return _blocked_top(t) or (t.top[0] if len(t.top) == 1 else None)
+
+
+def _public_decided_by(t: Tally) -> str:
+    """Why the day went as it did, in public words: a stopped vote-out says 平安日 and not which
+    status (or whose skill) stopped it — that is the engine's 公示 to make, if any."""
+    blocked = _blocked_top(t)
+    return f"最高票{blocked}不出局，平安日" if blocked is not None else t.decided_by
+
+
+def _mentioned(name: str | None, lines: Sequence[str]) -> bool:
+    """A 公示 line already says who had the most votes (e.g. "今日最高票：壬，…")."""
+    return name is not None and any(name in line and "最高票" in line for line in lines)
+
+
 def result_context(
     game: Game, res: DayResult, announcements: Sequence[str] = ()
 ) -> dict[str, Any] | None:
     """The vote result; ``announcements``: the engine's 公示 of the day once the director
-    resolved it (白痴翻牌, 迷魂烤全羊, 警长移交 …, as the rule set words them)."""
+    resolved it (白痴翻牌, 迷魂烤全羊, 警长移交 …, as the rule set words them).
+
+    The engine's lines replace the tally's out line, never its top: when they are empty or do
+    not name the day's top, the top (m209 publishes only the top, m209.txt:167) is still said,
+    and a stopped vote-out still says 平安日 (m209.txt:166) when no line does."""
     t = res.tally
     if t is None:
         return None
     tz = game.game.tz
     not_counted = _not_counted(res, tz)
+    lines = list(announcements)
+    top = _day_top(t)
+    peace = _blocked_top(t)
+    first = res.first.tally if res.first is not None else None
+    first_top = _day_top(first) if first is not None else None
     return {
         **_base_context(game, res.day.day),
         **_counts_context(t),
         "election": t.sheriff_election,
         "out": t.out,
         "elected": t.elected,
-        "decided_by": t.decided_by,
+        "decided_by": _public_decided_by(t),
+        # the day's top as the rule set decides it (also when a status stopped the vote-out)
+        "day_top": top,
+        "show_top": not lines or (top is not None and not _mentioned(top, lines)),
+        # 平安日 (m209.txt:166): the top a [霸道]/[不死] stopped; shown unless a 公示 line says it
+        "peace": peace,
+        "show_peace": peace is not None and not any("平安日" in line for line in lines),
         # the count notes can name counts (m209 hides them) and the time a count was reached
         "notes": list(t.notes) if t.public_counts else [],
         "closes": _when(res.day.closes, tz),
         "invalid": not_counted,
         "invalid_count": len(not_counted),
-        "announcements": list(announcements),
+        "announcements": lines,
         # 太阳[日不落] (m209.txt:377-378): the first 正午 round's top goes out at 黄昏 too
         "first": (
-            {"out": res.first.tally.out, "decided_by": res.first.tally.decided_by}
-            if res.first is not None
+            {
+                "out": first.out,
+                "decided_by": _public_decided_by(first),
+                "top": first_top,
+                "show_top": not lines
+                or (first_top is not None and not _mentioned(first_top, lines)),
+                "peace": _blocked_top(first),
+            }
+            if first is not None
             else None
         ),
     }
@@ -686,8 +801,9 @@ def first_result_context(game: Game, res: DayResult) -> dict[str, Any] | None:
     not_counted = _not_counted(res, tz, r.verdicts)
     return {
         **_base_context(game, res.day.day),
-        "top": r.tally.out,
-        "decided_by": r.tally.decided_by,
+        "top": _day_top(r.tally),
+        "decided_by": _public_decided_by(r.tally),
+        "peace": _blocked_top(r.tally),  # a [霸道]/[不死] top is not out (m209.txt:166)
         "first_closes": _when(r.closes, tz),
         "closes": _when(res.day.closes, tz),
         "vote_tid": res.day.vote,

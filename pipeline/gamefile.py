@@ -64,6 +64,7 @@ __all__ = [
     "load_game",
     "parse_game",
     "resolve_db_path",
+    "templates_folder",
 ]
 
 logger = logging.getLogger(__name__)
@@ -317,8 +318,8 @@ class Drafts(_Model):
     reminder_minutes: int = Field(default=60, gt=0)
     # appended to every draft (the director's own BBCode, posted as written)
     director_signature: str = ""
-    # a folder of the director's own templates (*.j2), relative to the game file; a kind
-    # without a file there uses config/templates
+    # a folder of the director's own templates (*.j2), relative to the game file and inside
+    # its folder (templates_folder); a kind without a file there uses config/templates
     templates: str | None = None
     # Discuz's maxpostsize (bytes in the forum's charset); longer drafts are split into parts
     max_post_bytes: int = Field(default=10000, ge=1000)
@@ -353,7 +354,7 @@ class Game(_Model):
         if not isinstance(data, Mapping) or not isinstance(data.get("days"), list):
             return data
         info = data.get("game")
-        ruleset = (
+        ruleset = _known_str(
             info.get("ruleset") if isinstance(info, Mapping) else getattr(info, "ruleset", None)
         )
         days: list[Any] = []
@@ -412,7 +413,19 @@ class Game(_Model):
 
 
 def _is_election(ruleset: object, number: object) -> bool:
-    return _int(number) == 1 and ruleset in SHERIFF_ELECTION_RULESETS
+    return _int(number) == 1 and _known_str(ruleset) in SHERIFF_ELECTION_RULESETS
+
+
+def _known_str(value: object) -> str | None:
+    """A raw value that can be compared with rule-set ids: only a string (``ruleset = []`` or
+    ``{}`` is reported by the field check, never looked up in a set)."""
+    return value if isinstance(value, str) else None
+
+
+def _raw_ruleset(data: Mapping[str, Any]) -> str | None:
+    """``game.ruleset`` as written, when it is a string (checked or not)."""
+    info = data.get("game")
+    return _known_str(info.get("ruleset")) if isinstance(info, Mapping) else None
 
 
 # --------------------------------------------------------------------------- loading
@@ -447,7 +460,9 @@ def load_game(
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise GameFileError(path, [Problem("", _toml_error(str(exc)))]) from None
-    return parse_game(data, source=path, env=env, check_login=check_login)
+    return parse_game(
+        data, source=path, env=env, check_login=check_login, folder=path.resolve().parent
+    )
 
 
 def parse_game(
@@ -456,12 +471,17 @@ def parse_game(
     source: str | Path = "<dict>",
     env: Mapping[str, str] | None = None,
     check_login: bool = True,
+    folder: Path | None = None,
 ) -> Game:
-    """Validate already-parsed TOML data (what :func:`tomllib.load` returns)."""
+    """Validate already-parsed TOML data (what :func:`tomllib.load` returns).
+
+    ``folder``: the game file's folder, which ``[drafts] templates`` must stay inside (without
+    it only a ``..`` in that path is refused)."""
     env = os.environ if env is None else env
     problems: list[tuple[tuple[Any, ...], Problem]] = []
     data, secret_problems = _split_secrets(data)
     problems += secret_problems
+    problems += [((*_sort_key("drafts"), 1), p) for p in _templates_check(data, folder)]
     cross = _cross_check(data)
     problems += [((*_sort_key(p.loc), 1), p) for p in cross]
     if check_login:
@@ -494,6 +514,40 @@ def parse_game(
     return game
 
 
+def templates_folder(value: str, folder: Path | None) -> Path:
+    """The director's template folder named by ``[drafts] templates``, resolved inside the
+    game file's ``folder``; raises :class:`ValueError` (Chinese) for one that leaves it.
+
+    Templates are code bansha runs (sandboxed, pipeline.drafts): a game file may only name a
+    folder beside it — no ``..``, no absolute path elsewhere, no symbolic link out of it.
+    Without ``folder`` (data not read from a file) only ``..`` is checked.
+    """
+    where = "草稿模板目录必须在游戏文件所在的目录之内"
+    raw = Path(value).expanduser()
+    if ".." in raw.parts:
+        raise ValueError(f"{where}，不能用 ..：{_show(value)}")
+    if folder is None:
+        return raw
+    base = Path(folder).resolve()
+    resolved = (raw if raw.is_absolute() else base / raw).resolve()
+    if resolved != base and base not in resolved.parents:
+        why = "指向了外面（符号链接）" if not raw.is_absolute() else "这是别处的绝对路径"
+        raise ValueError(f"{where}（{base}），{why}：{_show(value)}")
+    return resolved
+
+
+def _templates_check(data: Mapping[str, Any], folder: Path | None) -> list[Problem]:
+    drafts = data.get("drafts")
+    value = drafts.get("templates") if isinstance(drafts, Mapping) else None
+    if not isinstance(value, str) or not value.strip():
+        return []  # a wrong type is the field check's
+    try:
+        templates_folder(value, folder)
+    except ValueError as exc:
+        return [Problem("drafts.templates", str(exc))]
+    return []
+
+
 def default_db_path(game_path: Path) -> Path:
     """The store beside the game file: ``games/demo.toml`` -> ``games/demo.db``."""
     return Path(game_path).with_suffix(".db")
@@ -518,8 +572,7 @@ def _split_secrets(
     """Move the table named after the rule set to ``secrets``; refuse other rule sets' tables."""
     out = dict(data)
     problems: list[tuple[tuple[Any, ...], Problem]] = []
-    info = data.get("game")
-    ruleset = info.get("ruleset") if isinstance(info, Mapping) else None
+    ruleset = _raw_ruleset(data)
     if "secrets" in out:
         out.pop("secrets")
         problems.append(
@@ -585,8 +638,7 @@ def _cross_check(data: Mapping[str, Any]) -> list[Problem]:
     """Checks across fields, on file-shaped data; entries of the wrong shape are skipped
     (pydantic reports those), so every problem in the file is found in one pass."""
     problems: list[Problem] = []
-    info = data.get("game")
-    ruleset = info.get("ruleset") if isinstance(info, Mapping) else None
+    ruleset = _raw_ruleset(data)
     players = _entries(data, "players")
 
     # Names and aliases: every spelling must point at exactly one player.
@@ -943,12 +995,16 @@ def _pydantic_problem(err: ErrorDetails, tz: ZoneInfo | None) -> Problem:
         message = "未知的键（拼写错误？）"
     elif kind == "literal_error" and loc == ("game", "ruleset"):
         choices = "、".join(f"{r}（{RULESET_TITLES[r]}）" for r in RULESETS)
-        shown = _show(value) if isinstance(value, str | int) else "这个值"
-        message = f"未知的规则集 {shown}，应为以下之一：{choices}"
+        if isinstance(value, str):
+            message = f"未知的规则集 {_show(value)}，应为以下之一：{choices}"
+        else:  # ruleset = [] / {} / 3 / true: the type is what is wrong
+            message = f'应为字符串（用双引号括起来），如 "m135"；可选：{choices}'
     elif kind == "literal_error":
         message = f"应为以下之一：{_literal_choices(err)}"
         if isinstance(value, str) and last in ("encoding", "source", "sex"):
             message = f"{_show(value)} 无效，{message}"
+        elif not isinstance(value, str):
+            message = f"应为字符串（用双引号括起来），可选：{_literal_choices(err)}"
     elif kind in ("int_type", "int_parsing", "int_from_float"):
         message = "应为整数（不加引号）"
     elif kind in ("float_type", "float_parsing"):
@@ -959,6 +1015,8 @@ def _pydantic_problem(err: ErrorDetails, tz: ZoneInfo | None) -> Problem:
         message = "应为字符串（用双引号括起来）"
     elif kind in ("bool_type", "bool_parsing"):
         message = "应为 true 或 false（不加引号）"
+    elif kind in ("list_type", "tuple_type") and len(loc) == 1 and loc[0] in ("players", "days"):
+        message = f"应为 [[{loc[0]}]] 表数组"
     elif kind in ("list_type", "tuple_type"):
         message = '应为数组，如 ["a", "b"]'
     elif kind in ("dict_type", "model_type", "model_attributes_type"):

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from engine.conduct import FlagKind, conduct_rules
 from pipeline.derive import Derivation, derive, flag_decisions, tally_json
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "TEMPLATES",
     "ReportData",
+    "ReportError",
     "render_report",
     "report_data",
     "write_report",
@@ -43,6 +45,11 @@ __all__ = [
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "config" / "templates"
 TEMPLATE_NAME = "report.html.j2"
+
+
+class ReportError(ValueError):
+    """The report template cannot be rendered (message in Chinese)."""
+
 
 #: Where a rule set says its public result leaves something out (file:line).
 PUBLIC_COUNTS_RULE: Mapping[str, str] = {"m209": "m209.txt:167"}
@@ -167,7 +174,9 @@ def _streaks(d: Derivation, day: int, under: int, days: int) -> dict[str, int]:
 
 @functools.cache
 def _environment(folder: str) -> jinja2.Environment:
-    env = jinja2.Environment(
+    # the immutable sandbox, like the drafts' templates: a template reads the values it is
+    # given and reaches no Python internals (''.__class__ …) and changes nothing
+    env = ImmutableSandboxedEnvironment(
         loader=jinja2.FileSystemLoader(folder),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
@@ -179,9 +188,24 @@ def _environment(folder: str) -> jinja2.Environment:
 
 
 def render_report(data: ReportData, *, templates: Path = TEMPLATES) -> str:
-    """The day report as one self-contained HTML page (a ``str``; same data → same page)."""
-    template = _environment(str(templates)).get_template(TEMPLATE_NAME)
-    return template.render(**_view(data))
+    """The day report as one self-contained HTML page (a ``str``; same data → same page).
+
+    Raises :class:`ReportError` (Chinese) when the template is missing, broken, or reaches for
+    what the sandbox forbids."""
+    where = Path(templates) / TEMPLATE_NAME
+    try:
+        template = _environment(str(templates)).get_template(TEMPLATE_NAME)
+        return template.render(**_view(data))
+    except jinja2.TemplateNotFound as exc:
+        raise ReportError(f"找不到报告模板 {where}") from exc
+    except jinja2.TemplateSyntaxError as exc:
+        raise ReportError(f"报告模板 {where} 第 {exc.lineno} 行语法错误：{exc.message}") from exc
+    except jinja2.exceptions.SecurityError as exc:
+        raise ReportError(
+            f"报告模板 {where} 试图使用模板中不允许的内部属性或方法，已拒绝生成"
+        ) from exc
+    except jinja2.TemplateError as exc:
+        raise ReportError(f"报告模板 {where} 无法生成：{exc}") from exc
 
 
 def _when(raw: str | None, tz: tzinfo, fmt: str = "%m-%d %H:%M:%S") -> str:

@@ -57,6 +57,52 @@ def test_not_a_request(text: str) -> None:
     assert parse_speed_request(text) is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "申请加速？",
+        "加速？",
+        "申请延时?",
+        "申请延时？",
+        "延时?",
+        "加速?!",
+        "申请加速？？",
+        "【加速？】",
+        "可以申请延时吗",
+        "可以申请延时吗？",
+        "加速吗",
+    ],
+)
+def test_a_question_is_not_a_request(text: str) -> None:
+    # docs/rulings.md「加速/延时申请的写法」: 否定句和问句不算 — a bare 加速 / 申请延时 ending in
+    # a question mark asks whether to, it does not ask for it
+    assert parse_speed_request(text) is None
+
+
+def test_questions_do_not_pass_an_acceleration() -> None:
+    # m209.txt:591 当日申请人数……大于等于存活人数的一半，即判定加速或延迟成功。
+    from datetime import datetime, timedelta, timezone
+
+    from engine.speed import SpeedKind as EngineKind
+    from engine.speed import SpeedRequest as EngineRequest
+    from engine.speed import decide_speed
+
+    tz = timezone(timedelta(hours=8))
+    living = ["饺子", "包子", "馄饨", "面条", "烧卖", "汤圆", "春卷", "油条"]
+    posts = {"饺子": "申请加速", "包子": "申请加速？", "馄饨": "加速？", "面条": "加速?"}
+    requests = [
+        EngineRequest(who, EngineKind(parsed.kind.value), datetime(2026, 12, 3, 12, tzinfo=tz), who)
+        for who, text in posts.items()
+        if (parsed := parse_speed_request(text)) is not None and parsed.kind is not None
+    ]
+    decision = decide_speed(
+        requests, living=living, deadline=datetime(2026, 12, 3, 18, tzinfo=tz), ruleset="m209"
+    )
+    assert decision.accelerate is False
+    assert decision.voters[EngineKind.ACCELERATE] == ("饺子",)
+    assert decision.reason.startswith("存活8人，需至少一半即4人；申请加速1人（未通过）")
+
+
 def test_both_in_one_post_is_not_counted() -> None:
     req = parse_speed_request("申请加速，申请延时")
     assert req is not None and req.kind is None

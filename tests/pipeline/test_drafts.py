@@ -803,6 +803,84 @@ def test_a_broken_template_names_its_file_and_line(tmp_path):
         load_templates(tmp_path / "nope")
 
 
+@pytest.mark.parametrize(
+    ("attack", "what"),
+    [
+        ("{{ ''.__class__.__mro__ }}", "（str 的 __class__）"),
+        ("{{ ''.__class__.__mro__[1].__subclasses__() }}", "（str 的 __class__）"),
+        ("{{ day.__class__.__base__ }}", "（int 的 __class__）"),
+        ("{{ cycler.__init__.__globals__.os }}", "（type 的 __init__）"),
+        ("{{ lipsum.__globals__ }}", "（function 的 __globals__）"),
+        ("{{ '{0.__class__}'.format(game_title) }}", "（str 的 __class__）"),
+        ("{{ not_voted.append(1) }}", "（list 的 append）"),  # the immutable sandbox
+    ],
+)
+def test_a_template_reaching_for_python_internals_is_refused_in_chinese(world, attack, what):
+    """A director's template is code bansha runs: it renders in Jinja's immutable sandbox."""
+    w = world(drafts='[drafts]\ntemplates = "mine"\n').at(REMIND)
+    mine = w.game_path.parent / "mine"
+    mine.mkdir()
+    (mine / "reminder.j2").write_text(attack, encoding="utf-8")
+    out = run(
+        "drafts", "make", str(w.game_path), "--db", str(w.db_path), "--as-of", REMIND.isoformat(),
+        code=1,
+    )  # fmt: skip
+    assert f"草稿模板 {mine / 'reminder.j2'} 试图使用模板中不允许的内部属性或方法{what}" in out
+    assert "已拒绝生成（模板只能读取说明中列出的变量）" in out
+    assert "Traceback" not in out and "<class" not in out
+    assert not [d for d in list_drafts(w.store) if d.kind == "reminder"]
+
+
+def test_a_template_that_fails_while_rendering_says_so_in_chinese(tmp_path):
+    (tmp_path / "result.j2").write_text("{{ 1 // 0 }}")
+    templates = load_templates(tmp_path)
+    with pytest.raises(DraftError, match=r"草稿模板 .*result\.j2 生成时出错（ZeroDivisionError"):
+        templates.render(DraftKind.RESULT, {})
+
+
+def test_a_template_file_linking_out_of_the_folder_is_not_read(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("导演的私人笔记", encoding="utf-8")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "result.j2").symlink_to(secret)
+    with pytest.raises(DraftError) as err:
+        load_templates(mine)
+    assert str(err.value) == (
+        f"草稿模板 {mine / 'result.j2'} 是指向模板目录之外的符号链接，不予读取；"
+        "请把模板文件本身放进模板目录"
+    )
+
+
+@pytest.mark.parametrize("outside", ["../outside", "/tmp"])
+def test_cli_refuses_a_templates_folder_outside_the_game_folder(world, outside):
+    w = world().at(REMIND)
+    text = w.game_path.read_text(encoding="utf-8")
+    w.game_path.write_text(text + f'\n[drafts]\ntemplates = "{outside}"\n', encoding="utf-8")
+    out = run(
+        "drafts", "make", str(w.game_path), "--db", str(w.db_path), "--as-of", REMIND.isoformat(),
+        code=1,
+    )  # fmt: skip
+    assert (
+        f"游戏文件 {w.game_path}：drafts.templates：草稿模板目录必须在游戏文件所在的目录之内" in out
+    )
+    assert not list_drafts(w.store)
+
+
+def test_templates_dir_for_refuses_a_folder_outside_for_a_game_built_in_memory(world):
+    from pipeline.drafts import templates_dir_for
+
+    w = world()
+    game = w.game.model_copy(
+        update={"drafts": w.game.drafts.model_copy(update={"templates": "../elsewhere"})}
+    )
+    with pytest.raises(
+        DraftError, match=r"drafts\.templates：草稿模板目录必须在游戏文件所在的目录之内"
+    ):
+        templates_dir_for(game, w.game_path)
+    assert templates_dir_for(w.game, w.game_path) is None
+
+
 # --------------------------------------------------------------------------- CLI
 
 

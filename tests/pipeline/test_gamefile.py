@@ -1,6 +1,7 @@
 """The game file loader: what a director sees when the file is right, and when it is wrong."""
 
 import copy
+import json
 import tomllib
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
@@ -612,3 +613,160 @@ def test_m135_card_rules_are_checked_at_load(tmp_path):
     with pytest.raises(GameFileError) as err:
         load_game(path, env={})
     assert "女巫身份必须作为第二身份（m135.txt:90）" in str(err.value)
+
+
+# --------------------------------------------------------------------------- wrong types
+
+
+RULESET_CHOICES = (
+    "m209（新RD规则）、zhenyan（狼人真言）、m135（让子弹飞）、tubian24（变异屠边24人局）、"
+    "nizhuan（逆转时空）"
+)
+
+
+@pytest.mark.parametrize(
+    "value", [[], {}, ["m135"], {"id": "m135"}, 3, 1.5, True, datetime(2026, 12, 1, tzinfo=CST)]
+)
+def test_a_ruleset_of_another_type_is_a_problem_line_not_a_traceback(value: object) -> None:
+    """``ruleset = []`` / ``{}`` once raised TypeError (unhashable) in the cross checks."""
+    data = valid_data()
+    data["game"]["ruleset"] = value
+    message = problems_of(data)
+    assert line_for(message, "game.ruleset") == (
+        f'游戏文件 game.toml：game.ruleset：应为字符串（用双引号括起来），如 "m135"；'
+        f"可选：{RULESET_CHOICES}"
+    )
+
+
+@pytest.mark.parametrize("value", [[], {}, 3, True])
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("game.id", "应为字符串（用双引号括起来）"),
+        ("game.title", "应为字符串（用双引号括起来）"),
+        ("game.timezone", "应为字符串（用双引号括起来）"),
+        ("forum.base_url", "应为字符串（用双引号括起来）"),
+        ("forum.cookie_env", "应为字符串（用双引号括起来）"),
+        ("forum.encoding", '应为字符串（用双引号括起来），可选："auto"、"utf-8"、"gbk"'),
+        ("forum.source", '应为字符串（用双引号括起来），可选："auto"、"mobile-api"、"html"'),
+        ("players.0.sex", '应为字符串（用双引号括起来），可选："男"、"女"'),
+        ("drafts.templates", "应为字符串（用双引号括起来）"),
+        ("drafts.director_signature", "应为字符串（用双引号括起来）"),
+    ],
+)
+def test_string_keys_of_another_type_name_the_key(path: str, expected: str, value: object) -> None:
+    data = valid_data()
+    data.setdefault("drafts", {})
+    _set(path, value)(data)
+    key = path.replace(".0.", "[0].")
+    assert line_for(problems_of(data), key).endswith(f"：{expected}")
+
+
+def test_the_roster_and_days_of_another_type_say_they_are_table_arrays() -> None:
+    data = valid_data()
+    data["players"], data["days"] = {}, "第1天"
+    message = problems_of(data)
+    assert line_for(message, "players").endswith("：players：应为 [[players]] 表数组")
+    assert line_for(message, "days").endswith("：days：应为 [[days]] 表数组")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(
+        [
+            ("game", "id"),
+            ("game", "ruleset"),
+            ("game", "timezone"),
+            ("forum", "base_url"),
+            ("forum", "encoding"),
+            ("forum", "cookie_env"),
+            ("director", "names"),
+            ("drafts", "templates"),
+            ("votes", "strict_names"),
+        ]
+    ),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+        ),
+        max_leaves=5,
+    ).filter(lambda v: v is not None),
+)
+def test_any_value_of_any_type_gives_problem_lines(where: tuple[str, str], value: object) -> None:
+    data = copy.deepcopy(_VALID_DATA)
+    data.setdefault(where[0], {})[where[1]] = value
+    try:
+        parse_game(data, source="game.toml", env={})
+    except GameFileError as exc:
+        assert all(line.startswith("游戏文件 game.toml") for line in str(exc).splitlines())
+
+
+# --------------------------------------------------------------------------- [drafts] templates
+
+
+def _game_with_templates(folder: Path, templates: str) -> Path:
+    text = DEMO.read_text(encoding="utf-8")
+    path = folder / "game.toml"
+    path.write_text(text + f"\n[drafts]\ntemplates = {json.dumps(templates)}\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("inside", ["mine", "./mine", "mine/sub", "."])
+def test_a_templates_folder_inside_the_game_folder_loads(tmp_path: Path, inside: str) -> None:
+    (tmp_path / "mine" / "sub").mkdir(parents=True)
+    game = load_game(_game_with_templates(tmp_path, inside), env={})
+    assert game.drafts.templates == inside
+
+
+def test_an_absolute_templates_path_inside_the_game_folder_loads(tmp_path: Path) -> None:
+    (tmp_path / "mine").mkdir()
+    load_game(_game_with_templates(tmp_path, str(tmp_path / "mine")), env={})
+
+
+@pytest.mark.parametrize(
+    ("templates", "why"),
+    [
+        ("../elsewhere", "不能用 .."),
+        ("mine/../../elsewhere", "不能用 .."),
+        ("..", "不能用 .."),
+        ("/etc", "这是别处的绝对路径"),
+        ("~", "这是别处的绝对路径"),
+    ],
+)
+def test_a_templates_folder_outside_the_game_folder_is_refused(
+    tmp_path: Path, templates: str, why: str
+) -> None:
+    """Templates are code bansha runs: a game file names only a folder beside it."""
+    game_dir = tmp_path / "game"
+    game_dir.mkdir()
+    path = _game_with_templates(game_dir, templates)
+    with pytest.raises(GameFileError) as err:
+        load_game(path, env={})
+    line = next(ln for ln in str(err.value).splitlines() if "drafts.templates" in ln)
+    assert line.startswith(
+        f"游戏文件 {path}：drafts.templates：草稿模板目录必须在游戏文件所在的目录之内"
+    )
+    assert why in line and json.dumps(templates) in line
+
+
+def test_a_templates_folder_that_links_out_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    game_dir = tmp_path / "game"
+    game_dir.mkdir()
+    (game_dir / "mine").symlink_to(outside, target_is_directory=True)
+    path = _game_with_templates(game_dir, "mine")
+    with pytest.raises(GameFileError) as err:
+        load_game(path, env={})
+    assert (
+        f"drafts.templates：草稿模板目录必须在游戏文件所在的目录之内（{game_dir.resolve()}）"
+        in str(err.value)
+    )
+    assert "指向了外面（符号链接）" in str(err.value)
+
+
+def test_a_dotdot_templates_path_is_refused_without_a_file_too() -> None:
+    data = valid_data()
+    data["drafts"] = {"templates": "../x"}
+    assert '不能用 ..："../x"' in line_for(problems_of(data), "drafts.templates")

@@ -513,3 +513,35 @@ def test_same_data_same_page(m209: tuple[Game, Store, Derivation]) -> None:
     _, store, d = m209
     data: ReportData = report_data(d, 2, flag_decisions(store))
     assert render_report(data) == render_report(data)
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "{{ ''.__class__.__mro__ }}",
+        "{{ cycler.__init__.__globals__.os }}",
+        "{% for v in votes %}{{ v.__class__ }}{% endfor %}{{ title.__class__ }}",
+    ],
+)
+def test_the_report_template_renders_in_the_sandbox(
+    m209: tuple[Game, Store, Derivation], tmp_path: Path, attack: str
+) -> None:
+    from pipeline.report import ReportError
+
+    _, store, d = m209
+    (tmp_path / "report.html.j2").write_text(attack, encoding="utf-8")
+    with pytest.raises(ReportError) as err:
+        render_report(report_data(d, 2, flag_decisions(store)), templates=tmp_path)
+    assert str(err.value) == (
+        f"报告模板 {tmp_path / 'report.html.j2'} 试图使用模板中不允许的内部属性或方法，已拒绝生成"
+    )
+
+
+def test_a_missing_report_template_is_said_in_chinese(
+    m209: tuple[Game, Store, Derivation], tmp_path: Path
+) -> None:
+    from pipeline.report import ReportError
+
+    _, store, d = m209
+    with pytest.raises(ReportError, match="找不到报告模板"):
+        render_report(report_data(d, 2, flag_decisions(store)), templates=tmp_path)
