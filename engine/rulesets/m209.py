@@ -4,12 +4,17 @@ Votes:
 
 - The sheriff has no extra weight: only 竞岗 and 殉职 (m209.txt:224-227).
 - The top (m209.txt:169): a skill's top first; else the unique maximum; else (a tie) the
-  sheriff's target; else none. A top holding [霸道] or [不死] is not out: 平安日 (m209.txt:166).
+  sheriff's target; else none. A top holding [霸道] or [不死] is not out: 平安日 (m209.txt:166);
+  the tally names the status, never the role (太阳[日] is "[不死]"), and the engine announces
+  the top, the status and "今日平安日" — whether the tally saw the status (:data:`PEACE_DECIDED`)
+  or it was gained at noon. The day's top is always announced (also "没有最高票", and a top
+  out at noon), so a draft built on the engine's lines never loses it (m209.txt:167).
 - 替罪羊[冤死] (m209.txt:343): on a tie (not on the election day) the vote-out is void.
 - Counts are hidden; only the top is announced (m209.txt:167).
 - A voter whose target went out during the day may change once even in the forbidden time
   (m209.txt:170). A [狂躁] player votes before the opening and may not change; a proxy entered
-  before the opening counts as made at the opening (m209.txt:97).
+  before the opening counts as made at the opening (m209.txt:97); the ``BEFORE_OPEN`` modifier
+  (engine.votes) makes a later ballot not count and no ballot an abstention.
 - Modifiers: [迷魂] the voter counts 0 (m209.txt:96); [独裁] +N weight (m209.txt:109).
 
 Engine (data in :mod:`engine.rulesets.m209_roles`): one card per player; the drawn line-up is
@@ -19,7 +24,9 @@ checked at setup, also against the game file's ``[m209] lineup`` (m209.txt:22-33
   election day (竞岗); ``night:N`` runs 早夜2 → 午夜 → 深夜1 (互不影响) → 深夜2 → 凌晨1 → 凌晨2
   (the death list in the text's order) → 晨曦1 (疾病, then shots, 即时插入结算), m209.txt:528-584.
   月亮's extra night is a second round of the same night (actions with ``choice = "第二轮"``);
-  statuses that end with the night are dropped before it (m209.txt:367-371).
+  statuses that end with the night are dropped before it, and every skill cools once, so
+  [排斥] resets (m209.txt:60, 367-371). 晨曦 belongs to the day (m209.txt:46): at 晨曦1 the
+  statuses granted for the night (当晚/持续至夜晚结束) no longer defend, 太阳[日]'s [不死] does.
 - Targets: 选择目标 → 噬时狼妃[时间逆流] → 魔术师[交换] → [隐身] → 结算目标 (m209.txt:68, 107).
   Same skill in one step: the true identity's first, then gifts, later-listed roles first
   (m209.txt:527, hook ``action_order``).
@@ -178,7 +185,14 @@ BLOCKED = "封锁投票:"
 #: The source of the vote modifier barring the sun's unnamed players from the extra 正午.
 SUN_NO_VOTE = "太阳[日]"
 SUN_RULE = "m209.txt:377"  # 只有太阳指定的角色可以发言（包括在投票帖发言）
+#: The source of 太阳's daytime [不死] (m209.txt:376), also at 晨曦 (m209.txt:46).
+SUN_DAY = "太阳[日]（m209.txt:376）"
 IDIOT_RULE = "m209.txt:357"  # 白痴不能参与投票
+#: 开门之前未决定则默认弃票 (m209.txt:97): a [狂躁] voter votes before the opening or abstains.
+MANIA_RULE = "m209.txt:97"
+#: The tally's conclusion when a [霸道]/[不死] top stays in (m209.txt:166), as
+#: :meth:`M209.apply_block` words it: ``…；但<top>持有<statuses>，不出局（平安日）``.
+PEACE_DECIDED = re.compile(r"；但(?P<who>.+)持有(?P<what>[^，；]+)，不出局（平安日）$")
 #: Starting charges: 限定 = 1, [次数] as written (m209.txt:53-55).
 INITIAL_CHARGES: Mapping[str, tuple[tuple[str, int], ...]] = {
     "黑商": (("馈赠", 1),),
@@ -224,6 +238,9 @@ BOOKKEEPING = frozenset(
         CONTROLLED,
     }
 )
+#: Scratch key: where in the memory the last 常规冷却 of the phase happened (月亮's extra
+#: night, m209.txt:367); [排斥] counts only the launches after it (m209.txt:60).
+COOLED = "cooled_at"
 #: Per-round scratch of a night (cleared before the extra round).
 ROUND_SCRATCH = (
     "attacks",
@@ -485,6 +502,23 @@ class M209(Ruleset):
             # 技能产生的最高票不止一个: a tie among the skill tops (m209.txt:343 counts it as one).
             return self.apply_block(sheet, self.break_tie(sheet, forced))
         return super().decide_exile(sheet)
+
+    def apply_block(self, sheet: CountSheet, decision: Decision) -> Decision:
+        """m209.txt:166 若该角色持有[霸道]或[不死]状态，则不出局，公示平安日: nobody is out;
+        the conclusion names the top and the status (never the role), in the form
+        :data:`PEACE_DECIDED` reads back when the engine announces the 平安日."""
+        out = decision.out
+        if out is None or out not in sheet.blocked:
+            return decision
+        return Decision(
+            decision.top,
+            decision.tie,
+            None,
+            None,
+            f"{decision.decided_by}；但{out}持有{sheet.blocked[out]}，不出局（平安日）",
+            self.ref("block_out"),
+            (*decision.notes, f"本应出局：{out}"),
+        )
 
     def break_tie(self, sheet: CountSheet, tie: tuple[str, ...]) -> Decision:
         base = super().break_tie(sheet, tie)
@@ -1000,9 +1034,12 @@ class M209(Ruleset):
             if mode == "日式守卫" and a.actor in a.targets:
                 return "<日式守护>[无私]：不能选择自己（m209.txt:255）"
         if skill in EXCLUSIVE:
+            # [排斥] 常规冷却后重置 (m209.txt:60): 月亮's extra night cools every skill once
+            # (m209.txt:367), so only the launches since then count
+            since = board.scratch.get(COOLED, 0)
             used = [
                 m.skill
-                for m in board.memory
+                for m in board.memory[since:]
                 if m.card == card
                 and m.skill.startswith("排斥:")
                 and m.phase in self._game_day(board)
@@ -1150,6 +1187,8 @@ class M209(Ruleset):
                 board.remove_status(st)
             for key in ROUND_SCRATCH:
                 board.scratch.pop(key, None)
+            # 所有技能常规冷却一次 (m209.txt:367): [排斥] resets with it (m209.txt:60)
+            board.scratch[COOLED] = len(board.memory)
             acts = [
                 replace(a, choice=(a.choice or "")[len(SECOND_ROUND) :].lstrip("/") or None)
                 for a in second
@@ -1171,8 +1210,11 @@ class M209(Ruleset):
         run_steps(board, self, NIGHT_PLAN, SPECS, self.night_handlers(), rest)
         self._evil(board)
         self._dawn2(board)
+        # 晨曦 belongs to the day (m209.txt:46): night statuses stop, 太阳[日] holds
+        board.scratch["dawn"] = True
         self._disease(board)
         self._morning_shots(board, "晨曦1")
+        board.scratch["dawn"] = False
         self._after_night(board)
 
     def _disease(self, board: Board) -> None:
@@ -1694,6 +1736,39 @@ class M209(Ruleset):
             self.hit(board, kind, source, target, f"凌晨2：{ATTACK_SLOTS[slot]}", rule, cause)
             board.drain()
 
+    def _defence(self, board: Board, target: str, kind: str) -> Status | None:
+        """The defence status that stops a ``kind`` attack on ``target`` (出局结算流程 1,
+        m209.txt:185): the one ending soonest; None when nothing stops it. At 晨曦 — which
+        belongs to the day (晨曦/正午/黄昏属于白天, m209.txt:46) — the statuses granted for the
+        night (当晚 / 持续至夜晚结束) no longer hold, and 太阳's daytime [不死] (m209.txt:376)
+        already does."""
+        forgot = "遗忘" in self.effects(board, target)  # [遗忘] loses 常驻 effects (m209.txt:94)
+        dawn = board.scratch.get("dawn", False)
+        blocks = [
+            s
+            for s in board.statuses_of(target)
+            if s.kind in (DEFENCE_FOR[kind], "不死")
+            and not (forgot and s.note == "常驻")
+            and not (dawn and s.note == TONIGHT)
+        ]
+        if not blocks and dawn and self._sun_by_day(board, target):
+            return Status("不死", target, SUN_DAY, board.index, board.index)
+        if not blocks:
+            return None
+        return min(
+            blocks, key=lambda s: (s.until is None, s.until or 0, s.count is None, s.sort_key())
+        )
+
+    def _sun_by_day(self, board: Board, name: str) -> bool:
+        """太阳[日] (m209.txt:376) 游戏日白天获得[不死]状态: a living sun not under [遗忘] (its
+        强制 skill lost) nor [漏洞] (immune to non-negative statuses, m209.txt:99)."""
+        return (
+            board.alive(name)
+            and self.role(board, name) == "太阳"
+            and "遗忘" not in self.effects(board, name)
+            and not board.statuses_of(name, "漏洞")
+        )
+
     def hit(
         self,
         board: Board,
@@ -1719,16 +1794,8 @@ class M209(Ruleset):
                 because=cause,
             )
             return None
-        forgot = "遗忘" in self.effects(board, target)  # [遗忘] loses 常驻 effects (m209.txt:94)
-        blocks = [
-            s
-            for s in board.statuses_of(target)
-            if s.kind in (DEFENCE_FOR[kind], "不死") and not (forgot and s.note == "常驻")
-        ]
-        if blocks:
-            use = min(
-                blocks, key=lambda s: (s.until is None, s.until or 0, s.count is None, s.sort_key())
-            )
+        use = self._defence(board, target, kind)
+        if use is not None:
             if use.count is not None:
                 board.remove_status(use)
                 if use.count > 1:
@@ -2385,9 +2452,7 @@ class M209(Ruleset):
         rest = [a for a in rest if a not in firsts and a not in namings and a not in ballots]
         for name in board.living():
             if self.role(board, name) == "太阳" and "遗忘" not in self.effects(board, name):
-                self.add_status(
-                    board, name, "不死", "太阳[日]（m209.txt:376）", board.index, "m209.txt:376"
-                )
+                self.add_status(board, name, "不死", SUN_DAY, board.index, "m209.txt:376")
         # 正午 (m209.txt:49): the noon skills, in the order they were launched
         noon = [a for a in rest if self.canonical_skill(a.skill) in NOON_SKILLS]
         later = [a for a in rest if a not in noon]
@@ -2439,11 +2504,18 @@ class M209(Ruleset):
             for top, in_first in [*tops, (day, False)]:
                 if in_first and not top.out:
                     continue  # the first round had no top (said when it was read)
+                label = ("第一轮[正午]" if in_first else "额外一轮[正午]") if suns else "今日"
                 if top.out and suns and not board.alive(top.out):
                     board.emit("放逐投票", "m209.txt:378", f"最高票{top.out}已出局，不再结算")
+                    voted = any(d.player == top.out and d.kind == "投票出局" for d in board.deaths)
+                    why = "同为第一轮[正午]最高票，已结算" if voted else "已出局"
+                    board.announce(f"{label}最高票：{top.out}（{why}）")
                     continue
-                label = ("第一轮[正午]" if in_first else "额外一轮[正午]") if suns else "今日"
                 self._exile(board, top, label=label)
+            if board.scratch.pop("peace", False) and not any(
+                d.kind == "投票出局" for d in board.deaths
+            ):
+                board.announce("今日平安日")  # 公示平安日 (m209.txt:166)
             self._providence(board)
             self._scapegoat(board, day)
         board.drain()
@@ -2477,8 +2549,13 @@ class M209(Ruleset):
                 if top not in {d.player for d in board.deaths}:
                     raise EngineError(f"第一轮[正午]的最高票{top}已出局，请检查计票")
                 # the tally cannot see a death at noon (决斗, 断钢斩 …, m209.txt:170)
-                board.emit("正午", rule, f"第一轮[正午]最高票{top}已在正午出局，不再结算{NOON_OUT}")
+                self._noon_out_top(board, "第一轮[正午]", top, "正午")
                 return ""
+            peace = self._tally_peace(board, tallied)
+            if peace is not None and board.alive(peace[0]):
+                self._peace(board, "第一轮[正午]", *peace, tallied.decided_by, step="正午")
+            elif not top:
+                board.announce(self._no_top_line(tallied, "第一轮[正午]"))
             board.emit(
                 "正午",
                 tallied.rule or rule,
@@ -2504,6 +2581,8 @@ class M209(Ruleset):
             top = a.targets[0] if a.targets else ""
             text = f"第一轮[正午]最高票：{top}（黄昏出局）" if top else "第一轮[正午]没有最高票"
             board.record(a, "正午", Outcome.DONE, text, rule, a.targets)
+            if not top:
+                board.announce("第一轮[正午]没有最高票")
         if suns and not firsts and tallied is None:
             board.emit(
                 "正午",
@@ -2627,21 +2706,65 @@ class M209(Ruleset):
             because=day.decided_by,
         )
 
+    def _tally_peace(self, board: Board, day: DayInput) -> tuple[str, str] | None:
+        """(top, statuses) when the tally kept a [霸道]/[不死] top in (m209.txt:166): its
+        conclusion says so (:meth:`apply_block`); None otherwise."""
+        if day.out is not None or day.rule != self.ref("block_out"):
+            return None
+        m = PEACE_DECIDED.search(day.decided_by)
+        if m is None or not board.has(m["who"]):
+            return None
+        return m["who"], m["what"]
+
+    def _peace(
+        self, board: Board, label: str, who: str, what: str, because: str, *, step: str
+    ) -> None:
+        """公示平安日 (m209.txt:166): the top and why it stays, for the forum — the status,
+        never the role; "今日平安日" follows once nobody was voted out (:meth:`run_day`)."""
+        board.emit(
+            step,
+            "m209.txt:166",
+            f"{who}最高票，持有{what}，不出局（平安日）",
+            resolved=(who,),
+            checked=what,
+            because=because,
+        )
+        board.announce(f"{label}最高票：{who}，持有{what}，不出局")
+        board.scratch["peace"] = True
+
+    def _noon_out_top(self, board: Board, label: str, top: str, step: str) -> None:
+        """The top went out at noon (决斗, 断钢斩, 神风突击 …): the tally cannot see it
+        (m209.txt:170); it is still the day's top, said with the day's other public lines."""
+        board.emit(step, "m209.txt:170", f"最高票{top}已在正午出局，不再结算{NOON_OUT}")
+        board.announce(f"{label}最高票：{top}（已在正午出局）")
+
+    def _no_top_line(self, day: DayInput, label: str) -> str:
+        if day.rule == self.ref("scapegoat"):
+            return f"{label}平票，当日最高票产生的投票出局无效"
+        return f"{label}没有最高票"
+
     def _exile(self, board: Board, day: DayInput, *, label: str = "今日") -> None:
         step = "放逐投票"
         out = day.out
         if out is None:
-            board.emit(
-                step, day.rule or "m209.txt:169", "今日没有最高票出局", because=day.decided_by
-            )
+            peace = self._tally_peace(board, day)
+            if peace is not None and not board.alive(peace[0]):
+                self._noon_out_top(board, label, peace[0], step)
+            elif peace is not None:
+                self._peace(board, label, *peace, day.decided_by, step=step)
+            else:
+                board.emit(
+                    step, day.rule or "m209.txt:169", "今日没有最高票出局", because=day.decided_by
+                )
+                # only the top is announced (m209.txt:167) — also when there is none
+                board.announce(self._no_top_line(day, label))
             return
         if not board.has(out):
             raise EngineError(f"被投票出局的「{out}」不在名单中，请检查计票")
         if not board.alive(out):
             if out not in {d.player for d in board.deaths}:
                 raise EngineError(f"被投票出局的{out}已出局，请检查计票")
-            # out at noon (决斗, 断钢斩, 神风突击 …): the tally cannot see it (m209.txt:170)
-            board.emit(step, "m209.txt:170", f"最高票{out}已在正午出局，不再结算{NOON_OUT}")
+            self._noon_out_top(board, label, out, step)
             return
         board.emit(
             step,
@@ -2650,7 +2773,11 @@ class M209(Ruleset):
             resolved=(out,),
             because=day.decided_by,
         )
-        board.announce(f"{label}最高票：{out}")
+        use = None if self._left(board, out) else self._defence(board, out, "投票出局")
+        if use is not None:  # a status gained after the tally saw the day (烈阳护卫 …)
+            self._peace(board, label, out, f"[{use.kind}]", day.decided_by, step=step)
+        else:
+            board.announce(f"{label}最高票：{out}")
         death = self.hit(board, "投票出局", "放逐投票", out, step, "m209.txt:166", "投票出局")
         if death is not None and board.setting("reveal_vote_out", "") == str(board.phase.number):
             self._flip(board, out, "道士[结印]3强神（m209.txt:319）")
@@ -2965,6 +3092,9 @@ class M209(Ruleset):
         index = Phase.day(day).index
         gone = self._left_in_state(state, index)
         living = tuple(n for n in state.living if n not in gone)
+        # the verdicts' [狂躁] bar (engine.votes: a ballot after the opening does not count,
+        # none at all is 弃权); absent from an engine.votes that does not have the kind yet
+        before_open = getattr(ModifierKind, "BEFORE_OPEN", None)
         mods: list[Any] = [
             VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), "离开游戏", "m209.txt:210")
             for n in state.living
@@ -2983,6 +3113,11 @@ class M209(Ruleset):
                 )
             elif s.kind == "狂躁":
                 mods.append(VoteModifier(s.holder, ModifierKind.NO_CHANGE, Fraction(0), "[狂躁]"))
+                if before_open is not None:
+                    # 需要在开门之前立刻投……开门之前未决定则默认弃票 (m209.txt:97)
+                    mods.append(
+                        VoteModifier(s.holder, before_open, Fraction(0), "[狂躁]", MANIA_RULE)
+                    )
             elif s.kind in ("霸道", "不死"):
                 mods.append(
                     VoteModifier(s.holder, ModifierKind.BLOCK_OUT, Fraction(0), f"[{s.kind}]")
@@ -3004,9 +3139,16 @@ class M209(Ruleset):
         for p in state.players:
             if p.name in gone:  # 所有技能失效 (m209.txt:210)
                 continue
-            if p.alive and p.cards and p.cards[0].name == "太阳":
+            immortal = any(
+                m.player == p.name and m.kind is ModifierKind.BLOCK_OUT and m.source == "[不死]"
+                for m in mods
+            )
+            if p.alive and p.cards and p.cards[0].name == "太阳" and not immortal:
+                # the status, not the role: the conclusion is public (m209.txt:166-167)
                 mods.append(
-                    VoteModifier(p.name, ModifierKind.BLOCK_OUT, Fraction(0), "太阳[日]不死")
+                    VoteModifier(
+                        p.name, ModifierKind.BLOCK_OUT, Fraction(0), "[不死]", "m209.txt:376"
+                    )
                 )
             if p.alive and p.cards and p.cards[0].name == "替罪羊" and day > 1:
                 mods.append(

@@ -4,13 +4,18 @@ Votes
 - Votes name a card: 投票对象：傻树的第一身份 (nizhuan.txt:196). Voters and candidates are cards
   ("傻树的第一身份"); ``PlayerStatus.card`` and ``Ballot.card_index`` / ``Ballot.voter_card`` carry
   the card (1 = 第一身份, 2 = 第二身份). A target without a card is accepted only when that player
-  has a single card in play (the 历史轮).
+  has a single card in play (the 历史轮, or the other card is out). The pipeline's hooks:
+  :meth:`Nizhuan.split_target` (``"傻树的第二身份"``/``"傻树#2"`` → name and card, for
+  ``vote proxy`` and night-action targets) and :meth:`Nizhuan.resolve_target` (the card in play
+  a text names in a state).
 - In the 逆转轮 the first cards are NPCs whose votes are fixed from the 历史轮 (nizhuan.txt:193):
   the pipeline feeds them as ballots with ``voter_card=1`` at the opening (:func:`npc_ballots`).
   A player's own posts vote with the card the player plays this round (the highest card of the
   player in play).
 - Day 1 of each round elects the sheriff (nizhuan.txt:45, 117, 139, 156); the sheriff has no
-  extra weight (nizhuan.txt:115-118 give only 竞岗 and 殉职).
+  extra weight (nizhuan.txt:115-118 give only 竞岗 and 殉职). The 逆转轮's first day is an
+  election by the engine's own transition (:meth:`Nizhuan.sheriff_election_day` reads
+  ``reversal_day``); a round's first day counted as an exile puts nobody out (a pending item).
 - On a tie the sheriff's target is out; if the sheriff did not vote, nobody (nizhuan.txt:45).
 
 Engine (two games in one)
@@ -47,7 +52,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, ClassVar
@@ -79,8 +84,10 @@ __all__ = [
     "HISTORY_LAST_NIGHT",
     "ROLE_RULES",
     "Nizhuan",
+    "election_day",
     "npc_ballots",
     "sheriff_unit",
+    "split_target",
     "vote_actions_from_tally",
 ]
 
@@ -271,6 +278,57 @@ def _split_label(label: str) -> tuple[str, str, str]:
     return m.group("name").strip(), "的", _ordinal(pos)
 
 
+def split_target(raw: str) -> tuple[str, int | None]:
+    """``"傻树的第二身份"`` / ``"傻树#2"`` → ``("傻树", 2)``; a bare name → ``(name, None)``.
+
+    Pure text: a caller holding the roster matches the whole text as a player's name first (a
+    forum name may itself end in "#2")."""
+    return _name_and_card(raw)
+
+
+def _card_in_play(
+    lookup: Callable[[str], PlayerState | None], raw: str, choice: str | None = None
+) -> str:
+    """The uid of the card in play that ``raw`` names (nizhuan.txt:196): ``"X的第二身份"``,
+    ``"X#2"``, or a bare name with ``choice = "第二身份"``; a bare name alone is the player's
+    highest card in play (the only one when the other is out). EngineError (Chinese) when it
+    names no card in play."""
+    text = raw.strip()
+    pos: int | None = None
+    m = _TARGET.match(text)
+    if m and lookup(text) is None:
+        text = m.group("name").strip()
+        n = m.group("n") or m.group("zh")
+        pos = {"一": 1, "二": 2}.get(n) or int(n)
+    elif choice and choice.strip() in _POS:
+        pos = _POS[choice.strip()]
+    p = lookup(text)
+    if p is None:
+        raise EngineError(f"目标「{raw}」不在名单中")
+    if pos is None:
+        living = [i for i, c in enumerate(p.cards, 1) if c.alive]
+        if not living:
+            raise EngineError(f"{text}已出局，不能被选为技能的目标（nizhuan.txt:51）")
+        pos = max(living)  # a bare name: the player's highest card in play
+    card = p.cards[pos - 1]
+    if not card.alive:
+        what = (
+            "尚未入场（历史轮只有第一身份，nizhuan.txt:138）"
+            if card.out_cause == NOT_IN
+            else "已出局"
+        )
+        raise EngineError(f"{text}的{_ordinal(pos)}{what}，不能被选为目标（nizhuan.txt:51）")
+    return card.uid
+
+
+def election_day(state: GameState, day: int) -> bool:
+    """Day ``day`` is the 逆转轮's first day, which elects the sheriff (nizhuan.txt:156:
+    开始第一天讨论日，竞选警长): the engine's own transition says so (``reversal_day``, set when
+    the 历史轮 ended), so the game file needs no ``sheriff_election`` for it."""
+    settings = dict(state.settings)
+    return _round(settings) == 2 and settings.get("reversal_day") == str(day)
+
+
 @dataclass(frozen=True, slots=True)
 class _Act:
     """One action on its way: who, with which card, on which target cards."""
@@ -394,6 +452,27 @@ class Nizhuan(Ruleset):
 
     def vote_sheriff(self, state: GameState) -> str | None:
         return sheriff_unit(state)
+
+    # --- targets named by card (the pipeline's hooks) --------------------------------------
+    def split_target(self, raw: str) -> tuple[str, int | None]:
+        """The player a target names and the card (nizhuan.txt:196 投票对象：傻树的第一身份):
+        ``"傻树的第二身份"``/``"傻树#2"`` → ``("傻树", 2)``, a bare name → ``(name, None)``.
+        For ``vote proxy --target`` and night-action targets: the pipeline checks the name
+        against the roster and keeps the card (``unit_label(name, card)``)."""
+        return split_target(raw)
+
+    def resolve_target(self, raw: str, state: GameState, choice: str | None = None) -> str:
+        """The card label (``"傻树的第二身份"``) of the card in play ``raw`` names in
+        ``state`` — a bare name is the player's highest card in play, so the only one once the
+        other is out; EngineError (Chinese) when it names no card in play (nizhuan.txt:51,
+        138)."""
+        people = {p.name: p for p in state.players}
+        return _card_label(_card_in_play(people.get, raw, choice))
+
+    def sheriff_election_day(self, state: GameState, day: int) -> bool:
+        """The state makes ``day`` a sheriff election: the 逆转轮's first day
+        (nizhuan.txt:156), whatever the game file says of that day."""
+        return election_day(state, day)
 
     def fixed_ballots(
         self, state: GameState, day: int, *, opens: datetime, tid: int
@@ -534,32 +613,7 @@ class Nizhuan(Ruleset):
 
     def _parse_target(self, board: Board, raw: str, choice: str | None = None) -> str:
         """A target as a card uid; raises EngineError (Chinese) when it names no card in play."""
-        text = raw.strip()
-        pos: int | None = None
-        m = _TARGET.match(text)
-        if m and not board.has(text):
-            text = m.group("name").strip()
-            n = m.group("n") or m.group("zh")
-            pos = {"一": 1, "二": 2}.get(n) or int(n)
-        elif choice and choice.strip() in _POS:
-            pos = _POS[choice.strip()]
-        if not board.has(text):
-            raise EngineError(f"目标「{raw}」不在名单中")
-        p = board.player(text)
-        if pos is None:
-            living = [i for i, c in enumerate(p.cards, 1) if c.alive]
-            if not living:
-                raise EngineError(f"{text}已出局，不能被选为技能的目标（nizhuan.txt:51）")
-            pos = max(living)  # a bare name: the player's highest card in play
-        card = p.cards[pos - 1]
-        if not card.alive:
-            what = (
-                "尚未入场（历史轮只有第一身份，nizhuan.txt:138）"
-                if card.out_cause == NOT_IN
-                else "已出局"
-            )
-            raise EngineError(f"{text}的{_ordinal(pos)}{what}，不能被选为目标（nizhuan.txt:51）")
-        return card.uid
+        return _card_in_play(board.players.get, raw, choice)
 
     def _skill_card(self, board: Board, a: Action, skill: str) -> str:
         """The acting card of a player action, or an EngineError with the reason."""
@@ -731,10 +785,6 @@ class Nizhuan(Ruleset):
             uid = self._parse_target(board, target, a.choice or "第一身份")
             if not uid.endswith("#1"):
                 raise EngineError(f"<{skill}>只能对第一身份发动（{SKILL_RULES[skill]}）")
-        elif skill == "救药":
-            if not board.alive(target):
-                raise EngineError(f"{target}已出局，不能被选为技能的目标（nizhuan.txt:51）")
-            uid = self._parse_target(board, target, a.choice)
         else:
             uid = self._parse_target(board, target, a.choice)
         if skill == "毒药" and board.scratch.get("poisoned_by", {}).get(a.actor):
@@ -1338,13 +1388,25 @@ class Nizhuan(Ruleset):
                 )
         rel = self._rel(board)
         election = day.sheriff_election or (day.elected is not None and rel.number == 1)
-        if rel.number == 1 and not day.sheriff_election and day.out is not None:
-            board.emit(
-                "竞岗",
-                "nizhuan.txt:156",
-                "每轮第一天为警长竞选（nizhuan.txt:139, 156），"
-                "请在游戏文件中为该天设置 sheriff_election = true",
+        if rel.number == 1 and not election and day.out is not None:
+            # 开始第一天讨论日，竞选警长 (nizhuan.txt:139, 156): the day's vote elects, it puts
+            # nobody out — a count made as an exile is not applied
+            which = "逆转轮" if self._round_of(board) == 2 else "历史轮"
+            rule = "nizhuan.txt:156" if self._round_of(board) == 2 else "nizhuan.txt:139"
+            line = (
+                f"第{day.day}天是{which}的第一天讨论日，应竞选警长（{rule}）；"
+                f"计票却按放逐投票给出了最高票{day.out}，未让其出局"
             )
+            board.need(
+                "导演",
+                "竞岗",
+                f"{line}：请按警长竞选重新计票后重新结算（bansha day resolve --day {day.day}）",
+                rule,
+            )
+            board.emit("竞岗", rule, line, because=day.decided_by)
+            board.drain()
+            self._director(board, reds)
+            return
         if election:
             if day.elected is None:
                 board.announce("警长竞选：无人当选")
@@ -1563,9 +1625,19 @@ class Nizhuan(Ruleset):
             )
         board.settings["round"] = "2"
         board.settings["reversal_day"] = str(day)
-        line = f"历史轮结束（{why}）；逆转轮从第{day}天开始：所有玩家的第二身份加入游戏，共16张身份"
+        line = (
+            f"历史轮结束（{why}）；逆转轮从第{day}天开始：所有玩家的第二身份加入游戏，共16张身份；"
+            f"第{day}天竞选警长"
+        )
         board.announce(line)
         board.emit("历史轮结束", "nizhuan.txt:123-126, 155", line)
+        # the new round's first day elects the sheriff (nizhuan.txt:156): the derivation reads
+        # it from ``reversal_day`` (:meth:`Nizhuan.sheriff_election_day`), no game-file edit
+        board.emit(
+            "逆转轮",
+            "nizhuan.txt:156",
+            f"第{day}天为逆转轮第一天讨论日，竞选警长（计票按警长竞选）",
+        )
 
     # ------------------------------------------------------------------ win check
     def _conditions(self, board: Board) -> dict[str, bool]:
