@@ -834,7 +834,7 @@ def conduct_flags(
                 a.player,
                 day,
                 f"第{day}天在{where}使用了隐藏文字（{what}）；隐藏文字不予采信"
-                "（其中的投票行不计票），请导演查看原帖",
+                "（其中的投票行不计票）",
                 (a.evidence,),
                 pid=a.pid,
             )
@@ -947,7 +947,7 @@ def conduct_flags(
             ev.player,
             ev.day,
             f"第{ev.day}天投票帖{evidence.label}被编辑过（{who}{when}编辑），"
-            "以截止前首次抓取的版本为准，请导演核对",
+            "以截止前首次抓取的版本为准",
             (evidence,),
             pid=ev.pid,
         )
@@ -965,7 +965,7 @@ def conduct_flags(
             fn.player,
             fn.day,
             f"第{fn.day}天投票帖{evidence.label}的投票对象「{fn.written}」含{what}，"
-            f"按名单中的「{fn.target}」计票，请导演核对",
+            f"按名单中的「{fn.target}」计票",
             (evidence,),
             pid=fn.pid,
         )

@@ -494,7 +494,7 @@ def _check_target(
         assert ps.out_at is not None
         return None, f"投票对象{unit}已于{_when(ps.out_at, ctx)}出局，不能被投票", rs.ref("out")
     if not ps.can_be_voted:
-        return None, f"{unit}不能成为投票对象", rs.ref("out")
+        return None, f"{unit}不能成为投票对象", rs.rules.get("not_votable", rs.ref("out"))
     return unit, None, ""
 
 

@@ -22,7 +22,8 @@ from pipeline.cycle import (
     first_rounds_to_reread,
     run_cycle,
 )
-from pipeline.drafts import make_drafts, templates_dir_for
+from pipeline.drafts import DraftError, make_drafts, templates_dir_for
+from pipeline.inquiry import InquiryError
 from pipeline.poster import Poster, PublishResult, publish_approved
 from pipeline.store import StoreError
 
@@ -66,6 +67,8 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, as_of: str | None) -> None:
         )
         return
     except StoreError as exc:  # e.g. the store stayed locked by another process
+        raise click.ClickException(f"本轮未完成：{exc}") from exc
+    except (DraftError, InquiryError) as exc:  # e.g. a director's template the sandbox refused
         raise click.ClickException(f"本轮未完成：{exc}") from exc
     except sqlite3.OperationalError as exc:  # a store write that did not take the lock first
         if "locked" not in str(exc) and "busy" not in str(exc):

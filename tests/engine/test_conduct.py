@@ -512,7 +512,7 @@ def test_edited_vote_is_flagged_once_per_post() -> None:
     assert [(f.id, f.reason) for f in flags] == [
         (
             "d2-edited-vote-饺子-p88",
-            "第2天投票帖7楼被编辑过（饺子于12月2日11:05编辑），以截止前首次抓取的版本为准，请导演核对",
+            "第2天投票帖7楼被编辑过（饺子于12月2日11:05编辑），以截止前首次抓取的版本为准",
         )
     ]
 
@@ -686,7 +686,7 @@ def test_hidden_text_is_flagged_once_per_post_for_the_director() -> None:
     ]
     assert flags[0].reason == (
         f"第2天在讨论帖pid {tiny.pid}使用了隐藏文字（小字、[hide]）；"
-        "隐藏文字不予采信（其中的投票行不计票），请导演查看原帖"
+        "隐藏文字不予采信（其中的投票行不计票）"
     )
     assert flags[1].kind.zh == "隐藏文字（白字/小字/[hide]）"
     assert [e.pid for e in flags[1].evidence] == [white.pid]
@@ -713,7 +713,7 @@ def test_a_folded_name_is_flagged_once_per_post() -> None:
             "票中名字含不可见字符/全角字母",
             None,
             "docs/rulings.md#vote-names",
-            "第2天投票帖5楼的投票对象「饺<U+200B>子」含不可见字符，按名单中的「饺子」计票，请导演核对",
+            "第2天投票帖5楼的投票对象「饺<U+200B>子」含不可见字符，按名单中的「饺子」计票",
         )
     ]
     assert flags[0].to_dict()["evidence"][0]["url"] == "u77"

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
-from tests.pipeline.test_sun_rounds import VOTE_TID, h, run, write_game
+from tests.pipeline.test_sun_rounds import DAY2, VOTE_TID, add_posts, h, run, write_game
 
 
 def test_the_commands_say_what_happened_and_what_to_do(tmp_path: Path) -> None:
@@ -23,7 +24,8 @@ def test_the_commands_say_what_happened_and_what_to_do(tmp_path: Path) -> None:
     out = run(game, "vote", "modifier", "--day", "2", "--player", "丁", "--kind", "weight_set",
               "--value", "0", "--source", "迷魂")  # fmt: skip
     assert "丁：票权改为 0（迷魂）" in out
-    # flags end with how to turn them into cards
+    # flags end with how to turn them into cards (a crawled day: a day never read raises none)
+    add_posts(game[1], 2011, [(901, "甲", DAY2 + timedelta(hours=1), "发言")])
     out = run(game, "flags", "--as-of", h(23).isoformat())
     assert "标记确认后才变成牌：bansha flags confirm g.toml 编号" in out
     assert "--why 理由" in out

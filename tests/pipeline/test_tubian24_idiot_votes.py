@@ -142,12 +142,6 @@ def test_votes_for_the_fooled_idiot_are_invalid_and_make_no_tie(run) -> None:  #
     assert "僧" not in {d["player"] for d in day2["deaths"]}  # no tie: 高僧 keeps [献身]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="needs engine/votes.py (helper C1): a target the roster bars cites "
-    "rs.rules['not_votable'] (tubian24.txt:112) instead of rs.ref('out')",
-)
 def test_a_vote_for_the_fooled_idiot_cites_his_rule(run) -> None:  # type: ignore[no-untyped-def]
     # "a barred vote cites its own rule": tubian24.txt:112 白痴不能成为投票对象
     pids = add_votes(run.db, 2, [("民1", IDIOT), ("民3", "狼1")])
