@@ -1,8 +1,8 @@
 """Recognise the pages Discuz! (or a proxy in front of it) serves instead of a thread page.
 
-Used by both thread parsers before they look for posts, and by the reply poster on what the
-forum answers. Every known page raises :class:`~parsers.records.PageError` with a kind and the
-forum's own words as the detail; anything else returns ``None`` and is the caller's to read.
+Used by both thread parsers before they look for posts. Every known page raises
+:class:`~parsers.records.PageError` with a kind and the forum's own words as the detail;
+anything else returns ``None`` and is the caller's to read.
 
 Where the signatures come from (DISCUZ.md §5, Discuz X3.5 source):
 
@@ -17,6 +17,11 @@ Where the signatures come from (DISCUZ.md §5, Discuz X3.5 source):
   an arithmetic form posting ``secqsubmit`` (the Chinese texts are sent as HTML entities);
 * "您浏览的太快了" is not Discuz core: a WAF / CDN page, treated as rate limiting.
 
+Two answers are no forum page at all and say the forum is not usable right now, whatever thread
+is asked: random bytes (a broken proxy, a mis-served binary) and a redirect loop (the client
+detects it). They raise :class:`UnusablePage`, named for what they are — never "空白页面" or
+"被截断".
+
 A real thread page (it has ``id="postlist"``, which user content cannot produce: Discuz escapes
 quotes in messages) is never matched against the texts, so a player who *writes* one of these
 sentences in a post cannot make the thread unreadable.
@@ -30,9 +35,46 @@ from dataclasses import dataclass
 
 from parsers.records import PageError, PageErrorKind
 
-__all__ = ["MESSAGE_RULES", "PAGE_RULES", "check_page", "classify_message"]
+__all__ = [
+    "MESSAGE_RULES",
+    "NOT_FORUM_ZH",
+    "PAGE_RULES",
+    "REDIRECT_LOOP_ZH",
+    "UnusablePage",
+    "check_page",
+    "classify_message",
+    "redirect_loop",
+]
 
 K = PageErrorKind
+
+
+#: what a director reads for the two answers that are no forum page at all
+REDIRECT_LOOP_ZH = "重定向循环"
+NOT_FORUM_ZH = "不是论坛页面（无法识别的内容）"
+
+
+class UnusablePage(PageError):
+    """An answer that is no forum page at all: the forum is not usable right now.
+
+    Its kind stays ``MALFORMED`` (worth another try within the retry bounds); ``name_zh`` says
+    what it was (:data:`REDIRECT_LOOP_ZH`, :data:`NOT_FORUM_ZH`), and the crawler stops at it
+    instead of asking for the next thread.
+    """
+
+    def __init__(self, name_zh: str, detail: str = "") -> None:
+        self.name_zh = name_zh
+        super().__init__(K.MALFORMED, detail)
+
+    @property
+    def message_zh(self) -> str:
+        return f"{self.name_zh}：{self.detail}" if self.detail else self.name_zh
+
+
+def redirect_loop(hops: int, location: str) -> UnusablePage:
+    """The error for a forum that kept redirecting (``location``: where it pointed last)."""
+    where = f"，最后指向 {location}" if location else ""
+    return UnusablePage(REDIRECT_LOOP_ZH, f"论坛连续重定向 {hops} 次仍未给出页面{where}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +133,15 @@ _PARAGRAPH = re.compile(r"<p[^>]*>(.*?)</p>", re.S)
 _AJAX_ERROR = re.compile(r"errorhandle_\w*\(\s*'((?:[^'\\]|\\.)*)'")
 _SCRIPT = re.compile(r"<script\b.*?</script>", re.S | re.I)
 _TAG = re.compile(r"<[^>]*>")
+#: characters no page, JSON answer or message has in any number: U+FFFD (bytes the codec could
+#: not read) and control characters other than tab, line feed, form feed, carriage return
+_UNREADABLE = re.compile(r"[\ufffd\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+#: share of such characters from which a body is random bytes, not a page (a real page has none;
+#: random bytes read as UTF-8 are mostly U+FFFD, read as GB18030 still ~10 % control characters)
+_UNREADABLE_SHARE = 0.02
+_UNREADABLE_MIN = 8
+#: an HTML document read with the wrong codec is garbled text, not random bytes
+_MARKUP = re.compile(r"<(?:!doctype|html|head|body|div|table|script)\b", re.I)
 
 
 def _plain(fragment: str) -> str:
@@ -109,6 +160,15 @@ def classify_message(message: str) -> PageErrorKind | None:
 def _raise_for_message(message: str) -> None:
     kind = classify_message(message)
     raise PageError(kind or K.MALFORMED, f"论坛提示：{message}" if message else "论坛提示为空")
+
+
+def _unreadable(text: str) -> int:
+    """How many characters of ``text`` no decoded page has; 0 unless it is random bytes (a
+    truncated page is readable up to where it stops)."""
+    bad = len(_UNREADABLE.findall(text))
+    if bad < _UNREADABLE_MIN or bad <= _UNREADABLE_SHARE * len(text):
+        return 0
+    return 0 if _MARKUP.search(text) else bad
 
 
 def check_page(text: str) -> None:
@@ -142,4 +202,7 @@ def check_page(text: str) -> None:
     for rule in PAGE_RULES:
         if any(needle in plain for needle in rule.needles):
             raise PageError(rule.kind, rule.detail)
+    bad = _unreadable(text)
+    if bad:
+        raise UnusablePage(NOT_FORUM_ZH, f"共 {len(text)} 个字符，其中 {bad} 个无法解读")
     return None

@@ -2,19 +2,24 @@
 
 The client is built once (by the CLI or a test) and passed in; tests swap the transport for the
 simulator's ``httpx.MockTransport`` instead of patching. The login cookie comes from the
-environment variable the game file names and is never logged, stored or put in a message.
+environment variable the game file names and is never logged, stored or put in a message:
+every error this client raises is scrubbed of the session's secrets (:meth:`DiscuzClient.scrub`),
+and :func:`scrub_body` is what the store runs on every body before it keeps it.
 """
 
 from __future__ import annotations
 
+import html
+import json
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
-from urllib.parse import urlencode, urljoin
+from urllib.parse import quote, unquote, urlencode, urljoin
 
 import httpx
 from tenacity import (
@@ -26,6 +31,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from parsers.pagecheck import redirect_loop
 from parsers.records import PageError, PageErrorKind
 
 log = logging.getLogger(__name__)
@@ -47,7 +53,14 @@ RETRYABLE_PAGE_ERRORS = {
 
 
 class ForumUnavailable(RuntimeError):
-    """The forum did not give a usable answer within the retry bounds (Chinese message)."""
+    """The forum did not give a usable answer within the retry bounds (Chinese message).
+
+    ``reason`` is the same without the address (what the crawl says once for the whole cycle).
+    """
+
+    def __init__(self, message: str, *, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 class RetryableStatus(Exception):
@@ -68,14 +81,16 @@ class Fetched:
 
     @property
     def server_time(self) -> datetime:
-        """The forum's clock (Date header) — relative times are computed from it."""
-        raw = self.headers.get("date")
-        if raw:
-            try:
-                return parsedate_to_datetime(raw)
-            except (TypeError, ValueError):
-                pass
-        return self.fetched_at
+        """The forum's clock (Date header) — relative times are computed from it.
+
+        Always aware: a Date header without a usable zone (none, ``-0000``, a doubled header
+        that httpx joined with a comma) or one that does not parse falls back to the time the
+        answer was fetched.
+        """
+        fetched = self.fetched_at
+        if fetched.tzinfo is None or fetched.utcoffset() is None:
+            fetched = fetched.replace(tzinfo=UTC)
+        return _http_date(self.headers.get("date")) or fetched
 
     @property
     def charset(self) -> str | None:
@@ -116,6 +131,8 @@ def describe_error(exc: BaseException) -> str:
         return exc.message_zh
     if isinstance(exc, RetryableStatus):
         return f"论坛返回 HTTP {exc.status}"
+    if isinstance(exc, httpx.TooManyRedirects):
+        return "重定向循环"
     if isinstance(exc, httpx.TimeoutException):
         return "连接论坛超时"
     if isinstance(exc, httpx.ConnectError):
@@ -162,8 +179,11 @@ class SessionJar:
         return next((v for k, v in self._cookies.items() if k.endswith(suffix)), None)
 
     def secrets(self) -> list[str]:
-        """Every value long enough to identify the session (to scrub them from messages)."""
-        return [v for v in self._cookies.values() if len(v) >= 6]
+        """Every cookie value that could identify the session, whatever its name (to scrub
+        them from messages and stored bodies); short values (``mobile=no``) and plain numbers
+        (``lastvisit`` timestamps, uids: no secret, and they occur in pages as times and ids)
+        are left out."""
+        return [v for v in self._cookies.values() if is_secret_value(v)]
 
     def update(self, set_cookie_headers: Iterable[str]) -> None:
         for raw in set_cookie_headers:
@@ -203,9 +223,12 @@ class DiscuzClient:
         monotonic: Callable[[], float] = time.monotonic,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         jar: SessionJar | None = None,
+        secrets: Iterable[str] = (),
     ) -> None:
         self.http = http
         self.jar = jar
+        #: more values to keep out of messages and the store (a password from the environment)
+        self.extra_secrets = [s for s in secrets if s]
         self.base_url = base_url if base_url.endswith("/") else base_url + "/"
         self.min_interval_s = min_interval_s
         self._cookie = cookie
@@ -215,6 +238,24 @@ class DiscuzClient:
         self._now = now
         self._last_request: float | None = None
         self.stats = ClientStats()
+
+    def secrets(self) -> list[str]:
+        """Every secret value of this session now: the cookie values sent (the jar's, updated
+        by every ``Set-Cookie``) and the extra secrets given."""
+        values = list(self.extra_secrets)
+        if self.jar is not None:
+            values += self.jar.secrets()
+        if self._cookie:
+            values += SessionJar(self._cookie).secrets()
+        return values
+
+    def scrub(self, text: str) -> str:
+        """``text`` without this session's secrets or any formhash/auth/saltkey value."""
+        return scrub_text(text, self.secrets())
+
+    def _scrub_error(self, exc: PageError) -> None:
+        exc.detail = self.scrub(exc.detail)
+        exc.args = (exc.message_zh,)
 
     def url(self, path: str, params: dict[str, str | int] | None = None) -> str:
         url = urljoin(self.base_url, path)
@@ -241,25 +282,35 @@ class DiscuzClient:
 
     def _follow(self, url: str, max_hops: int = 5) -> httpx.Response:
         """GET, following redirects by hand so the session's cookies go along on the same host
-        (httpx drops an explicit Cookie header on every redirect) and never to another host."""
+        (httpx drops an explicit Cookie header on every redirect) and never to another host.
+
+        A forum still redirecting after ``max_hops`` hops is in a redirect loop: that raises
+        :class:`~parsers.pagecheck.UnusablePage` ("重定向循环"), never an empty page.
+        """
         resp = self.http.get(url, headers=self._headers(), follow_redirects=False)
         origin = httpx.URL(url).host
-        for _ in range(max_hops):
+        hops = 0
+        while True:
             if self.jar is not None:
                 self.jar.update_from(resp)
             if not resp.is_redirect or resp.next_request is None:
-                break
+                return resp
             target = resp.next_request.url
             if target.host != origin:
                 log.warning("论坛把请求重定向到了另一个网站（%s），不跟随", target.host)
-                break
+                return resp
+            if hops >= max_hops:
+                raise redirect_loop(hops, self.scrub(_redact(str(target))))
+            hops += 1
             resp = self.http.get(str(target), headers=self._headers(), follow_redirects=False)
-        return resp
 
     def _get_once(self, url: str) -> Fetched:
         self._wait_turn()
         self.stats.requests += 1
-        resp = self._follow(url)
+        try:
+            resp = self._follow(url)
+        except httpx.TooManyRedirects as exc:  # an httpx.Client that follows redirects itself
+            raise redirect_loop(0, "") from exc
         if resp.status_code == 429 or resp.status_code >= 500:
             raise RetryableStatus(resp.status_code, _retry_after(resp))
         return Fetched(
@@ -333,17 +384,23 @@ class DiscuzClient:
             nonlocal attempts
             attempts += 1
             last["resp"] = None
-            fetched = self._get_once(url)
-            fetched = Fetched(
-                fetched.url,
-                fetched.status,
-                fetched.headers,
-                fetched.body,
-                fetched.fetched_at,
-                attempts,
-            )
-            last["resp"] = fetched
-            return fetched, check(fetched)
+            try:
+                fetched = self._get_once(url)
+                fetched = Fetched(
+                    fetched.url,
+                    fetched.status,
+                    fetched.headers,
+                    fetched.body,
+                    fetched.fetched_at,
+                    attempts,
+                )
+                last["resp"] = fetched
+                return fetched, check(fetched)
+            except PageError as exc:
+                # the forum's words may echo the request (a debug page showing the Cookie
+                # header): scrubbed before any log line, crawl log row or message sees them
+                self._scrub_error(exc)
+                raise
 
         try:
             return retrying(attempt)
@@ -351,9 +408,8 @@ class DiscuzClient:
             raise
         except (httpx.TransportError, RetryableStatus) as exc:
             self.stats.errors.append(describe_error(exc))
-            raise ForumUnavailable(
-                f"论坛暂时无法访问（{describe_error(exc)}，已尝试 {attempts} 次）：{_redact(url)}"
-            ) from exc
+            reason = f"论坛暂时无法访问（{describe_error(exc)}，已尝试 {attempts} 次）"
+            raise ForumUnavailable(self.scrub(f"{reason}：{_redact(url)}"), reason=reason) from exc
 
     def post_form(
         self,
@@ -389,6 +445,19 @@ class DiscuzClient:
         )
 
 
+def _http_date(raw: str | None) -> datetime | None:
+    """An HTTP date with a real zone, or None (absent, ``-0000``/no zone, doubled, unparseable)."""
+    if not raw:
+        return None
+    try:
+        when = parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None or when.utcoffset() is None:
+        return None  # "-0000", no zone, or two joined headers: the zone is not known
+    return when
+
+
 def _retry_after(resp: httpx.Response) -> float | None:
     raw = resp.headers.get("retry-after")
     if not raw:
@@ -396,9 +465,8 @@ def _retry_after(resp: httpx.Response) -> float | None:
     try:
         return float(raw)
     except ValueError:
-        try:
-            when = parsedate_to_datetime(raw)
-        except (TypeError, ValueError):
+        when = _http_date(raw)
+        if when is None:
             return None
         return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
@@ -413,3 +481,87 @@ def _redact(url: str) -> str:
         key = item.split("=", 1)[0]
         parts.append(f"{key}=***" if key.lower() in {"formhash", "auth", "sid", "hash"} else item)
     return head + "?" + "&".join(parts)
+
+
+# --------------------------------------------------------------------------- secrets
+
+#: what a secret is replaced with, in stored bodies and in messages (ASCII: valid in any page
+#: charset, inside JSON strings, HTML attributes and URLs; never a valid formhash)
+SCRUB_MARK = "***"
+_MARK_B = SCRUB_MARK.encode("ascii")
+#: the mobile API's session values (``Variables.auth``, ``saltkey``, ``formhash``; DISCUZ.md 2.2)
+_JSON_SECRET = re.compile(rb'"(?:auth|saltkey|formhash)"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_INPUT_TAG = re.compile(rb"<input\b[^>]*>", re.I)
+_FORMHASH_FIELD = re.compile(rb"""\b(?:name|id)\s*=\s*["']?formhash\b""", re.I)
+_VALUE_ATTR = re.compile(rb"""\bvalue\s*=\s*(["'])([^"'>]*)\1""", re.I)
+#: ``formhash=`` in links and scripts (the logout link, search links, ajax URLs)
+_FORMHASH_PARAM = re.compile(rb"""(?<![\w-])formhash=([^&"'\s<>;#\\]+)""", re.I)
+#: the same in messages, plus cookie assignments a page may echo (``xxxx_2132_auth=...``)
+_TEXT_SECRET = re.compile(
+    r"""(?i)(?<![\w-])((?:\w*_)?(?:formhash|saltkey|auth)\s*[=:]\s*["']?)([^\s;&"'<>,，）)]+)"""
+)
+
+
+#: the shortest secret replaced in a message (a password may be short) and in a stored body
+#: (shorter values would hit the words of posts, which must parse the same)
+_MIN_IN_TEXT = 3
+_MIN_IN_BODY = 6
+
+
+def is_secret_value(value: str) -> bool:
+    """A cookie value that can identify a session: long enough, and not a plain number (times
+    and ids are not secret and occur in every page)."""
+    return len(value) >= _MIN_IN_BODY and not value.isdigit() and value != SCRUB_MARK
+
+
+def secret_variants(value: str, minimum: int = _MIN_IN_BODY) -> set[str]:
+    """The spellings a secret takes in a page, a JSON answer or a message: as sent in the Cookie
+    header (percent-encoded), decoded, HTML-escaped, JSON-escaped (``\\/``)."""
+    plain = unquote(value)
+    out = {value, plain, quote(plain, safe=""), html.escape(plain)}
+    escaped = json.dumps(plain)[1:-1]
+    out |= {escaped, escaped.replace("/", "\\/")}
+    return {v for v in out if len(v) >= minimum and v != SCRUB_MARK}
+
+
+def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` (a message, a log line) with every secret and every formhash/auth/saltkey value
+    replaced by :data:`SCRUB_MARK`."""
+    variants: set[str] = set()
+    for secret in secrets:
+        if secret and len(secret) >= _MIN_IN_TEXT:
+            variants |= secret_variants(secret, _MIN_IN_TEXT)
+    for variant in sorted(variants, key=len, reverse=True):
+        text = text.replace(variant, SCRUB_MARK)
+    return _TEXT_SECRET.sub(
+        lambda m: m.group(0) if m.group(2) == SCRUB_MARK else m.group(1) + SCRUB_MARK, text
+    )
+
+
+def scrub_body(body: bytes, secrets: Iterable[str] = ()) -> bytes:
+    """A response body without secrets, still parseable to the same posts.
+
+    Replaced by :data:`SCRUB_MARK`: the mobile API's ``auth``, ``saltkey`` and ``formhash``
+    values, the desktop pages' formhash (hidden inputs, ``formhash=`` in links) — and every
+    other occurrence of those values (``hash=`` in a script) —, and every value in ``secrets``
+    (the cookie values the client sent, a password) in any of its spellings. Only values are
+    replaced, never the quotes, tags or keys around them, so JSON stays JSON and HTML stays HTML.
+    """
+    found: set[bytes] = set()
+    for match in _JSON_SECRET.finditer(body):
+        found.add(match.group(1))
+    for tag in _INPUT_TAG.finditer(body):
+        if _FORMHASH_FIELD.search(tag.group(0)):
+            value = _VALUE_ATTR.search(tag.group(0))
+            if value is not None:
+                found.add(value.group(2))
+    for match in _FORMHASH_PARAM.finditer(body):
+        found.add(match.group(1))
+    for secret in secrets:
+        if secret and is_secret_value(secret):
+            for variant in secret_variants(secret):
+                found.add(variant.encode("utf-8"))
+    values = [v for v in found if len(v) >= _MIN_IN_BODY and not v.isdigit() and v != _MARK_B]
+    for value in sorted(values, key=len, reverse=True):
+        body = body.replace(value, _MARK_B)
+    return body

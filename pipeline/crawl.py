@@ -4,6 +4,13 @@ The first crawl of a thread fetches every page. Later crawls start from the last
 and go on while the forum reports more pages, so a crawl with nothing new costs one request per
 thread. ``full=True`` re-reads every page (what the cycle does at a day's close, to catch edits
 and deletions on earlier pages). Each page is written in one transaction.
+
+Posts per page are learned from the pages (a full page that is not the last one tells it) and
+remembered per thread; the game file's ``[forum] ppp`` is never taken for what the forum serves.
+
+The crawl stops at the first sign that the forum is not usable (no answer, random bytes, a
+redirect loop, flood control, anti-crawl, closed, server errors) and says why in
+:attr:`CrawlReport.down`, so a cycle does not ask a dead forum again for every thread and day.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 
 from parsers.mobile import parse_mobile_check, parse_mobile_viewthread
+from parsers.pagecheck import UnusablePage
 from parsers.records import PageError, PageErrorKind, ThreadPage
 from parsers.viewthread import parse_viewthread
 from pipeline.client import DiscuzClient, Fetched, ForumUnavailable, describe_error
@@ -42,7 +50,9 @@ class ForumConfig:
     encoding: str = "auto"  # auto | utf-8 | gbk
     source: str = "auto"  # auto | mobile-api | html
     mobile_ppp: int = MOBILE_PPP
-    html_ppp: int | None = 10  # the forum's posts-per-page setting (Discuz default 10)
+    #: the game file's ``[forum] ppp``: not used for reading — the forum's posts per page
+    #: differ per account and are learned from the pages themselves
+    html_ppp: int | None = 10
 
 
 @dataclass
@@ -53,12 +63,15 @@ class ThreadResult:
     changed_posts: int = 0
     vanished_posts: int = 0
     error: str | None = None
+    skipped: bool = False  # not asked at all: the forum was found not usable before it
 
 
 @dataclass
 class CrawlReport:
     run_id: str
     threads: list[ThreadResult] = field(default_factory=list)
+    #: why the forum did not answer usably (Chinese, said once), None when it did
+    down: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -66,7 +79,16 @@ class CrawlReport:
 
     @property
     def errors(self) -> list[str]:
-        return [f"帖子 {t.tid}：{t.error}" for t in self.threads if t.error]
+        """One line per thread that failed; the threads skipped after the forum was found not
+        usable share one line."""
+        out = [f"帖子 {t.tid}：{t.error}" for t in self.threads if t.error and not t.skipped]
+        skipped: dict[str, list[int]] = {}
+        for t in self.threads:
+            if t.error and t.skipped:
+                skipped.setdefault(t.error, []).append(t.tid)
+        for error, tids in skipped.items():
+            out.append(f"帖子 {'、'.join(map(str, tids))}：{error}")
+        return out
 
 
 def choose_source(client: DiscuzClient, store: Store, forum: ForumConfig) -> str:
@@ -90,9 +112,9 @@ def mobile_api_works(client: DiscuzClient, store: Store) -> bool:
     url = client.url("api/mobile/index.php", {"version": 4, "module": "check"})
     try:
         _, info = client.fetch(url, lambda f: parse_mobile_check(f.body))
-    except ForumUnavailable as exc:
+    except (ForumUnavailable, UnusablePage) as exc:
         log.info("移动端接口这次没有应答（%s），下次再试", describe_error(exc))
-        return False  # no answer is not a "no": do not remember it
+        return False  # no answer (or no forum page) is not a "no": do not remember it
     except PageError as exc:
         log.info("移动端接口不可用（%s）", describe_error(exc))
         info = None
@@ -102,6 +124,25 @@ def mobile_api_works(client: DiscuzClient, store: Store) -> bool:
 
 #: desktop-page refusals after which ``auto`` tries the mobile API for the thread
 FALLBACK_KINDS = {PageErrorKind.ANTI_CRAWL, PageErrorKind.MALFORMED}
+
+#: page errors that say the whole forum is not usable now (not one thread): the crawl stops
+DOWN_KINDS = {
+    PageErrorKind.RATE_LIMITED: "论坛限流或防采集",
+    PageErrorKind.ANTI_CRAWL: "论坛限流或防采集",
+    PageErrorKind.CLOSED: "论坛关闭或维护中",
+    PageErrorKind.SERVER_ERROR: "论坛服务器出错",
+}
+
+
+def forum_down(exc: BaseException) -> tuple[str, str] | None:
+    """(the reason, a short label) when ``exc`` says the forum is not usable; else None."""
+    if isinstance(exc, ForumUnavailable):
+        return exc.reason, "论坛无法访问"
+    if isinstance(exc, UnusablePage):
+        return exc.message_zh, "论坛没有给出可用的页面"
+    if isinstance(exc, PageError) and exc.kind in DOWN_KINDS:
+        return exc.message_zh, DOWN_KINDS[exc.kind]
+    return None
 
 
 class Crawler:
@@ -154,7 +195,7 @@ class Crawler:
         url = self.page_url(source, tid, page)
 
         def keep_failed(resp: Fetched | None, exc: BaseException) -> None:
-            # a response that was not a page is evidence: keep it, and log the retry
+            # a response that was not a page is evidence: keep it (scrubbed), and log the retry
             if resp is not None:
                 self.store.record_response(
                     tid=tid,
@@ -166,6 +207,7 @@ class Crawler:
                     body=resp.body,
                     fetched_at=resp.fetched_at,
                     outcome=getattr(getattr(exc, "kind", None), "value", "error"),
+                    secrets=self.client.secrets(),
                 )
             self.store.log_crawl(
                 run_id=self.run_id,
@@ -174,7 +216,7 @@ class Crawler:
                 page=page,
                 url=url,
                 outcome="retry",
-                detail=describe_error(exc),
+                detail=self.client.scrub(describe_error(exc)),
             )
 
         return self.client.fetch(
@@ -187,7 +229,8 @@ class Crawler:
         result = ThreadResult(tid)
         self.store.register_thread(tid, day=target.day, role=target.role)
         state = self.store.thread(tid) or {}
-        ppp = self.forum.mobile_ppp if source == SOURCE_MOBILE else self.forum.html_ppp
+        # posts per page as the pages of this source told it before (never the game file's)
+        ppp: int | None = state.get("ppp") if state.get("source") == source else None
         start = 1
         if not full and state.get("source") == source and state.get("last_page"):
             start = int(state["last_page"])
@@ -195,7 +238,11 @@ class Crawler:
         total = state.get("total_pages") or start
         while True:
             fetched, parsed = self.fetch_page(source, tid, page)
-            ppp = parsed.ppp or ppp or _infer_ppp(parsed)
+            learned = parsed.ppp or _infer_ppp(parsed)
+            if learned:
+                if ppp and learned != ppp:
+                    log.info("帖子 %s 的每页帖数由 %s 变为 %s", tid, ppp, learned)
+                ppp = learned
             write = self.store.save_page(
                 parsed,
                 source=source,
@@ -205,6 +252,7 @@ class Crawler:
                 body=fetched.body,
                 fetched_at=fetched.fetched_at,
                 ppp=ppp,
+                secrets=self.client.secrets(),
             )
             result.pages_fetched += 1
             result.new_posts += write.new_posts
@@ -234,11 +282,11 @@ class Crawler:
     def crawl(self, targets: Sequence[CrawlTarget], *, full: bool = False) -> CrawlReport:
         report = CrawlReport(self.run_id)
         source = choose_source(self.client, self.store, self.forum)
-        down: str | None = None
+        skip: str | None = None
         for target in targets:
-            if down is not None:
-                # the forum did not answer at all: do not hammer it thread after thread
-                report.threads.append(ThreadResult(target.tid, error=f"未抓取（{down}）"))
+            if skip is not None:
+                # the forum is not usable: do not hammer it thread after thread
+                report.threads.append(ThreadResult(target.tid, error=skip, skipped=True))
                 continue
             try:
                 try:
@@ -247,6 +295,7 @@ class Crawler:
                     if not (
                         self.forum.source == "auto"
                         and exc.kind in FALLBACK_KINDS
+                        and not isinstance(exc, UnusablePage)
                         and mobile_api_works(self.client, self.store)
                     ):
                         raise
@@ -256,11 +305,12 @@ class Crawler:
                     result = self.crawl_thread(target, SOURCE_MOBILE, full=full)
                 report.threads.append(result)
             except (PageError, ForumUnavailable) as exc:
-                msg = exc.message_zh if isinstance(exc, PageError) else str(exc)
-                if isinstance(exc, ForumUnavailable):
-                    down = "论坛无法访问"
-                elif exc.kind in (PageErrorKind.RATE_LIMITED, PageErrorKind.ANTI_CRAWL):
-                    down = "论坛限流或防采集，本轮停止，下一轮再来"
+                msg = self.client.scrub(exc.message_zh if isinstance(exc, PageError) else str(exc))
+                down = forum_down(exc)
+                if down is not None:
+                    reason, label = down
+                    report.down = self.client.scrub(reason)
+                    skip = f"未抓取（{label}，本轮停止，下一轮再来）"
                 self.store.log_crawl(
                     run_id=self.run_id,
                     at=_now_iso(),
@@ -274,10 +324,28 @@ class Crawler:
 
 
 def _infer_ppp(parsed: ThreadPage) -> int | None:
-    """Posts per page of a desktop page: a full page that is not the last tells it."""
-    if parsed.page < parsed.total_pages and parsed.posts:
-        return len([p for p in parsed.posts if p.floor is not None]) or None
-    return None
+    """Posts per page of a desktop page: a page N that is not the last shows the floors
+    (N-1)·ppp+1 … N·ppp (deleted floors as placeholders; renumbered floors stay consecutive), so
+    the run of consecutive floors that ends exactly at N × its length tells ppp. Sticky and hot
+    replies from other pages sit outside that run (and only page 1 has them). The last page N > 1
+    starts at floor (N-1)·ppp+1. None when the page does not tell."""
+    floors = sorted({p.floor for p in parsed.posts if p.floor is not None and p.floor > 0})
+    if not floors:
+        return None
+    if parsed.page >= parsed.total_pages:
+        if parsed.page < 2 or (floors[0] - 1) % (parsed.page - 1):
+            return None
+        ppp = (floors[0] - 1) // (parsed.page - 1)
+        return ppp if ppp >= len(floors) else None
+    found: int | None = None
+    start = 0
+    for i, floor in enumerate(floors):
+        if i and floor != floors[i - 1] + 1:
+            start = i
+        length = i - start + 1
+        if floors[start] == (parsed.page - 1) * length + 1 and floor == parsed.page * length:
+            found = length
+    return found
 
 
 def _now_iso() -> str:

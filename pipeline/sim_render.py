@@ -78,6 +78,8 @@ MSG_EDIT_SUCCEED = "帖子编辑成功，现在将转入主题页，请稍候…
 MSG_EDIT_NOPERMISSION = "抱歉，您没有权限编辑他人发表的帖子"
 MSG_POST_NONEXISTENCE = "帖子不存在"
 MSG_NOT_LOGGEDIN = "抱歉，您尚未登录，无法进行此操作"
+#: a debug error page of the kind a misconfigured forum shows (it repeats the request's headers)
+MSG_DEBUG_ECHO = "抱歉，论坛繁忙，请稍后再试。调试信息："
 POST_EDIT_NOTE = "[i=s] 本帖最后由 {editor} 于 {edittime} 编辑 [/i]\n\n"
 POST_EDIT_RE = re.compile(r"\[i=s\] 本帖最后由 .*? 于 .*? 编辑 \[/i\]\s*", re.S)
 

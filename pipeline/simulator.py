@@ -23,7 +23,10 @@ captcha: 抱歉，验证码填写错误 / 请输入验证码后继续登录), ``
 reply is kept out of the thread until :meth:`ForumSim.approve_post`). Fault ``lost_answer``: the
 forum handles the request, then the connection drops before the answer arrives;
 ``transport(after=…)`` runs a hook after the forum handled a request (e.g. to simulate bansha
-crashing right then).
+crashing right then). Faults of a forum that is not usable: ``garbage`` (HTTP 200, random bytes),
+``redirect_loop`` (302 back to the same address, every time); ``echo_cookie`` answers with an
+error page that repeats the request's Cookie header (a debug page: secrets must not leak from
+there).
 
 The forum is seen "as of" ``clock()``: a post exists from its ``at`` on, an edit, block or delete
 takes effect from its own time. Everything is deterministic for a given seed and clock.
@@ -65,6 +68,9 @@ FAULT_KINDS: frozenset[str] = frozenset(
         "flood",
         "maintenance",
         "lost_answer",
+        "garbage",
+        "redirect_loop",
+        "echo_cookie",
     }
 )
 _TAINT = ('"', ">", "<", "'", "(", ")", "CONTENT-TRANSFER-ENCODING")
@@ -271,6 +277,7 @@ class _Req:
     auth: str | None
     force_login: bool = False
     cookies_out: list[str] = field(default_factory=list)
+    cookie_header: str = ""
 
 
 # --------------------------------------------------------------------------- the forum
@@ -595,6 +602,7 @@ class ForumSim:
             uid=uid,
             username=username,
             auth=auth if uid else None,
+            cookie_header=hdrs.get("cookie", ""),
         )
         if new_salt:
             req.cookies_out.append(
@@ -641,6 +649,15 @@ class ForumSim:
         if kind == "login_required":
             req.force_login = True
             req.uid, req.username, req.auth = 0, "", None
+        if kind == "garbage":
+            digest = hashlib.sha256(f"{self.seed}|{len(self.requests)}".encode()).digest()
+            noise = hashlib.shake_256(digest).digest(4096)
+            return SimResponse(200, tuple(self._base_headers(req, "text/html")), noise)
+        if kind == "redirect_loop":
+            return self._redirect(req, 302, self._self_url(req))
+        if kind == "echo_cookie":
+            echoed = render.dhtmlspecialchars(req.cookie_header)
+            return self._message(req, f"{render.MSG_DEBUG_ECHO}Cookie: {echoed}")
         return None
 
     def _is_mobile(self, req: _Req) -> bool:
@@ -868,13 +885,7 @@ class ForumSim:
             )
         if thread.redirect_at is not None and thread.redirect_at <= req.now:
             thread.redirect_at = None
-            split = urlsplit(req.url)
-            location = split.path + (f"?{split.query}" if split.query else "")
-            if split.scheme and split.netloc:
-                location = f"{split.scheme}://{split.netloc}{location}"
-            else:
-                location = self.base_url + location.lstrip("/")
-            return self._redirect(req, 302, location)
+            return self._redirect(req, 302, self._self_url(req))
         thread.views += 1
         authorid = _int(req.params.get("authorid"))
         descending = req.params.get("ordertype") == "1"
@@ -952,6 +963,14 @@ class ForumSim:
             )
         )
         return self._html(req, text)
+
+    def _self_url(self, req: _Req) -> str:
+        """The absolute address of the request itself (a redirect to it)."""
+        split = urlsplit(req.url)
+        location = split.path + (f"?{split.query}" if split.query else "")
+        if split.scheme and split.netloc:
+            return f"{split.scheme}://{split.netloc}{location}"
+        return self.base_url + location.lstrip("/")
 
     def _visible_thread(self, req: _Req) -> _Thread | None:
         tid = _int(req.params.get("tid"))

@@ -4,6 +4,15 @@ Raw responses are the source of truth; posts, revisions and every verdict are de
 and can be derived again. The schema is created and migrated by the code; each migration is
 recorded in ``_migrations``. Every page is written in one transaction, so a crawl killed at any
 moment leaves the store consistent and the next crawl completes it.
+
+No secret is stored: every body goes through :func:`pipeline.client.scrub_body` in
+:meth:`Store._store_body` (the session's cookie values, the mobile API's ``auth``/``saltkey``/
+``formhash``, the pages' formhash), and deleted content is overwritten (``secure_delete``).
+
+Evidence never gets worse: a reading of a post from a poorer source (the mobile API, which
+drops ``[size]``, a shown ``[hide]`` and the ``本帖最后由`` note) never replaces a richer reading
+of the same content, and a richer reading of the same content enriches the revision in place
+instead of making a new one (see :func:`reading_rank`).
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from typing import Any
 import sqlite_utils
 
 from parsers.records import EditNote, Mark, MarkKind, Post, PostState, ThreadPage
+from pipeline.client import scrub_body, scrub_text
 
 log = logging.getLogger(__name__)
 
@@ -407,6 +417,39 @@ def _m006_lastwords(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m007_scrub_secrets(db: sqlite_utils.Database) -> None:
+    """Bodies stored before bodies were scrubbed: scrub the known keys (the mobile API's auth,
+    saltkey and formhash, the pages' formhash) and re-key them by their new sha256.
+
+    The new body is inserted first, the pages pointing at the old one are moved to it, then the
+    old one is deleted (overwritten: ``secure_delete``), so the foreign keys stay valid; all of it
+    in the migration's one transaction. The crawl log's details get the same treatment.
+    """
+    rows = db.execute("SELECT sha256 FROM page_bodies").fetchall()
+    for (old,) in rows:
+        body = db.execute("SELECT body FROM page_bodies WHERE sha256 = ?", [old]).fetchone()[0]
+        body = bytes(body)
+        clean = scrub_body(body)
+        if clean == body:
+            continue
+        new = hashlib.sha256(clean).hexdigest()
+        db.execute("INSERT OR IGNORE INTO page_bodies(sha256, body) VALUES (?, ?)", [new, clean])
+        db.execute("UPDATE pages SET sha256 = ? WHERE sha256 = ?", [new, old])
+        db.execute("DELETE FROM page_bodies WHERE sha256 = ?", [old])
+    for row_id, detail in db.execute(
+        "SELECT id, detail FROM crawl_log WHERE detail IS NOT NULL"
+    ).fetchall():
+        clean_detail = scrub_text(detail)
+        if clean_detail != detail:
+            db.execute("UPDATE crawl_log SET detail = ? WHERE id = ?", [clean_detail, row_id])
+
+
+def _m008_ppp_from_pages(db: sqlite_utils.Database) -> None:
+    """``threads.ppp`` of a desktop thread was the game file's ``[forum] ppp``, not what the
+    forum serves: forget it, the next crawl learns it from the pages."""
+    db.execute("UPDATE threads SET ppp = NULL WHERE source IS NULL OR source != 'mobile-api'")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
     ("002_journal_and_verdicts", _m002_journal_and_verdicts),
@@ -414,11 +457,59 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("004_engine", _m004_engine),
     ("005_substitutions", _m005_substitutions),
     ("006_lastwords", _m006_lastwords),
+    ("007_scrub_secrets", _m007_scrub_secrets),
+    ("008_ppp_from_pages", _m008_ppp_from_pages),
 ]
 
 
 def _iso(dt: datetime | None) -> str | None:
     return dt.isoformat() if dt is not None else None
+
+
+#: how much each source shows of a post: the desktop page keeps every mark and the edit note;
+#: the mobile API v4 drops [size], a shown [hide]'s box and the 本帖最后由 note (DISCUZ.md 3.3)
+SOURCE_RANK = {"html": 2, "mobile": 1, "mobile-api": 1}
+#: marks only the richer source can show: their absence from a mobile reading says nothing
+SOURCE_BOUND_MARKS = frozenset({MarkKind.ENLARGED, MarkKind.TINY, MarkKind.HIDE_TAG})
+
+
+def reading_core(state: str, text: str, quoted_pids: str, marks: tuple[Mark, ...]) -> str:
+    """What every source shows of a post alike: its state, words, quotes and the marks both
+    sources keep (colours). Two readings with the same core are the same content."""
+    payload = json.dumps(
+        [
+            state,
+            text,
+            json.loads(quoted_pids or "[]"),
+            sorted(
+                {
+                    (m.kind.value, m.text)
+                    for m in marks
+                    if m.kind is not MarkKind.BBCODE and m.kind not in SOURCE_BOUND_MARKS
+                }
+            ),
+        ],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def reading_rank(row: dict[str, Any]) -> tuple[int, int, int]:
+    """How rich a reading of a post is: its source (desktop page > mobile API), then whether it
+    carries the edit note, then how many source-bound marks it shows."""
+    marks = marks_from_json(row.get("marks"))
+    return (
+        SOURCE_RANK.get(row.get("source") or "", 0),
+        1 if row.get("edit_at") else 0,
+        sum(1 for m in marks if m.kind in SOURCE_BOUND_MARKS),
+    )
+
+
+def _row_core(row: dict[str, Any]) -> str:
+    return reading_core(
+        row["state"], row.get("text") or "", row.get("quoted_pids"), marks_from_json(row["marks"])
+    )
 
 
 def _marks_json(marks: Iterable[Mark]) -> str:
@@ -464,6 +555,8 @@ class PageWrite:
     new_posts: int
     changed_posts: int
     vanished_posts: int
+    #: posts whose same content was read richer than stored (a mark or edit note gained)
+    enriched_posts: int = 0
 
 
 class Store:
@@ -544,7 +637,10 @@ class Store:
             )
 
     # -- pages and posts ------------------------------------------------------------------
-    def _store_body(self, body: bytes) -> str:
+    def _store_body(self, body: bytes, secrets: Iterable[str] = ()) -> str:
+        """Keep a body, scrubbed of secrets (the one place bodies are written); its key is the
+        sha256 of what is stored."""
+        body = scrub_body(body, secrets)
         digest = hashlib.sha256(body).hexdigest()
         self.db.execute(
             "INSERT OR IGNORE INTO page_bodies(sha256, body) VALUES (?, ?)", [digest, body]
@@ -563,11 +659,15 @@ class Store:
         body: bytes,
         fetched_at: datetime,
         outcome: str,
+        secrets: Iterable[str] = (),
     ) -> int:
-        """Keep a raw response that did not yield a page (errors are evidence too)."""
+        """Keep a raw response that did not yield a page (errors are evidence too).
+
+        ``secrets``: the session's values to scrub besides the known keys (the cookie values).
+        """
         with self.db.atomic():
             return self._insert_page(
-                tid, page, source, url, status, headers, body, fetched_at, outcome
+                tid, page, source, url, status, headers, body, fetched_at, outcome, secrets
             )
 
     def _insert_page(
@@ -581,8 +681,10 @@ class Store:
         body: bytes,
         fetched_at: datetime,
         outcome: str,
+        secrets: Iterable[str] = (),
     ) -> int:
-        digest = self._store_body(body)
+        secrets = list(secrets)
+        digest = self._store_body(body, secrets)
         cur = self.db.execute(
             "INSERT INTO pages(tid, page, source, url, status, headers, sha256, fetched_at, "
             "outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -590,9 +692,9 @@ class Store:
                 tid,
                 page,
                 source,
-                url,
+                scrub_text(url, secrets),
                 status,
-                json.dumps(_safe_headers(headers)),
+                json.dumps(_safe_headers(headers, secrets)),
                 digest,
                 _iso(fetched_at),
                 outcome,
@@ -611,17 +713,36 @@ class Store:
         body: bytes,
         fetched_at: datetime,
         ppp: int | None,
+        secrets: Iterable[str] = (),
     ) -> PageWrite:
         """Write one fetched page: raw body, posts, revisions, vanished marks, resume point.
+
+        ``ppp``: the posts per page this source serves for the thread, as the pages told it
+        (None when they have not): remembered in ``threads.ppp`` and used to tell a page's own
+        posts from the sticky replies shown on it. ``secrets``: the session's values to scrub
+        from the body besides the known keys.
+
+        A post seen before is a new revision only when its content changed. The same content
+        read from a poorer source (:func:`reading_rank`) changes nothing but where it was seen;
+        read richer, it enriches the stored reading and its revision in place.
 
         One transaction: either all of it lands or none of it does.
         """
         seen = _iso(fetched_at)
         assert seen is not None
-        new = changed = vanished = 0
+        new = changed = vanished = enriched = 0
         with self.db.atomic():
             page_id = self._insert_page(
-                parsed.tid, parsed.page, source, url, status, headers, body, fetched_at, "ok"
+                parsed.tid,
+                parsed.page,
+                source,
+                url,
+                status,
+                headers,
+                body,
+                fetched_at,
+                "ok",
+                secrets,
             )
             # only the posts on this page: the cost follows the page, not the thread's length
             # a "无效楼层，该帖已经被删除" placeholder is not a post: Discuz may even give it a
@@ -631,13 +752,17 @@ class Store:
             existing: dict[int, dict[str, Any]] = {}
             if pids:
                 marks = ",".join("?" * len(pids))
-                sql = "SELECT pid, content_hash, state FROM posts WHERE tid = ? AND pid IN "
+                sql = (
+                    "SELECT pid, content_hash, state, text, quoted_pids, marks, source, "
+                    "edit_editor, edit_at FROM posts WHERE tid = ? AND pid IN "
+                )
                 existing = {
                     r["pid"]: r for r in self.db.query(f"{sql}({marks})", [parsed.tid, *pids])
                 }
             new_rows: list[dict[str, Any]] = []
             revisions: list[dict[str, Any]] = []
             seen_again: list[list[Any]] = []
+            seen_poorer: list[list[Any]] = []
             for post in posts:
                 row = _post_row(post, page=parsed.page, seen=seen, page_id=page_id)
                 old = existing.get(post.pid)
@@ -646,15 +771,47 @@ class Store:
                     row["first_seen_at"] = seen
                     new_rows.append(row)
                     revisions.append(_revision_row(post, row, 1, seen, page_id))
-                elif old["content_hash"] != row["content_hash"] or old["state"] != row["state"]:
-                    changed += 1
-                    rev = self.db.execute(
-                        "SELECT COALESCE(MAX(revision), 0) FROM post_revisions "
-                        "WHERE tid = ? AND pid = ?",
-                        [post.tid, post.pid],
-                    ).fetchone()[0]
-                    revisions.append(_revision_row(post, row, rev + 1, seen, page_id))
+                    continue
+                same = old["content_hash"] == row["content_hash"] and old["state"] == row["state"]
+                if not same and not (
+                    old["source"] != row["source"] and _row_core(old) == _row_core(row)
+                ):
+                    changed += 1  # the content changed: a new revision, the old one kept
+                    revisions.append(
+                        _revision_row(post, row, self._last_revision(post) + 1, seen, page_id)
+                    )
                     self.db.table("posts").update((post.tid, post.pid), row)
+                    continue
+                rank, old_rank = reading_rank(row), reading_rank(old)
+                edit_differs = (old["edit_editor"], old["edit_at"]) != (
+                    row["edit_editor"],
+                    row["edit_at"],
+                )
+                if rank > old_rank or (rank == old_rank and (not same or edit_differs)):
+                    # the same content read at least as richly: its marks, edit note and page
+                    # become the evidence of the stored reading and of its revision
+                    enriched += 1
+                    self.db.table("posts").update((post.tid, post.pid), row)
+                    self.db.execute(
+                        "UPDATE post_revisions SET content_hash = ?, message_html = ?, marks = ?, "
+                        "edit_editor = ?, edit_at = ?, page_id = ? "
+                        "WHERE tid = ? AND pid = ? AND revision = ?",
+                        [
+                            row["content_hash"],
+                            row["message_html"],
+                            row["marks"],
+                            row["edit_editor"],
+                            row["edit_at"],
+                            page_id,
+                            post.tid,
+                            post.pid,
+                            self._last_revision(post),
+                        ],
+                    )
+                elif rank < old_rank:
+                    # a poorer reading (the mobile API after the desktop page): never replaces
+                    # the richer one; the stored reading keeps pointing at the page it came from
+                    seen_poorer.append([post.floor, parsed.page, seen, post.tid, post.pid])
                 else:  # unchanged: only where and when it was seen (floors renumber)
                     seen_again.append([post.floor, parsed.page, seen, page_id, post.tid, post.pid])
             if new_rows:
@@ -667,6 +824,12 @@ class Store:
                     "WHERE tid = ? AND pid = ?",
                     seen_again,
                 )
+            if seen_poorer:
+                self.db.conn.executemany(
+                    "UPDATE posts SET floor = ?, page = ?, last_seen_at = ? "
+                    "WHERE tid = ? AND pid = ?",
+                    seen_poorer,
+                )
             vanished = self._mark_vanished(parsed, seen, ppp)
             self.db.execute(
                 "UPDATE threads SET subject = COALESCE(?, subject), source = ?, ppp = ?, "
@@ -674,7 +837,15 @@ class Store:
                 "WHERE tid = ?",
                 [parsed.subject, source, ppp, parsed.page, parsed.total_pages, seen, parsed.tid],
             )
-        return PageWrite(page_id, new, changed, vanished)
+        return PageWrite(page_id, new, changed, vanished, enriched)
+
+    def _last_revision(self, post: Post) -> int:
+        return int(
+            self.db.execute(
+                "SELECT COALESCE(MAX(revision), 0) FROM post_revisions WHERE tid = ? AND pid = ?",
+                [post.tid, post.pid],
+            ).fetchone()[0]
+        )
 
     def _mark_vanished(self, parsed: ThreadPage, seen: str, ppp: int | None) -> int:
         """Posts stored before that this page should show but does not: mark them vanished.
@@ -730,6 +901,11 @@ class Store:
         return len(gone)
 
     def log_crawl(self, **row: Any) -> None:
+        """One crawl log row; its detail and url never carry a formhash/auth/saltkey value
+        (the crawler scrubs the session's cookie values before)."""
+        for key in ("detail", "url"):
+            if row.get(key):
+                row[key] = scrub_text(str(row[key]))
         with self.db.atomic():
             self.db.table("crawl_log").insert(row)
 
@@ -763,9 +939,14 @@ class Store:
         }
 
 
-def _safe_headers(headers: dict[str, str]) -> dict[str, str]:
+def _safe_headers(headers: dict[str, str], secrets: Iterable[str] = ()) -> dict[str, str]:
     """Response headers without anything that could carry a session secret."""
-    return {k: v for k, v in headers.items() if k.lower() not in {"set-cookie", "cookie"}}
+    secrets = list(secrets)
+    return {
+        k: scrub_text(v, secrets)
+        for k, v in headers.items()
+        if k.lower() not in {"set-cookie", "cookie"}
+    }
 
 
 def _revision_row(
@@ -826,6 +1007,8 @@ def open_db(path: Path) -> sqlite_utils.Database:
         db = sqlite_utils.Database(conn)
         db.enable_wal()
         db.execute("PRAGMA foreign_keys = ON")
+        # deleted content (a body re-keyed after scrubbing) is overwritten, not left in free pages
+        db.execute("PRAGMA secure_delete = ON")
         db.execute("PRAGMA synchronous = NORMAL")
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"无法打开数据库 {path}：{exc}（不是 bansha 的数据库文件？）") from exc
@@ -850,6 +1033,9 @@ def migrate(db: sqlite_utils.Database) -> list[str]:
             )
         applied.append(name)
         log.info("migration applied: %s", name)
+    if "007_scrub_secrets" in applied:
+        # the scrubbed bodies' old pages leave the write-ahead log for the (zeroed) main file
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return applied
 
 

@@ -209,3 +209,87 @@ def test_empty_body() -> None:
 )
 def test_classify_message(message: str, kind: PageErrorKind | None) -> None:
     assert classify_message(message) is kind
+
+
+# --------------------------------------------------------------------------- no forum page at all
+
+
+def _random_bytes(n: int = 4096) -> bytes:
+    import hashlib
+
+    return hashlib.shake_256(b"bansha random bytes").digest(n)
+
+
+@pytest.mark.parametrize("codec", ["utf-8", "gb18030"])
+def test_random_bytes_are_not_a_forum_page_not_a_truncated_one(codec: str) -> None:
+    """Issue #13 item 9: random bytes were reported as "被截断"; they are no forum page."""
+    from parsers.pagecheck import NOT_FORUM_ZH, UnusablePage
+
+    with pytest.raises(UnusablePage) as caught:
+        check_page(_random_bytes().decode(codec, errors="replace"))
+    assert caught.value.kind is K.MALFORMED  # still worth another try within the bounds
+    assert caught.value.name_zh == NOT_FORUM_ZH
+    assert caught.value.message_zh.startswith("不是论坛页面（无法识别的内容）")
+    assert "被截断" not in caught.value.message_zh and "空白页面" not in caught.value.message_zh
+
+
+def test_random_bytes_through_both_thread_parsers() -> None:
+    from datetime import UTC, datetime
+
+    from parsers.mobile import parse_mobile_viewthread
+    from parsers.pagecheck import NOT_FORUM_ZH, UnusablePage
+    from parsers.viewthread import parse_viewthread
+
+    body = _random_bytes()
+    with pytest.raises(UnusablePage) as desktop:
+        parse_viewthread(body, tid=4, tz=UTC, now=datetime(2026, 12, 1, tzinfo=UTC))
+    with pytest.raises(UnusablePage) as mobile:
+        parse_mobile_viewthread(body, tid=4, tz=UTC, page=1)
+    assert desktop.value.name_zh == mobile.value.name_zh == NOT_FORUM_ZH
+
+
+def test_a_truncated_page_is_still_truncated(fixtures_dir: Path) -> None:
+    from datetime import UTC, datetime
+
+    from parsers.pagecheck import UnusablePage
+    from parsers.viewthread import parse_viewthread
+
+    body = (fixtures_dir / "desktop" / "vote_t4_p3_guest.html").read_bytes()
+    with pytest.raises(PageError) as caught:
+        parse_viewthread(
+            body[: len(body) // 2], tid=4, tz=UTC, now=datetime(2026, 12, 1, tzinfo=UTC)
+        )
+    assert not isinstance(caught.value, UnusablePage)
+    assert "被截断" in caught.value.message_zh
+
+
+def test_a_page_read_with_the_wrong_codec_is_not_random_bytes(fixtures_dir: Path) -> None:
+    """A GBK page read as UTF-8 is garbled text inside markup, not random bytes."""
+    body = (fixtures_dir / "desktop" / "gbk_reencoded" / "vote_t4_p1_guest.gbk.html").read_bytes()
+    text = body.decode("utf-8", errors="replace").replace('id="postlist"', "")
+    assert check_page(text) is None
+
+
+def test_every_real_page_is_a_forum_page(fixtures_dir: Path) -> None:
+    from parsers.pagecheck import UnusablePage
+
+    for path in sorted(fixtures_dir.rglob("*")):
+        if not path.is_file() or path.suffix in (".headers", ".txt") or path.name == "README.md":
+            continue
+        try:
+            check_page(path.read_bytes().decode("utf-8", errors="replace"))
+        except UnusablePage:  # pragma: no cover - the failure message names the page
+            pytest.fail(f"{path.name} taken for random bytes")
+        except PageError:
+            pass
+
+
+def test_a_redirect_loop_has_its_own_name() -> None:
+    from parsers.pagecheck import REDIRECT_LOOP_ZH, redirect_loop
+
+    error = redirect_loop(5, "http://f/forum.php?mod=viewthread&tid=4")
+    assert error.name_zh == REDIRECT_LOOP_ZH
+    assert error.message_zh == (
+        "重定向循环：论坛连续重定向 5 次仍未给出页面，最后指向 http://f/forum.php?mod=viewthread&tid=4"
+    )
+    assert str(error) == error.message_zh

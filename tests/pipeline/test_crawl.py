@@ -233,3 +233,74 @@ def test_an_unanswered_api_probe_is_not_remembered_as_no(store):
     sim.faults.clear()
     assert mobile_api_works(c.client, store) is True
     assert store.get_meta("mobile_api") == "yes"
+
+
+# --------------------------------------------------------------------------- posts per page
+
+
+@pytest.mark.parametrize("renumber", [True, False])
+def test_posts_per_page_are_learned_from_the_pages_not_the_game_file(store, renumber):
+    """Issue #13 item 5: the director's account shows 15 posts a page while the game file
+    says ``[forum] ppp = 10``; a post deleted on page 2 is still marked vanished."""
+    clock = SimClock(T0 + timedelta(days=1))
+    sim = ForumSim(users=USERS, clock=clock, floodctrl_s=0, ppp=15)
+    sim.add_thread(TID, "第二天投票帖", "导演", "【第二天投票帖】请投票", T0)
+    for i in range(1, 40):
+        sim.add_post(TID, "饺子", f"第{i}条：投票对象：包子", T0 + timedelta(minutes=i))
+    c = crawler(sim, store)
+    assert c.forum.html_ppp == 10  # what the game file says
+    assert c.crawl([CrawlTarget(TID)]).ok
+    assert store.thread(TID)["ppp"] == 15  # remembered per thread, from the pages
+    victim = forum_pids(sim)[24]  # floor 25: page 2 of 15 (page 3 of 10)
+    sim.delete_post(victim, at=clock(), renumber=renumber)
+    report = crawler(sim, store).crawl([CrawlTarget(TID)], full=True)
+    assert report.ok and report.threads[0].vanished_posts == 1
+    states = {p.pid: p.state for p in store.posts(TID)}
+    assert states[victim] is PostState.VANISHED
+    assert stored_pids(store) == forum_pids(sim)
+
+
+@pytest.mark.parametrize("forgotten", [False, True])
+def test_a_crawl_that_starts_at_the_last_page_knows_the_page_size(store, forgotten):
+    clock = SimClock(T0 + timedelta(days=1))
+    sim = ForumSim(users=USERS, clock=clock, floodctrl_s=0, ppp=15)
+    sim.add_thread(TID, "投票帖", "导演", "请投票", T0)
+    for i in range(1, 40):
+        sim.add_post(TID, "包子", f"第{i}条", T0 + timedelta(minutes=i))
+    crawler(sim, store).crawl([CrawlTarget(TID)])
+    if forgotten:  # a store migrated by 008_ppp_from_pages: the game file's value is gone
+        store.db.execute("UPDATE threads SET ppp = NULL")
+    victim = forum_pids(sim)[35]  # on the last page (3)
+    sim.delete_post(victim, at=clock(), renumber=False)
+    sim.requests.clear()
+    report = crawler(sim, store).crawl([CrawlTarget(TID)])  # incremental: the last page only
+    assert viewthread_requests(sim) == 1
+    assert report.threads[0].vanished_posts == 1
+    assert store.thread(TID)["ppp"] == 15
+
+
+def test_the_page_size_ignores_sticky_replies_on_page_one():
+    from parsers.records import Post, ThreadPage
+    from pipeline.crawl import _infer_ppp
+
+    def post(pid: int, floor: int | None) -> Post:
+        return Post(
+            tid=TID,
+            pid=pid,
+            floor=floor,
+            author="饺子",
+            uid=3,
+            posted_at=T0,
+            message_html="",
+            text="",
+        )
+
+    page1 = [post(100 + f, f) for f in range(1, 16)] + [post(200, 33), post(201, None)]
+    assert _infer_ppp(ThreadPage(TID, 1, 3, tuple(page1))) == 15
+    page2 = [post(100 + f, f) for f in range(16, 31)]
+    assert _infer_ppp(ThreadPage(TID, 2, 3, tuple(page2))) == 15
+    assert _infer_ppp(ThreadPage(TID, 2, 3, tuple(page2[:-1]))) is None  # not a full page
+    last = [post(100 + f, f) for f in range(31, 38)]
+    assert _infer_ppp(ThreadPage(TID, 3, 3, tuple(last))) == 15  # it starts at floor 31
+    assert _infer_ppp(ThreadPage(TID, 1, 1, tuple(page1[:7]))) is None  # one page says nothing
+    assert _infer_ppp(ThreadPage(TID, 3, 3, tuple(page2))) is None  # 16 = 2·7.5 + 1: no size

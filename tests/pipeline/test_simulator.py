@@ -542,6 +542,26 @@ def test_fault_login_required_flood_and_maintenance_pages():
         assert "discuz_uid = '3'" in client.get("forum.php?mod=viewthread&tid=4").text
 
 
+def test_faults_of_a_forum_that_is_not_usable():
+    sim, _ = make_sim(replies=1)
+    cookie = sim.login_cookie("饺子")
+    sim.faults.add("garbage")
+    sim.faults.add("redirect_loop", count=2)
+    sim.faults.add("echo_cookie")
+    url = "forum.php?mod=viewthread&tid=4"
+    with _client(sim, headers={"Cookie": cookie}, follow_redirects=False) as client:
+        noise = client.get(url)
+        assert noise.status_code == 200 and b"<html" not in noise.content
+        assert noise.content.decode("utf-8", errors="replace").count("\ufffd") > 1000
+        for _ in range(2):
+            loop = client.get(url)
+            assert loop.status_code == 302 and loop.headers["location"] == BASE + url
+        echoed = client.get(url)
+        salt = cookie.split(";")[0].split("=", 1)[1]
+        assert "调试信息：Cookie:" in echoed.text and salt in echoed.text
+        assert 'id="postlist"' in client.get(url).text  # all used up
+
+
 def test_unknown_fault_kind_is_refused():
     sim, _ = make_sim(replies=0)
     with pytest.raises(ValueError, match="未知的故障类型"):

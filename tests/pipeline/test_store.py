@@ -66,6 +66,8 @@ def test_database_file_is_private_and_migrated_once(tmp_path):
         "004_engine",
         "005_substitutions",
         "006_lastwords",
+        "007_scrub_secrets",
+        "008_ppp_from_pages",
     ]
     assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     s.close()
@@ -144,3 +146,20 @@ def test_a_deleted_placeholder_never_overwrites_a_post(store):
     w = save(store, page([post(101, "投票对象：包子"), placeholder, post(103, "c", floor=3)]))
     assert w.changed_posts == 0
     assert {p.pid: p.text for p in store.posts(4)}[102] == "b"
+
+
+def test_the_migration_forgets_a_desktop_page_size_taken_from_the_game_file(tmp_path):
+    """``threads.ppp`` of a desktop thread was ``[forum] ppp`` (issue #13 item 5); the mobile
+    API's is what the forum reported and stays."""
+    path = tmp_path / "old.db"
+    s = open_store(path)
+    s.register_thread(4, day=2, role="vote")
+    s.register_thread(5, day=2, role="discussion")
+    with s.atomic():
+        s.db.execute("UPDATE threads SET source = 'html', ppp = 10 WHERE tid = 4")
+        s.db.execute("UPDATE threads SET source = 'mobile-api', ppp = 50 WHERE tid = 5")
+        s.db.execute("DELETE FROM _migrations WHERE name = '008_ppp_from_pages'")
+    s.close()
+    s = open_store(path)
+    assert s.thread(4)["ppp"] is None and s.thread(5)["ppp"] == 50
+    s.close()
