@@ -264,6 +264,7 @@ class Poster:
             monotonic=monotonic,
             now=now,
             jar=self.jar,
+            secrets=credentials.secrets(),  # the password too never reaches an error
         )
         self.director_uids = frozenset(director_uids)
         self.director_names = frozenset(director_names)

@@ -450,6 +450,12 @@ def _m008_ppp_from_pages(db: sqlite_utils.Database) -> None:
     db.execute("UPDATE threads SET ppp = NULL WHERE source IS NULL OR source != 'mobile-api'")
 
 
+def _m009_vote_notes(db: sqlite_utils.Database) -> None:
+    """A verdict's director-only note (floors, pids, what to do) beside its public reason."""
+    if "note" not in db["votes"].columns_dict:
+        db.execute("ALTER TABLE votes ADD COLUMN note TEXT")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
     ("002_journal_and_verdicts", _m002_journal_and_verdicts),
@@ -459,6 +465,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("006_lastwords", _m006_lastwords),
     ("007_scrub_secrets", _m007_scrub_secrets),
     ("008_ppp_from_pages", _m008_ppp_from_pages),
+    ("009_vote_notes", _m009_vote_notes),
 ]
 
 
@@ -579,7 +586,7 @@ class Store:
         """
         conn = self.db.conn
         if conn.in_transaction:
-            with self.db.atomic():
+            with self.db.atomic():  # a savepoint inside the open transaction
                 yield
             return
         try:
@@ -610,7 +617,7 @@ class Store:
         return rows[0]["value"] if rows else None
 
     def set_meta(self, key: str, value: str) -> None:
-        with self.db.atomic():
+        with self.atomic():
             self.db.execute(
                 "INSERT INTO meta(key, value) VALUES (?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -623,7 +630,7 @@ class Store:
         return rows[0] if rows else None
 
     def register_thread(self, tid: int, *, day: int | None, role: str | None) -> None:
-        with self.db.atomic():
+        with self.atomic():
             self.db.execute(
                 "INSERT INTO threads(tid, day, role) VALUES (?, ?, ?) "
                 "ON CONFLICT(tid) DO UPDATE SET day = excluded.day, role = excluded.role",
@@ -631,7 +638,7 @@ class Store:
             )
 
     def reset_thread_position(self, tid: int) -> None:
-        with self.db.atomic():
+        with self.atomic():
             self.db.execute(
                 "UPDATE threads SET last_page = NULL, total_pages = NULL WHERE tid = ?", [tid]
             )
@@ -665,7 +672,7 @@ class Store:
 
         ``secrets``: the session's values to scrub besides the known keys (the cookie values).
         """
-        with self.db.atomic():
+        with self.atomic():
             return self._insert_page(
                 tid, page, source, url, status, headers, body, fetched_at, outcome, secrets
             )
@@ -731,7 +738,7 @@ class Store:
         seen = _iso(fetched_at)
         assert seen is not None
         new = changed = vanished = enriched = 0
-        with self.db.atomic():
+        with self.atomic():
             page_id = self._insert_page(
                 parsed.tid,
                 parsed.page,
@@ -906,7 +913,7 @@ class Store:
         for key in ("detail", "url"):
             if row.get(key):
                 row[key] = scrub_text(str(row[key]))
-        with self.db.atomic():
+        with self.atomic():
             self.db.table("crawl_log").insert(row)
 
     # -- reading --------------------------------------------------------------------------

@@ -68,6 +68,7 @@ def test_database_file_is_private_and_migrated_once(tmp_path):
         "006_lastwords",
         "007_scrub_secrets",
         "008_ppp_from_pages",
+        "009_vote_notes",
     ]
     assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     s.close()
@@ -162,4 +163,12 @@ def test_the_migration_forgets_a_desktop_page_size_taken_from_the_game_file(tmp_
     s.close()
     s = open_store(path)
     assert s.thread(4)["ppp"] is None and s.thread(5)["ppp"] == 50
+    s.close()
+
+
+def test_a_verdicts_director_note_is_stored_beside_its_reason(tmp_path):
+    """Migration 009: the votes table has the director-only ``note`` column, also on an old store
+    that had only the reason (issue #13 item 7: public text is public)."""
+    s = open_store(tmp_path / "g.db")
+    assert "note" in s.db["votes"].columns_dict
     s.close()
