@@ -166,6 +166,7 @@ class ModifierKind(StrEnum):
     TIE_TAKER = "tie_taker"  # a tie puts this player out (tubian24 高僧[献身])
     FORCE_TOP = "force_top"  # a skill makes this player the top (m209 技能影响的最高票)
     VOID_ON_TIE = "void_on_tie"  # a tie voids the vote-out (m209 替罪羊[冤死])
+    BEFORE_OPEN = "before_open"  # votes before the opening; none by then is 弃权 (m209 [狂躁])
 
 
 #: What each modifier kind means, as a director (and a public draft) reads it.
@@ -179,6 +180,7 @@ MODIFIER_ZH: dict[str, str] = {
     "tie_taker": "平票时出局",
     "force_top": "技能最高票",
     "void_on_tie": "平票时投票出局作废",
+    "before_open": "须在开门前投票",
 }
 
 
@@ -368,8 +370,9 @@ class _Roster:
             return self.rs.unit_label(b.voter, b.voter_card)  # may be a card not in play
         return self.unit_of(entries[-1])
 
-    def target_unit(self, b: Ballot) -> tuple[str | None, str | None]:
-        """(unit, problem) for the ballot's target."""
+    def target_unit(self, b: Ballot, at: datetime | None = None) -> tuple[str | None, str | None]:
+        """(unit, problem) for the ballot's target. A bare name of a player with two cards
+        means the one still in play at ``at`` when the other is out (nizhuan.txt:51)."""
         assert b.target is not None
         entries = self.by_name.get(b.target)
         if not entries:
@@ -383,6 +386,9 @@ class _Roster:
             return unit, None
         if len(entries) == 1:
             return self.unit_of(entries[0]), None
+        in_play = [e for e in entries if at is None or not _gone(e, at)]
+        if len(in_play) == 1:
+            return self.unit_of(in_play[0]), None
         return None, f"投票对象须写明第几身份（例：{b.target}的第一身份）"
 
 
@@ -399,6 +405,7 @@ class _Mods:
     tie_taker: list[str] = field(default_factory=list)
     force_top: list[str] = field(default_factory=list)
     void_on_tie: list[str] = field(default_factory=list)
+    before_open: dict[str, tuple[str, str]] = field(default_factory=dict)  # unit → (src, rule)
 
 
 def _digest_modifiers(ctx: DayContext, roster: _Roster) -> _Mods:
@@ -429,6 +436,8 @@ def _digest_modifiers(ctx: DayContext, roster: _Roster) -> _Mods:
             mods.force_top.append(unit)
         elif m.kind is ModifierKind.VOID_ON_TIE:
             mods.void_on_tie.append(f"{unit}{src}" if src else unit)
+        elif m.kind is ModifierKind.BEFORE_OPEN:
+            mods.before_open.setdefault(unit, (src, m.rule))
     return mods
 
 
@@ -485,7 +494,7 @@ def _check_target(
         return None, None, rs.ref("abstain")
     if b.target is None:
         return None, b.problem or f"投票对象有误：「{b.target_raw}」", rs.ref("format")
-    unit, problem = roster.target_unit(b)
+    unit, problem = roster.target_unit(b, at)
     if unit is None:
         key = "card_target" if rs.card_units and "身份" in (problem or "") else "format"
         return None, b.problem or problem, rs.rules.get(key, rs.ref("format"))
@@ -604,6 +613,14 @@ def _judge_one(
         assert ps.out_at is not None
         d.reason = f"投票者已于{_when(ps.out_at, ctx)}出局，出局后不能投票"
         d.rule = rs.ref("out")
+        return d
+    if unit in mods.before_open and b.evidence.at >= ctx.opens:
+        # the ballot's own time: a proxy entered before the opening still counts (m209.txt:97)
+        src, rule = mods.before_open[unit]
+        d.reason = (
+            f"{unit}持有{src}，须在开门之前投票，开门后的投票不计入（开门之前未决定则默认弃票）"
+        )
+        d.rule = rule or rs.rules.get("mania", rs.ref("vote_right"))
         return d
     if not ps.can_vote or unit in mods.no_vote:
         why = "、".join(mods.no_vote.get(unit, [])) or "当前状态"
@@ -843,6 +860,23 @@ def tally(
         if v.voter_unit == sheriff:
             sheriff_vote = v.counts_for
             sheriff_abstained = v.counts_for is None
+
+    # [狂躁] (m209.txt:97): 开门之前未决定则默认弃票 — a unit that had to vote before the opening
+    # and has no counted ballot abstains, with its weight
+    for unit, (src, _rule) in sorted(mods.before_open.items()):
+        ps = roster.units[unit]
+        if unit in final or not _in_play(ps, ctx) or not ps.can_vote or unit in mods.no_vote:
+            continue
+        w, why = _voter_weight(unit, sheriff, rs, mods)
+        weights[unit] = w
+        if why:
+            weight_reasons[unit] = why
+        total += w
+        abstain_total += w
+        abstained.append(unit)
+        if unit == sheriff:
+            sheriff_abstained = True
+        notes.append(f"{unit}持有{src}，开门之前未投票，默认弃票")
 
     def eligible(unit: str) -> bool:
         ps = roster.units[unit]

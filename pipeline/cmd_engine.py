@@ -63,6 +63,20 @@ def _name(ctx: GameContext, raw: str, what: str) -> str:
     return player.name
 
 
+def _target(ctx: GameContext, rs: Ruleset, raw: str) -> str:
+    """A target as the engine reads it: a roster name, or a card label of a card-based set
+    (nizhuan "戊的第二身份" / "戊#2", nizhuan.txt:196) with the player's name from the roster."""
+    if ctx.game.player(raw.strip()) is not None:
+        return _name(ctx, raw, "目标")
+    name, card = rs.split_target(raw)
+    if card is None:
+        return _name(ctx, raw, "目标")
+    player = ctx.game.player(name)
+    if player is None:
+        raise click.ClickException(f"目标「{raw}」不在名单中")
+    return rs.unit_label(player.name, card)
+
+
 def _time(ctx: GameContext, raw: str | None, option: str) -> datetime | None:
     if raw is None:
         return None
@@ -92,7 +106,7 @@ def _action_from_options(
     return Action(
         actor=_name(ctx, actor, "玩家"),
         skill=skill_name,
-        targets=tuple(_name(ctx, t, "目标") for t in targets),
+        targets=tuple(_target(ctx, rs, t) for t in targets),
         choice=choice,
         card=card,
         at=when.isoformat() if when else None,

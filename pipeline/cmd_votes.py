@@ -12,6 +12,7 @@ import click
 from click_default_group import DefaultGroup
 
 from engine.cards import Card
+from engine.rulesets import get_ruleset
 from engine.votes import MODIFIER_ZH, ModifierKind, VerdictStatus
 from pipeline.cli import GameContext, cli, game_command
 from pipeline.derive import Derivation, derive, flag_decisions, tally_json, write_derivation
@@ -450,19 +451,29 @@ def vote_group() -> None:
 @game_command
 @click.option("--day", type=int, required=True, help="第几天。")
 @click.option("--voter", required=True, help="被代投的玩家。")
-@click.option("--target", required=True, help="投票对象（玩家名，或 弃权）。")
+@click.option(
+    "--target",
+    required=True,
+    help="投票对象（玩家名，或 弃权；逆转时空按身份写：X的第二身份 或 X#2）。",
+)
 @click.option("--at", "at", required=True, help="代投的时间（ISO 8601，带时区）。")
 def vote_proxy(ctx: GameContext, day: int, voter: str, target: str, at: str) -> None:
     """记录一次代投（与玩家自己投票一样受截止时间和改票规则约束）。"""
     who = ctx.game.player(voter)
     if who is None:
         raise click.ClickException(f"名单中没有玩家「{voter}」")
-    if target != "弃权" and ctx.game.player(target) is None:
-        raise click.ClickException(f"投票对象「{target}」不在名单中")
+    rs = get_ruleset(ctx.game.game.ruleset)
+    name = "弃权"
+    if target != "弃权":
+        # a roster name as written first (a forum name may end in "#2"), then a card label
+        # (nizhuan.txt:196 投票对象：傻树的第一身份)
+        bare, card = (target, None) if ctx.game.player(target) else rs.split_target(target)
+        player = ctx.game.player(bare)
+        if player is None:
+            raise click.ClickException(f"投票对象「{target}」不在名单中")
+        name = rs.unit_label(player.name, card)
     if not any(d.day == day for d in ctx.game.days):
         raise click.ClickException(f"游戏文件中没有第 {day} 天")
-    target_player = ctx.game.player(target)
-    name = target_player.name if target_player is not None else "弃权"
     when = _parse_time(ctx, at, "--at")
     ctx.store.db.table("journal_proxy_votes").insert(
         {
@@ -487,7 +498,8 @@ def vote_proxy(ctx: GameContext, day: int, voter: str, target: str, at: str) -> 
     required=True,
     help="weight_add 得票+N（诽谤），weight_set 票权=N（迷魂 0），voter_add 票权+N（独裁），"
     "no_vote 不能投票，no_change 不能改票，block_out 不能被投出，tie_taker 平票出局（高僧），"
-    "force_top 技能最高票，void_on_tie 平票作废（替罪羊）。",
+    "force_top 技能最高票，void_on_tie 平票作废（替罪羊），"
+    "before_open 须在开门前投票、开门前未投则弃权（狂躁）。",
 )
 @click.option("--value", default="0", help="数值（可写分数，如 1 或 3/2）。")
 @click.option("--source", default="", help="来源，如 乌鸦[诽谤]。")

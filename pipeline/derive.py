@@ -748,6 +748,10 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         for row in journal_proxies(store, day.day):
             at = _dt(row["at"])
             target = None if row["target"] == "弃权" else row["target"]
+            card: int | None = None
+            if target is not None and target not in roster.by_name:
+                # a card label (nizhuan "丁的第二身份"), stored by bansha vote proxy
+                target, card = ruleset.split_target(target)
             # on a 日不落 day a proxy entered by the first round's close is a first-round vote
             first = day.first_closes is not None and at <= day.first_closes
             (first_ballots if first else ballots).append(
@@ -764,6 +768,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                         at,
                         f"导演记录：代投 #{row['id']}",
                     ),
+                    card_index=card,
                 )
             )
             voted.add(row["voter"])
@@ -827,7 +832,16 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                 players=players,
                 sheriff=sheriff,
                 accelerated=accelerated,
-                sheriff_election=bool(day.sheriff_election) and ruleset.has_sheriff_election,
+                # the game file's election day, or one the engine's state makes an election
+                # (nizhuan: the 逆转轮's first day, nizhuan.txt:156)
+                sheriff_election=(
+                    bool(day.sheriff_election)
+                    or (
+                        engine_state is not None
+                        and ruleset.sheriff_election_day(engine_state, day.day)
+                    )
+                )
+                and ruleset.has_sheriff_election,
                 modifiers=tuple(journal_modifiers(store, day.day))
                 + (
                     (
@@ -881,7 +895,12 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         if contexts:
             barred = [
                 {p.name for p in c.players if not p.can_vote}
-                | {m.player for m in c.modifiers if m.kind is ModifierKind.NO_VOTE}
+                | {
+                    m.player
+                    for m in c.modifiers
+                    # [狂躁] (m209.txt:97): no vote by the opening is 弃权, not 未投票
+                    if m.kind in (ModifierKind.NO_VOTE, ModifierKind.BEFORE_OPEN)
+                }
                 for c in contexts
             ]
             # a player barred from one 正午 round could still vote in the other (日不落)

@@ -162,6 +162,13 @@ def parse_actions(
         for j, t in enumerate(a.targets):
             name = resolve_name(t)
             if name is None:
+                # a card label of a card-based set (nizhuan "戊的第二身份" / "戊#2",
+                # nizhuan.txt:196): the player from the roster, the card kept
+                bare, card = ruleset.split_target(t)
+                found = resolve_name(bare) if card is not None else None
+                if found is not None:
+                    name = ruleset.unit_label(found, card)
+            if name is None:
                 problems.append(f"{where}.targets[{j}]：名单中没有玩家「{t}」")
             else:
                 targets.append(name)

@@ -179,6 +179,13 @@ class Ruleset:
             return f"{name}的{ZH_CARD.get(card, f'第{card}身份')}"
         return name
 
+    def split_target(self, raw: str) -> tuple[str, int | None]:
+        """The player a target text names and the card it names (None: no card).
+
+        Card-based sets read ``"X的第二身份"`` / ``"X#2"`` (nizhuan); here a target is a
+        name. The pipeline matches the whole text as a roster name first, then this."""
+        return raw.strip(), None
+
     # --- decisions -----------------------------------------------------------------------
     def decide_election(self, sheet: CountSheet) -> Decision:
         """Day 1: 最先获得投票数最多的角色当选警长.
@@ -461,6 +468,11 @@ class Ruleset:
         if state.sheriff and state.player(state.sheriff).alive:
             return state.sheriff
         return None
+
+    def sheriff_election_day(self, state: GameState, day: int) -> bool:
+        """The state itself makes ``day`` a sheriff election, whatever the game file says
+        (nizhuan's 逆转轮 first day); False here."""
+        return False
 
     def fixed_ballots(
         self, state: GameState, day: int, *, opens: datetime, tid: int

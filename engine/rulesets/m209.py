@@ -3094,7 +3094,7 @@ class M209(Ruleset):
         living = tuple(n for n in state.living if n not in gone)
         # the verdicts' [狂躁] bar (engine.votes: a ballot after the opening does not count,
         # none at all is 弃权); absent from an engine.votes that does not have the kind yet
-        before_open = getattr(ModifierKind, "BEFORE_OPEN", None)
+        before_open = ModifierKind.BEFORE_OPEN
         mods: list[Any] = [
             VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), "离开游戏", "m209.txt:210")
             for n in state.living

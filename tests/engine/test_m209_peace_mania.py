@@ -12,8 +12,6 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import pytest
-
 from engine.kernel import DayInput, resolve_day
 from engine.state import GameState, Phase, Status
 from engine.votes import (
@@ -32,12 +30,6 @@ from tests.engine.test_nizhuan_support import says
 TZ = timezone(timedelta(hours=8))
 OPENS = datetime(2026, 12, 2, 10, 0, tzinfo=TZ)
 CLOSES = datetime(2026, 12, 2, 22, 0, tzinfo=TZ)
-HAS_BEFORE_OPEN = hasattr(ModifierKind, "BEFORE_OPEN")
-NEEDS_VOTES = pytest.mark.xfail(
-    not HAS_BEFORE_OPEN,
-    strict=True,
-    reason="needs ModifierKind.BEFORE_OPEN in engine/votes.py (helper C1; see the D2 report)",
-)
 
 
 def state_on_day_2(**setup: Any) -> GameState:
@@ -142,7 +134,6 @@ def test_mania_forbids_a_change_as_before() -> None:
     assert ("戊", "no_change") in kinds
 
 
-@NEEDS_VOTES
 def test_mania_sets_the_opening_as_the_deadline() -> None:
     says("m209.txt:97", "开门之前未决定则默认弃票")
     state = state_on_day_2(statuses=[["戊", "狂躁", ""]])
@@ -153,7 +144,6 @@ def test_mania_sets_the_opening_as_the_deadline() -> None:
     )
 
 
-@NEEDS_VOTES
 def test_a_mania_vote_after_the_opening_does_not_count() -> None:
     says("m209.txt:97", "该状态下需要在开门之前立刻投当天的放逐投票")
     state = state_on_day_2(statuses=[["戊", "狂躁", ""]])

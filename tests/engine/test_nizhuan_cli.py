@@ -7,6 +7,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 import pipeline.cmd_engine  # noqa: F401  (registers the commands on the cli group)
@@ -46,7 +47,7 @@ def _game(tmp_path: Path) -> Path:
 
 
 def run(game: Path, db: Path, *args: str, code: int = 0) -> str:
-    n = 2 if args[0] in ("night", "day") else 1
+    n = 2 if args[0] in ("night", "day", "vote") else 1
     result = CliRunner().invoke(cli, [*args[:n], str(game), "--db", str(db), *args[n:]])
     assert result.exit_code == code, result.output
     return result.output
@@ -147,3 +148,133 @@ def test_a_duel_in_the_last_three_hours_is_refused(tmp_path: Path) -> None:
     assert "关门前3小时内" in late and "nizhuan.txt:106" in late
     assert "须写明发动时间" in run(game, db, *args, code=1)
     run(game, db, *args, "--at", "2026-12-02T18:30:00+08:00")
+
+
+# --------------------------------------------------------------------------- the 逆转轮 on the CLI
+# Targets named by card (nizhuan.txt:196 投票对象：傻树的第一身份): ``vote proxy``, ``night add``
+# and a night-actions file take "X的第二身份" / "X#2"; the 逆转轮's first day is an election
+# without the game file saying so (nizhuan.txt:156).
+
+
+def _round_two(tmp_path: Path) -> tuple[Path, Path]:
+    """A game file with days 1-6 (no sheriff_election key anywhere) whose 历史轮 ran on the CLI:
+    nights 0-4 and days 1-4 resolved with nobody out, so the 逆转轮 starts on day 5."""
+    game, db = _game(tmp_path), tmp_path / "game.db"
+    with game.open("a", encoding="utf-8") as fh:
+        for d in range(1, 7):
+            fh.write(
+                f"\n[[days]]\nday = {d}\nopens = 2026-12-{d:02d}T10:00:00+08:00\n"
+                f"closes = 2026-12-{d:02d}T22:00:00+08:00\nvote = {3000 + d}\n"
+            )
+    run(game, db, "night", "resolve", "--night", "0")
+    run(game, db, "day", "resolve", "--day", "1", "--as-of", _after(1))
+    for n in range(1, 5):
+        run(game, db, "night", "add", "--night", str(n), "--actor", "丙", "--skill", "杀人",
+            "--choice", "放弃")  # fmt: skip
+        out = run(game, db, "night", "resolve", "--night", str(n))
+        if n < 4:
+            run(game, db, "day", "resolve", "--day", str(n + 1), "--as-of", _after(n + 1))
+    assert "逆转轮从第5天开始" in out
+    return game, db
+
+
+def _after(day: int) -> str:
+    """The next morning, after day ``day`` closed."""
+    return f"2026-12-{day + 1:02d}T09:00:00+08:00"
+
+
+def _proxy(game: Path, db: Path, day: int, voter: str, target: str, code: int = 0) -> str:
+    at = f"2026-12-{day:02d}T11:00:00+08:00"
+    return run(game, db, "vote", "proxy", "--day", str(day), "--voter", voter, "--target", target,
+               "--at", at, code=code)  # fmt: skip
+
+
+def _tally(game: Path, db: Path, day: int) -> dict:  # type: ignore[type-arg]
+    return json.loads(run(game, db, "tally", "--day", str(day), "--json", "--as-of", _after(day)))
+
+
+def test_vote_proxy_names_a_card_and_the_reversal_day_elects(tmp_path: Path) -> None:
+    says("nizhuan.txt:196", "投票对象：傻树的第一身份")
+    says("nizhuan.txt:156", "2，开始第一天讨论日，竞选警长")
+    game, db = _round_two(tmp_path)
+    assert "已记录代投：第5天 乙 → 丁的第二身份" in _proxy(game, db, 5, "乙", "丁的第二身份")
+    assert "已记录代投：第5天 甲 → 丁的第二身份" in _proxy(game, db, 5, "甲", "丁#2")
+    assert "已记录代投：第5天 丙 → 戊的第一身份" in _proxy(game, db, 5, "丙", "戊的第一身份")
+    assert "投票对象「路人#2」不在名单中" in _proxy(game, db, 5, "己", "路人#2", code=1)
+    data = _tally(game, db, 5)
+    # the game file does not say day 5 elects: the engine's state does
+    assert data["tally"]["sheriff_election"] is True
+    assert data["elected"] == "丁的第二身份" and data["out"] is None
+    votes = {v["voter"]: (v["status"], v["target"], v["reason"]) for v in data["votes"]}
+    assert votes["乙的第二身份"] == ("counted", "丁的第二身份", "导演代投有效：投给丁的第二身份")
+    assert votes["甲的第二身份"] == ("counted", "丁的第二身份", "导演代投有效：投给丁的第二身份")
+    assert votes["丙的第二身份"] == ("counted", "戊的第一身份", "导演代投有效：投给戊的第一身份")
+    # day resolve counts it as the election too: the sheriff is 丁 (second card)
+    run(game, db, "day", "resolve", "--day", "5", "--as-of", _after(5))
+    assert json.loads(run(game, db, "state", "--json"))["sheriff"] == "丁"
+
+
+@pytest.mark.parametrize("target", ["辛的第二身份", "辛#2"])
+def test_night_add_takes_a_card_label_target(tmp_path: Path, target: str) -> None:
+    says("nizhuan.txt:94", "女巫可以毒杀一名角色，令其出局")
+    says("nizhuan.txt:196", "投票对象：傻树的第一身份")
+    game, db = _round_two(tmp_path)
+    run(game, db, "day", "resolve", "--day", "5", "--as-of", _after(5))
+    out = run(game, db, "night", "add", "--night", "5", "--actor", "甲", "--skill", "毒药",
+              "--target", target, "--card", "第二身份")  # fmt: skip
+    assert "甲[毒药]→辛的第二身份" in out
+    refused = run(game, db, "night", "add", "--night", "5", "--actor", "甲", "--skill", "毒药",
+                  "--target", "路人#2", code=1)  # fmt: skip
+    assert "目标「路人#2」不在名单中" in refused
+    data = json.loads(run(game, db, "night", "resolve", "--night", "5", "--json"))
+    assert [(d["player"], d["card_index"], d["cause"]) for d in data["deaths"]] == [
+        ("辛", 2, "女巫[毒药]")
+    ]
+
+
+def test_a_night_actions_file_takes_a_card_label_target(tmp_path: Path) -> None:
+    says("nizhuan.txt:94", "女巫可以毒杀一名角色，令其出局")
+    game, db = _round_two(tmp_path)
+    run(game, db, "day", "resolve", "--day", "5", "--as-of", _after(5))
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        'night = 5\n[[actions]]\nactor = "甲"\nskill = "毒药"\ntargets = ["路人#2"]\n',
+        encoding="utf-8",
+    )
+    refused = run(game, db, "night", "resolve", "--night", "5", "--actions", str(bad), code=1)
+    assert "targets[0]：名单中没有玩家「路人#2」" in refused
+    actions = tmp_path / "night5.toml"
+    actions.write_text(
+        'night = 5\n[[actions]]\nactor = "甲"\nskill = "毒药"\ntargets = ["辛#2"]\n'
+        'card = "第二身份"\n',
+        encoding="utf-8",
+    )
+    data = json.loads(
+        run(game, db, "night", "resolve", "--night", "5", "--actions", str(actions), "--json")
+    )
+    assert [(d["player"], d["card_index"], d["cause"]) for d in data["deaths"]] == [
+        ("辛", 2, "女巫[毒药]")
+    ]
+    listed = json.loads(run(game, db, "night", "list", "--night", "5", "--json"))
+    assert [r["targets"] for r in listed] == [["辛的第二身份"]]
+
+
+def test_a_bare_name_proxy_means_the_card_still_in_play(tmp_path: Path) -> None:
+    """辛's second card is out: a proxy for "辛" counts for the first (the out one is not a
+    target, nizhuan.txt:51); with both cards in play the card must be named."""
+    says("nizhuan.txt:51", "已经公示的出局角色不属于游戏范畴，不允许被选为技能或投票的目标")
+    game, db = _round_two(tmp_path)
+    run(game, db, "day", "resolve", "--day", "5", "--as-of", _after(5))
+    run(game, db, "night", "add", "--night", "5", "--actor", "甲", "--skill", "毒药",
+        "--target", "辛的第二身份", "--card", "第二身份")  # fmt: skip
+    run(game, db, "night", "resolve", "--night", "5")
+    assert "已记录代投：第6天 乙 → 辛" in _proxy(game, db, 6, "乙", "辛")
+    _proxy(game, db, 6, "丙", "戊")
+    data = _tally(game, db, 6)
+    votes = {v["voter"]: v for v in data["votes"]}
+    assert votes["乙的第二身份"]["status"] == "counted"
+    assert votes["乙的第二身份"]["reason"] == "导演代投有效：投给辛的第一身份"
+    assert votes["丙的第二身份"]["status"] == "invalid"
+    assert votes["丙的第二身份"]["reason"] == (
+        "代投无效：投票对象须写明第几身份（例：戊的第一身份）"
+    )

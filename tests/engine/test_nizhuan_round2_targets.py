@@ -199,11 +199,6 @@ def test_round_two_vote_for_a_card_label_counts() -> None:
     assert t.out == "辛的第二身份"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs engine/votes.py _Roster.target_unit to count only the cards still in play "
-    "(helper C1; see the D2 report)",
-)
 def test_round_two_bare_name_of_a_player_with_one_card_left_counts() -> None:
     """The first card is out: "辛" can only mean the second (the out card is not counted)."""
     says("nizhuan.txt:51", "已经公示的出局角色不属于游戏范畴，不允许被选为技能或投票的目标")

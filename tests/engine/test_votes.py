@@ -914,3 +914,64 @@ def test_a_ballots_note_reaches_its_verdict() -> None:
     )
     assert v[folded.evidence.pid].note == "含不可见字符"
     assert v[folded.evidence.pid].to_dict()["ballot"]["folded"] == ["invisible"]
+
+
+# --- [狂躁]: the opening is the deadline (engine.votes ModifierKind.BEFORE_OPEN) -------------
+
+
+def _mania(player: str, rule: str = "m209.txt:97") -> VoteModifier:
+    return VoteModifier(player, ModifierKind.BEFORE_OPEN, Fraction(0), "[狂躁]", rule)
+
+
+def test_a_mania_sheriff_voting_after_the_opening_abstains_and_breaks_no_tie() -> None:
+    says("m209.txt:97", "该状态下需要在开门之前立刻投当天的放逐投票且不允许改票")
+    says("m209.txt:97", "开门之前未决定则默认弃票")
+    says("m209.txt:169", "否则警长投票的角色为最高票，否则没有最高票")
+    c = ctx("m209", sheriff="饺子", modifiers=(_mania("饺子"),))
+    late = ballot("饺子", "馄饨", at(10))
+    votes = [late, ballot("包子", "馄饨", at(11)), ballot("面条", "烧卖", at(11, 5))]
+    verdicts, t = tally_votes(votes, c)
+    v = by_pid(verdicts)[late.evidence.pid]
+    assert v.status is INV and v.rule == "m209.txt:97"
+    assert v.reason == (
+        "饺子持有[狂躁]，须在开门之前投票，开门后的投票不计入（开门之前未决定则默认弃票）"
+    )
+    assert t.abstained == ["饺子"] and t.total == 3 and t.sheriff_vote is None
+    assert t.out is None and t.decided_by == "平票，警长弃权，无人出局（没有最高票）"
+    assert "饺子持有[狂躁]，开门之前未投票，默认弃票" in t.notes
+
+
+def test_a_mania_modifier_recorded_by_hand_cites_the_rule_set() -> None:
+    """``bansha vote modifier --kind before_open`` stores no rule: the rule set's [狂躁] line."""
+    says("m209.txt:97", "需要在开门之前立刻投当天的放逐投票")
+    c = ctx("m209", modifiers=(_mania("包子", rule=""),))
+    late = ballot("包子", "饺子", at(10))
+    v = by_pid(judge_ballots([late], c))[late.evidence.pid]
+    assert v.status is INV and v.rule == "m209.txt:97"
+
+
+def test_a_mania_holder_out_before_the_close_is_no_abstention() -> None:
+    says("m209.txt:97", "开门之前未决定则默认弃票")
+    c = ctx("m209", out={"包子": at(12)}, modifiers=(_mania("包子"), _mania("面条")))
+    _verdicts, t = tally_votes([ballot("饺子", "馄饨", at(10))], c)
+    assert t.abstained == ["面条"] and t.total == 2
+    assert not any(n.startswith("包子") for n in t.notes)
+
+
+def test_a_bare_name_means_the_card_in_play_when_the_vote_is_cast() -> None:
+    """nizhuan: 馄饨's second card goes out at 15:00 — before then "馄饨" names no card; after,
+    only the first card can be meant (an out card is no target, nizhuan.txt:51)."""
+    says("nizhuan.txt:51", "已经公示的出局角色不属于游戏范畴，不允许被选为技能或投票的目标")
+    players = tuple(
+        PlayerStatus(n, out_at=at(15) if (n, card) == ("馄饨", 2) else None, card=card)
+        for n in NAMES
+        for card in (1, 2)
+    )
+    c = ctx("nizhuan", players=players)
+    early = ballot("饺子", "馄饨", at(12))
+    late = ballot("包子", "馄饨", at(16))
+    v = by_pid(judge_ballots([early, late], c))
+    assert v[early.evidence.pid].status is INV
+    assert v[early.evidence.pid].reason == "投票对象须写明第几身份（例：馄饨的第一身份）"
+    assert v[late.evidence.pid].status is C
+    assert v[late.evidence.pid].reason == "有效票：投给馄饨的第一身份"
