@@ -3092,9 +3092,6 @@ class M209(Ruleset):
         index = Phase.day(day).index
         gone = self._left_in_state(state, index)
         living = tuple(n for n in state.living if n not in gone)
-        # the verdicts' [狂躁] bar (engine.votes: a ballot after the opening does not count,
-        # none at all is 弃权); absent from an engine.votes that does not have the kind yet
-        before_open = ModifierKind.BEFORE_OPEN
         mods: list[Any] = [
             VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), "离开游戏", "m209.txt:210")
             for n in state.living
@@ -3113,11 +3110,13 @@ class M209(Ruleset):
                 )
             elif s.kind == "狂躁":
                 mods.append(VoteModifier(s.holder, ModifierKind.NO_CHANGE, Fraction(0), "[狂躁]"))
-                if before_open is not None:
-                    # 需要在开门之前立刻投……开门之前未决定则默认弃票 (m209.txt:97)
-                    mods.append(
-                        VoteModifier(s.holder, before_open, Fraction(0), "[狂躁]", MANIA_RULE)
+                # 需要在开门之前立刻投……开门之前未决定则默认弃票 (m209.txt:97): a ballot after
+                # the opening does not count, none at all is 弃权 (engine.votes)
+                mods.append(
+                    VoteModifier(
+                        s.holder, ModifierKind.BEFORE_OPEN, Fraction(0), "[狂躁]", MANIA_RULE
                     )
+                )
             elif s.kind in ("霸道", "不死"):
                 mods.append(
                     VoteModifier(s.holder, ModifierKind.BLOCK_OUT, Fraction(0), f"[{s.kind}]")
