@@ -10,6 +10,11 @@ fields as the parser (pid, floor, author, uid, time, message HTML, visible text 
 quotes, quoted pids, edit note, colour/size marks, current/total page, subject, formhash) and is
 checked to agree with it before timing. Each method is timed over all pages, the methods
 interleaved, best of N runs; the ratios are printed side by side.
+
+Nested markup (issue #13 item 10): the first vote page with ``[align=center]`` (rendered
+``<div align="center">``) nested 100 and 800 deep at the start of each of its 10 posts, parsed
+by ``parse_viewthread`` and by bare lexbor; the 800/100 time ratios are printed side by side
+(linear work: about 8; the quadratic walk of before made it about 40).
 """
 
 from __future__ import annotations
@@ -149,6 +154,32 @@ def bare(page: Page) -> int:
     return 0
 
 
+NESTED_DEPTHS = (100, 800)
+
+
+def nested_page(page: Page, depth: int) -> Page:
+    """``page`` with ``depth`` nested ``[align=center]`` around a vote at the start of every
+    post's message."""
+    block = ('<div align="center">' * depth + "投票对象：油条" + "</div>" * depth).encode()
+    copy = Page(page.path)
+    copy.body = re.sub(rb'(id="postmessage_\d+">)', lambda m: m.group(1) + block, page.body)
+    return copy
+
+
+def nested_times(page: Page, repeats: int) -> dict[tuple[str, int], float]:
+    """Best time of ``parse_viewthread`` and of bare lexbor on ``page`` nested 100 and 800 deep."""
+    pages = {depth: nested_page(page, depth) for depth in NESTED_DEPTHS}
+    for depth, nested in pages.items():
+        parsed = parse_viewthread(nested.body, tid=nested.tid, tz=TZ, now=nested.now).posts
+        assert len(parsed) == 10 and all(len(p.marks) >= depth for p in parsed), depth
+    methods = {"parse_viewthread": ours, "LexborHTMLParser (bare)": bare}
+    best: dict[tuple[str, int], float] = {}
+    for depth, nested in pages.items():
+        for name, seconds in best_times(methods, [nested], repeats).items():
+            best[name, depth] = seconds
+    return best
+
+
 def check_same_fields(pages: list[Page]) -> None:
     """The baseline must do the parser's job: same posts, same essentials."""
     for page in pages:
@@ -217,6 +248,19 @@ def main() -> int:
         f"ours/BS4: {vs_bs4:.1f}x faster (target >= 30x)   "
         f"ours/bare: {vs_bare:.2f}x the bare parse time (target <= 1.5x)"
     )
+    first = next(page for page in pages if page.path.name == "vote_t4_p1_guest.html")
+    nested = nested_times(first, args.repeats)
+    low, high = NESTED_DEPTHS
+    print(
+        f"nested [align] in the 10 posts of {first.path.name}: "
+        f"depth {low} vs {high}, best of {args.repeats}"
+    )
+    print(f"{'method':<26}{f'{low} deep ms':>14}{f'{high} deep ms':>14}{'ratio':>9}")
+    for name in ("parse_viewthread", "LexborHTMLParser (bare)"):
+        a, b = nested[name, low], nested[name, high]
+        print(f"{name:<26}{a * 1000:>14.2f}{b * 1000:>14.2f}{b / a:>8.1f}x")
+    times = high // low
+    print(f"(depth x{times}: linear work is about {times}x, quadratic {times * times}x)")
     return 0
 
 

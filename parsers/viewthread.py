@@ -6,7 +6,9 @@ identical from X3.1 to X3.5). Every selector the parser relies on is in :data:`S
 Speed (bench/bench_parse.py): lexbor is given only the part of the page from the top pager to
 the end of the post list (the head, the fast-reply editor and the footer are a quarter of the
 bytes); the post tables and their parts come from ONE selection over the post list; a message
-is read in one walk of its nodes, with no re-parsing and no regex over the page.
+is read in one walk of its nodes, with no re-parsing and no regex over the page. The walk keeps
+its own stack (any depth, no recursion) and each element's text is sliced from the text as it
+is built, so nested markup costs time in proportion to its size, not size × depth.
 
 The message helper :func:`extract_message` is shared with :mod:`parsers.mobile`: it turns a
 message's HTML node into the visible text (quotes removed), the quoted pids, the quoted texts,
@@ -31,6 +33,10 @@ Decisions (see docs/rulings.md):
   own invitation text is Discuz's, not the author's, and is not in ``text``).
 * Any element at all in a message (outside the edit note and quoted text) gives a BBCODE mark
   with its tag name; a quote block gives ``quote`` and a hide box ``hide``.
+* The marks of one message hold at most :data:`MARK_TEXT_BUDGET` characters of text (twenty
+  full-length posts); past that, a mark inside an element that has a mark of the same kind is
+  left out, since the outer mark holds all of its text (hostile nesting with text at every
+  level). Hidden text therefore stays wholly marked; only the count of nested marks shrinks.
 * Posts come back ordered by pid (Discuz's page-1 order is not trusted) and de-duplicated.
 * A page whose HTML does not end with ``</html>`` is truncated: PageError(MALFORMED).
 """
@@ -287,7 +293,9 @@ class MessageParts:
 
 
 def _normalise(raw: str) -> str:
-    """One line per line break; spaces collapsed; blank lines trimmed at the ends, runs merged."""
+    """One line per line break; spaces collapsed; blank lines trimmed at the ends, runs merged.
+
+    The reference form: :class:`_TextSink` builds exactly this while the text is read."""
     lines: list[str] = []
     for line in raw.split("\n"):
         line = " ".join(line.split())
@@ -296,6 +304,58 @@ def _normalise(raw: str) -> str:
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines)
+
+
+class _TextSink:
+    """Text read from a message, kept in :func:`_normalise`'d form as it arrives.
+
+    ``_normalise`` keeps the words (runs of non-space characters) and puts between two words
+    "" (same word), " ", "\\n" or "\\n\\n" depending only on what lies between them (nothing,
+    spaces, one line break, two or more). So the normalised text of any stretch of the input is
+    a slice of the normalised whole: the chunks appended since the stretch began, less the
+    separator in front of the first one. Each chunk is one text piece's words with the
+    separator before them; the separator is only written when the next word arrives, so the
+    chunks never end in one. An element's text is then read in time proportional to its own
+    text, not to the whole subtree's markup (issue #13: re-normalising each nested element's
+    pieces made 800 nested ``[align]`` quadratic).
+    """
+
+    __slots__ = ("chunks", "newlines", "space")
+
+    def __init__(self) -> None:
+        self.chunks: list[str] = []
+        self.newlines = 0  # line breaks since the last word
+        self.space = False  # spaces since the last word
+
+    def add(self, piece: str) -> None:
+        """A text node's text (its own line breaks count as spaces, as in a browser)."""
+        words = piece.split()
+        if not words:
+            if piece:
+                self.space = True
+            return
+        chunk = " ".join(words)
+        if self.chunks:
+            if self.newlines:
+                chunk = ("\n\n" if self.newlines > 1 else "\n") + chunk
+            elif self.space or piece[0].isspace():
+                chunk = " " + chunk
+        self.newlines = 0
+        self.space = piece[-1].isspace()
+        self.chunks.append(chunk)
+
+    def since(self, start: int) -> str:
+        """The normalised text of everything added after ``len(self.chunks)`` was ``start``."""
+        if start >= len(self.chunks):
+            return ""
+        parts = self.chunks[start:]
+        first = parts[0]
+        if first[0] in " \n":  # the separator from the text before
+            parts[0] = first.lstrip(" \n")
+        return "".join(parts)
+
+    def value(self) -> str:
+        return "".join(self.chunks)
 
 
 def _is_noise(tag: str, classes: list[str], attrs: LexborAttributes) -> bool:
@@ -318,6 +378,16 @@ def _quote_link_pid(href: str | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
+# The marks of one message hold at most about this many characters of text: twenty times a
+# full post at Discuz's default length limit (``maxpostsize`` 10000, DISCUZ.md §4.4). Past it,
+# a mark nested inside an element that has a mark of the same kind is not recorded (the
+# enclosing mark holds all of its text), so a message of deeply nested markup with text at
+# every level costs time and memory in proportion to its size, not to its size times its
+# depth. Real posts never come near it.
+MARK_TEXT_BUDGET = 200_000
+_NO_KINDS = dict.fromkeys(MarkKind, 0)
+
+# frame: (children, is_block, marks waiting for their text or None, chunk index in `out`)
 _Frame = tuple[Iterator[LexborNode], bool, list[tuple[MarkKind, str]] | None, int]
 
 
@@ -325,10 +395,11 @@ def extract_message(root: LexborNode, tz: tzinfo) -> MessageParts:
     """Read a message node: text without quotes, quotes, edit note, marks.
 
     Jammer and ad nodes are removed from ``root`` in place, so ``root.inner_html`` afterwards is
-    the message as its author wrote it.
+    the message as its author wrote it. One walk over the nodes with an explicit stack (no
+    recursion, any depth), and time in proportion to the nodes plus the text recorded.
     """
-    main: list[str] = []
-    out = main  # where text goes: `main`, or the buffer of the quote being read
+    main = _TextSink()
+    out = main  # where text goes: `main`, or the sink of the quote being read
     marks: list[Mark] = []
     quoted: list[int] = []
     quote_texts: list[str] = []
@@ -336,7 +407,8 @@ def extract_message(root: LexborNode, tz: tzinfo) -> MessageParts:
     noise: list[LexborNode] = []
     quote_level = 0  # stack depth of the open quote frame (0: not in a quote)
     quote_pid: int | None = None
-    # frame: (children, is_block, marks waiting for their text or None, index in `out`)
+    open_kinds = _NO_KINDS.copy()  # marks of each kind waiting on the stack
+    spent = 0  # characters of text held by `marks`
     stack: list[_Frame] = [(root.iter(include_text=True), False, None, 0)]
     while stack:
         children, block, pending, start = stack[-1]
@@ -344,27 +416,36 @@ def extract_message(root: LexborNode, tz: tzinfo) -> MessageParts:
         if child is None:
             stack.pop()
             if quote_level and len(stack) < quote_level:  # leaving the quote block
-                quote_text = _normalise("".join(out))
+                quote_text = out.value()
                 quote_texts.append(quote_text)
                 marks.append(Mark(MarkKind.BBCODE, "quote", quote_text))
+                spent += len(quote_text)
                 if quote_pid is not None and quote_pid not in quoted:
                     quoted.append(quote_pid)
                 out, quote_level, quote_pid = main, 0, None
                 continue
             if pending:
-                inside = _normalise("".join(out[start:]))
-                marks.extend(Mark(kind, value, inside) for kind, value in pending)
+                for kind, _ in pending:
+                    open_kinds[kind] -= 1
+                inside: str | None = None
+                for kind, value in pending:
+                    if spent > MARK_TEXT_BUDGET and open_kinds[kind]:
+                        continue  # an enclosing mark of this kind holds this text too
+                    if inside is None:
+                        inside = out.since(start)
+                    marks.append(Mark(kind, value, inside))
+                    spent += len(inside)
             if block:
-                out.append("\n")
+                out.newlines += 1
             continue
         tag = child.tag
         if tag == "-text":
             piece = child.text_content
             if piece:
-                out.append(piece.replace("\r", " ").replace("\n", " "))
+                out.add(piece)
             continue
         if tag == "br":
-            out.append("\n")
+            out.newlines += 1
             continue
         if tag in _NOT_MARKUP:
             continue
@@ -381,7 +462,7 @@ def extract_message(root: LexborNode, tz: tzinfo) -> MessageParts:
             if tag == "a" and quote_pid is None:
                 quote_pid = _quote_link_pid(attrs.get("href"))
             if is_block:
-                out.append("\n")
+                out.newlines += 1
             stack.append((child.iter(include_text=True), is_block, None, 0))
             continue
         if tag == "i" and "pstatus" in classes:  # 本帖最后由 X 于 T 编辑 (added by Discuz)
@@ -391,7 +472,7 @@ def extract_message(root: LexborNode, tz: tzinfo) -> MessageParts:
         if tag == "blockquote" or (
             tag == "div" and ("quote" in classes or "reply_wrap" in classes)
         ):
-            out = []
+            out = _TextSink()
             stack.append((child.iter(include_text=True), False, None, 0))
             quote_level = len(stack)
             continue
@@ -405,13 +486,15 @@ def extract_message(root: LexborNode, tz: tzinfo) -> MessageParts:
             grandchildren = (node for node in grandchildren if node.tag != "h4")
         else:
             waiting = _presentation(tag, attrs)
+        for kind, _ in waiting:
+            open_kinds[kind] += 1
         if is_block:
-            out.append("\n")
-        stack.append((grandchildren, is_block, waiting, len(out)))
+            out.newlines += 1
+        stack.append((grandchildren, is_block, waiting, len(out.chunks)))
     for node in noise:
         node.decompose()
     return MessageParts(
-        text=_normalise("".join(main)),
+        text=main.value(),
         quoted_pids=tuple(quoted),
         quote_texts=tuple(quote_texts),
         edit=edit,
