@@ -1,7 +1,14 @@
 """The ``bansha`` command line.
 
-Every command takes the game file first. Expected failures exit 1 with one Chinese line on
-stderr; usage errors exit 2. stdout carries the result; logs go to stderr.
+Every command takes the game file first; it may be left out when the environment variable
+``BANSHA_GAME`` names it, or when the current folder holds exactly one game file (a ``.toml``
+with a ``[game]`` table: the demo's post script and night-actions files are not game files).
+Expected failures exit 1 with one Chinese line on stderr; usage errors exit 2. stdout carries
+the result; logs go to stderr.
+
+Read-only commands (``game_command(readonly=True)``) open an existing store read-only (SQLite
+``mode=ro``, no migration): they never create a store, never write one, and say so when there
+is none yet.
 """
 
 from __future__ import annotations
@@ -9,21 +16,30 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sqlite3
 import sys
-from collections.abc import Callable
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import click
 import httpx
+import sqlite_utils
 
 import pipeline.cli_zh  # noqa: F401  (before any command: click speaks Chinese)
 from pipeline.gamefile import Game, GameFileError, load_game, resolve_db_path
-from pipeline.store import Store, StoreError, open_store
+from pipeline.store import MIGRATIONS, Store, StoreError, open_store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 log = logging.getLogger("bansha")
+
+#: the environment variable naming the game file when a command is given none
+GAME_ENV = "BANSHA_GAME"
 
 
 def _setup_logging(verbose: bool) -> None:
@@ -43,16 +59,99 @@ def cli(verbose: bool) -> None:
     """bansha：Discuz! 论坛版杀的导演助手。
 
     抓取游戏帖子存入 SQLite，计票、统计潜水、标记违规、起草公示。
-    每个命令的第一个参数是游戏文件（TOML）。
+    每个命令的第一个参数是游戏文件（TOML）；不写时用环境变量 BANSHA_GAME 指定的文件，
+    或当前目录中唯一的游戏文件。
     """
     _setup_logging(verbose)
 
 
+# --------------------------------------------------------------------------- the store
+
+
+class ReadOnlyStore(Store):
+    """A store opened read-only (``mode=ro``): no file is created, no migration is applied,
+    and any write fails (``sqlite3.OperationalError``: attempt to write a readonly database).
+
+    SQLite creates the ``-wal``/``-shm`` files a reader of a WAL database needs; when this
+    reader was the one that created them, :meth:`close` lets SQLite remove them again, so the
+    store's folder is left as it was found.
+    """
+
+    def __init__(self, path: Path | str) -> None:  # not Store.__init__: that creates the file
+        self.path = Path(path)
+        self._sidecars = [Path(f"{self.path}-wal"), Path(f"{self.path}-shm")]
+        self._had_sidecars = any(p.exists() for p in self._sidecars)
+        uri = "file:" + quote(str(self.path.resolve())) + "?mode=ro"
+        conn = None
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=30.0)
+            conn.execute("PRAGMA query_only = ON")
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            done = (
+                {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+                if "_migrations" in names
+                else set()
+            )
+        except sqlite3.DatabaseError as exc:
+            if conn is not None:
+                conn.close()
+            raise StoreError(
+                f"无法只读打开数据库 {self.path}：{exc}（不是 bansha 的数据库文件？）"
+            ) from exc
+        self.db = sqlite_utils.Database(conn)
+        if not done:
+            self.close()
+            raise StoreError(
+                f"数据库 {self.path} 还没有初始化（是空的）：先运行 bansha init 或 bansha cycle"
+            )
+        missing = [name for name, _ in MIGRATIONS if name not in done]
+        if missing:
+            self.close()
+            raise StoreError(
+                f"数据库 {self.path} 是旧版本的 bansha 建的，需要升级：先运行 bansha init"
+                "（这个命令只读数据库，不会升级它）"
+            )
+
+    def close(self) -> None:
+        self.db.close()
+        wal = self._sidecars[0]
+        if self._had_sidecars or not wal.exists():
+            return
+        try:
+            if wal.stat().st_size:
+                return  # a writer's frames: its own connection folds them back
+            # the last connection to close removes the reader's files (nothing is written:
+            # the write-ahead log is empty)
+            conn = sqlite3.connect(str(self.path), timeout=1.0)
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            finally:
+                conn.close()
+        except (OSError, sqlite3.Error):
+            pass  # a folder bansha may not write to keeps them; they are harmless
+
+
+def open_store_readonly(path: Path | str) -> Store:
+    """The existing store at ``path``, read-only; :class:`StoreError` (Chinese) when there is
+    none, it is empty or from an older bansha (never created, never migrated)."""
+    path = Path(path)
+    if not path.is_file():
+        raise StoreError(
+            f"还没有数据库 {path}：这个命令只读取数据库，不会创建它；"
+            "先运行 bansha init 或 bansha cycle"
+        )
+    return ReadOnlyStore(path)
+
+
 class GameContext:
-    def __init__(self, game_path: Path, game: Game, db_path: Path) -> None:
+    def __init__(
+        self, game_path: Path, game: Game, db_path: Path, *, readonly: bool = False
+    ) -> None:
         self.game_path = game_path
         self.game = game
         self.db_path = db_path
+        #: a read-only command: the store is opened read-only and must exist
+        self.readonly = readonly
         self._store: Store | None = None
 
     def close(self) -> None:
@@ -65,24 +164,152 @@ class GameContext:
     def store(self) -> Store:
         if self._store is None:
             try:
-                self._store = open_store(self.db_path)
+                if self.readonly:
+                    self._store = open_store_readonly(self.db_path)
+                else:
+                    self._store = open_store(self.db_path)
             except StoreError as exc:
                 raise click.ClickException(str(exc)) from exc
         return self._store
 
 
-def game_command(fn: F | None = None, *, forum: bool = False) -> Any:
-    """Shared arguments: the game file, and ``--db`` (or BANSHA_DB) for the store's path.
+# --------------------------------------------------------------------------- the game file
+
+
+def _is_game_data(data: Mapping[str, Any]) -> bool:
+    return isinstance(data.get("game"), dict)
+
+
+def find_game_file(
+    cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> tuple[Path, str]:
+    """The game file a command uses when given none, and where it came from (Chinese).
+
+    ``BANSHA_GAME`` first; else the one game file in ``cwd`` (a ``.toml`` whose top level has
+    a ``[game]`` table — post scripts and night-actions files have none). Raises
+    :class:`click.UsageError` (Chinese, exit 2) when there is none or more than one, and
+    :class:`click.ClickException` when ``BANSHA_GAME`` names no file.
+    """
+    env = os.environ if env is None else env
+    if named := env.get(GAME_ENV, "").strip():
+        path = Path(named).expanduser()
+        if not path.is_file():
+            raise click.ClickException(
+                f"环境变量 {GAME_ENV} 指向的游戏文件不存在：{path}"
+                f"（改正它，或在命令里写出游戏文件）"
+            )
+        return path, f"环境变量 {GAME_ENV}"
+    folder = Path.cwd() if cwd is None else cwd
+    games: list[Path] = []
+    unreadable: list[Path] = []
+    for path in sorted(folder.glob("*.toml")):
+        if not path.is_file():
+            continue
+        try:
+            data = tomllib.loads(path.read_bytes().decode("utf-8-sig"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            unreadable.append(path)
+            continue
+        if _is_game_data(data):
+            games.append(path)
+    how = (
+        f"请在命令里写出游戏文件（如 bansha tally 我的游戏.toml），"
+        f"或用环境变量 {GAME_ENV} 指定（export {GAME_ENV}=路径/我的游戏.toml）"
+    )
+    if len(games) == 1:
+        return games[0], "当前目录中唯一的游戏文件"
+    if games:
+        names = "、".join(p.name for p in games)
+        raise click.UsageError(
+            f"没有指定游戏文件，当前目录 {folder} 中有 {len(games)} 个游戏文件（{names}），"
+            f"不知道用哪一个：{how}",
+            click.get_current_context(silent=True),
+        )
+    if unreadable:
+        names = "、".join(p.name for p in unreadable)
+        raise click.UsageError(
+            f"没有指定游戏文件，当前目录 {folder} 中没有可读的游戏文件"
+            f"（{names} 不是有效的 TOML，用 bansha check 文件名 查看问题）：{how}",
+            click.get_current_context(silent=True),
+        )
+    raise click.UsageError(
+        f"没有指定游戏文件，当前目录 {folder} 中也没有游戏文件（含 [game] 表的 .toml）：{how}；"
+        "还没有游戏文件时，用 bansha new 我的游戏.toml --ruleset 规则集 写一个",
+        click.get_current_context(silent=True),
+    )
+
+
+def game_file_or_default(game_file: Path | None) -> Path:
+    """``game_file`` as given, else :func:`find_game_file`'s (logged with its source)."""
+    if game_file is not None:
+        return game_file
+    path, source = find_game_file()
+    log.info("游戏文件：%s（%s）", path, source)
+    return path
+
+
+_UNSET = getattr(click.core, "UNSET", None)  # click >= 8.2: a sentinel; before: None
+
+
+def _missing(value: object) -> bool:
+    return value is None or value is _UNSET
+
+
+def _looks_like_game_file(value: str) -> bool:
+    return value.lower().endswith(".toml") or Path(value).is_file()
+
+
+class GameFileArgument(click.Argument):
+    """The optional first argument ``GAME.toml``.
+
+    Left out in a command with more positional arguments (``bansha drafts show 5``), the
+    parser gives the first value to the game file; a value that is not a game file (no
+    ``.toml``, no such file) while the last positional argument is missing belongs to the
+    arguments after it, and the game file is the default one.
+    """
+
+    def handle_parse_result(self, ctx: click.Context, opts: Any, args: list[str]) -> Any:
+        value = opts.get(self.name, _UNSET)
+        params = ctx.command.params
+        later = [p for p in params[params.index(self) + 1 :] if isinstance(p, click.Argument)]
+        if (
+            isinstance(value, str)
+            and later
+            and all(p.nargs == 1 for p in later)
+            and _missing(opts.get(later[-1].name, _UNSET))
+            and not _looks_like_game_file(value)
+        ):
+            values = [value] + [opts.get(p.name, _UNSET) for p in later[:-1]]
+            for p, v in zip(later, values, strict=True):
+                opts[p.name] = v
+            opts[self.name] = _UNSET
+        return super().handle_parse_result(ctx, opts, args)
+
+
+def game_file_argument(fn: F) -> F:
+    """The optional ``[GAME.toml]`` argument (a :class:`GameFileArgument`)."""
+    return click.argument(
+        "game_file",
+        cls=GameFileArgument,
+        required=False,
+        type=click.Path(dir_okay=False, path_type=Path),
+        metavar="[GAME.toml]",
+    )(fn)
+
+
+def game_command(fn: F | None = None, *, forum: bool = False, readonly: bool = False) -> Any:
+    """Shared arguments: the game file (optional: ``BANSHA_GAME`` or the one game file in the
+    current folder), and ``--db`` (or BANSHA_DB) for the store's path.
 
     ``forum=True`` marks a command that talks to the forum: only then is the login cookie
-    required (for a forum that needs login).
+    required (for a forum that needs login). ``readonly=True`` marks a command that only reads
+    the store: it opens an existing store read-only (never creates or migrates one; a missing
+    store is said in Chinese, exit 1) and any write it attempts fails.
     """
     if fn is None:
-        return functools.partial(game_command, forum=forum)
+        return functools.partial(game_command, forum=forum, readonly=readonly)
 
-    @click.argument(
-        "game_file", type=click.Path(dir_okay=False, path_type=Path), metavar="GAME.toml"
-    )
+    @game_file_argument
     @click.option(
         "--db",
         "db_path",
@@ -91,17 +318,32 @@ def game_command(fn: F | None = None, *, forum: bool = False) -> Any:
         help="数据库路径（默认：游戏文件旁的 <游戏文件名>.db，或环境变量 BANSHA_DB）。",
     )
     @functools.wraps(fn)
-    def wrapper(game_file: Path, db_path: str | None, **kwargs: Any) -> Any:
-        ctx = load_context(game_file, db_path, check_login=forum)
+    def wrapper(game_file: Path | None, db_path: str | None, **kwargs: Any) -> Any:
+        ctx = load_context(game_file, db_path, check_login=forum, readonly=readonly)
         try:
             return fn(ctx, **kwargs)
+        except sqlite3.OperationalError as exc:
+            if readonly and "readonly" in str(exc):
+                name = click.get_current_context().command_path
+                raise click.ClickException(
+                    f"内部错误：只读命令 {name} 试图写入数据库 {ctx.db_path}（没有写入任何内容）；"
+                    "请报告这个问题"
+                ) from exc
+            raise
         finally:
             ctx.close()
 
     return wrapper  # type: ignore[return-value]
 
 
-def load_context(game_file: Path, db_path: str | None, *, check_login: bool = False) -> GameContext:
+def load_context(
+    game_file: Path | None,
+    db_path: str | None,
+    *,
+    check_login: bool = False,
+    readonly: bool = False,
+) -> GameContext:
+    game_file = game_file_or_default(game_file)
     if not game_file.exists():
         raise click.ClickException(f"找不到游戏文件：{game_file}")
     try:
@@ -109,7 +351,59 @@ def load_context(game_file: Path, db_path: str | None, *, check_login: bool = Fa
     except GameFileError as exc:
         raise click.ClickException(str(exc)) from exc
     path = resolve_db_path(game_file, db_path, os.environ)
-    return GameContext(game_file, game, path)
+    return GameContext(game_file, game, path, readonly=readonly)
+
+
+# --------------------------------------------------------------------------- the day
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultDay:
+    """The day a command means when ``--day`` is left out: ``status`` says where that day
+    stands (进行中, 已关门, 还没开门) and ``note`` is set when it is not the obvious one."""
+
+    day: int
+    status: str
+    note: str | None = None
+
+
+def default_day(game: Game, now: datetime) -> DefaultDay:
+    """The day a director means at ``now``: the day that is open, else the last one closed
+    (between days and after the game's last day); before the first day opens, the first day
+    (usually day 1) with a note. Raises :class:`click.ClickException` when the game file has
+    no day at all. Pure: ``now`` is an argument."""
+    days = sorted(game.days, key=lambda d: d.day)
+    if not days:
+        raise click.ClickException("游戏文件中还没有任何一天（[[days]]）：请先写上第一天")
+    for d in days:
+        if d.opens <= now < d.closes:
+            return DefaultDay(d.day, "进行中")
+    closed = [d for d in days if d.closes <= now]
+    if closed:
+        return DefaultDay(closed[-1].day, "已关门")
+    first = days[0]
+    when = first.opens.astimezone(game.game.tz).strftime("%m-%d %H:%M")
+    return DefaultDay(
+        first.day, f"还没开门（{when} 开门）", f"第 {first.day} 天还没开门（{when} 开门）"
+    )
+
+
+def resolve_day(ctx: GameContext, day: int | None, now: datetime | None = None) -> int:
+    """``--day`` as given, else :func:`default_day` at ``now`` (default: the present); its note
+    goes to stderr."""
+    if day is not None:
+        return day
+    choice = default_day(ctx.game, now or datetime.now(ctx.game.game.tz))
+    if choice.note:
+        click.echo(
+            f"注意：{choice.note}，先显示第 {choice.day} 天（用 --day 指定别的天）", err=True
+        )
+    return choice.day
+
+
+def day_option(help_text: str = "第几天（默认：今天，关门后是刚关门的那一天）。") -> Any:
+    """``--day N``, optional: leave it out and the command takes :func:`resolve_day`'s day."""
+    return click.option("--day", type=int, default=None, help=help_text)
 
 
 def make_http_client(timeout_s: float = 20.0) -> httpx.Client:
@@ -125,6 +419,7 @@ from pipeline import (  # noqa: E402,F401
     cmd_lastwords,
     cmd_post,
     cmd_report,
+    cmd_setup,
     cmd_votes,
     commands,
 )

@@ -88,11 +88,11 @@ def lastwords_add(
 
 
 @lastwords_group.command("list")
-@game_command
+@game_command(readonly=True)
 @click.option("--all", "include_removed", is_flag=True, help="也列出已撤销的记录。")
 @click.option("--json", "as_json", is_flag=True, help="输出 JSON。")
 def lastwords_list(ctx: GameContext, include_removed: bool, as_json: bool) -> None:
-    """列出记录的遗言（每位玩家以最后一次记录为准）。"""
+    """列出记录的遗言（每位玩家以最后一次记录为准）。只读数据库。"""
     records = list_lastwords(ctx.store, include_removed=include_removed)
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in records], ensure_ascii=False, indent=2))

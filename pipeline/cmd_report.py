@@ -6,14 +6,14 @@ from pathlib import Path
 
 import click
 
-from pipeline.cli import GameContext, cli, game_command
+from pipeline.cli import GameContext, cli, day_option, game_command, resolve_day
 from pipeline.cmd_votes import _parse_time, as_of_option
 from pipeline.report import write_report
 
 
 @cli.command("report")
-@game_command
-@click.option("--day", type=int, required=True, help="第几天。")
+@game_command(readonly=True)
+@day_option()
 @click.option(
     "--html",
     "html_path",
@@ -22,15 +22,17 @@ from pipeline.report import write_report
     help="写入的 HTML 文件（已存在则覆盖）。",
 )
 @as_of_option
-def report_cmd(ctx: GameContext, day: int, html_path: Path, as_of: str | None) -> None:
+def report_cmd(ctx: GameContext, day: int | None, html_path: Path, as_of: str | None) -> None:
     """当天的计票报告：一个独立的 HTML 页面（不联网、无脚本），手机和电脑都能看。
 
     内容：结果和决定它的规则、票数（含权重）、按发帖顺序的每一票（判定、理由、原帖链接）、
     每位玩家的讨论帖发言数对照 5/10 帖（条形图和表格）、违规标记（待确认/已确认/已驳回）和牌的台账。
+    只读数据库（不改变存下的结论）。
     """
+    when = _parse_time(ctx, as_of)
+    day = resolve_day(ctx, day, when)
     if not any(d.day == day for d in ctx.game.days):
         raise click.ClickException(f"游戏文件中没有第 {day} 天")
-    when = _parse_time(ctx, as_of)
     try:
         path = write_report(ctx.game, ctx.store, day=day, as_of=when, path=html_path)
     except OSError as exc:

@@ -10,7 +10,14 @@ from typing import Any
 
 import click
 
-from pipeline.cli import GameContext, cli, game_command, make_http_client
+from pipeline.cli import (
+    GameContext,
+    cli,
+    day_option,
+    game_command,
+    make_http_client,
+    resolve_day,
+)
 from pipeline.client import DiscuzClient, RetryPolicy, SessionJar
 from pipeline.crawl import Crawler, CrawlReport, CrawlTarget, ForumConfig
 from pipeline.gamefile import Game
@@ -143,12 +150,13 @@ def mark_days_reread(ctx: GameContext, targets: list[CrawlTarget]) -> None:
 
 
 @cli.command()
-@game_command
-@click.option("--day", type=int, required=True, help="第几天。")
+@game_command(readonly=True)
+@day_option()
 @click.option("--player", default=None, help="只看这位玩家（名字或别名）。")
-def posts(ctx: GameContext, day: int, player: str | None) -> None:
-    """列出某天各帖子中已抓取的帖子（楼层、时间、作者、内容首行）。"""
+def posts(ctx: GameContext, day: int | None, player: str | None) -> None:
+    """列出某天各帖子中已抓取的帖子（楼层、时间、作者、内容首行）。只读数据库。"""
     game = ctx.game
+    day = resolve_day(ctx, day)
     try:
         day_info = game.day(day)
     except (KeyError, ValueError) as exc:

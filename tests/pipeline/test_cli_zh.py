@@ -72,7 +72,7 @@ def test_missing_option_is_chinese_and_exits_2():
     result = invoke("why", str(GAME), "--day", "1", code=2)
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
-        "用法: bansha why [OPTIONS] GAME.toml",
+        "用法: bansha why [OPTIONS] [GAME.toml]",
         "运行 'bansha why --help' 查看帮助。",
         "",
         "错误：缺少选项 '--player'.",
@@ -106,8 +106,8 @@ def test_unknown_command_is_chinese_and_exits_2():
 
 
 def test_missing_and_extra_arguments_are_chinese_and_exit_2():
-    result = invoke("tally", "--day", "1", code=2)
-    assert error_line(result) == "错误：缺少参数 'GAME.toml'."
+    result = invoke("drafts", "show", str(GAME), code=2)
+    assert error_line(result) == "错误：缺少参数 'ID'."
     result = invoke("tally", str(GAME), "extra", "--day", "1", code=2)
     assert error_line(result) == "错误：多余的参数（extra）"
 
