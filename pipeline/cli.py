@@ -423,3 +423,8 @@ from pipeline import (  # noqa: E402,F401
     cmd_votes,
     commands,
 )
+from pipeline.console.cli import serve  # noqa: E402
+from pipeline.console.status import status  # noqa: E402
+
+cli.add_command(serve)
+cli.add_command(status)

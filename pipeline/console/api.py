@@ -1,0 +1,207 @@
+"""The JSON the console's API serves, and what ``bansha drafts GAME --json`` prints.
+
+- :func:`drafts_json` — the drafts of a game (``bansha drafts --json``; ``GET
+  /api/games/{id}/drafts`` serves exactly this). Field names are a contract: keep them stable.
+- :func:`games_json` — ``GET /api/games`` and ``bansha status --json``.
+- :func:`api_routes` — the routes under ``/api/``: ``Authorization: Bearer <token>`` on every
+  request (401 without; a session cookie is not enough, so no CSRF is possible), approve and
+  reject through :mod:`pipeline.drafts`, as ``bansha drafts approve`` / ``reject`` do.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from pipeline.console.auth import verify_token
+from pipeline.console.games import GameSpec, GameSpecError
+from pipeline.console.overview import draft_urgency, overviews
+from pipeline.drafts import Draft, DraftError, approve, list_drafts, reject
+from pipeline.gamefile import Game
+from pipeline.store import Store, StoreError
+
+__all__ = ["api_routes", "draft_json", "drafts_json", "games_json"]
+
+
+def draft_json(game: Game, d: Draft, now: datetime) -> dict[str, Any]:
+    from pipeline.cmd_drafts import first_line
+
+    return {
+        "id": d.id,
+        "kind": d.kind,
+        "kind_zh": d.kind_zh,
+        "day": d.day,
+        "key": d.key,
+        "state": d.state.value,
+        "state_zh": d.state_zh,
+        "title": d.title,
+        "first_line": first_line(d.body),
+        "tid": d.tid,
+        "action": d.action,
+        "edit_pid": d.edit_pid,
+        "body": d.body,
+        "body_hash": d.body_hash,
+        "edited": d.edited,
+        "previous_id": d.previous_id,
+        "created_at": d.created_at,
+        "updated_at": d.updated_at,
+        "approved_at": d.approved_at,
+        "posted_at": d.posted_at,
+        "posted_pid": d.posted_pid,
+        "reject_why": d.reject_why,
+        **draft_urgency(game, d, now).to_dict(),
+    }
+
+
+def drafts_json(
+    store: Store,
+    game: Game,
+    *,
+    now: datetime | None = None,
+    include_superseded: bool = False,
+) -> dict[str, Any]:
+    """``bansha drafts GAME --json`` (``--all``: ``include_superseded``): the game, the time,
+    and every draft by number with its state, its text and how urgent it is."""
+    now = now if now is not None else datetime.now(game.game.tz)
+    drafts = list_drafts(store, include_superseded=include_superseded)
+    return {
+        "game": game.game.id,
+        "as_of": now.isoformat(),
+        "drafts": [draft_json(game, d, now) for d in drafts],
+    }
+
+
+def games_json(specs: Sequence[GameSpec], now: datetime | None = None) -> list[dict[str, Any]]:
+    """Every game's overview: ``id, title, ruleset, drafts_pending, flags_pending, last_cycle``
+    and the rest of what the overview shows."""
+    return [ov.to_dict() for ov in overviews(specs, now)]
+
+
+# --------------------------------------------------------------------------- routes
+
+
+def _error(status: int, message: str, **headers: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers or None)
+
+
+def _bearer(request: Request) -> str | None:
+    raw = request.headers.get("authorization", "")
+    kind, _, token = raw.partition(" ")
+    if kind.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+async def _authorised(request: Request) -> JSONResponse | None:
+    console = request.app.state.console
+    client = request.client.host if request.client else "?"
+    wait = console.limiter.retry_after(client)
+    if wait > 0:
+        return _error(
+            429,
+            f"令牌错误次数太多，请 {max(1, math.ceil(wait / 60))} 分钟后再试",
+            **{"Retry-After": str(int(wait) + 1)},
+        )
+    token = _bearer(request)
+    if token is None:
+        return _error(
+            401, "需要登录令牌：Authorization: Bearer <令牌>", **{"WWW-Authenticate": "Bearer"}
+        )
+    ok = await run_in_threadpool(verify_token, token, console.token_hash)
+    if not ok:
+        console.limiter.failed(client)
+        return _error(401, "令牌不对", **{"WWW-Authenticate": 'Bearer error="invalid_token"'})
+    return None
+
+
+def _spec(request: Request) -> GameSpec | None:
+    return request.app.state.console.games.get(request.path_params["gid"])
+
+
+async def api_games(request: Request) -> JSONResponse:
+    if (denied := await _authorised(request)) is not None:
+        return denied
+    console = request.app.state.console
+    data = await run_in_threadpool(games_json, list(console.games.values()), console.clock())
+    return JSONResponse(data)
+
+
+async def api_drafts(request: Request) -> JSONResponse:
+    if (denied := await _authorised(request)) is not None:
+        return denied
+    spec = _spec(request)
+    if spec is None:
+        return _error(404, f"没有这局游戏：{request.path_params['gid']}")
+    include = request.query_params.get("all") in ("1", "true", "yes")
+    now = request.app.state.console.clock()
+
+    def run() -> dict[str, Any]:
+        with spec.store() as store:
+            return drafts_json(
+                store, spec.game, now=now.astimezone(spec.game.game.tz), include_superseded=include
+            )
+
+    try:
+        return JSONResponse(await run_in_threadpool(run))
+    except (GameSpecError, StoreError) as exc:
+        return _error(503, str(exc))
+
+
+async def _decide(request: Request, what: str) -> JSONResponse:
+    if (denied := await _authorised(request)) is not None:
+        return denied
+    spec = _spec(request)
+    if spec is None:
+        return _error(404, f"没有这局游戏：{request.path_params['gid']}")
+    draft_id = int(request.path_params["n"])
+    why = ""
+    if what == "reject":
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        if isinstance(body, dict):
+            why = str(body.get("why") or "")
+        if not why.strip():
+            return _error(400, '驳回草稿必须写明理由：请求正文 {"why": "理由"}')
+    now = request.app.state.console.clock().astimezone(spec.game.game.tz)
+
+    def run() -> dict[str, Any]:
+        with spec.store() as store:
+            if what == "approve":
+                d = approve(store, draft_id, now)
+            else:
+                d = reject(store, draft_id, why, now)
+            return draft_json(spec.game, d, now)
+
+    try:
+        return JSONResponse(await run_in_threadpool(run))
+    except DraftError as exc:
+        status = 404 if "没有编号为" in str(exc) else 409
+        return _error(status, str(exc))
+    except (GameSpecError, StoreError) as exc:
+        return _error(503, str(exc))
+
+
+async def api_approve(request: Request) -> JSONResponse:
+    return await _decide(request, "approve")
+
+
+async def api_reject(request: Request) -> JSONResponse:
+    return await _decide(request, "reject")
+
+
+def api_routes() -> list[Route]:
+    return [
+        Route("/api/games", api_games, methods=["GET"]),
+        Route("/api/games/{gid}/drafts", api_drafts, methods=["GET"]),
+        Route("/api/games/{gid}/drafts/{n:int}/approve", api_approve, methods=["POST"]),
+        Route("/api/games/{gid}/drafts/{n:int}/reject", api_reject, methods=["POST"]),
+    ]

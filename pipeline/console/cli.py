@@ -1,0 +1,159 @@
+"""``bansha serve GAME.toml [GAME.toml ...]``: the director's console on a local port.
+
+Defined here with ``@click.command("serve")``; ``pipeline.cli`` registers it on the root group.
+Binds 127.0.0.1 unless ``--host`` says otherwise; docs/控制台.md tells how to reach it from a
+phone (an SSH tunnel, or a reverse proxy with TLS).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from pipeline.console.auth import (
+    TOKEN_ENV,
+    TokenError,
+    env_token,
+    hash_token,
+    new_token,
+    read_hash,
+    token_file_for,
+    write_hash,
+)
+from pipeline.console.games import GameSpec, GameSpecError, load_specs
+
+__all__ = ["resolve_token", "serve"]
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def resolve_token(
+    specs: list[GameSpec], *, new: bool, env: Mapping[str, str] | None = None
+) -> tuple[str, str | None, str]:
+    """The token's hash, the token to print once (only when it was just made), and where the
+    token comes from (said to the director)."""
+    env = os.environ if env is None else env
+    from_env = env_token(dict(env))
+    if from_env is not None:
+        if new:
+            raise TokenError(f"已设置环境变量 {TOKEN_ENV}，不能同时用 --new-token")
+        return hash_token(from_env), None, f"令牌来自环境变量 {TOKEN_ENV}（不写入任何文件）"
+    path = token_file_for(specs[0].path)
+    stored = None if new else read_hash(path)
+    if stored is not None:
+        return (
+            stored,
+            None,
+            f"令牌是首次启动时显示的那个（{path} 只保存了它的哈希）；忘了就用 --new-token 重新生成",
+        )
+    token = new_token()
+    token_hash = hash_token(token)
+    write_hash(path, token_hash)
+    return token_hash, token, f"新令牌的哈希已保存到 {path}（权限 600），令牌本身不保存"
+
+
+@click.command("serve")
+@click.argument(
+    "game_files",
+    nargs=-1,
+    required=True,
+    type=click.Path(path_type=Path),
+    metavar="GAME.toml [GAME.toml ...]",
+)
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="数据库路径（只用于一局游戏；默认：游戏文件旁的 <游戏文件名>.db，或环境变量 BANSHA_DB）。",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="监听的地址（默认只有本机能访问；局域网用 0.0.0.0，见 docs/控制台.md）。",
+)
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="端口。"
+)
+@click.option("--new-token", is_flag=True, help="生成新的登录令牌（旧令牌随即失效）。")
+@click.option(
+    "--secure-cookie",
+    is_flag=True,
+    help="会话 Cookie 只经 HTTPS 发送（经带 TLS 的反向代理访问时使用）。",
+)
+@click.option(
+    "--as-of",
+    "as_of",
+    default=None,
+    help="按这个时间显示（ISO 8601，带时区；默认现在）。用于演示或复核。",
+)
+def serve(
+    game_files: tuple[Path, ...],
+    db_path: str | None,
+    host: str,
+    port: int,
+    new_token: bool,
+    secure_cookie: bool,
+    as_of: str | None,
+) -> None:
+    """导演控制台：在浏览器（也可以是手机）里看总览、批准草稿、确认违规、记录夜晚行动。
+
+    可以给一个或多个游戏文件，也可以给一个目录（其中所有游戏文件）。需要登录：令牌来自环境变量
+    BANSHA_CONSOLE_TOKEN，或在第一次启动时生成并显示一次（只保存它的哈希）。控制台从不发帖：
+    批准的草稿由下一轮 bansha cycle 发出。
+    """
+    try:
+        specs = load_specs(list(game_files), db_path)
+        token_hash, shown, source = resolve_token(specs, new=new_token)
+    except (GameSpecError, TokenError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    clock = None
+    if as_of is not None:
+        try:
+            fixed = datetime.fromisoformat(as_of)
+        except ValueError as exc:
+            raise click.BadParameter(
+                f"时间格式应为 2026-12-02T21:30:00+08:00：{as_of}", param_hint="--as-of"
+            ) from exc
+        if fixed.tzinfo is None:
+            fixed = fixed.replace(tzinfo=specs[0].game.game.tz)
+        clock = lambda: fixed  # noqa: E731
+    for spec in specs:
+        if not spec.db_exists:
+            click.echo(
+                f"注意：{spec.id} 的数据库 {spec.db_path} 还不存在（先运行 bansha init）", err=True
+            )
+
+    import uvicorn
+
+    from pipeline.console.app import create_app
+
+    app = create_app(specs, token_hash, clock=clock, https_only=secure_cookie)
+    shown_host = f"[{host}]" if ":" in host else host
+    click.echo(f"bansha 控制台：http://{shown_host}:{port}/（{len(specs)} 局游戏）")
+    for spec in specs:
+        click.echo(f"  {spec.game.game.title}（{spec.id}）：{spec.db_path}")
+    click.echo(source)
+    if shown is not None:
+        click.echo(f"登录令牌（只显示这一次，请妥善保存）：{shown}")
+    if host not in LOOPBACK:
+        click.echo(
+            f"注意：正在监听 {host}，同一网络中的设备都能连上（明文 HTTP）。"
+            "只在可信的局域网这样用；"
+            "从外网访问请用 SSH 隧道或带 TLS 的反向代理（见 docs/控制台.md）。",
+            err=True,
+        )
+    click.echo("按 Ctrl+C 停止。")
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        server_header=False,
+    )

@@ -1,0 +1,366 @@
+"""The overview of a game — what the console's first page, ``GET /api/games`` and
+``bansha status`` show — and how urgent a waiting draft is.
+
+Read from the store as the last cycle left it (the stored flags, the drafts, the cycle record
+of :mod:`pipeline.notify`): cheap, and it changes nothing. Nothing here is director-only: no
+card, identity or night action.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from engine.rulesets import get_ruleset
+from engine.state import Phase
+from pipeline.console.games import GameSpec
+from pipeline.drafts import Draft, DraftState
+from pipeline.gamefile import Game
+from pipeline.notify import last_cycle
+from pipeline.store import Store, StoreError
+
+__all__ = [
+    "URGENT_WINDOW",
+    "GameOverview",
+    "PhaseInfo",
+    "Urgency",
+    "draft_urgency",
+    "game_overview",
+    "phase_info",
+    "sort_drafts",
+]
+
+#: a running tally or an opening post this close to its deadline goes first
+URGENT_WINDOW = timedelta(hours=3)
+_FAR = datetime.max.replace(tzinfo=None)
+
+
+def _short(dt: datetime | None, game: Game) -> str:
+    if dt is None:
+        return "—"
+    return dt.astimezone(game.game.tz).strftime("%m-%d %H:%M")
+
+
+def _left(deadline: datetime, now: datetime) -> str:
+    """How far ``deadline`` is: 还有 40 分钟, 还有 2 小时 5 分钟, 已过 10 分钟."""
+    seconds = int((deadline - now).total_seconds())
+    past = seconds < 0
+    minutes = abs(seconds) // 60
+    hours, minutes = divmod(minutes, 60)
+    text = f"{hours} 小时 {minutes} 分钟" if hours else f"{minutes} 分钟"
+    return f"已过 {text}" if past else f"还有 {text}"
+
+
+# --------------------------------------------------------------------------- urgency
+
+
+@dataclass(frozen=True, slots=True)
+class Urgency:
+    """How urgent a waiting draft is: ``deadline`` is when it must be out by."""
+
+    urgent: bool
+    deadline: datetime | None
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "urgent": self.urgent,
+            "deadline": self.deadline.isoformat() if self.deadline else None,
+            "note": self.note,
+        }
+
+
+def draft_urgency(game: Game, draft: Draft, now: datetime) -> Urgency:
+    """A reminder (before the close) and a result (the day is over) are urgent; a running tally
+    or an opening post is urgent within :data:`URGENT_WINDOW` of its deadline."""
+    if draft.state not in (DraftState.PENDING, DraftState.APPROVED) or draft.day is None:
+        return Urgency(False, None, "")
+    days = {d.day: d for d in game.days}
+    day = days.get(draft.day)
+    if day is None:
+        return Urgency(False, None, "")
+    first_round = draft.key.split("#", 1)[0].endswith(":first")
+    if draft.kind in ("reminder", "running_tally"):
+        deadline = day.first_closes if first_round and day.first_closes else day.closes
+        urgent = draft.kind == "reminder" or deadline - now <= URGENT_WINDOW
+        return Urgency(urgent and now < deadline, deadline, f"关门{_left(deadline, now)}")
+    if draft.kind == "first_result":
+        deadline = day.closes
+        return Urgency(True, deadline, f"第一轮已结束，额外一轮关门{_left(deadline, now)}")
+    if draft.kind == "result":
+        after = days.get(draft.day + 1)
+        if after is None:
+            return Urgency(True, None, "投票已结束，结果等待公示")
+        return Urgency(
+            True, after.opens, f"投票已结束；第{after.day}天开门{_left(after.opens, now)}"
+        )
+    if draft.kind == "day_open":
+        return Urgency(
+            day.opens - now <= URGENT_WINDOW, day.opens, f"第{day.day}天开门{_left(day.opens, now)}"
+        )
+    return Urgency(False, None, "")
+
+
+def sort_drafts(game: Game, drafts: Iterable[Draft], now: datetime) -> list[tuple[Draft, Urgency]]:
+    """Urgent first, then by deadline, then by number."""
+    rows = [(d, draft_urgency(game, d, now)) for d in drafts]
+    return sorted(
+        rows,
+        key=lambda r: (
+            not r[1].urgent,
+            (
+                r[1].deadline.astimezone(game.game.tz).replace(tzinfo=None)
+                if r[1].deadline
+                else _FAR
+            ),
+            r[0].id,
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- the phase
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseInfo:
+    label: str  # "第2天（白天）", "第1晚", "未开始" …
+    day: int | None  # the day to show (the current one, or the last one that opened)
+    night: int | None  # the night under way, if any
+    next_close: datetime | None
+
+
+def phase_info(game: Game, now: datetime) -> PhaseInfo:
+    days = sorted(game.days, key=lambda d: d.day)
+    closes = sorted(
+        t for d in days for t in (d.closes, d.first_closes) if t is not None and t > now
+    )
+    next_close = closes[0] if closes else None
+    if not days:
+        return PhaseInfo("游戏文件中还没有任何一天", None, None, None)
+    if now < days[0].opens:
+        return PhaseInfo(
+            f"未开始：第{days[0].day}天 {_short(days[0].opens, game)} 开门",
+            days[0].day,
+            days[0].day - 1 if days[0].day >= 1 else None,
+            next_close,
+        )
+    for i, d in enumerate(days):
+        if d.opens <= now < d.closes:
+            what = "白天"
+            if d.sheriff_election:
+                what = "警长竞选"
+            if d.first_closes is not None and now < d.first_closes:
+                what = "第一轮[正午]"
+            return PhaseInfo(f"第{d.day}天（{what}）", d.day, None, next_close)
+        after = days[i + 1] if i + 1 < len(days) else None
+        if now >= d.closes and (after is None or now < after.opens):
+            night = Phase.night(d.day).zh
+            if after is None:
+                return PhaseInfo(
+                    f"{night}（第{d.day}天已关门；游戏文件中还没有下一天）", d.day, d.day, None
+                )
+            return PhaseInfo(
+                f"{night}（第{after.day}天 {_short(after.opens, game)} 开门）",
+                d.day,
+                d.day,
+                next_close,
+            )
+    return PhaseInfo("—", days[-1].day, None, next_close)
+
+
+# --------------------------------------------------------------------------- the overview
+
+
+@dataclass
+class GameOverview:
+    id: str
+    title: str
+    ruleset: str
+    ruleset_name: str
+    path: str
+    phase: str
+    day: int | None
+    night: int | None
+    next_close: datetime | None
+    drafts_pending: int = 0
+    drafts_approved: int = 0
+    drafts_urgent: int = 0
+    flags_pending: int = 0
+    last_cycle: dict[str, Any] | None = None
+    forum: dict[str, Any] = field(default_factory=dict)
+    problem: str | None = None  # the store could not be read: why
+    tz: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``GET /api/games`` and ``bansha status --json``: ``id, title, ruleset,
+        drafts_pending, flags_pending, last_cycle`` and the rest of the overview."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "ruleset": self.ruleset,
+            "ruleset_name": self.ruleset_name,
+            "phase": self.phase,
+            "day": self.day,
+            "night": self.night,
+            "next_close": self.next_close.isoformat() if self.next_close else None,
+            "drafts_pending": self.drafts_pending,
+            "drafts_approved": self.drafts_approved,
+            "drafts_urgent": self.drafts_urgent,
+            "flags_pending": self.flags_pending,
+            "last_cycle": self.last_cycle,
+            "forum": self.forum,
+            "problem": self.problem,
+        }
+
+    # what a director reads (the terminal and the page say the same)
+    @property
+    def next_close_zh(self) -> str:
+        if self.next_close is None:
+            return "没有"
+        return self.next_close.astimezone(self.tz).strftime("%m-%d %H:%M")
+
+    @property
+    def last_cycle_zh(self) -> str:
+        c = self.last_cycle
+        if c is None:
+            return "还没有记录（cron 还没有运行过 bansha cycle）"
+        at = datetime.fromisoformat(c["at"]).astimezone(self.tz).strftime("%m-%d %H:%M")
+        if c.get("source") == "crawl":
+            state = "成功" if c["ok"] else f"出错：{c.get('error') or '见日志'}"
+            return f"{at}（没有 cycle 记录，这是最近一次抓取）{state}"
+        if c["ok"]:
+            return f"{at} 正常完成"
+        streak = c.get("fail_streak") or 1
+        again = f"（已连续 {streak} 轮失败）" if streak > 1 else ""
+        return f"{at} 失败{again}：{c.get('error') or '见日志'}"
+
+    @property
+    def forum_zh(self) -> str:
+        f = self.forum
+        if f.get("reachable") is None:
+            return "未知（还没有抓取过）"
+        at = ""
+        if f.get("at"):
+            at = datetime.fromisoformat(f["at"]).astimezone(self.tz).strftime("%m-%d %H:%M")
+            at = f"（{at}）"
+        if f["reachable"]:
+            return f"可以访问{at}"
+        return f"无法访问{at}：{f.get('detail') or '见日志'}"
+
+    def lines(self) -> list[str]:
+        """The overview in the terminal (``bansha status``)."""
+        out = [
+            f"{self.title}（{self.id}，规则 {self.ruleset_name}）",
+            f"  阶段：{self.phase}",
+            f"  下一次关门：{self.next_close_zh}",
+        ]
+        if self.problem:
+            out.append(f"  注意：{self.problem}")
+            return out
+        urgent = f"，其中 {self.drafts_urgent} 份紧急" if self.drafts_urgent else ""
+        approved = f"；已批准待发出 {self.drafts_approved} 份" if self.drafts_approved else ""
+        out += [
+            f"  待批准草稿：{self.drafts_pending} 份{urgent}{approved}",
+            f"  待确认违规标记：{self.flags_pending} 条",
+            f"  上一轮：{self.last_cycle_zh}",
+            f"  论坛：{self.forum_zh}",
+        ]
+        return out
+
+
+def _flags_pending(store: Store) -> int:
+    row = store.db.execute(
+        "SELECT COUNT(*) FROM flags WHERE id NOT IN (SELECT flag_id FROM flag_decisions)"
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _last_crawl(store: Store) -> dict[str, Any] | None:
+    rows = list(store.db.query("SELECT run_id, at FROM crawl_log ORDER BY id DESC LIMIT 1"))
+    if not rows:
+        return None
+    run = rows[0]["run_id"]
+    outcomes = list(
+        store.db.query("SELECT outcome, detail FROM crawl_log WHERE run_id = ? ORDER BY id", [run])
+    )
+    errors = [r for r in outcomes if r["outcome"] not in ("ok", "retry")]
+    return {
+        "at": rows[0]["at"],
+        "ok": not errors,
+        "error": (errors[-1]["detail"] or errors[-1]["outcome"]) if errors else None,
+        "reachable": any(r["outcome"] == "ok" for r in outcomes),
+        "source": "crawl",
+    }
+
+
+def game_overview(spec: GameSpec, now: datetime) -> GameOverview:
+    game = spec.game
+    try:
+        name = get_ruleset(game.game.ruleset).name
+    except ValueError:
+        name = game.game.ruleset
+    phase = phase_info(game, now)
+    ov = GameOverview(
+        id=game.game.id,
+        title=game.game.title,
+        ruleset=game.game.ruleset,
+        ruleset_name=name,
+        path=str(spec.path),
+        phase=phase.label,
+        day=phase.day,
+        night=phase.night,
+        next_close=phase.next_close,
+        tz=game.game.tz,
+    )
+    if not spec.db_exists:
+        ov.problem = f"数据库 {spec.db_path} 还不存在（先运行 bansha init {spec.path.name}）"
+        return ov
+    try:
+        with spec.store() as store:
+            _fill(ov, game, store, now)
+    except StoreError as exc:
+        ov.problem = str(exc)
+    return ov
+
+
+def _fill(ov: GameOverview, game: Game, store: Store, now: datetime) -> None:
+    live = [
+        Draft.from_row(r)
+        for r in store.db.query("SELECT * FROM drafts WHERE state IN ('pending', 'approved')")
+    ]
+    pending = [d for d in live if d.state is DraftState.PENDING]
+    ov.drafts_pending = len(pending)
+    ov.drafts_approved = len(live) - len(pending)
+    ov.drafts_urgent = sum(1 for d in pending if draft_urgency(game, d, now).urgent)
+    ov.flags_pending = _flags_pending(store)
+    record = last_cycle(store)
+    crawl = _last_crawl(store)
+    if record is not None:
+        ov.last_cycle = {**record.to_dict(), "source": "cycle"}
+        forum = record.forum
+        if forum is not None:
+            from pipeline.notify import META_FORUM_AT
+
+            ov.forum = {
+                "reachable": forum == "ok",
+                "detail": None if forum == "ok" else forum,
+                "at": store.get_meta(META_FORUM_AT),
+            }
+    elif crawl is not None:
+        ov.last_cycle = {k: crawl[k] for k in ("at", "ok", "error", "source")}
+    if not ov.forum:
+        ov.forum = (
+            {"reachable": crawl["reachable"], "detail": crawl["error"], "at": crawl["at"]}
+            if crawl is not None
+            else {"reachable": None, "detail": None, "at": None}
+        )
+
+
+def overviews(specs: Sequence[GameSpec], now: datetime | None = None) -> list[GameOverview]:
+    out = []
+    for spec in specs:
+        when = now if now is not None else datetime.now(spec.game.game.tz)
+        out.append(game_overview(spec, when))
+    return out

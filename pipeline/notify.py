@@ -1,0 +1,454 @@
+"""Notifications after a cycle, through Apprise: what should bring the director to the console.
+
+The cycle calls :func:`notify_after_cycle` once it has finished (or failed). It first records the
+cycle in the store's ``meta`` table (time, ok or the error, whether the forum answered) — what
+``bansha status`` and the console's overview show as "上一轮" — and then decides what to send:
+
+- a cycle failed: once per failure streak, and once more when a cycle succeeds again;
+- drafts waiting for approval: each draft once (with a link to the console when
+  ``[notify] console_url`` is set);
+- a reminder or a result still waiting close to its deadline: each draft once;
+- new conduct flags: each flag once.
+
+Everything a cycle has to say goes into ONE notification. Where it goes: the game file's
+``[notify] urls`` (read as ``getattr(game, "notify", None)``) plus the environment variable
+``BANSHA_NOTIFY`` (Apprise URLs, separated by spaces or commas). A notification names drafts by
+their number, kind and day, and flags by player and reason — never a draft's body (an opening
+post carries last words before they are public), a card, an identity, a night action, a
+cookie, a password, the console's token or a notification URL (Apprise URLs hold bot tokens).
+
+A notification that cannot be sent is logged (which service, never its URL) and never raises:
+the cycle's result and exit code are the cycle's own. What was not delivered is tried again
+after the next cycle.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from pipeline.gamefile import Game
+from pipeline.store import Store
+
+__all__ = [
+    "CONSOLE_URL_ENV",
+    "NOTIFY_ENV",
+    "CycleRecord",
+    "Notice",
+    "console_url",
+    "last_cycle",
+    "notify_after_cycle",
+    "notify_urls",
+    "record_cycle",
+    "send_notice",
+]
+
+log = logging.getLogger(__name__)
+
+NOTIFY_ENV = "BANSHA_NOTIFY"
+#: the console's address for links, when the game file has no ``[notify] console_url``
+CONSOLE_URL_ENV = "BANSHA_CONSOLE_URL"
+
+# the last cycle, for the overview (bansha status, the console)
+META_LAST_AT = "cycle:last_at"
+META_LAST_OK = "cycle:last_ok"
+META_LAST_ERROR = "cycle:last_error"
+META_FORUM = "cycle:forum"  # "ok", or why the forum was not usable
+META_FORUM_AT = "cycle:forum_at"
+META_STREAK = "cycle:fail_streak"
+# what was already told
+META_FAIL_SENT = "notify:fail_sent"
+META_DRAFTS = "notify:drafts"
+META_URGENT = "notify:urgent"
+META_FLAGS = "notify:flags"
+
+#: a reminder or a result this close to its deadline (or past it) is said once more
+NEAR_DEADLINE = timedelta(minutes=60)
+#: at most this many drafts or flags are named in one notification (the rest are counted)
+MAX_LINES = 8
+MAX_ERROR_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class CycleRecord:
+    """The last cycle as the store remembers it."""
+
+    at: str
+    ok: bool
+    error: str | None
+    forum: str | None  # "ok", the reason the forum was not usable, or None (not asked)
+    streak: int  # failed cycles in a row, this one included (0 when it succeeded)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "at": self.at,
+            "ok": self.ok,
+            "error": self.error,
+            "forum": self.forum,
+            "fail_streak": self.streak,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """One notification: a title, a body, and what it tells (``failure``, ``recovered``,
+    ``drafts``, ``urgent``, ``flags``)."""
+
+    title: str
+    body: str
+    kinds: tuple[str, ...]
+
+
+@dataclass
+class _Plan:
+    lines: list[str] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+    heads: list[str] = field(default_factory=list)
+    # meta to write once the notification was delivered
+    on_sent: dict[str, str] = field(default_factory=dict)
+
+    def add(self, kind: str, head: str, lines: Sequence[str]) -> None:
+        if self.lines:
+            self.lines.append("")
+        self.lines.extend(lines)
+        self.kinds.append(kind)
+        self.heads.append(head)
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+def notify_urls(game: Game, env: Mapping[str, str] | None = None) -> list[str]:
+    """The Apprise URLs: the game file's ``[notify] urls``, then ``BANSHA_NOTIFY``."""
+    env = os.environ if env is None else env
+    urls: list[str] = []
+    settings = getattr(game, "notify", None)
+    for url in getattr(settings, "urls", None) or []:
+        if str(url).strip():
+            urls.append(str(url).strip())
+    for url in re.split(r"[\s,]+", env.get(NOTIFY_ENV, "")):
+        if url:
+            urls.append(url)
+    seen: set[str] = set()
+    return [u for u in urls if not (u in seen or seen.add(u))]
+
+
+def console_url(game: Game, env: Mapping[str, str] | None = None) -> str | None:
+    """The console's address for links (``[notify] console_url``, else ``BANSHA_CONSOLE_URL``)."""
+    env = os.environ if env is None else env
+    settings = getattr(game, "notify", None)
+    url = getattr(settings, "console_url", None) or env.get(CONSOLE_URL_ENV, "").strip()
+    if not url:
+        return None
+    url = str(url).strip()
+    return url if url.endswith("/") else url + "/"
+
+
+# --------------------------------------------------------------------------- the cycle record
+
+
+def _errors_of(report: Any, error: str | None) -> list[str]:
+    if error is not None:
+        return [error]
+    if report is None:
+        return ["本轮没有完成（没有结果）"]
+    return [str(e) for e in getattr(report, "errors", [])]
+
+
+def record_cycle(
+    store: Store, report: Any, now: datetime, *, error: str | None = None
+) -> CycleRecord:
+    """Write the cycle's outcome to ``meta`` and return it (with the failure streak).
+
+    ``report`` is the cycle's :class:`~pipeline.cycle.CycleReport` (None when the cycle
+    stopped before it had one; ``error`` then says why).
+    """
+    errors = _errors_of(report, error)
+    ok = not errors
+    streak = 0 if ok else _int(store.get_meta(META_STREAK)) + 1
+    text = "；".join(errors) if errors else None
+    at = now.isoformat()
+    with store.atomic():
+        store.set_meta(META_LAST_AT, at)
+        store.set_meta(META_LAST_OK, "1" if ok else "0")
+        store.set_meta(META_LAST_ERROR, text or "")
+        store.set_meta(META_STREAK, str(streak))
+        down = getattr(report, "down", None) if report is not None else None
+        if down:
+            store.set_meta(META_FORUM, str(down))
+            store.set_meta(META_FORUM_AT, at)
+        elif report is not None and getattr(report, "crawl", None) is not None:
+            store.set_meta(META_FORUM, "ok")
+            store.set_meta(META_FORUM_AT, at)
+    return CycleRecord(at=at, ok=ok, error=text, forum=store.get_meta(META_FORUM), streak=streak)
+
+
+def last_cycle(store: Store) -> CycleRecord | None:
+    """The last recorded cycle, or None when no cycle was recorded yet."""
+    at = store.get_meta(META_LAST_AT)
+    if not at:
+        return None
+    return CycleRecord(
+        at=at,
+        ok=store.get_meta(META_LAST_OK) == "1",
+        error=store.get_meta(META_LAST_ERROR) or None,
+        forum=store.get_meta(META_FORUM),
+        streak=_int(store.get_meta(META_STREAK)),
+    )
+
+
+def _int(raw: str | None) -> int:
+    try:
+        return int(raw or 0)
+    except ValueError:
+        return 0
+
+
+def _ids(raw: str | None) -> set[Any]:
+    try:
+        value = json.loads(raw or "[]")
+    except ValueError:
+        return set()
+    return set(value) if isinstance(value, list) else set()
+
+
+# --------------------------------------------------------------------------- what to say
+
+
+def _short(now: datetime, game: Game) -> str:
+    return now.astimezone(game.game.tz).strftime("%m-%d %H:%M")
+
+
+def _scrub(text: str, game: Game, env: Mapping[str, str], urls: Sequence[str]) -> str:
+    """``text`` without any secret the process knows: the cookie, the account, the password,
+    the console's token and the notification URLs."""
+    names = [game.forum.cookie_env, "BANSHA_CONSOLE_TOKEN"]
+    names += [n for n in (game.forum.username_env, game.forum.password_env) if n]
+    secrets = [env.get(n, "") for n in names] + list(urls)
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    if len(text) > MAX_ERROR_CHARS:
+        text = text[: MAX_ERROR_CHARS - 1] + "…"
+    return text
+
+
+def _draft_label(row: Mapping[str, Any]) -> str:
+    from pipeline.drafts import KIND_ZH
+
+    day = f"第{row['day']}天" if row["day"] is not None else ""
+    return f"#{row['id']} {day}{KIND_ZH.get(row['kind'], row['kind'])}"
+
+
+def _capped(lines: list[str], what: str) -> list[str]:
+    if len(lines) <= MAX_LINES:
+        return lines
+    return [*lines[:MAX_LINES], f"  ……另有 {len(lines) - MAX_LINES} {what}"]
+
+
+def _plan(
+    game: Game,
+    store: Store,
+    record: CycleRecord,
+    now: datetime,
+    *,
+    env: Mapping[str, str],
+    urls: Sequence[str],
+) -> _Plan:
+    from pipeline.console.overview import draft_urgency
+    from pipeline.drafts import Draft
+
+    plan = _Plan()
+    gid = game.game.id
+    link = console_url(game, env)
+    when = _short(now, game)
+    fail_sent = store.get_meta(META_FAIL_SENT) == "1"
+
+    # a failed cycle: once per streak; a success after a told failure: once
+    if not record.ok:
+        if not fail_sent:
+            error = _scrub(record.error or "", game, env, urls)
+            plan.add(
+                "failure",
+                "cycle 失败",
+                [
+                    f"{when} 的一轮 cycle 没有完成：{error}",
+                    "连续失败期间不再重复通知；恢复后会再通知一次。",
+                ],
+            )
+            plan.on_sent[META_FAIL_SENT] = "1"
+    elif fail_sent:
+        plan.add("recovered", "cycle 已恢复", [f"{when} 的一轮 cycle 已正常完成。"])
+        plan.on_sent[META_FAIL_SENT] = "0"
+
+    pending = [
+        Draft.from_row(r)
+        for r in store.db.query("SELECT * FROM drafts WHERE state = 'pending' ORDER BY id")
+    ]
+    live = {d.id for d in pending}
+
+    told = _ids(store.get_meta(META_DRAFTS)) & live
+    new = [d for d in pending if d.id not in told]
+    if new:
+        lines = [f"有 {len(new)} 份新草稿等待批准（没有批准不会发出）："]
+        lines += _capped(
+            [f"  {_draft_label(_row_of(d))}" for d in new],
+            "份",
+        )
+        if link:
+            lines.append(f"去批准：{link}g/{gid}/drafts")
+        else:
+            lines.append(f"用 bansha drafts {gid} 查看，或在控制台（bansha serve）批准")
+        plan.add("drafts", "草稿待批准", lines)
+    plan.on_sent[META_DRAFTS] = json.dumps(sorted(told | {d.id for d in new}))
+
+    urgent_told = _ids(store.get_meta(META_URGENT)) & live
+    near = []
+    for d in pending:
+        if d.id in urgent_told or d.kind not in ("reminder", "result", "first_result"):
+            continue
+        u = draft_urgency(game, d, now)
+        if u.deadline is not None and u.deadline - now <= NEAR_DEADLINE:
+            near.append((d, u))
+    if near:
+        lines = ["快到期、还没有批准："]
+        lines += [f"  {_draft_label(_row_of(d))}：{u.note}" for d, u in near]
+        if link:
+            lines.append(f"去批准：{link}g/{gid}/drafts")
+        plan.add("urgent", "快到期", lines)
+    plan.on_sent[META_URGENT] = json.dumps(sorted(urgent_told | {d.id for d, _ in near}))
+
+    decided = {r["flag_id"] for r in store.db.query("SELECT flag_id FROM flag_decisions")}
+    open_flags = [
+        r
+        for r in store.db.query("SELECT id, day, player, reason FROM flags ORDER BY day, id")
+        if r["id"] not in decided
+    ]
+    open_ids = {r["id"] for r in open_flags}
+    flags_told = _ids(store.get_meta(META_FLAGS)) & open_ids
+    fresh = [r for r in open_flags if r["id"] not in flags_told]
+    if fresh:
+        lines = [f"新的违规标记 {len(fresh)} 条（确认后才变成牌）："]
+        lines += _capped(
+            [f"  第{r['day']}天 {r['player']}：{r['reason']}" for r in fresh],
+            "条",
+        )
+        if link and fresh[0]["day"] is not None:
+            lines.append(f"去处理：{link}g/{gid}/day/{fresh[0]['day']}")
+        plan.add("flags", "新的违规标记", lines)
+    plan.on_sent[META_FLAGS] = json.dumps(sorted(flags_told | {r["id"] for r in fresh}))
+    return plan
+
+
+def _row_of(d: Any) -> dict[str, Any]:
+    return {"id": d.id, "day": d.day, "kind": d.kind}
+
+
+# --------------------------------------------------------------------------- sending
+
+
+@contextmanager
+def _apprise_quiet() -> Iterator[None]:
+    """Apprise's own log lines can quote a URL (and so a bot token): silenced while sending;
+    our own lines say which service failed, never its address. (One cycle sends at a time: the
+    logger switch is not meant for threads.)"""
+    logger = logging.getLogger("apprise")
+    was = logger.disabled
+    logger.disabled = True
+    try:
+        with warnings.catch_warnings():
+            # Apprise imports modules the running Python deprecates (imghdr on 3.11–3.12):
+            # a library's deprecation is not the director's business and never stops a send
+            warnings.simplefilter("ignore", DeprecationWarning)
+            yield
+    finally:
+        logger.disabled = was
+
+
+def send_notice(urls: Sequence[str], notice: Notice) -> bool:
+    """Send to every URL; True when at least one service accepted it. Never raises."""
+    try:
+        import apprise
+    except ImportError:
+        log.warning("通知未能发出：没有安装 apprise（pip install apprise）")
+        return False
+    delivered = False
+    for i, url in enumerate(urls, 1):
+        service = "通知服务"
+        try:
+            with _apprise_quiet():
+                plugin = apprise.Apprise.instantiate(url)
+                if not plugin:
+                    log.warning("通知地址无法识别（第 %d 个地址），已跳过；请检查它的写法", i)
+                    continue
+                service = str(getattr(plugin, "service_name", service))
+                target = apprise.Apprise()
+                target.add(plugin)
+                ok = bool(target.notify(body=notice.body, title=notice.title))
+        except Exception as exc:  # a notification never fails the cycle
+            log.warning("通知未能发出：%s（第 %d 个地址）出错：%s", service, i, type(exc).__name__)
+            continue
+        if ok:
+            delivered = True
+        else:
+            log.warning(
+                "通知未能发出：%s（第 %d 个地址）没有接受；下一轮 cycle 后会再试", service, i
+            )
+    return delivered
+
+
+def notify_after_cycle(
+    game: Game,
+    store: Store,
+    report: Any,
+    now: datetime,
+    *,
+    error: str | None = None,
+    env: Mapping[str, str] | None = None,
+    send: Callable[[Sequence[str], Notice], bool] | None = None,
+) -> Notice | None:
+    """Record the cycle and send what it has to say (at most one notification). Never raises.
+
+    ``report``: the cycle's report, or None when the cycle stopped without one (``error`` then
+    says why, e.g. the store stayed locked). Returns the notification that was delivered (or
+    None: nothing to say, no URL configured, or not delivered — then the next cycle tries
+    again).
+    """
+    env = os.environ if env is None else env
+    try:
+        record = record_cycle(store, report, now, error=error)
+        urls = notify_urls(game, env)
+        if not urls:
+            return None
+        plan = _plan(game, store, record, now, env=env, urls=urls)
+        if not plan.kinds:
+            return None
+        notice = Notice(
+            title=f"bansha｜{game.game.title}：{'、'.join(plan.heads)}",
+            body="\n".join(plan.lines),
+            kinds=tuple(plan.kinds),
+        )
+        if not (send or send_notice)(urls, notice):
+            return None
+        with store.atomic():
+            for key, value in plan.on_sent.items():
+                store.set_meta(key, value)
+        return notice
+    except Exception as exc:  # a notification never fails the cycle
+        log.warning("通知步骤出错（%s），本轮不发通知：%s", type(exc).__name__, _safe(exc))
+        return None
+
+
+def _safe(exc: Exception) -> str:
+    """An exception's text only when it is one of ours (Chinese, no secret); else its type."""
+    from pipeline.store import StoreError
+
+    return str(exc) if isinstance(exc, StoreError) else type(exc).__name__
