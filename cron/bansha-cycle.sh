@@ -2,7 +2,11 @@
 # What a crontab line calls: one `bansha cycle` for one game, never two at once.
 #
 #   bansha-cycle.sh /path/to/game.toml
+#   BANSHA_ONLY_ON=2026-12-02 bansha-cycle.sh /path/to/game.toml    (a one-off line)
 #
+# - A one-off line (a day's close, a vote reminder; `bansha schedule` writes them) names its
+#   date in BANSHA_ONLY_ON (YYYY-MM-DD, the machine's own date): a crontab line has no year, so
+#   it matches the same day next year too; on any other date this exits 0 at once, silently.
 # - Loads secrets (BANSHA_COOKIE, BANSHA_USERNAME/BANSHA_PASSWORD …) from an env file that must
 #   be private (mode 600): $BANSHA_ENV_FILE, default ~/.config/bansha/env.
 # - Appends everything bansha prints to a log beside the game file (<game>.log), created private
@@ -18,8 +22,21 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${BANSHA_BIN:-$here/.venv/bin/bansha}
 env_file=${BANSHA_ENV_FILE:-$HOME/.config/bansha/env}
 log="${game%.toml}.log"
+only_on=${BANSHA_ONLY_ON:-}
 # a log an older wrapper created world-readable is made private too
 [ -e "$log" ] && chmod go-rwx "$log" 2>/dev/null
+
+if [ -n "$only_on" ]; then
+  case $only_on in
+    [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]) ;;
+    *)
+      echo "$(date -Is) BANSHA_ONLY_ON=$only_on 不是日期（应为 年-月-日，如 2026-12-02），本轮没有运行；请用 bansha schedule 重新生成 crontab 行" >>"$log"
+      exit 1
+      ;;
+  esac
+  # another day (the same day of another year): not this line's moment
+  [ "$(date +%F)" = "$only_on" ] || exit 0
+fi
 
 if [ -f "$env_file" ]; then
   mode=$(stat -c %a "$env_file")

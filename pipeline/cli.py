@@ -43,13 +43,9 @@ GAME_ENV = "BANSHA_GAME"
 
 
 def _setup_logging(verbose: bool) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.INFO if verbose else logging.WARNING)
-    # httpx logs every request at INFO; keep it for --verbose only
-    logging.getLogger("httpx").setLevel(logging.INFO if verbose else logging.WARNING)
+    from pipeline.logzh import setup_logging  # Chinese level names; our own request lines
+
+    setup_logging(verbose)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -302,6 +302,8 @@ class DiscuzClient:
             if hops >= max_hops:
                 raise redirect_loop(hops, self.scrub(_redact(str(target))))
             hops += 1
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("论坛重定向（第 %d 次）到 %s", hops, self.scrub(_redact(str(target))))
             resp = self.http.get(str(target), headers=self._headers(), follow_redirects=False)
 
     def _get_once(self, url: str) -> Fetched:
@@ -311,6 +313,13 @@ class DiscuzClient:
             resp = self._follow(url)
         except httpx.TooManyRedirects as exc:  # an httpx.Client that follows redirects itself
             raise redirect_loop(0, "") from exc
+        if log.isEnabledFor(logging.INFO):  # -v: one Chinese line per request (not httpx's)
+            log.info(
+                "读取 %s：HTTP %d，%d 字节",
+                self.scrub(_redact(url)),
+                resp.status_code,
+                len(resp.content),
+            )
         if resp.status_code == 429 or resp.status_code >= 500:
             raise RetryableStatus(resp.status_code, _retry_after(resp))
         return Fetched(
@@ -433,6 +442,8 @@ class DiscuzClient:
         self._wait_turn()
         self.stats.requests += 1
         resp = self.http.post(url, content=body, headers=headers, follow_redirects=False)
+        # the form's fields (a post's text, a password) are never logged
+        log.info("提交表单 %s：HTTP %d", self.scrub(_redact(url)), resp.status_code)
         if self.jar is not None:
             self.jar.update_from(resp)
         return Fetched(

@@ -1,24 +1,47 @@
-"""``bansha demo``: the whole foundation on a local simulated forum, no network needed."""
+"""``bansha demo``: the whole foundation on a local simulated forum, no network needed.
+
+The demo writes its own game file beside its store (``demo.toml`` next to ``demo.db``, with the
+post script and the night-actions file), its days moved by a whole number of days so that the
+demo's moment — the script's ``[sim] now``, the morning after day 2 closed — is at or just
+before the real time: day 2 is closed when the demo ends, so the commands it prints at the end
+(``tally``, ``why``, ``flags``…, each with the written game file's path) run as printed, from
+the same folder, without ``--as-of``. ``--now`` fixes that moment (the script's own
+``2026-12-03T09:00:00+08:00`` keeps the files' original dates).
+"""
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
+import shutil
+import sys
 import tempfile
-from datetime import datetime, timedelta
+import tomllib
+from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
 
 import click
 
 from pipeline.cli import GameContext, cli, load_context, make_http_client
+from pipeline.cmd_post import result_line
 from pipeline.cmd_votes import _votes, run_derive
 from pipeline.commands import ROLE_ZH, run_crawl
 from pipeline.cycle import CycleLocked, cycle_lock, run_cycle
 from pipeline.derive import Derivation
-from pipeline.drafts import approve, list_drafts, make_drafts
+from pipeline.drafts import KIND_ZH, approve, list_drafts, make_drafts
+from pipeline.gamefile import resolve_db_path
 from pipeline.poster import Poster, publish_approved
 from pipeline.report import write_report
 from pipeline.simulator import ForumSim, SimClock, SimServer, script_now
 
 CONFIG = Path(__file__).resolve().parent.parent / "config" / "games"
+
+#: the first line of every file the demo writes: such a file may be rewritten by the next demo
+#: (any other file of the same name is the director's, and is never overwritten)
+MARK = "# 由 bansha demo 生成"
 
 
 @cli.command("demo")
@@ -27,33 +50,59 @@ CONFIG = Path(__file__).resolve().parent.parent / "config" / "games"
     "db_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="演示数据库的路径（默认：临时目录中的 bansha-demo/demo.db，每次重新生成）。",
+    help="演示数据库的路径（默认：临时目录中的 bansha-demo/demo.db，每次重新生成）；"
+    "演示用的游戏文件写在它旁边（同名的 .toml）。",
 )
 @click.option(
     "--day", "show_day", type=int, default=2, show_default=True, help="展示哪一天的计票。"
 )
-def demo(db_path: Path | None, show_day: int) -> None:
+@click.option(
+    "--now",
+    "now_text",
+    default=None,
+    metavar="时间",
+    help="演示时的“现在”（默认：本机当前时间）。示例游戏的日期整体平移整数天，"
+    "使第 2 天在这之前关门；写 2026-12-03T09:00:00+08:00 则保持示例文件原来的日期。",
+)
+def demo(db_path: Path | None, show_day: int, now_text: str | None) -> None:
     """在本机启动模拟论坛（示例游戏：12 名玩家、两天），按时运行几轮 cycle 并打印汇总。
 
     抓取进数据库、计票、统计发言、标记违规、起草公示；演示模式下由演示程序代替导演批准第二天的
     公示并发到模拟论坛，最后生成当天的 HTML 报告。不需要网络：模拟论坛只监听 127.0.0.1。
+    示例游戏的日期移到最近（第 2 天在演示之前关门），游戏文件写在数据库旁边；
+    最后打印的命令可以在当前目录原样运行。
     """
-    game_file = CONFIG / "demo.toml"
-    script = CONFIG / "demo_posts.toml"
-    if not game_file.exists() or not script.exists():
-        raise click.ClickException(
-            f"找不到示例游戏文件：{game_file}（请在仓库目录中以可编辑方式安装）"
-        )
+    source_game = CONFIG / "demo.toml"
+    source_script = CONFIG / "demo_posts.toml"
+    source_night = CONFIG / "demo_night1.toml"
+    for source in (source_game, source_script, source_night):
+        if not source.exists():
+            raise click.ClickException(
+                f"找不到示例游戏文件：{source}（请在仓库目录中以可编辑方式安装）"
+            )
     if db_path is None:
-        folder = Path(tempfile.gettempdir()) / "bansha-demo"
-        folder.mkdir(exist_ok=True)
-        db_path = folder / "demo.db"
+        db_path = Path(tempfile.gettempdir()) / "bansha-demo" / "demo.db"
+    if db_path.suffix == ".toml":
+        raise click.ClickException(
+            f"演示数据库的路径不能以 .toml 结尾：{db_path}（游戏文件会写在它旁边，如 demo.db）"
+        )
+    files = DemoFiles.beside(db_path)
+    files.check_free()
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    shift = files.write(source_game, source_script, source_night, _demo_now(source_game, now_text))
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db_path}{suffix}").unlink(missing_ok=True)
 
+    game_file = files.game
+    script = files.script
     ctx = load_context(game_file, str(db_path))
     now = script_now(script)
     assert now is not None
+    click.echo(
+        f"演示用的游戏文件：{game_file}（示例游戏 {source_game.name} 的{_moved(shift)}，"
+        f"演示时刻 {now:%Y-%m-%d %H:%M}：第 {ctx.game.days[-1].day} 天已于 "
+        f"{ctx.game.days[-1].closes:%m-%d %H:%M} 关门）"
+    )
     clock = SimClock(now)
     sim = ForumSim.from_script(game_file, script, clock)
     # cron would run a cycle every few minutes; the demo runs one at a few moments, so the store
@@ -97,19 +146,21 @@ def demo(db_path: Path | None, show_day: int) -> None:
         path=db_path.with_name(f"report-day{show_day}.html"),
     )
     click.echo(f"第 {show_day} 天的报告：{page}")
+    player = _player_to_explain(ctx, derivation, show_day)
     ctx.close()
-    _engine_nights(game_file, db_path, now)
+    _engine_nights(game_file, db_path, now, files.night)
+    _next_commands(files, db_path, show_day, player)
 
 
-def _engine_nights(game_file: Path, db_path: Path, now: datetime) -> None:
+def _engine_nights(game_file: Path, db_path: Path, now: datetime, actions: Path) -> None:
     """Resolve night 0, day 1 and night 1 (from the actions file) with the m135 engine."""
     click.echo("")
-    click.echo("用规则引擎结算（m135）：第0晚 → 第1天 → 第1晚（行动见 demo_night1.toml）")
+    click.echo(f"用规则引擎结算（m135）：第0晚 → 第1天 → 第1晚（行动见 {actions}）")
     base = [str(game_file), "--db", str(db_path)]
     steps = [
         ["night", "resolve", *base, "--night", "0"],
         ["day", "resolve", *base, "--day", "1", "--as-of", now.isoformat()],
-        ["night", "resolve", *base, "--night", "1", "--actions", str(CONFIG / "demo_night1.toml")],
+        ["night", "resolve", *base, "--night", "1", "--actions", str(actions)],
     ]
     for args in steps:
         cli.main(args, standalone_mode=False)
@@ -127,10 +178,10 @@ def _approve_and_post(ctx: GameContext, sim: ForumSim, clock: SimClock, day: int
         if r.day == day and r.kind in ("result", "cards") and r.state == "pending"
     ]
     click.echo("【演示模式】以下草稿由演示程序代替导演批准；")
-    click.echo("  真实游戏中只有导演能批准（bansha drafts approve），未经批准的草稿绝不会发出：")
+    click.echo("  真实游戏中只有导演能批准（drafts approve 命令），未经批准的草稿绝不会发出：")
     for r in rows:
         approve(ctx.store, r.id, now)
-        click.echo(f"  批准草稿 #{r.id}（{r.kind}）")
+        click.echo(f"  批准草稿 #{r.id}（{KIND_ZH.get(r.kind, r.kind)}）")
     cookie = sim.login_cookie(ctx.game.director.names[0])
     try:
         with cycle_lock(ctx.db_path), make_http_client() as http:
@@ -138,7 +189,7 @@ def _approve_and_post(ctx: GameContext, sim: ForumSim, clock: SimClock, day: int
                 ctx.game, http, env={ctx.game.forum.cookie_env: cookie}, min_interval_s=0, now=clock
             )
             for result in publish_approved(ctx.store, ctx.game, poster, now=now, clock=clock):
-                click.echo(f"  {result.line()}")
+                click.echo(f"  {result_line(result)}")
     except CycleLocked as exc:
         raise click.ClickException(
             f"演示数据库 {ctx.db_path} 正被另一个 bansha 进程使用（另一个 bansha demo？），"
@@ -189,7 +240,7 @@ def _day_tally(ctx: GameContext, d: Derivation, day: int) -> None:
     if day not in d.days:
         return
     res = d.days[day]
-    click.echo(f"第 {day} 天计票（bansha tally {ctx.game_path.name} --day {day} 可看详情）：")
+    click.echo(f"第 {day} 天计票（每一票的详情见最后的 tally 命令）：")
     for v in res.verdicts:
         b = v.ballot
         floor = f"{b.evidence.floor}#" if b.evidence.floor else "导演"
@@ -212,8 +263,181 @@ def _day_tally(ctx: GameContext, d: Derivation, day: int) -> None:
         click.echo(f"  结果：{outcome}（{t.decided_by}）")
     flags = [f for f in d.flags if f.day == day]
     click.echo("")
-    click.echo(f"第 {day} 天违规标记（导演确认后才变成牌；bansha flags 查看）：")
+    click.echo(f"第 {day} 天违规标记（导演确认后才变成牌；见最后的 flags 命令）：")
     for f in flags:
         click.echo(f"  [{f.id}] {f.player}：{f.reason}")
     if not flags:
         click.echo("  （无）")
+
+
+# --------------------------------------------------------------------------- the demo's files
+
+_DAY = timedelta(days=1)
+#: a TOML date(-time) value: the date part of ``key = 2026-12-01T10:00:00+08:00`` (also in an
+#: inline table or an array); the time and the offset stay as written
+_DATE_VALUE = re.compile(r"([=\[,][ \t]*)(\d{4}-\d{2}-\d{2})(?=[T ]\d{2}:\d{2}|[ \t]*[,\]}#\n])")
+
+
+class DemoFiles:
+    """The game file, post script and night-actions file the demo writes beside its store."""
+
+    def __init__(self, game: Path, script: Path, night: Path) -> None:
+        self.game = game
+        self.script = script
+        self.night = night
+
+    @classmethod
+    def beside(cls, db_path: Path) -> DemoFiles:
+        stem = db_path.stem
+        return cls(
+            db_path.with_suffix(".toml"),
+            db_path.with_name(f"{stem}_posts.toml"),
+            db_path.with_name(f"{stem}_night1.toml"),
+        )
+
+    def all(self) -> list[Path]:
+        return [self.game, self.script, self.night]
+
+    def check_free(self) -> None:
+        """Refuse before anything is written when a file of the same name is not the demo's."""
+        for path in self.all():
+            if path.exists() and not _written_by_demo(path):
+                raise click.ClickException(
+                    f"{path} 已经存在，而且不是 bansha demo 写的文件：演示不会覆盖它"
+                    "（用 --db 指定别的位置，例如 --db 演示/demo.db）"
+                )
+
+    def write(self, game: Path, script: Path, night: Path, now: datetime) -> int:
+        """Write the three files, every date moved by the same whole number of days so the
+        script's moment (``[sim] now``) is at or just before ``now``; returns the days moved."""
+        moment = script_now(script)
+        if moment is None:
+            raise click.ClickException(f"{script} 没有 [sim] now：不知道演示的时刻")
+        shift = (now - moment) // _DAY
+        why = (
+            f"{MARK}（每次运行都会重写）：示例游戏 {{name}} 的{_moved(shift)}，"
+            "第 2 天在演示之前关门。\n"
+            "# 论坛地址是演示时的模拟论坛，演示结束后已关闭：这个文件只用于查看演示的数据库"
+            "（tally、why、flags、drafts…），不能 crawl 或 cycle。\n"
+        )
+        for source, target in ((game, self.game), (script, self.script), (night, self.night)):
+            text = shift_dates(source.read_text("utf-8"), shift)
+            target.write_text(why.format(name=source.name) + text, "utf-8")
+        return shift
+
+
+def _written_by_demo(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.readline().startswith(MARK)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def shift_dates(text: str, days: int) -> str:
+    """``text`` (a TOML document) with every date and date-time value ``days`` days later,
+    comments and layout kept. Checked: the result parses to the same document with exactly
+    those values moved (nothing inside a string, nothing missed)."""
+    if days == 0:
+        return text
+
+    def move(m: re.Match[str]) -> str:
+        return m.group(1) + (date.fromisoformat(m.group(2)) + timedelta(days=days)).isoformat()
+
+    shifted = _DATE_VALUE.sub(move, text)
+    if tomllib.loads(shifted) != _moved_values(tomllib.loads(text), timedelta(days=days)):
+        raise ValueError("示例游戏文件的日期没能整体平移（有日期写在了意外的位置）")
+    return shifted
+
+
+def _moved_values(value: Any, delta: timedelta) -> Any:
+    if isinstance(value, dict):
+        return {k: _moved_values(v, delta) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_moved_values(v, delta) for v in value]
+    if isinstance(value, datetime | date):
+        return value + delta
+    return value
+
+
+def _moved(days: int) -> str:
+    if days == 0:
+        return "日期保持原样"
+    return f"日期整体提前了 {-days} 天" if days < 0 else f"日期整体推后了 {days} 天"
+
+
+def _demo_now(game: Path, text: str | None) -> datetime:
+    """``--now`` (a time without a zone is the game's), or the real time."""
+    with open(game, "rb") as fh:
+        tz = ZoneInfo(tomllib.load(fh)["game"]["timezone"])
+    if text is None:
+        return datetime.now(tz)
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise click.BadParameter(
+            f"不是时间：{text}（例如 2026-12-03T09:00:00+08:00）", param_hint="--now"
+        ) from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=tz)
+
+
+# --------------------------------------------------------------------------- what to run next
+
+
+def _player_to_explain(ctx: GameContext, d: Derivation, day: int) -> str:
+    """The player ``why`` is shown for: the first one flagged that day, else the first player."""
+    names = {p.name for p in ctx.game.players}
+    flagged = [f.player for f in d.flags if f.day == day and f.player in names]
+    return flagged[0] if flagged else ctx.game.players[0].name
+
+
+def _next_commands(files: DemoFiles, db_path: Path, day: int, player: str) -> None:
+    """Commands that read the demo's store, each runnable as printed from the current folder."""
+    prog = _program()
+    game = _sh(str(files.game))
+    db = "" if _default_store(files.game, db_path) else f" --db {_sh(str(db_path))}"
+    steps = [
+        (f"第 {day} 天的计票：每一票有效或无效及理由、票数、结果", f"tally {game}{db} --day {day}"),
+        (
+            f"一位玩家（{player}）的票、发言数和违规标记，附帖子链接",
+            f"why {game}{db} --day {day} --player {_sh(player)}",
+        ),
+        (f"第 {day} 天的违规标记（导演确认后才变成牌）", f"flags {game}{db} --day {day}"),
+        ("全部草稿：编号、种类、状态", f"drafts {game}{db} --all"),
+        (f"第 {day} 天 {player} 的帖子", f"posts {game}{db} --day {day} --player {_sh(player)}"),
+        ("引擎状态（仅导演可见）", f"state {game}{db}"),
+    ]
+    click.echo("")
+    click.echo("接下来可以试试（在当前目录原样运行，不需要 --as-of）：")
+    for what, command in steps:
+        click.echo(f"  {what}：")
+        click.echo(f"    {prog} {command}")
+
+
+def _default_store(game: Path, db_path: Path) -> bool:
+    """Whether a command given only ``game`` finds the demo's store (``BANSHA_DB`` unset)."""
+    found = resolve_db_path(game, None, os.environ)
+    return found.resolve() == db_path.resolve()
+
+
+def _program() -> str:
+    """How to run bansha again from this folder: as it was typed (``.venv/bin/bansha``), or
+    ``bansha`` when that is what PATH finds."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    on_path = shutil.which("bansha")
+    if Path(argv0).name == "bansha" and Path(argv0).is_file():
+        if on_path and Path(on_path).resolve() == Path(argv0).resolve():
+            return "bansha"
+        return _sh(argv0)
+    if on_path:
+        return "bansha"
+    beside = Path(sys.executable).parent / "bansha"  # the venv's, run as ``python -m …``
+    return _sh(str(beside)) if beside.is_file() else "bansha"
+
+
+_SHELL_SAFE = re.compile(r"[\w@%+=:,./-]+")
+
+
+def _sh(arg: str) -> str:
+    """``arg`` for a shell, quoted only when it needs it (a Chinese name needs no quotes)."""
+    return arg if _SHELL_SAFE.fullmatch(arg) else shlex.quote(arg)

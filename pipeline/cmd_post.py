@@ -1,10 +1,13 @@
-"""``bansha post``: send approved drafts to the forum now, or record one posted by hand.
+"""``bansha publish``: send approved drafts to the forum now, or record one posted by hand.
 
-* ``bansha post GAME.toml [--id N …]`` posts every approved draft (or the ones named), exactly
-  once, and prints where each went or, in Chinese, why it did not go;
-* ``bansha post record GAME.toml ID --pid P``: the director posted draft ID by hand (the forum
-  asked for a captcha) and it is floor ``pid`` P — checked on the forum first (in the draft's
-  thread, by a director account, with the draft's text), ``--force`` records it anyway.
+* ``bansha publish GAME.toml [--id N …]`` posts every approved draft (or the ones named),
+  exactly once, and prints where each went or, in Chinese, why it did not go;
+* ``bansha publish record GAME.toml ID --pid P``: the director posted draft ID by hand (the
+  forum asked for a captcha) and it is floor ``pid`` P — checked on the forum first (in the
+  draft's thread, by a director account, with the draft's text), ``--force`` records it anyway.
+
+``bansha post`` is the old name (one letter from ``posts``, the list of crawled posts), kept
+as an alias that works the same; hidden from ``--help``, so the command is listed once.
 
 Both hold the game's lock (the one ``bansha cycle`` holds) while they work: a cycle running
 when the director types the command is waited for, up to ``--wait`` seconds (default 120 — a
@@ -14,6 +17,7 @@ Interactive commands: they always say what they did. Exit 1 when a draft did not
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,10 +29,12 @@ from click_default_group import DefaultGroup
 
 from pipeline.cli import GameContext, cli, game_command, make_http_client
 from pipeline.cycle import CycleLocked, cycle_lock
+from pipeline.drafts import KIND_ZH
 from pipeline.poster import (
     STATE_ZH,
     Poster,
     PostError,
+    PublishResult,
     publish_approved,
     record_manual_post,
 )
@@ -37,7 +43,7 @@ from pipeline.store import StoreError
 #: builds the HTTP client (tests swap in the simulator's transport)
 http_client_factory: Callable[[], httpx.Client] = make_http_client
 
-#: how long ``bansha post`` waits for a running cycle by default (seconds)
+#: how long ``bansha publish`` waits for a running cycle by default (seconds)
 DEFAULT_WAIT_S = 120
 
 _wait_option = click.option(
@@ -46,7 +52,7 @@ _wait_option = click.option(
     type=click.IntRange(0, 3600),
     default=DEFAULT_WAIT_S,
     show_default=True,
-    help="另一轮 bansha cycle（或另一个 bansha post）正在运行时，最多等它几秒。",
+    help="另一轮 bansha cycle（或另一个 bansha publish）正在运行时，最多等它几秒。",
 )
 
 
@@ -56,7 +62,7 @@ def game_lock(ctx: GameContext, wait_s: int) -> Iterator[None]:
 
     def waiting() -> None:
         click.echo(
-            f"游戏 {ctx.game.game.id} 的另一轮 bansha cycle（或另一个 bansha post）正在运行，"
+            f"游戏 {ctx.game.game.id} 的另一轮 bansha cycle（或另一个 bansha publish）正在运行，"
             f"等它结束（最多 {wait_s} 秒）……",
             err=True,
         )
@@ -66,18 +72,44 @@ def game_lock(ctx: GameContext, wait_s: int) -> Iterator[None]:
             yield
     except CycleLocked as exc:
         raise click.ClickException(
-            f"游戏 {ctx.game.game.id} 的另一轮 bansha cycle（或另一个 bansha post）仍在运行"
+            f"游戏 {ctx.game.game.id} 的另一轮 bansha cycle（或另一个 bansha publish）仍在运行"
             f"（等了 {wait_s} 秒），这次没有发送，也没有登记；它会发出已批准的草稿，"
             "稍后用 bansha drafts 查看，需要时再运行一次（--wait 可以等得更久）"
         ) from exc
 
 
-@cli.group("post", cls=DefaultGroup, default="send", default_if_no_args=False)
-def post_group() -> None:
-    """发帖：把已批准的草稿发到论坛（bansha post GAME.toml），或登记手动发出的帖子（record）。"""
+def result_line(result: PublishResult) -> str:
+    """:meth:`PublishResult.line` with the draft's kind in Chinese (投票结果, not result)."""
+    return dataclasses.replace(result, kind=KIND_ZH.get(result.kind, result.kind)).line()
 
 
-@post_group.command("send")
+@cli.group(
+    "publish",
+    cls=DefaultGroup,
+    default="send",
+    default_if_no_args=False,
+    short_help="发帖：发出已批准的草稿，或登记手动发出的帖子（旧名 post 也可用）。",
+)
+def publish_group() -> None:
+    """发帖：把已批准的草稿发到论坛（bansha publish GAME.toml），或登记手动发出的帖子
+    （bansha publish record）。旧名 bansha post 用法完全相同。"""
+
+
+#: the old name, working the same (the same subcommands, the same default); hidden, so that
+#: ``bansha --help`` lists the command once
+post_group = DefaultGroup(
+    "post",
+    commands=publish_group.commands,
+    default="send",
+    default_if_no_args=False,
+    hidden=True,
+    help="发帖（bansha publish 的旧名，用法完全相同）：把已批准的草稿发到论坛，"
+    "或登记手动发出的帖子（record）。",
+)
+cli.add_command(post_group)
+
+
+@publish_group.command("send")
 @game_command(forum=True)
 @click.option(
     "--id",
@@ -115,7 +147,7 @@ def post_send(ctx: GameContext, draft_ids: tuple[int, ...], wait_s: int) -> None
         click.echo("没有已批准、等待发出的草稿。")
         return
     for result in results:
-        click.echo(result.line())
+        click.echo(result_line(result))
     failed = [r for r in results if not r.ok]
     if failed:
         raise click.ClickException(f"{len(failed)} 份草稿没有发出，原因见上。")
@@ -145,7 +177,7 @@ def _check_named(ctx: GameContext, draft_ids: tuple[int, ...]) -> list[int]:
     return wanted
 
 
-@post_group.command("record")
+@publish_group.command("record")
 @game_command(forum=True)
 @click.argument("draft_id", type=int, metavar="ID")
 @click.option("--pid", type=int, required=True, help="你手动发出的那一楼的 pid。")

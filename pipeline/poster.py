@@ -148,7 +148,7 @@ class SendInFlight(PostError):
 
 
 class SenderBusy(PostError):
-    """Another process (a cycle, another ``bansha post``) holds the game's lock."""
+    """Another process (a cycle, another ``bansha publish``) holds the game's lock."""
 
 
 class ManualPostMismatch(PostError):
@@ -648,7 +648,7 @@ class Poster:
                 raise self._fail(
                     CaptchaRequired,
                     f"论坛要求填写验证码才能发帖（{said}）。bansha 不会尝试识别验证码："
-                    "请把已批准的草稿手动发到论坛，然后用 bansha post record 登记它的 pid",
+                    "请把已批准的草稿手动发到论坛，然后用 bansha publish record 登记它的 pid",
                     during="post",
                 )
             if outcome in (ReplyOutcome.SERVER_ERROR, ReplyOutcome.UNKNOWN):
@@ -809,7 +809,9 @@ class PublishResult:
 
     def line(self) -> str:
         """One line for the director."""
-        what = f"草稿 #{self.draft_id}（{self.kind}" + (
+        from pipeline.drafts import KIND_ZH
+
+        what = f"草稿 #{self.draft_id}（{KIND_ZH.get(self.kind, self.kind)}" + (
             f"，第{self.day}天）" if self.day is not None else "）"
         )
         where = f"帖子 tid={self.tid}" if self.tid is not None else "帖子"
@@ -988,7 +990,7 @@ def _earlier_part_pending(store: Store, draft: dict[str, Any]) -> int | None:
 def sender_lock(store: Store, *, wait_s: float = 0.0) -> Iterator[None]:
     """Hold the game's lock (:func:`pipeline.cycle.cycle_lock` on the store) while sending.
 
-    A thread that holds it already (``bansha cycle``, ``bansha post``) goes on; otherwise it
+    A thread that holds it already (``bansha cycle``, ``bansha publish``) goes on; otherwise it
     is taken here, waiting up to ``wait_s`` seconds, and :class:`SenderBusy` says, in Chinese,
     that another process is posting for this game.
     """
@@ -1159,8 +1161,8 @@ def _publish_one(
                 "captcha",
                 message=(
                     "上次发帖时论坛要求验证码：请手动发帖后运行 "
-                    f"bansha post record 游戏文件 {draft_id} --pid 楼层pid；"
-                    f"或用 bansha post 游戏文件 --id {draft_id} 再试一次"
+                    f"bansha publish record 游戏文件 {draft_id} --pid 楼层pid；"
+                    f"或用 bansha publish 游戏文件 --id {draft_id} 再试一次"
                 ),
             )
         for a in unsure:
@@ -1178,7 +1180,7 @@ def _publish_one(
             "refused",
             message=(
                 f"论坛上次拒绝了这份草稿（{last['detail']}）；请修改草稿后重新批准，"
-                f"或用 bansha post 游戏文件 --id {draft_id} 再试"
+                f"或用 bansha publish 游戏文件 --id {draft_id} 再试"
             ),
         )
 

@@ -14,7 +14,7 @@
 
 The console changes nothing by itself: edits, approvals and rejections go through the same
 functions as ``bansha drafts`` (:mod:`pipeline.drafts`), and only ``bansha cycle`` (or
-``bansha post``) ever posts.
+``bansha publish``) ever posts.
 """
 
 from pipeline.console.games import GameSpec, GameSpecError, load_specs

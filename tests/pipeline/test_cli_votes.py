@@ -21,7 +21,7 @@ def run(*args, code=0):
 
 
 def test_demo_prints_counts_tally_and_flags(demo_db):
-    out = run("demo", "--db", str(demo_db))
+    out = run("demo", "--db", str(demo_db), "--now", "2026-12-03T09:00:00+08:00")
     assert "已抓取到数据库" in out and str(demo_db) in out
     assert "出局：饺子（唯一最高票）" in out
     assert "d2-qianshui-粽子" in out

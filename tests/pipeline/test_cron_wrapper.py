@@ -118,3 +118,55 @@ def test_a_cycle_still_running_is_skipped_with_exit_0(tmp_path, game):
     assert done.returncode == 0
     text = (tmp_path / "m135.log").read_text("utf-8")
     assert "上一轮仍在运行，跳过" in text and "假的 bansha" not in text
+
+
+# --------------------------------------------------------------------------- one-off lines
+# issue #16 item 8: crontab(5) has no year field, so `01 22 01 12 *` fires on 12-01 every year;
+# `bansha schedule` gives each one-off line BANSHA_ONLY_ON=<its date> and the wrapper runs the
+# cycle only on that date (the machine's own date, `date +%F`).
+
+
+def fake_date_dir(tmp_path: Path, today: str) -> Path:
+    """A ``date`` that says ``today`` for ``date +%F`` and is the real one otherwise."""
+    real = shutil.which("date")
+    assert real is not None
+    folder = tmp_path / f"fake-date-{today}"
+    folder.mkdir()
+    script = folder / "date"
+    script.write_text(
+        f'#!/bin/sh\n[ "$1" = "+%F" ] && {{ echo {today}; exit 0; }}\nexec {real} "$@"\n', "utf-8"
+    )
+    script.chmod(0o755)
+    return folder
+
+
+def run_on(tmp_path: Path, game: Path, today: str, only_on: str) -> subprocess.CompletedProcess:
+    path = f"{fake_date_dir(tmp_path, today)}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+    return run_wrapper(tmp_path, game, 0, PATH=path, BANSHA_ONLY_ON=only_on)
+
+
+def test_a_one_off_line_runs_the_cycle_on_its_date(tmp_path, game):
+    done = run_on(tmp_path, game, "2026-12-01", "2026-12-01")
+    assert done.returncode == 0
+    assert f"假的 bansha cycle {game}" in (tmp_path / "m135.log").read_text("utf-8")
+
+
+def test_a_one_off_line_does_nothing_on_the_same_day_of_another_year(tmp_path, game):
+    done = run_on(tmp_path, game, "2027-12-01", "2026-12-01")
+    assert done.returncode == 0
+    assert done.stdout == "" and done.stderr == ""
+    assert not (tmp_path / "m135.log").exists()  # silent: not even a log line
+    assert not (tmp_path / "m135.cron.lock").exists()
+
+
+def test_a_one_off_line_does_nothing_the_day_before_either(tmp_path, game):
+    done = run_on(tmp_path, game, "2026-11-30", "2026-12-01")
+    assert done.returncode == 0 and not (tmp_path / "m135.log").exists()
+
+
+def test_a_malformed_date_is_said_in_the_log_and_exits_1(tmp_path, game):
+    done = run_on(tmp_path, game, "2026-12-01", "12/01")
+    assert done.returncode == 1
+    text = (tmp_path / "m135.log").read_text("utf-8")
+    assert "BANSHA_ONLY_ON=12/01 不是日期（应为 年-月-日，如 2026-12-02），本轮没有运行" in text
+    assert "假的 bansha" not in text

@@ -78,7 +78,7 @@ def test_post_with_a_locked_store_says_so_and_sends_nothing(busy):
     out = busy.run("post", str(busy.path))
 
     assert_said_in_chinese(out)
-    assert f"草稿 #{draft_id}（result，第2天）未发出" in out.output
+    assert f"草稿 #{draft_id}（投票结果，第2天）未发出" in out.output
     assert "下次运行会先在帖子里找到它，不会重发" in out.output
     assert busy.world.reply_posts() == []  # the intent could not be written: nothing sent
     busy.release()

@@ -343,7 +343,7 @@ def test_a_captcha_is_handed_to_the_director_and_nothing_is_recorded_as_posted(t
 
     assert result.status == "captcha" and not result.ok
     assert "验证码" in result.message and "不会尝试识别验证码" in result.message
-    assert "bansha post record" in result.message
+    assert "bansha publish record" in result.message
     assert world.copies(RESULT) == []
     row = world.draft(draft_id)
     assert (row["state"], row["posted_pid"], row["posted_at"]) == ("approved", None, None)
@@ -762,7 +762,7 @@ def test_cli_post_prints_where_each_draft_went(cli_world):
 
     assert out.exit_code == 0, out.output
     [pid] = world.copies(RESULT)
-    assert f"草稿 #{draft_id}（result，第2天）已发出 → 帖子 tid=2012 pid={pid}" in out.output
+    assert f"草稿 #{draft_id}（投票结果，第2天）已发出 → 帖子 tid=2012 pid={pid}" in out.output
     assert "goto=findpost&ptid=2012" in out.output
     again = run(["post", str(path), *db], env)
     assert again.exit_code == 0 and "没有已批准、等待发出的草稿" in again.output
@@ -934,7 +934,7 @@ def test_cli_post_waits_for_a_running_cycle_then_posts(cli_world):
     assert out.exit_code == 0, out.output
     assert "正在运行，等它结束（最多 10 秒）" in out.stderr
     [pid] = world.copies(RESULT)
-    assert f"草稿 #{draft_id}（result，第2天）已发出 → 帖子 tid=2012 pid={pid}" in out.stdout
+    assert f"草稿 #{draft_id}（投票结果，第2天）已发出 → 帖子 tid=2012 pid={pid}" in out.stdout
 
 
 def test_cli_post_gives_up_after_its_wait_with_a_chinese_message(cli_world, held_lock):
@@ -945,7 +945,7 @@ def test_cli_post_gives_up_after_its_wait_with_a_chinese_message(cli_world, held
     for args in (["post", str(path)], ["post", "record", str(path), "1", "--pid", "5"]):
         out = run([*args, *db, "--wait", "1"], env)
         assert out.exit_code == 1
-        assert "另一轮 bansha cycle（或另一个 bansha post）仍在运行（等了 1 秒）" in out.output
+        assert "另一轮 bansha cycle（或另一个 bansha publish）仍在运行（等了 1 秒）" in out.output
         assert "Traceback" not in out.output
     assert world.sim.requests == [] and world.copies(RESULT) == []
 

@@ -10,6 +10,7 @@ m209.txt:379 — 投票贴不发言默认视作弃票。
 from __future__ import annotations
 
 import json
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -430,8 +431,16 @@ def test_the_cycle_rereads_the_first_round_once_and_then_drafts_its_result(
     store.close()
 
 
-def test_schedule_runs_a_cycle_after_the_first_round(game: tuple[Path, Path]) -> None:
-    out = run(game, "schedule")
+def test_schedule_runs_a_cycle_after_the_first_round(
+    game: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TZ", "Asia/Shanghai")  # schedule prints the machine's own zone
+    time.tzset()
+    try:
+        out = run(game, "schedule")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
     assert "# 第2天第一轮[正午]结束（太阳[日不落]）：结束后一分钟结算一轮" in out
     assert "01 15 02 12 *" in out
 
