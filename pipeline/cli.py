@@ -424,3 +424,7 @@ from pipeline.console.status import status  # noqa: E402
 
 cli.add_command(serve)
 cli.add_command(status)
+from pipeline.cmd_forum_life import deal_cmd, signup  # noqa: E402
+
+cli.add_command(signup)
+cli.add_command(deal_cmd)

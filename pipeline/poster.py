@@ -1105,6 +1105,15 @@ def _publish_one(
     if tid is None:
         return _result(draft, "failed", message="草稿没有目标帖子（tid），无法发出")
     game_tids = {t for _, _, t in game.thread_roles()}
+    # the rules thread (the deal's commitment and reveal) and the sign-up thread are the game's too
+    game_tids |= {
+        t
+        for t in (
+            getattr(game.game, "rules_thread", None),
+            getattr(game.game, "signup_thread", None),
+        )
+        if t is not None
+    }
     if game_tids and tid not in game_tids:
         return _result(
             draft,
