@@ -6,6 +6,7 @@ Nothing here posts: an approved draft is sent by ``bansha cycle`` (the poster), 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import unicodedata
 from datetime import datetime
@@ -76,7 +77,7 @@ def _get(ctx: GameContext, draft_id: int) -> Draft:
     "drafts",
     cls=DefaultGroup,
     default="list",
-    default_if_no_args=False,
+    default_if_no_args=True,
     short_help="草稿：列出、查看、修改、批准、驳回、起草。",
 )
 def drafts_group() -> None:
@@ -88,10 +89,22 @@ def drafts_group() -> None:
 
 
 @drafts_group.command("list")
-@game_command
+@game_command(readonly=True)
 @click.option("--all", "show_all", is_flag=True, help="也列出已被新稿取代的草稿。")
-def drafts_list(ctx: GameContext, show_all: bool) -> None:
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="输出 JSON（字段名稳定；与控制台的 GET /api/games/{id}/drafts 相同）。",
+)
+def drafts_list(ctx: GameContext, show_all: bool, as_json: bool) -> None:
     """列出草稿：编号、类型、第几天、状态、首行、生成时间。"""
+    if as_json:
+        from pipeline.console.api import drafts_json
+
+        data = drafts_json(ctx.store, ctx.game, include_superseded=show_all)
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        return
     drafts = list_drafts(ctx.store, include_superseded=show_all)
     if not drafts:
         click.echo("还没有草稿（用 bansha drafts make 起草）。")
@@ -111,7 +124,7 @@ def _pad(text: str, width: int) -> str:
 
 
 @drafts_group.command("show")
-@game_command
+@game_command(readonly=True)
 @click.argument("draft_id", type=int, metavar="ID")
 def drafts_show(ctx: GameContext, draft_id: int) -> None:
     """显示草稿正文，以及与同一草稿上一稿的差异。"""

@@ -67,7 +67,7 @@ def read_only(pending: frozenset[str], mark: pytest.MarkDecorator) -> list:
 
 #: not yet read-only: their files are other helpers' (F2's report lists the change)
 NOT_APPLIED = frozenset(
-    {"tally", "why", "flags", "cards", "drafts-list", "drafts-show", "state", "night-list"}
+    {"tally", "why", "flags", "cards", "state", "night-list"}
 )
 MISSING_STORE = read_only(NOT_APPLIED, PENDING)
 #: of those, the ones that write today
