@@ -3,7 +3,9 @@
 The first crawl of a thread fetches every page. Later crawls start from the last page stored
 and go on while the forum reports more pages, so a crawl with nothing new costs one request per
 thread. ``full=True`` re-reads every page (what the cycle does at a day's close, to catch edits
-and deletions on earlier pages). Each page is written in one transaction.
+and deletions on earlier pages). Each page is written in one transaction; its raw body is kept
+only when the page's posts changed (see :meth:`pipeline.store.Store.save_page`), and
+:func:`replay_kept_pages` re-derives the posts from the kept bodies alone.
 
 Posts per page are learned from the pages (a full page that is not the last one tells it) and
 remembered per thread; the game file's ``[forum] ppp`` is never taken for what the forum serves.
@@ -15,6 +17,7 @@ redirect loop, flood control, anti-crawl, closed, server errors) and says why in
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 from collections.abc import Callable, Sequence
@@ -179,17 +182,7 @@ class Crawler:
         )
 
     def parse(self, source: str, tid: int, page: int, fetched: Fetched) -> ThreadPage:
-        if source == SOURCE_MOBILE:
-            return parse_mobile_viewthread(fetched.body, tid=tid, tz=self.forum.tz, page=page)
-        encoding = None if self.forum.encoding == "auto" else self.forum.encoding
-        return parse_viewthread(
-            fetched.body,
-            tid=tid,
-            tz=self.forum.tz,
-            now=fetched.server_time,
-            encoding=encoding or fetched.charset,
-            base_url=self.client.base_url,
-        )
+        return parse_page(self.forum, self.client.base_url, source, tid, page, fetched)
 
     def fetch_page(self, source: str, tid: int, page: int) -> tuple[Fetched, ThreadPage]:
         url = self.page_url(source, tid, page)
@@ -321,6 +314,76 @@ class Crawler:
                 report.threads.append(ThreadResult(target.tid, error=msg))
                 log.error("抓取帖子 %s 失败：%s", target.tid, msg)
         return report
+
+
+def parse_page(
+    forum: ForumConfig, base_url: str, source: str, tid: int, page: int, fetched: Fetched
+) -> ThreadPage:
+    """One fetched page of ``source`` as the crawler reads it (also from a stored body)."""
+    if source == SOURCE_MOBILE:
+        return parse_mobile_viewthread(fetched.body, tid=tid, tz=forum.tz, page=page)
+    encoding = None if forum.encoding == "auto" else forum.encoding
+    return parse_viewthread(
+        fetched.body,
+        tid=tid,
+        tz=forum.tz,
+        now=fetched.server_time,
+        encoding=encoding or fetched.charset,
+        base_url=base_url,
+    )
+
+
+def replay_kept_pages(source: Store, target: Store, forum: ForumConfig) -> int:
+    """Re-derive a store's posts from its kept bodies alone: every fetch whose body was kept,
+    in the order it was fetched, parsed again and saved into ``target`` (an empty store) as
+    the crawler saved it. ``target`` then holds the same posts and revisions as ``source`` —
+    the bodies are the evidence, the rest is derived. Returns the pages replayed.
+
+    A fetch whose body was not kept showed the same posts as the last kept body of its page,
+    so leaving it out changes nothing. Responses that were not pages are not replayed.
+    """
+    for t in source.db.query("SELECT tid, day, role FROM threads ORDER BY tid"):
+        target.register_thread(t["tid"], day=t["day"], role=t["role"])
+    ppp: dict[tuple[int, str], int | None] = {}
+    n = 0
+    rows = list(
+        source.db.query(
+            "SELECT id, tid, page, source, url, status, headers, fetched_at FROM pages "
+            "WHERE outcome = 'ok' AND body_kept = 1 AND tid IS NOT NULL ORDER BY id"
+        )
+    )
+    for row in rows:
+        body = source.page_body(row["id"])
+        if body is None:
+            continue
+        headers = json.loads(row["headers"] or "{}")
+        fetched = Fetched(
+            url=row["url"],
+            status=row["status"],
+            headers=headers,
+            body=body,
+            fetched_at=datetime.fromisoformat(row["fetched_at"]),
+            attempts=1,
+        )
+        parsed = parse_page(
+            forum, forum.base_url, row["source"], row["tid"], row["page"] or 1, fetched
+        )
+        key = (row["tid"], row["source"])
+        learned = parsed.ppp or _infer_ppp(parsed)
+        if learned:
+            ppp[key] = learned
+        target.save_page(
+            parsed,
+            source=row["source"],
+            url=row["url"],
+            status=row["status"],
+            headers=headers,
+            body=body,
+            fetched_at=fetched.fetched_at,
+            ppp=ppp.get(key),
+        )
+        n += 1
+    return n
 
 
 def _infer_ppp(parsed: ThreadPage) -> int | None:

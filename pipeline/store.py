@@ -13,6 +13,14 @@ Evidence never gets worse: a reading of a post from a poorer source (the mobile 
 drops ``[size]``, a shown ``[hide]`` and the ``本帖最后由`` note) never replaces a richer reading
 of the same content, and a richer reading of the same content enriches the revision in place
 instead of making a new one (see :func:`reading_rank`).
+
+A page's raw body is kept when the page's posts changed (first sighting of the page, a new
+post, an edit, a richer reading, a vanished post, floors or subject changed), not on every
+fetch: Discuz pages differ on every request (views, online counts, times), so every fetch would
+otherwise keep a new body. Every fetch is still recorded, as a small ``pages`` row (time, url,
+status, body id); a fetch whose body was not kept points at the last kept body of its page,
+which shows the same posts. Bodies are stored zlib-compressed (:func:`encode_body`), keyed by
+the sha256 of the uncompressed scrubbed body; bodies stored before are read as they are.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import json
 import logging
 import os
 import sqlite3
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -427,12 +436,13 @@ def _m007_scrub_secrets(db: sqlite_utils.Database) -> None:
     """
     rows = db.execute("SELECT sha256 FROM page_bodies").fetchall()
     for (old,) in rows:
-        body = db.execute("SELECT body FROM page_bodies WHERE sha256 = ?", [old]).fetchone()[0]
-        body = bytes(body)
+        stored = db.execute("SELECT body FROM page_bodies WHERE sha256 = ?", [old]).fetchone()[0]
+        body = decode_body(stored)  # re-run on a compacted store: read through the marker
         clean = scrub_body(body)
         if clean == body:
             continue
         new = hashlib.sha256(clean).hexdigest()
+        # written as this migration always wrote them (uncompressed); 010 compresses them
         db.execute("INSERT OR IGNORE INTO page_bodies(sha256, body) VALUES (?, ?)", [new, clean])
         db.execute("UPDATE pages SET sha256 = ? WHERE sha256 = ?", [new, old])
         db.execute("DELETE FROM page_bodies WHERE sha256 = ?", [old])
@@ -456,6 +466,72 @@ def _m009_vote_notes(db: sqlite_utils.Database) -> None:
         db.execute("ALTER TABLE votes ADD COLUMN note TEXT")
 
 
+def _m010_compact_bodies(db: sqlite_utils.Database) -> None:
+    """Store what changed, once (issue #14 item 2): compact a store that kept a body per fetch.
+
+    ``pages`` gets ``body_kept`` (1: ``sha256`` is this response's own body; 0: the body was not
+    kept — the page's posts had not changed — and ``sha256`` is the last kept body of the same
+    page, or NULL) and ``posts_sig`` (:func:`page_signature` of a kept page, to tell the next
+    fetch of the page whether its posts changed).
+
+    A fetch's body is dropped only when nothing can need it. Kept: every response that was not
+    a page (errors are evidence); every page a post or a revision points at (``page_id``); every
+    page fetched when a revision was recorded (its ``seen_at`` is the fetch time: first
+    sightings, edits, vanishings — also when a richer reading moved the revision's ``page_id``
+    on); the first and the last fetch of each page. The other fetches keep their row (time,
+    url, status) and point at the last kept body before them. Then every body left is
+    compressed. All of it in the migration's one transaction; :func:`migrate` VACUUMs after.
+    """
+    columns = db["pages"].columns_dict
+    if "body_kept" not in columns:
+        db.execute("ALTER TABLE pages ADD COLUMN body_kept INTEGER NOT NULL DEFAULT 1")
+    if "posts_sig" not in columns:
+        db.execute("ALTER TABLE pages ADD COLUMN posts_sig TEXT")
+    needed: set[int] = set()
+    for table in ("posts", "post_revisions"):
+        needed.update(
+            r[0]
+            for r in db.execute(f"SELECT DISTINCT page_id FROM {table} WHERE page_id IS NOT NULL")
+        )
+    recorded = {
+        (r[0], r[1]) for r in db.execute("SELECT DISTINCT tid, seen_at FROM post_revisions")
+    }
+    groups: dict[tuple[Any, ...], list[tuple[int, str | None]]] = {}
+    for page_id, tid, page, source, outcome, fetched_at, digest, kept in db.execute(
+        "SELECT id, tid, page, source, outcome, fetched_at, sha256, body_kept FROM pages "
+        "ORDER BY id"
+    ).fetchall():
+        if outcome != "ok" or tid is None or page is None or not kept:
+            continue  # an error response, or a fetch already without its own body
+        if (tid, fetched_at) in recorded:
+            needed.add(page_id)
+        groups.setdefault((tid, page, source), []).append((page_id, digest))
+    repoint: list[list[Any]] = []
+    for rows in groups.values():
+        needed.add(rows[0][0])
+        needed.add(rows[-1][0])
+        last_kept = rows[0][1]
+        for page_id, digest in rows:
+            if page_id in needed:
+                last_kept = digest
+            else:
+                repoint.append([last_kept, page_id])
+    db.conn.executemany(
+        "UPDATE pages SET body_kept = 0, sha256 = ?, headers = NULL WHERE id = ?", repoint
+    )
+    db.execute(
+        "DELETE FROM page_bodies WHERE sha256 NOT IN "
+        "(SELECT sha256 FROM pages WHERE sha256 IS NOT NULL)"
+    )
+    for (digest,) in db.execute("SELECT sha256 FROM page_bodies").fetchall():
+        stored = db.execute("SELECT body FROM page_bodies WHERE sha256 = ?", [digest]).fetchone()
+        if not is_encoded(stored[0]):
+            db.execute(
+                "UPDATE page_bodies SET body = ? WHERE sha256 = ?",
+                [encode_body(bytes(stored[0])), digest],
+            )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
     ("002_journal_and_verdicts", _m002_journal_and_verdicts),
@@ -466,7 +542,60 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("007_scrub_secrets", _m007_scrub_secrets),
     ("008_ppp_from_pages", _m008_ppp_from_pages),
     ("009_vote_notes", _m009_vote_notes),
+    ("010_compact_bodies", _m010_compact_bodies),
 ]
+
+
+#: the format marker of a compressed body: what follows is a zlib stream (level 6) of the
+#: scrubbed body. A body stored without it (before migration 010) is the body itself; no
+#: response body starts with a NUL byte followed by this tag.
+BODY_ZLIB = b"\x00bansha-zlib\x00"
+ZLIB_LEVEL = 6
+
+
+def encode_body(body: bytes) -> bytes:
+    """How a (scrubbed) body is stored: the marker, then the body compressed."""
+    return BODY_ZLIB + zlib.compress(body, ZLIB_LEVEL)
+
+
+def is_encoded(stored: bytes | memoryview) -> bool:
+    return bytes(stored[: len(BODY_ZLIB)]) == BODY_ZLIB
+
+
+def decode_body(stored: bytes | memoryview) -> bytes:
+    """The body as it was kept (scrubbed), from a compressed row or from an older raw one."""
+    if is_encoded(stored):
+        return zlib.decompress(bytes(stored[len(BODY_ZLIB) :]))
+    return bytes(stored)
+
+
+def page_signature(parsed: ThreadPage) -> str:
+    """What a page shows of its posts, as the store keeps them: subject, and for every post
+    (deleted-floor placeholders too) its pid, floor, state, content hash, edit note and source.
+    A fetch with the signature of its page's last kept body, and no new, changed, enriched or
+    vanished post, shows what that body shows: its own body adds no evidence. The signature
+    catches what the counts do not: floors renumbered after a deletion, posts moved to another
+    page, a new subject."""
+    payload = json.dumps(
+        [
+            parsed.subject,
+            [
+                [
+                    p.pid,
+                    p.floor,
+                    p.state.value,
+                    p.content_hash,
+                    p.edit.editor if p.edit else None,
+                    _iso(p.edit.edited_at) if p.edit else None,
+                    p.source,
+                ]
+                for p in parsed.posts
+            ],
+        ],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
 
 
 def _iso(dt: datetime | None) -> str | None:
@@ -526,31 +655,98 @@ def _marks_json(marks: Iterable[Mark]) -> str:
     )
 
 
+_MARK_KINDS = {k.value: k for k in MarkKind}
+_STATES = {s.value: s for s in PostState}
+#: how an empty list is stored (``json.dumps([])``): most posts quote nothing and carry no mark
+_EMPTY = (None, "", "[]")
+
+
 def marks_from_json(raw: str | None) -> tuple[Mark, ...]:
-    if not raw:
+    if raw in _EMPTY:
         return ()
-    return tuple(Mark(MarkKind(m["kind"]), m["value"], m["text"]) for m in json.loads(raw))
+    return tuple(Mark(_MARK_KINDS[m["kind"]], m["value"], m["text"]) for m in json.loads(raw))
+
+
+def _json_tuple(raw: str | None) -> tuple[Any, ...]:
+    return () if raw in _EMPTY else tuple(json.loads(raw))
+
+
+#: the columns a Post is made of, in the order :func:`_post_from_values` takes them
+POST_COLUMNS = (
+    "tid",
+    "pid",
+    "floor",
+    "author",
+    "uid",
+    "posted_at",
+    "message_html",
+    "text",
+    "quoted_pids",
+    "quote_texts",
+    "edit_editor",
+    "edit_at",
+    "state",
+    "marks",
+    "source",
+)
+
+
+def _post_from_values(
+    tid: int,
+    pid: int,
+    floor: int | None,
+    author: str | None,
+    uid: int | None,
+    posted_at: str | None,
+    message_html: str | None,
+    text: str | None,
+    quoted_pids: str | None,
+    quote_texts: str | None,
+    edit_editor: str | None,
+    edit_at: str | None,
+    state: str,
+    marks: str | None,
+    source: str | None,
+) -> Post:
+    """A stored post as its record. Cheap: the lists most posts leave empty are not decoded
+    (``Store.posts`` builds every post of a thread for every derivation)."""
+    return Post(
+        tid=tid,
+        pid=pid,
+        floor=floor,
+        author=author or "",
+        uid=uid or 0,
+        posted_at=datetime.fromisoformat(posted_at) if posted_at else None,
+        message_html=message_html or "",
+        text=text or "",
+        quoted_pids=_json_tuple(quoted_pids),
+        quote_texts=_json_tuple(quote_texts),
+        edit=EditNote(edit_editor, datetime.fromisoformat(edit_at))
+        if edit_editor and edit_at
+        else None,
+        state=_STATES[state],
+        marks=marks_from_json(marks),
+        source=source or "html",
+    )
 
 
 def post_from_row(row: dict[str, Any]) -> Post:
-    edit = None
-    if row.get("edit_editor") and row.get("edit_at"):
-        edit = EditNote(row["edit_editor"], datetime.fromisoformat(row["edit_at"]))
-    return Post(
-        tid=row["tid"],
-        pid=row["pid"],
-        floor=row.get("floor"),
-        author=row.get("author") or "",
-        uid=row.get("uid") or 0,
-        posted_at=datetime.fromisoformat(row["posted_at"]) if row.get("posted_at") else None,
-        message_html=row.get("message_html") or "",
-        text=row.get("text") or "",
-        quoted_pids=tuple(json.loads(row.get("quoted_pids") or "[]")),
-        quote_texts=tuple(json.loads(row.get("quote_texts") or "[]")),
-        edit=edit,
-        state=PostState(row["state"]),
-        marks=marks_from_json(row.get("marks")),
-        source=row.get("source") or "html",
+    return _post_from_values(
+        row["tid"],
+        row["pid"],
+        row.get("floor"),
+        row.get("author"),
+        row.get("uid"),
+        row.get("posted_at"),
+        row.get("message_html"),
+        row.get("text"),
+        row.get("quoted_pids"),
+        row.get("quote_texts"),
+        row.get("edit_editor"),
+        row.get("edit_at"),
+        row["state"],
+        row.get("marks"),
+        row.get("source"),
     )
 
 
@@ -564,6 +760,8 @@ class PageWrite:
     vanished_posts: int
     #: posts whose same content was read richer than stored (a mark or edit note gained)
     enriched_posts: int = 0
+    #: whether this fetch's body was kept (the page's posts changed, or never kept before)
+    body_kept: bool = True
 
 
 class Store:
@@ -645,14 +843,29 @@ class Store:
 
     # -- pages and posts ------------------------------------------------------------------
     def _store_body(self, body: bytes, secrets: Iterable[str] = ()) -> str:
-        """Keep a body, scrubbed of secrets (the one place bodies are written); its key is the
-        sha256 of what is stored."""
+        """Keep a body, scrubbed of secrets (the one place bodies are written), compressed
+        (:func:`encode_body`); its key is the sha256 of the scrubbed body before compression,
+        so the same body is stored once."""
         body = scrub_body(body, secrets)
         digest = hashlib.sha256(body).hexdigest()
+        if self.db.execute("SELECT 1 FROM page_bodies WHERE sha256 = ?", [digest]).fetchone():
+            return digest
         self.db.execute(
-            "INSERT OR IGNORE INTO page_bodies(sha256, body) VALUES (?, ?)", [digest, body]
+            "INSERT INTO page_bodies(sha256, body) VALUES (?, ?)", [digest, encode_body(body)]
         )
         return digest
+
+    def body(self, sha256: str) -> bytes | None:
+        """A stored body as it was kept (scrubbed, uncompressed), whichever format its row is
+        in; None when no body has that key."""
+        row = self.db.execute("SELECT body FROM page_bodies WHERE sha256 = ?", [sha256]).fetchone()
+        return None if row is None else decode_body(row[0])
+
+    def page_body(self, page_id: int) -> bytes | None:
+        """The body a ``pages`` row points at: the fetch's own when it was kept, else the last
+        kept body of the same page (the same posts); None when there is none."""
+        row = self.db.execute("SELECT sha256 FROM pages WHERE id = ?", [page_id]).fetchone()
+        return None if row is None or row[0] is None else self.body(row[0])
 
     def record_response(
         self,
@@ -685,29 +898,49 @@ class Store:
         url: str,
         status: int,
         headers: dict[str, str],
-        body: bytes,
+        body: bytes | None,
         fetched_at: datetime,
         outcome: str,
         secrets: Iterable[str] = (),
+        *,
+        same_as: str | None = None,
+        posts_sig: str | None = None,
     ) -> int:
+        """One fetch row. With a ``body``, the body is kept and the row points at it; without
+        (``body=None``: the page's posts had not changed), the row is small — no headers — and
+        points at ``same_as``, the last kept body of the page."""
         secrets = list(secrets)
-        digest = self._store_body(body, secrets)
+        kept = body is not None
+        digest = self._store_body(body, secrets) if body is not None else same_as
         cur = self.db.execute(
             "INSERT INTO pages(tid, page, source, url, status, headers, sha256, fetched_at, "
-            "outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "outcome, body_kept, posts_sig) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 tid,
                 page,
                 source,
                 scrub_text(url, secrets),
                 status,
-                json.dumps(_safe_headers(headers, secrets)),
+                json.dumps(_safe_headers(headers, secrets)) if kept else None,
                 digest,
                 _iso(fetched_at),
                 outcome,
+                1 if kept else 0,
+                posts_sig,
             ],
         )
         return int(cur.lastrowid or 0)
+
+    def last_kept_page(self, tid: int, page: int, source: str) -> dict[str, Any] | None:
+        """The last fetch of a page whose body was kept (id, sha256, posts_sig), or None."""
+        rows = list(
+            self.db.query(
+                "SELECT id, sha256, posts_sig FROM pages WHERE tid = ? AND page = ? AND source = ? "
+                "AND outcome = 'ok' AND body_kept = 1 ORDER BY id DESC LIMIT 1",
+                [tid, page, source],
+            )
+        )
+        return rows[0] if rows else None
 
     def save_page(
         self,
@@ -733,24 +966,19 @@ class Store:
         read from a poorer source (:func:`reading_rank`) changes nothing but where it was seen;
         read richer, it enriches the stored reading and its revision in place.
 
+        The body is kept when the page's posts changed: a new, changed, enriched or vanished
+        post, or a page never kept before for this (tid, page, source), or one whose
+        :func:`page_signature` differs from its last kept body's (floors renumbered, the
+        subject). Otherwise the fetch is a small row pointing at that last kept body, which
+        shows the same posts, and the posts keep pointing at the kept pages they were read
+        from. Every reading of a post (``page_id``) thus points at a kept body that shows it.
+
         One transaction: either all of it lands or none of it does.
         """
         seen = _iso(fetched_at)
         assert seen is not None
         new = changed = vanished = enriched = 0
         with self.atomic():
-            page_id = self._insert_page(
-                parsed.tid,
-                parsed.page,
-                source,
-                url,
-                status,
-                headers,
-                body,
-                fetched_at,
-                "ok",
-                secrets,
-            )
             # only the posts on this page: the cost follows the page, not the thread's length
             # a "无效楼层，该帖已经被删除" placeholder is not a post: Discuz may even give it a
             # made-up pid (the previous pid + 1); deletions are found by _mark_vanished
@@ -766,28 +994,23 @@ class Store:
                 existing = {
                     r["pid"]: r for r in self.db.query(f"{sql}({marks})", [parsed.tid, *pids])
                 }
-            new_rows: list[dict[str, Any]] = []
-            revisions: list[dict[str, Any]] = []
-            seen_again: list[list[Any]] = []
-            seen_poorer: list[list[Any]] = []
+            # what changed, decided before anything is written: the body is kept only then
+            new_posts: list[tuple[Post, dict[str, Any]]] = []
+            changed_posts: list[tuple[Post, dict[str, Any]]] = []
+            enriched_posts: list[tuple[Post, dict[str, Any]]] = []
+            again_posts: list[Post] = []
+            poorer_posts: list[Post] = []
             for post in posts:
-                row = _post_row(post, page=parsed.page, seen=seen, page_id=page_id)
+                row = _post_row(post, page=parsed.page, seen=seen, page_id=0)
                 old = existing.get(post.pid)
                 if old is None:
-                    new += 1
-                    row["first_seen_at"] = seen
-                    new_rows.append(row)
-                    revisions.append(_revision_row(post, row, 1, seen, page_id))
+                    new_posts.append((post, row))
                     continue
                 same = old["content_hash"] == row["content_hash"] and old["state"] == row["state"]
                 if not same and not (
                     old["source"] != row["source"] and _row_core(old) == _row_core(row)
                 ):
-                    changed += 1  # the content changed: a new revision, the old one kept
-                    revisions.append(
-                        _revision_row(post, row, self._last_revision(post) + 1, seen, page_id)
-                    )
-                    self.db.table("posts").update((post.tid, post.pid), row)
+                    changed_posts.append((post, row))  # a new revision, the old one kept
                     continue
                 rank, old_rank = reading_rank(row), reading_rank(old)
                 edit_differs = (old["edit_editor"], old["edit_at"]) != (
@@ -797,54 +1020,98 @@ class Store:
                 if rank > old_rank or (rank == old_rank and (not same or edit_differs)):
                     # the same content read at least as richly: its marks, edit note and page
                     # become the evidence of the stored reading and of its revision
-                    enriched += 1
-                    self.db.table("posts").update((post.tid, post.pid), row)
-                    self.db.execute(
-                        "UPDATE post_revisions SET content_hash = ?, message_html = ?, marks = ?, "
-                        "edit_editor = ?, edit_at = ?, page_id = ? "
-                        "WHERE tid = ? AND pid = ? AND revision = ?",
-                        [
-                            row["content_hash"],
-                            row["message_html"],
-                            row["marks"],
-                            row["edit_editor"],
-                            row["edit_at"],
-                            page_id,
-                            post.tid,
-                            post.pid,
-                            self._last_revision(post),
-                        ],
-                    )
+                    enriched_posts.append((post, row))
                 elif rank < old_rank:
                     # a poorer reading (the mobile API after the desktop page): never replaces
                     # the richer one; the stored reading keeps pointing at the page it came from
-                    seen_poorer.append([post.floor, parsed.page, seen, post.tid, post.pid])
+                    poorer_posts.append(post)
                 else:  # unchanged: only where and when it was seen (floors renumber)
-                    seen_again.append([post.floor, parsed.page, seen, page_id, post.tid, post.pid])
+                    again_posts.append(post)
+            new, changed, enriched = len(new_posts), len(changed_posts), len(enriched_posts)
+            # a vanished revision copies the post's stored reading (its page_id): no new page
+            vanished = self._mark_vanished(parsed, seen, ppp)
+            sig = page_signature(parsed)
+            last = self.last_kept_page(parsed.tid, parsed.page, source)
+            keep = bool(
+                new
+                or changed
+                or enriched
+                or vanished
+                or last is None
+                or last["sha256"] is None
+                or last["posts_sig"] != sig
+            )
+            page_id = self._insert_page(
+                parsed.tid,
+                parsed.page,
+                source,
+                url,
+                status,
+                headers,
+                body if keep else None,
+                fetched_at,
+                "ok",
+                secrets,
+                same_as=None if last is None else last["sha256"],
+                posts_sig=sig if keep else None,
+            )
+            new_rows: list[dict[str, Any]] = []
+            revisions: list[dict[str, Any]] = []
+            for post, row in new_posts:
+                row["page_id"] = page_id
+                row["first_seen_at"] = seen
+                new_rows.append(row)
+                revisions.append(_revision_row(post, row, 1, seen, page_id))
+            for post, row in changed_posts:
+                row["page_id"] = page_id
+                revisions.append(
+                    _revision_row(post, row, self._last_revision(post) + 1, seen, page_id)
+                )
+                self.db.table("posts").update((post.tid, post.pid), row)
+            for post, row in enriched_posts:
+                row["page_id"] = page_id
+                self.db.table("posts").update((post.tid, post.pid), row)
+                self.db.execute(
+                    "UPDATE post_revisions SET content_hash = ?, message_html = ?, marks = ?, "
+                    "edit_editor = ?, edit_at = ?, page_id = ? "
+                    "WHERE tid = ? AND pid = ? AND revision = ?",
+                    [
+                        row["content_hash"],
+                        row["message_html"],
+                        row["marks"],
+                        row["edit_editor"],
+                        row["edit_at"],
+                        page_id,
+                        post.tid,
+                        post.pid,
+                        self._last_revision(post),
+                    ],
+                )
             if new_rows:
                 self.db.table("posts").insert_all(new_rows)
             if revisions:
                 self.db.table("post_revisions").insert_all(revisions)
-            if seen_again:
+            if again_posts and keep:
+                # the kept body shows them as stored: it becomes where they were last read
                 self.db.conn.executemany(
                     "UPDATE posts SET floor = ?, page = ?, last_seen_at = ?, page_id = ? "
                     "WHERE tid = ? AND pid = ?",
-                    seen_again,
+                    [[p.floor, parsed.page, seen, page_id, p.tid, p.pid] for p in again_posts],
                 )
-            if seen_poorer:
+            seen_only = poorer_posts + ([] if keep else again_posts)
+            if seen_only:
                 self.db.conn.executemany(
                     "UPDATE posts SET floor = ?, page = ?, last_seen_at = ? "
                     "WHERE tid = ? AND pid = ?",
-                    seen_poorer,
+                    [[p.floor, parsed.page, seen, p.tid, p.pid] for p in seen_only],
                 )
-            vanished = self._mark_vanished(parsed, seen, ppp)
             self.db.execute(
                 "UPDATE threads SET subject = COALESCE(?, subject), source = ?, ppp = ?, "
                 "last_page = ?, total_pages = ?, last_crawled_at = ?, last_outcome = 'ok' "
                 "WHERE tid = ?",
                 [parsed.subject, source, ppp, parsed.page, parsed.total_pages, seen, parsed.tid],
             )
-        return PageWrite(page_id, new, changed, vanished, enriched)
+        return PageWrite(page_id, new, changed, vanished, enriched, body_kept=keep)
 
     def _last_revision(self, post: Post) -> int:
         return int(
@@ -918,13 +1185,15 @@ class Store:
 
     # -- reading --------------------------------------------------------------------------
     def posts(self, tid: int | None = None) -> list[Post]:
-        sql = "SELECT * FROM posts"
+        """The stored posts (of one thread), in posting order. Reads only the columns a Post
+        is made of, as tuples, and decodes no empty list (:func:`_post_from_values`)."""
+        sql = f"SELECT {', '.join(POST_COLUMNS)} FROM posts"
         args: list[Any] = []
         if tid is not None:
             sql += " WHERE tid = ?"
             args.append(tid)
         sql += " ORDER BY tid, posted_ts, pid"
-        return [post_from_row(r) for r in self.db.query(sql, args)]
+        return [_post_from_values(*r) for r in self.db.execute(sql, args)]
 
     def post_rows(self, tid: int) -> list[dict[str, Any]]:
         return list(
@@ -1040,10 +1309,37 @@ def migrate(db: sqlite_utils.Database) -> list[str]:
             )
         applied.append(name)
         log.info("migration applied: %s", name)
-    if "007_scrub_secrets" in applied:
+    if "007_scrub_secrets" in applied or "010_compact_bodies" in applied:
         # the scrubbed bodies' old pages leave the write-ahead log for the (zeroed) main file
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    if "010_compact_bodies" in applied:
+        vacuum_if_worth_it(db)
     return applied
+
+
+#: the share of the file's pages that must be free for a VACUUM to be worth its time
+VACUUM_MIN_FREE_SHARE = 0.10
+
+
+def vacuum_if_worth_it(
+    db: sqlite_utils.Database, *, min_share: float = VACUUM_MIN_FREE_SHARE
+) -> bool:
+    """Give the space compaction freed back to the file system: ``VACUUM`` (outside any
+    transaction) when at least ``min_share`` of the file's pages are free. Cheap right after
+    migration 010: VACUUM copies only the live data, which the compaction just made small; a
+    fresh store has nothing free and is left alone. A store another process is using is left
+    as it is (its free pages are reused by later writes). Returns whether it ran."""
+    free = int(db.execute("PRAGMA freelist_count").fetchone()[0])
+    total = int(db.execute("PRAGMA page_count").fetchone()[0])
+    if free == 0 or free < min_share * total or db.conn.in_transaction:
+        return False
+    try:
+        db.execute("VACUUM")
+    except sqlite3.OperationalError as exc:  # busy: another reader or writer
+        log.info("VACUUM 未执行（%s），空闲空间留给以后的写入", exc)
+        return False
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return True
 
 
 def open_store(path: Path | str) -> Store:

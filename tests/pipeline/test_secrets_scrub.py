@@ -36,7 +36,7 @@ from pipeline.client import (
 )
 from pipeline.crawl import Crawler, CrawlTarget, ForumConfig
 from pipeline.simulator import ForumSim, SimClock, SimServer
-from pipeline.store import open_store
+from pipeline.store import decode_body, open_store
 
 TZ = ZoneInfo("Asia/Shanghai")
 T0 = datetime(2026, 12, 2, 10, 0, tzinfo=TZ)
@@ -102,7 +102,7 @@ def test_a_crawl_with_a_cookie_leaves_no_secret_in_the_database_files(tmp_path, 
     report = Crawler(client_for(sim, cookie), store, forum_cfg).crawl([CrawlTarget(TID, 2, "vote")])
     assert report.ok, report.errors
     assert store.counts()["posts"] == 25 and store.counts()["pages"] >= 1
-    raw = b"".join(bytes(r[0]) for r in store.db.execute("SELECT body FROM page_bodies"))
+    raw = b"".join(decode_body(r[0]) for r in store.db.execute("SELECT body FROM page_bodies"))
     assert SCRUB_MARK.encode() in raw  # the values were there, and are replaced
     data = db_bytes(db)
     assert data  # the files were read while the store is open (the WAL is in use)
@@ -189,7 +189,7 @@ def test_a_page_echoing_the_cookie_header_leaks_it_nowhere(tmp_path, caplog):
     assert "论坛繁忙" in logged
     crawl_log = "\n".join(str(r["detail"]) for r in store.db.query("SELECT detail FROM crawl_log"))
     assert "论坛繁忙" in crawl_log
-    bodies = b"".join(bytes(r[0]) for r in store.db.execute("SELECT body FROM page_bodies"))
+    bodies = b"".join(decode_body(r[0]) for r in store.db.execute("SELECT body FROM page_bodies"))
     assert "论坛繁忙".encode() in bodies  # the failed answers are kept as evidence
     with pytest.raises(PageError) as caught:
         client.fetch(
@@ -302,10 +302,10 @@ def test_the_migration_scrubs_bodies_stored_before_and_keeps_the_references(tmp_
     )
     assert len(rows) == 3  # every page still has its body
     for row in rows:
-        assert hashlib.sha256(row["body"]).hexdigest() == row["sha256"]
+        assert hashlib.sha256(decode_body(row["body"])).hexdigest() == row["sha256"]
     assert rows[0]["sha256"] == rows[2]["sha256"]  # identical bodies still stored once
     assert store.db.table("page_bodies").count == 2
-    assert json.loads(rows[0]["body"])["Variables"]["member_uid"] == "3"
+    assert json.loads(decode_body(rows[0]["body"]))["Variables"]["member_uid"] == "3"
     assert store.db.execute("PRAGMA foreign_key_check").fetchall() == []
     detail = store.db.execute("SELECT detail FROM crawl_log").fetchone()[0]
     assert "OLDAUTH" not in detail

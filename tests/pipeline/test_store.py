@@ -69,6 +69,7 @@ def test_database_file_is_private_and_migrated_once(tmp_path):
         "007_scrub_secrets",
         "008_ppp_from_pages",
         "009_vote_notes",
+        "010_compact_bodies",
     ]
     assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     s.close()
@@ -172,3 +173,44 @@ def test_a_verdicts_director_note_is_stored_beside_its_reason(tmp_path):
     s = open_store(tmp_path / "g.db")
     assert "note" in s.db["votes"].columns_dict
     s.close()
+
+
+def test_a_fetch_keeps_its_body_only_when_the_pages_posts_changed(store):
+    """Issue #14 item 2: Discuz pages differ on every request (views, times), so bodies are
+    kept when the page's posts changed, and every fetch is a row pointing at a kept body."""
+    store.register_thread(4, day=2, role="vote")
+
+    def fetch(tp: ThreadPage, body: bytes, minutes: int):
+        return store.save_page(
+            tp,
+            source="html",
+            url=f"http://f/forum.php?tid=4&page={tp.page}",
+            status=200,
+            headers={"content-type": "text/html"},
+            body=body,
+            fetched_at=T0 + timedelta(minutes=minutes),
+            ppp=10,
+        )
+
+    posts = [post(101, "投票对象：包子"), post(102, "hi")]
+    assert fetch(page(posts), b"<html>views 1", 0).body_kept  # first sighting
+    idle = fetch(page(posts), b"<html>views 2", 5)
+    assert not idle.body_kept and store.db.table("page_bodies").count == 1
+    row = store.db.execute(
+        "SELECT sha256, body_kept, headers FROM pages WHERE id = ?", [idle.page_id]
+    ).fetchone()
+    assert row[1:] == (0, None)
+    assert store.body(row[0]) == b"<html>views 1"  # the last kept body: the same posts
+    assert store.post_rows(4)[0]["page_id"] == 1  # the reading still points at a kept body
+    assert fetch(page([*posts, post(103, "new")]), b"<html>views 3", 10).body_kept  # new post
+    assert fetch(
+        page([post(101, "投票对象：馄饨"), post(102, "hi"), post(103, "new")]), b"<html>views 4", 15
+    ).body_kept  # an edit
+    assert fetch(page([post(101, "投票对象：馄饨"), post(103, "new")]), b"<html>5", 20).body_kept
+    assert store.revisions(4, 102)[-1]["state"] == "vanished"
+    # the same posts on floors renumbered (a deletion before them): kept, floors are evidence
+    moved = [post(101, "投票对象：馄饨", floor=1), post(103, "new", floor=2)]
+    assert fetch(page(moved), b"<html>6", 25).body_kept
+    assert not fetch(page(moved), b"<html>7", 30).body_kept
+    assert store.db.table("page_bodies").count == 5
+    assert store.counts()["pages"] == 7
