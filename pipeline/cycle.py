@@ -3,13 +3,33 @@
 A cycle with nothing new changes no verdict and drafts nothing. A killed cycle leaves the store
 consistent (every page and every derivation is one transaction) and the next one completes the
 work. Only one cycle per game runs at a time: a second one exits at once.
+
+Derive only on change (issue #14 item 1). Every verdict and every draft is a function of the
+store's inputs (posts and their revisions, the director's journal, the engine's snapshots, the
+drafts), the game file, bansha's code and templates — and of *which moments* ``now`` has
+passed: a vote is late after the close, a day's 潜水 is judged at its close, the reminder is due
+in the last hour, a post or a 遗言 counts from its time. A derivation records a fingerprint of
+its inputs and the window of time between the moments around it (``meta`` ``derive:last``); a
+cycle whose fingerprint is the same and whose ``now`` is in that window would derive, write and
+draft exactly what is stored, so it does none of it (it still posts what was approved).
+
+The fingerprint is cheap whatever the game's length: SQLite triggers
+(:func:`ensure_change_counters`) count every write to an input table in ``meta``
+``derive:inputs`` — of ``posts`` only a change of a column derive reads (a fetch that sees a
+post again only moves ``last_seen_at``) — and every write to a derived table or the drafts in
+``derive:outputs``; the threads read at least once (``crawled_tids``) are followed through the
+new ``crawl_log`` rows only.
 """
 
 from __future__ import annotations
 
 import fcntl
+import functools
+import hashlib
+import json
 import logging
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,10 +39,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from engine.speed import speed_deadlines
 from pipeline.crawl import CrawlReport, CrawlTarget
 from pipeline.derive import Derivation, derive, write_derivation
 from pipeline.gamefile import Game
-from pipeline.store import Store
+from pipeline.store import POST_COLUMNS, Store
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +122,9 @@ class CycleReport:
     crawl: CrawlReport | None = None
     full_reads: list[int] = field(default_factory=list)  # days whose threads were re-read whole
     derived: bool = False
+    #: nothing that can change a verdict or a draft changed since the last derivation: this
+    #: cycle did not derive, write or draft (what it would have done is what is stored)
+    skipped: bool = False
     verdicts_changed: bool = False
     drafted: list[int] = field(default_factory=list)
     posted: list[Any] = field(default_factory=list)
@@ -121,6 +145,8 @@ class CycleReport:
         if self.full_reads:
             days = "、".join(map(str, self.full_reads))
             out.append(f"已关门、重读全帖以核对编辑和删除：第 {days} 天")
+        if self.skipped:
+            out.append("没有新内容，未重新推导")
         out.append("结论有变化，已更新" if self.verdicts_changed else "结论没有变化")
         out.append(f"新草稿：{len(self.drafted)} 份" if self.drafted else "没有新草稿")
         for p in self.posted:
@@ -165,6 +191,356 @@ def first_rounds_to_reread(game: Game, store: Store, now: datetime) -> list[int]
     ]
 
 
+# --------------------------------------------------------------------------- derive on change
+
+#: ``meta`` keys: the change counters the triggers keep, and the last derivation's record
+INPUTS_KEY = "derive:inputs"
+OUTPUTS_KEY = "derive:outputs"
+RECORD_KEY = "derive:last"
+RECORD_VERSION = 1
+#: the prefix of the triggers bansha keeps in a store (:func:`ensure_change_counters`)
+TRIGGER_PREFIX = "bansha_changes_"
+
+#: The tables whose rows derive or drafting read as inputs: any insert, update or delete of a
+#: row bumps ``derive:inputs``. (``posts`` and ``meta`` are watched more narrowly below.)
+INPUT_TABLES = (
+    "post_revisions",
+    "journal_proxy_votes",
+    "journal_outs",
+    "journal_modifiers",
+    "journal_settings",
+    "journal_substitutions",
+    "journal_actions",
+    "journal_lastwords",
+    "card_events",
+    "flag_decisions",
+    "engine_snapshots",
+    "engine_events",
+)
+#: ``posts``: every fetch moves ``last_seen_at`` (and ``page``/``page_id``): only a change of a
+#: column derive and drafting read is an input change (``posted_ts`` orders them)
+POST_INPUT_COLUMNS = (*POST_COLUMNS, "posted_ts")
+#: ``meta``: only the marks of a whole re-read after a close (they settle a day's result)
+META_INPUT_KEYS = ("full_read:%",)
+#: What the cycle derives and drafts (and ``bansha tally`` … write too): any write by anyone
+#: bumps ``derive:outputs``; the cycle reads it after its own writes.
+OUTPUT_TABLES = ("votes", "tallies", "post_counts", "flags", "drafts")
+#: Read by derive only to know which threads were read at least once (``crawled_tids``):
+#: fingerprinted by that set of the game's threads, followed through new ``crawl_log`` rows.
+CRAWL_TABLES = ("threads", "crawl_log")
+
+
+def _bump(key: str) -> str:
+    return f"UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = '{key}';"
+
+
+def _key_is_input(row: str) -> str:
+    return "(" + " OR ".join(f"{row}.key LIKE '{k}'" for k in META_INPUT_KEYS) + ")"
+
+
+def change_triggers(tables: set[str]) -> dict[str, str]:
+    """The triggers that keep the change counters: name -> ``CREATE TRIGGER`` statement, for
+    the watched tables that exist. A trigger's name ends with a digest of its statement, so a
+    changed definition is a new trigger (the old one is dropped)."""
+    bodies: dict[tuple[str, str], tuple[str, str]] = {}  # (table, op) -> (when, counter)
+    for table in INPUT_TABLES:
+        for op in ("INSERT", "UPDATE", "DELETE"):
+            bodies[(table, op)] = ("", INPUTS_KEY)
+    for table in OUTPUT_TABLES:
+        for op in ("INSERT", "UPDATE", "DELETE"):
+            bodies[(table, op)] = ("", OUTPUTS_KEY)
+    bodies[("posts", "INSERT")] = ("", INPUTS_KEY)
+    bodies[("posts", "DELETE")] = ("", INPUTS_KEY)
+    changed = " OR ".join(f"old.{c} IS NOT new.{c}" for c in POST_INPUT_COLUMNS)
+    bodies[("posts", "UPDATE")] = (changed, INPUTS_KEY)
+    bodies[("meta", "INSERT")] = (_key_is_input("new"), INPUTS_KEY)
+    bodies[("meta", "UPDATE")] = (
+        f"({_key_is_input('old')} OR {_key_is_input('new')}) "
+        "AND (old.key IS NOT new.key OR old.value IS NOT new.value)",
+        INPUTS_KEY,
+    )
+    bodies[("meta", "DELETE")] = (_key_is_input("old"), INPUTS_KEY)
+    out: dict[str, str] = {}
+    for (table, op), (when, counter) in bodies.items():
+        if table not in tables:
+            continue
+        body = (
+            f"AFTER {op} ON {table}"
+            + (f" WHEN {when}" if when else "")
+            + f" BEGIN {_bump(counter)} END"
+        )
+        digest = hashlib.sha256(body.encode()).hexdigest()[:10]
+        name = f"{TRIGGER_PREFIX}{table}_{op.lower()}_{digest}"
+        out[name] = f"CREATE TRIGGER {name} {body}"
+    return out
+
+
+def ensure_change_counters(store: Store) -> bool:
+    """Install (or bring up to date) the triggers and counters :func:`run_cycle` skips by.
+
+    Returns whether anything had to be installed: then writes may have gone uncounted (a
+    store from before, a trigger a table rebuild dropped), so the last derivation's record is
+    dropped and the next cycle derives. Cheap when all is in place (two small reads).
+    """
+    db = store.db
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    want = change_triggers(tables)
+    have = {
+        r[0]
+        for r in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND substr(name, 1, ?) = ?",
+            [len(TRIGGER_PREFIX), TRIGGER_PREFIX],
+        )
+    }
+    counters = {
+        r[0]
+        for r in db.execute("SELECT key FROM meta WHERE key IN (?, ?)", [INPUTS_KEY, OUTPUTS_KEY])
+    }
+    if have == set(want) and counters == {INPUTS_KEY, OUTPUTS_KEY}:
+        return False
+    with store.atomic():
+        for name in have - set(want):
+            db.execute(f"DROP TRIGGER IF EXISTS {name}")
+        for name in set(want) - have:
+            db.execute(want[name])
+        for key in (INPUTS_KEY, OUTPUTS_KEY):
+            db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, '0')", [key])
+        db.execute("DELETE FROM meta WHERE key = ?", [RECORD_KEY])
+    return True
+
+
+def _counter(store: Store, key: str) -> int | None:
+    row = store.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+@functools.cache
+def code_identity() -> str:
+    """Which bansha computes the verdicts: the size and time of every module of the three
+    packages (once per process: cron starts one per cycle). A new version derives again."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for package in ("engine", "parsers", "pipeline"):
+        for path in sorted((root / package).rglob("*.py")):
+            st = path.stat()
+            digest.update(f"{path.relative_to(root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:32]
+
+
+def game_identity(game: Game) -> str:
+    """A digest of the whole validated game file (days, roster, cards, the rule set's table)."""
+    return hashlib.sha256(game.model_dump_json().encode("utf-8")).hexdigest()[:32]
+
+
+def templates_identity(templates_dir: Path | str | None) -> str:
+    """A digest of the templates drafting reads: bansha's and the director's folder."""
+    from pipeline.drafts import DEFAULT_TEMPLATES_DIR  # jinja2 only where drafts are made
+
+    digest = hashlib.sha256()
+    for folder in (DEFAULT_TEMPLATES_DIR, templates_dir):
+        if folder is None:
+            continue
+        digest.update(f"{folder}\n".encode())
+        try:
+            paths = sorted(Path(folder).glob("*.j2"))
+        except OSError:
+            paths = []
+        for path in paths:
+            try:
+                digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+            except OSError:
+                digest.update(path.name.encode() + b"\0?\0")
+    return digest.hexdigest()[:32]
+
+
+def _game_tids(game: Game) -> set[int]:
+    return {tid for day in game.days for tid in day.threads.values()}
+
+
+def _threads_read(store: Store, tids: set[int]) -> set[int]:
+    """The game's threads whose ``threads`` row says they were read (as ``crawled_tids``)."""
+    rows = store.db.execute(
+        "SELECT tid FROM threads WHERE last_outcome = 'ok' OR last_crawled_at IS NOT NULL"
+    )
+    return {int(r[0]) for r in rows} & tids
+
+
+def crawl_state(game: Game, store: Store) -> dict[str, Any]:
+    """The game's threads derive counts as read (``pipeline.derive.crawled_tids``), and the
+    last ``crawl_log`` row they were taken from. Once read, a thread stays read: a later
+    cycle only looks at the newer crawl log rows (:func:`_crawl_unchanged`)."""
+    tids = _game_tids(game)
+    last = store.db.execute("SELECT COALESCE(MAX(id), 0) FROM crawl_log").fetchone()[0]
+    logged = {
+        int(r[0])
+        for r in store.db.execute(
+            "SELECT DISTINCT tid FROM crawl_log WHERE id <= ? AND outcome = 'ok' "
+            "AND tid IS NOT NULL",
+            [last],
+        )
+    }
+    posted = {int(r[0]) for r in store.db.execute("SELECT DISTINCT tid FROM posts")}
+    read = (logged | posted | _threads_read(store, tids)) & tids
+    return {"read": sorted(read), "log": int(last)}
+
+
+def _crawl_unchanged(game: Game, store: Store, state: dict[str, Any]) -> bool:
+    tids = _game_tids(game)
+    read = set(state.get("read", ()))
+    if tids <= read:
+        return True  # every thread of the game was read: nothing more to learn
+    fresh = {
+        int(r[0])
+        for r in store.db.execute(
+            "SELECT DISTINCT tid FROM crawl_log WHERE id > ? AND outcome = 'ok' "
+            "AND tid IS NOT NULL",
+            [int(state.get("log", 0))],
+        )
+    }
+    # the threads' tids read through posts are counted by the posts trigger
+    return ((fresh | _threads_read(store, tids)) & tids) <= read
+
+
+def moments(game: Game, store: Store, d: Derivation) -> set[datetime]:
+    """Every moment a verdict or a draft can change at without any input changing: each
+    comparison derive, drafting and the cycle make with ``now`` is ``moment <= now``.
+
+    From the game file: each day's opening (and the crawl's ``EARLY`` before it), its close,
+    the reminder and the last hour before it (the inquiry close, zhenyan.txt:188), the first
+    正午 round's end, the 申请加速/延时 deadlines. From the store: when each player went out
+    (who is living at ``now``), and the times of the journal's entries (a 遗言 counts from its
+    time). Posts are added by :func:`derivation_window` (only the nearest ones matter).
+    """
+    from pipeline.inquiry import CLOSE_BEFORE  # zhenyan's inquiry close
+
+    found: set[datetime] = set()
+    reminder = timedelta(minutes=game.drafts.reminder_minutes)
+    for day in game.days:
+        found |= {day.opens, day.opens - EARLY, day.closes, day.closes - reminder}
+        found |= {day.closes - CLOSE_BEFORE, day.closes - timedelta(hours=1)}
+        if day.first_closes is not None:
+            found.add(day.first_closes)
+        try:
+            dl = speed_deadlines(
+                game.game.ruleset, closes=day.closes, opens=day.opens, tz=game.game.tz
+            )
+            found |= {dl.accelerate, dl.delay}
+        except (KeyError, ValueError):
+            pass
+    found |= {at for at, _why in d.outs.values()}
+    for res in d.days.values():
+        found |= set(res.out_before.values())
+        if res.first is not None:
+            found.add(res.first.closes)
+    for table, column in (
+        ("journal_lastwords", "at"),
+        ("journal_proxy_votes", "at"),
+        ("journal_outs", "at"),
+        ("card_events", "at"),
+        ("journal_substitutions", "from_at"),
+        ("journal_actions", "at"),
+    ):
+        try:
+            rows = store.db.execute(f"SELECT {column} FROM {table} WHERE {column} IS NOT NULL")
+        except sqlite3.OperationalError:  # a store without the table: nothing recorded there
+            continue
+        for (raw,) in rows:
+            try:
+                at = datetime.fromisoformat(raw)
+            except (TypeError, ValueError):
+                continue
+            if at.tzinfo is not None:
+                found.add(at)
+    return found
+
+
+def derivation_window(
+    game: Game, store: Store, d: Derivation, as_of: datetime
+) -> tuple[datetime | None, datetime | None]:
+    """``(lo, hi)``: a derivation at any ``now`` with ``lo <= now < hi`` sees the same moments
+    passed as one at ``as_of`` (None: no bound). Posts count from their time (a post stored
+    ahead of ``now`` — a forum clock ahead of ours — counts once ``now`` reaches it)."""
+    found = moments(game, store, d)
+    ts = int(as_of.timestamp())
+    # posted_ts is posted_at's whole seconds: read the posts of the seconds around as_of exactly
+    for (raw,) in store.db.execute(
+        "SELECT posted_at FROM posts WHERE posted_ts BETWEEN ? AND ? AND posted_at IS NOT NULL",
+        [ts - 1, ts + 1],
+    ):
+        found.add(datetime.fromisoformat(raw))
+    later = store.db.execute(
+        "SELECT MIN(posted_ts) FROM posts WHERE posted_ts > ?", [ts + 1]
+    ).fetchone()[0]
+    if later is not None:  # posted at or after that second
+        found.add(datetime.fromtimestamp(int(later), as_of.tzinfo))
+    earlier = store.db.execute(
+        "SELECT MAX(posted_ts) FROM posts WHERE posted_ts < ?", [ts - 1]
+    ).fetchone()[0]
+    if earlier is not None:  # posted before the end of that second
+        found.add(datetime.fromtimestamp(int(earlier) + 1, as_of.tzinfo))
+    lo = max((m for m in found if m <= as_of), default=None)
+    hi = min((m for m in found if m > as_of), default=None)
+    return lo, hi
+
+
+def _iso_or_none(dt: datetime | None) -> str | None:
+    return dt.isoformat() if dt is not None else None
+
+
+def current_inputs(
+    game: Game, store: Store, *, templates_dir: Path | str | None, drafting: bool
+) -> dict[str, Any]:
+    """This cycle's fingerprint of everything a derivation and its drafts depend on but the
+    time: cheap (counters, digests of the game file, the code and the templates)."""
+    return {
+        "v": RECORD_VERSION,
+        "inputs": _counter(store, INPUTS_KEY),
+        "outputs": _counter(store, OUTPUTS_KEY),
+        "game": game_identity(game),
+        "code": code_identity(),
+        "templates": templates_identity(templates_dir) if drafting else None,
+    }
+
+
+def last_derivation(store: Store) -> dict[str, Any] | None:
+    raw = store.get_meta(RECORD_KEY)
+    if not raw:
+        return None
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def nothing_new(
+    game: Game,
+    store: Store,
+    record: dict[str, Any] | None,
+    inputs: dict[str, Any],
+    *,
+    now: datetime,
+    drafting: bool,
+) -> bool:
+    """Whether a derivation at ``now`` would derive, write and draft exactly what the last one
+    did: the same inputs, the same threads read, and no moment between its time and ``now``."""
+    if record is None or record.get("v") != RECORD_VERSION:
+        return False
+    if inputs["inputs"] is None or inputs["outputs"] is None:
+        return False
+    for key in ("inputs", "outputs", "game", "code"):
+        if record.get(key) != inputs[key]:
+            return False
+    if drafting and (not record.get("drafted") or record.get("templates") != inputs["templates"]):
+        return False
+    lo, hi = record.get("lo"), record.get("hi")
+    if lo is not None and now < datetime.fromisoformat(lo):
+        return False
+    if hi is not None and now >= datetime.fromisoformat(hi):
+        return False
+    return _crawl_unchanged(game, store, record.get("crawl") or {})
+
+
 def run_cycle(
     game: Game,
     store: Store,
@@ -173,14 +549,23 @@ def run_cycle(
     crawl: Callable[[list[CrawlTarget], bool], CrawlReport],
     draft: Callable[[Derivation], list[int]] | None = None,
     publish: Callable[[], list[Any]] | None = None,
+    templates_dir: Path | str | None = None,
+    rederive: bool = False,
 ) -> CycleReport:
     """Crawl → derive → draft → post. ``crawl(targets, full)`` does the network part.
 
     The first crawl that finds the forum not usable (``CrawlReport.down``) ends the network
     part: no closed day and no first round is re-read this cycle (each would only wait out the
     same retries again), and the cause is said once in ``errors``.
+
+    Derive, write and draft only on change: when nothing a verdict or a draft depends on
+    changed since the last derivation and no moment passed (:func:`nothing_new`), the cycle
+    skips them (``report.skipped``; the last derivation's warnings are said again) and only
+    posts what was approved. ``templates_dir``: the director's template folder ``draft``
+    uses (part of the fingerprint); ``rederive``: derive whatever the fingerprint says.
     """
     report = CycleReport()
+    ensure_change_counters(store)  # before the crawl: its writes are counted
 
     def say(lines: list[str]) -> None:
         report.errors.extend(line for line in lines if line not in report.errors)
@@ -218,12 +603,45 @@ def run_cycle(
             if waiting:
                 days = "、".join(map(str, waiting))
                 say([f"论坛恢复前不重读已关门的第 {days} 天，其结果暂不起草"])
-    d = derive(game, store, as_of=now)
-    report.derived = True
-    report.verdicts_changed = write_derivation(store, d, now=now)
-    report.warnings = d.warnings()
-    if draft is not None:
-        report.drafted = draft(d)
+    drafting = draft is not None
+    # read before derive: a write while it runs makes the next cycle derive again
+    inputs = current_inputs(game, store, templates_dir=templates_dir, drafting=drafting)
+    record = last_derivation(store)
+    if not rederive and nothing_new(game, store, record, inputs, now=now, drafting=drafting):
+        assert record is not None
+        report.skipped = True
+        report.warnings = [str(w) for w in record.get("warnings", ())]
+    else:
+        crawled = crawl_state(game, store)
+        d = derive(game, store, as_of=now)
+        report.derived = True
+        failed: Exception | None = None
+        # the write lock is held from the verdicts to the record: the outputs counter read at
+        # the end counts this cycle's own writes and nobody else's
+        with store.atomic():
+            report.verdicts_changed = write_derivation(store, d, now=now)
+            report.warnings = d.warnings()
+            if draft is not None:
+                try:
+                    with store.atomic():  # a savepoint: a refused draft leaves the verdicts
+                        report.drafted = draft(d)
+                except Exception as exc:
+                    failed = exc
+            if failed is None:
+                lo, hi = derivation_window(game, store, d, now)
+                saved = {
+                    **inputs,
+                    "outputs": _counter(store, OUTPUTS_KEY),
+                    "crawl": crawled,
+                    "drafted": drafting,
+                    "as_of": now.isoformat(),
+                    "lo": _iso_or_none(lo),
+                    "hi": _iso_or_none(hi),
+                    "warnings": report.warnings,
+                }
+                store.set_meta(RECORD_KEY, json.dumps(saved, ensure_ascii=False))
+        if failed is not None:
+            raise failed
     if publish is not None:
         report.posted = publish()
         report.errors += [r.line() for r in report.posted if not getattr(r, "ok", True)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -52,6 +53,7 @@ def test_a_cycle_with_nothing_new_changes_nothing(world):
     sim.requests.clear()
     again = run_cycle(game, store, now=DAY2_NOON, crawl=crawl)
     assert not again.verdicts_changed
+    assert again.skipped and not again.derived  # nothing new: not even derived again
     assert len(sim.requests) == len(targets_due(game, DAY2_NOON))  # one request per thread
     assert list(store.db.query("SELECT * FROM votes ORDER BY day, seq")) == votes
     assert list(store.db.query("SELECT * FROM flags ORDER BY id")) == flags
@@ -181,12 +183,19 @@ def test_cron_wrapper_never_overlaps(tmp_path):
     assert "上一轮仍在运行，跳过" in (tmp_path / "g.log").read_text()
 
 
-def test_schedule_prints_crontab_lines_for_every_close():
-    result = CliRunner().invoke(cli, ["schedule", str(GAME)])
+def test_schedule_prints_crontab_lines_for_every_close(monkeypatch):
+    monkeypatch.setenv("TZ", "Asia/Shanghai")  # the machine's own zone (cron runs in it)
+    time.tzset()
+    try:
+        result = CliRunner().invoke(cli, ["schedule", str(GAME)])
+    finally:
+        monkeypatch.undo()
+        time.tzset()
     assert result.exit_code == 0, result.output
-    assert "CRON_TZ=Asia/Shanghai" in result.output
+    assert not any(line.startswith("CRON_TZ") for line in result.output.splitlines())
     assert "*/5 * * * *" in result.output
-    assert "01 22 01 12 *" in result.output and "01 22 02 12 *" in result.output
+    assert "01 22 01 12 * BANSHA_ONLY_ON=2026-12-01" in result.output
+    assert "01 22 02 12 * BANSHA_ONLY_ON=2026-12-02" in result.output
 
 
 def test_a_failed_reread_after_the_close_holds_the_result(world):
