@@ -14,25 +14,26 @@ is none yet.
 from __future__ import annotations
 
 import functools
+import importlib
 import logging
 import os
 import sqlite3
-import sys
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
-from urllib.parse import quote
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-import httpx
-import sqlite_utils
 
 import pipeline.cli_zh  # noqa: F401  (before any command: click speaks Chinese)
-from pipeline.gamefile import Game, GameFileError, load_game, resolve_db_path
-from pipeline.store import MIGRATIONS, Store, StoreError, open_store
+
+if TYPE_CHECKING:  # the command line starts fast: a command imports what it uses
+    import httpx
+
+    from pipeline.gamefile import Game
+    from pipeline.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -48,7 +49,197 @@ def _setup_logging(verbose: bool) -> None:
     setup_logging(verbose)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+#: every command: its name → (module that defines it, attribute to add or None when the module
+#: registers it with ``@cli.command``, its one-line help, hidden). Loaded only when run, so
+#: ``bansha --help`` imports none of them; a test checks each line against the command itself.
+LAZY_COMMANDS: dict[str, tuple[str, str | None, str, bool]] = {
+    "card": ("pipeline.cmd_votes", None, "手动给牌。", False),
+    "cards": (
+        "pipeline.cmd_votes",
+        None,
+        "牌的台账：每位玩家的蓝/黄/红牌（3 蓝折 1 黄，3 黄折 1 红），红牌出局，阵营判负。",
+        False,
+    ),
+    "check": (
+        "pipeline.cmd_setup",
+        None,
+        "检查游戏文件：不创建、不打开数据库；没有问题时打印摘要，有问题时列出每一处。",
+        False,
+    ),
+    "crawl": (
+        "pipeline.commands",
+        None,
+        "抓取游戏帖子存入数据库（增量：只读最后一页及之后的新页面）。",
+        False,
+    ),
+    "cycle": (
+        "pipeline.cmd_cycle",
+        None,
+        "运行一轮：抓取 → 判票与统计 → 起草到期的草稿 → 发布导演已批准的草稿。",
+        False,
+    ),
+    "day": (
+        "pipeline.cmd_engine",
+        None,
+        "白天：记录白天的决定（add：装傻、翻牌、最后一枪、殉职），结算投票结果（resolve）。",
+        False,
+    ),
+    "deal": (
+        "pipeline.cmd_forum_life",
+        "deal_cmd",
+        "按规则集的配置随机发牌，写进游戏文件，并起草可以公开的发牌承诺（SHA-256）。",
+        False,
+    ),
+    "demo": (
+        "pipeline.cmd_demo",
+        None,
+        "在本机启动模拟论坛（示例游戏：12 名玩家、两天），按时运行几轮 cycle 并打印汇总。",
+        False,
+    ),
+    "drafts": ("pipeline.cmd_drafts", None, "草稿：列出、查看、修改、批准、驳回、起草。", False),
+    "flags": (
+        "pipeline.cmd_votes",
+        None,
+        "违规标记：列出（bansha flags GAME.toml）、确认（confirm）、驳回（dismiss）。",
+        False,
+    ),
+    "init": (
+        "pipeline.commands",
+        None,
+        "创建（或升级）游戏的数据库，并登记游戏文件中的帖子。",
+        False,
+    ),
+    "lastwords": (
+        "pipeline.cmd_lastwords",
+        None,
+        "遗言：记录玩家发给导演的遗言（add）、列出（list）、撤销（remove）。",
+        False,
+    ),
+    "new": (
+        "pipeline.cmd_setup",
+        None,
+        "写一个新的游戏文件：按这个规则集的示例，标出要改的「示例」值（不会覆盖已有的文件）。",
+        False,
+    ),
+    "night": (
+        "pipeline.cmd_engine",
+        None,
+        "夜晚行动：记录（add）、列出（list）、撤销（remove）、结算（resolve）。",
+        False,
+    ),
+    "player": ("pipeline.cmd_votes", None, "导演记录的玩家信息。", False),
+    "post": ("pipeline.cmd_post", None, "", True),
+    "posts": (
+        "pipeline.commands",
+        None,
+        "列出某天各帖子中已抓取的帖子（楼层、时间、作者、内容首行）。只读数据库。",
+        False,
+    ),
+    "publish": (
+        "pipeline.cmd_post",
+        None,
+        "发帖：发出已批准的草稿，或登记手动发出的帖子（旧名 post 也可用）。",
+        False,
+    ),
+    "report": (
+        "pipeline.cmd_report",
+        None,
+        "当天的计票报告：一个独立的 HTML 页面（不联网、无脚本），手机和电脑都能看。",
+        False,
+    ),
+    "schedule": (
+        "pipeline.cmd_cycle",
+        None,
+        "打印这局游戏的 crontab 行：平时每隔几分钟一轮，另在每天关门和提醒时刻各运行一轮。",
+        False,
+    ),
+    "serve": (
+        "pipeline.console.cli",
+        "serve",
+        "导演控制台：在浏览器（也可以是手机）里看总览、批准草稿、确认违规、记录夜晚行动。",
+        False,
+    ),
+    "signup": (
+        "pipeline.cmd_forum_life",
+        "signup",
+        "读报名帖，把报名的账号（论坛名字与 uid 取自网页）按报名顺序写进游戏文件的 [[players]]。",
+        False,
+    ),
+    "state": (
+        "pipeline.cmd_engine",
+        None,
+        "引擎状态（仅导演可见）：每人的身份牌与存活、当前身份、狼群、警长、状态、技能次数。",
+        False,
+    ),
+    "status": (
+        "pipeline.console.status",
+        "status",
+        "总览：每局游戏的规则集、阶段、下一次关门、待批准草稿、待确认违规、上一轮 cycle 和论坛。",
+        False,
+    ),
+    "tally": (
+        "pipeline.cmd_votes",
+        None,
+        "计票：按发帖顺序列出每一票（有效/无效及理由）、票数（含权重）、结果和违规标记。",
+        False,
+    ),
+    "vote": (
+        "pipeline.cmd_votes",
+        None,
+        "导演记录的投票信息：代投（proxy）、票权修正（modifier）、警长（sheriff）、加速（speed）。",
+        False,
+    ),
+    "why": (
+        "pipeline.cmd_votes",
+        None,
+        "解释一位玩家某天的票、发言数和违规标记，每条都附帖子链接。",
+        False,
+    ),
+}
+
+
+class LazyGroup(click.Group):
+    """click's lazy-group pattern: a command's module is imported when the command is used
+    (``--help`` lists them from :data:`LAZY_COMMANDS` without importing any)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(LAZY_COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
+            load_command(cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.commands:
+                cmd = self.commands[name]
+                if cmd.hidden:
+                    continue
+                rows.append((name, cmd.get_short_help_str(limit=formatter.width)))
+            elif not LAZY_COMMANDS[name][3]:
+                rows.append((name, LAZY_COMMANDS[name][2]))
+        if rows:
+            with formatter.section("命令"):
+                formatter.write_dl(rows)
+
+
+def load_command(name: str) -> None:
+    """Import the module of command ``name`` (it registers itself, or is added here)."""
+    module_name, attr, _, _ = LAZY_COMMANDS[name]
+    module = importlib.import_module(module_name)
+    if attr is not None and name not in cli.commands:
+        cli.add_command(getattr(module, attr), name)
+
+
+def load_all_commands() -> None:
+    """Every command loaded (for tests and for tools that walk the command tree)."""
+    for name in LAZY_COMMANDS:
+        load_command(name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", is_flag=True, help="在标准错误输出显示过程信息。")
 @click.version_option(package_name="bansha", message="bansha %(version)s")
 def cli(verbose: bool) -> None:
@@ -62,81 +253,6 @@ def cli(verbose: bool) -> None:
 
 
 # --------------------------------------------------------------------------- the store
-
-
-class ReadOnlyStore(Store):
-    """A store opened read-only (``mode=ro``): no file is created, no migration is applied,
-    and any write fails (``sqlite3.OperationalError``: attempt to write a readonly database).
-
-    SQLite creates the ``-wal``/``-shm`` files a reader of a WAL database needs; when this
-    reader was the one that created them, :meth:`close` lets SQLite remove them again, so the
-    store's folder is left as it was found.
-    """
-
-    def __init__(self, path: Path | str) -> None:  # not Store.__init__: that creates the file
-        self.path = Path(path)
-        self._sidecars = [Path(f"{self.path}-wal"), Path(f"{self.path}-shm")]
-        self._had_sidecars = any(p.exists() for p in self._sidecars)
-        uri = "file:" + quote(str(self.path.resolve())) + "?mode=ro"
-        conn = None
-        try:
-            conn = sqlite3.connect(uri, uri=True, timeout=30.0)
-            conn.execute("PRAGMA query_only = ON")
-            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-            done = (
-                {r[0] for r in conn.execute("SELECT name FROM _migrations")}
-                if "_migrations" in names
-                else set()
-            )
-        except sqlite3.DatabaseError as exc:
-            if conn is not None:
-                conn.close()
-            raise StoreError(
-                f"无法只读打开数据库 {self.path}：{exc}（不是 bansha 的数据库文件？）"
-            ) from exc
-        self.db = sqlite_utils.Database(conn)
-        if not done:
-            self.close()
-            raise StoreError(
-                f"数据库 {self.path} 还没有初始化（是空的）：先运行 bansha init 或 bansha cycle"
-            )
-        missing = [name for name, _ in MIGRATIONS if name not in done]
-        if missing:
-            self.close()
-            raise StoreError(
-                f"数据库 {self.path} 是旧版本的 bansha 建的，需要升级：先运行 bansha init"
-                "（这个命令只读数据库，不会升级它）"
-            )
-
-    def close(self) -> None:
-        self.db.close()
-        wal = self._sidecars[0]
-        if self._had_sidecars or not wal.exists():
-            return
-        try:
-            if wal.stat().st_size:
-                return  # a writer's frames: its own connection folds them back
-            # the last connection to close removes the reader's files (nothing is written:
-            # the write-ahead log is empty)
-            conn = sqlite3.connect(str(self.path), timeout=1.0)
-            try:
-                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            finally:
-                conn.close()
-        except (OSError, sqlite3.Error):
-            pass  # a folder bansha may not write to keeps them; they are harmless
-
-
-def open_store_readonly(path: Path | str) -> Store:
-    """The existing store at ``path``, read-only; :class:`StoreError` (Chinese) when there is
-    none, it is empty or from an older bansha (never created, never migrated)."""
-    path = Path(path)
-    if not path.is_file():
-        raise StoreError(
-            f"还没有数据库 {path}：这个命令只读取数据库，不会创建它；"
-            "先运行 bansha init 或 bansha cycle"
-        )
-    return ReadOnlyStore(path)
 
 
 class GameContext:
@@ -158,6 +274,8 @@ class GameContext:
 
     @property
     def store(self) -> Store:
+        from pipeline.store import StoreError, open_store, open_store_readonly
+
         if self._store is None:
             try:
                 if self.readonly:
@@ -339,6 +457,8 @@ def load_context(
     check_login: bool = False,
     readonly: bool = False,
 ) -> GameContext:
+    from pipeline.gamefile import GameFileError, load_game, resolve_db_path
+
     game_file = game_file_or_default(game_file)
     if not game_file.exists():
         raise click.ClickException(f"找不到游戏文件：{game_file}")
@@ -403,28 +523,6 @@ def day_option(help_text: str = "第几天（默认：今天，关门后是刚�
 
 
 def make_http_client(timeout_s: float = 20.0) -> httpx.Client:
+    import httpx
+
     return httpx.Client(timeout=httpx.Timeout(timeout_s), follow_redirects=True)
-
-
-# register the commands defined in other modules
-from pipeline import (  # noqa: E402,F401
-    cmd_cycle,
-    cmd_demo,
-    cmd_drafts,
-    cmd_engine,
-    cmd_lastwords,
-    cmd_post,
-    cmd_report,
-    cmd_setup,
-    cmd_votes,
-    commands,
-)
-from pipeline.console.cli import serve  # noqa: E402
-from pipeline.console.status import status  # noqa: E402
-
-cli.add_command(serve)
-cli.add_command(status)
-from pipeline.cmd_forum_life import deal_cmd, signup  # noqa: E402
-
-cli.add_command(signup)
-cli.add_command(deal_cmd)

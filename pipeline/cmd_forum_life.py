@@ -61,7 +61,6 @@ from pipeline.cli import (
     find_game_file,
     game_file_argument,
     game_file_or_default,
-    open_store_readonly,
 )
 from pipeline.crawl import CrawlTarget
 from pipeline.drafts import DraftAction, DraftKind, DraftSpec, bbcode_escape, save_drafts
@@ -77,7 +76,7 @@ from pipeline.gamefile import (
     parse_game,
     resolve_db_path,
 )
-from pipeline.store import Store, StoreError, open_store
+from pipeline.store import Store, StoreError, open_store, open_store_readonly
 
 __all__ = [
     "DEAL_COMMIT",

@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import quote
 from typing import Any
 
 import sqlite_utils
@@ -1346,3 +1347,78 @@ def open_store(path: Path | str) -> Store:
     store = Store(path)
     store.migrate()
     return store
+
+
+class ReadOnlyStore(Store):
+    """A store opened read-only (``mode=ro``): no file is created, no migration is applied,
+    and any write fails (``sqlite3.OperationalError``: attempt to write a readonly database).
+
+    SQLite creates the ``-wal``/``-shm`` files a reader of a WAL database needs; when this
+    reader was the one that created them, :meth:`close` lets SQLite remove them again, so the
+    store's folder is left as it was found.
+    """
+
+    def __init__(self, path: Path | str) -> None:  # not Store.__init__: that creates the file
+        self.path = Path(path)
+        self._sidecars = [Path(f"{self.path}-wal"), Path(f"{self.path}-shm")]
+        self._had_sidecars = any(p.exists() for p in self._sidecars)
+        uri = "file:" + quote(str(self.path.resolve())) + "?mode=ro"
+        conn = None
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=30.0)
+            conn.execute("PRAGMA query_only = ON")
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            done = (
+                {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+                if "_migrations" in names
+                else set()
+            )
+        except sqlite3.DatabaseError as exc:
+            if conn is not None:
+                conn.close()
+            raise StoreError(
+                f"无法只读打开数据库 {self.path}：{exc}（不是 bansha 的数据库文件？）"
+            ) from exc
+        self.db = sqlite_utils.Database(conn)
+        if not done:
+            self.close()
+            raise StoreError(
+                f"数据库 {self.path} 还没有初始化（是空的）：先运行 bansha init 或 bansha cycle"
+            )
+        missing = [name for name, _ in MIGRATIONS if name not in done]
+        if missing:
+            self.close()
+            raise StoreError(
+                f"数据库 {self.path} 是旧版本的 bansha 建的，需要升级：先运行 bansha init"
+                "（这个命令只读数据库，不会升级它）"
+            )
+
+    def close(self) -> None:
+        self.db.close()
+        wal = self._sidecars[0]
+        if self._had_sidecars or not wal.exists():
+            return
+        try:
+            if wal.stat().st_size:
+                return  # a writer's frames: its own connection folds them back
+            # the last connection to close removes the reader's files (nothing is written:
+            # the write-ahead log is empty)
+            conn = sqlite3.connect(str(self.path), timeout=1.0)
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            finally:
+                conn.close()
+        except (OSError, sqlite3.Error):
+            pass  # a folder bansha may not write to keeps them; they are harmless
+
+
+def open_store_readonly(path: Path | str) -> Store:
+    """The existing store at ``path``, read-only; :class:`StoreError` (Chinese) when there is
+    none, it is empty or from an older bansha (never created, never migrated)."""
+    path = Path(path)
+    if not path.is_file():
+        raise StoreError(
+            f"还没有数据库 {path}：这个命令只读取数据库，不会创建它；"
+            "先运行 bansha init 或 bansha cycle"
+        )
+    return ReadOnlyStore(path)

@@ -23,8 +23,8 @@ import pytest
 from click.testing import CliRunner
 
 import pipeline.store as store_module
-from pipeline.cli import cli, game_command, open_store_readonly
-from pipeline.store import StoreError, open_store
+from pipeline.cli import cli, game_command
+from pipeline.store import StoreError, open_store, open_store_readonly
 
 ROOT = Path(__file__).resolve().parents[2]
 GAME = ROOT / "config" / "games" / "demo.toml"

@@ -1,0 +1,50 @@
+"""The command line starts fast (issue #14 item 4): ``bansha --help`` imports no command module,
+no rule set, no pydantic/jinja2/sqlite-utils/httpx; each command's module loads when it is used,
+and the lazy table's one-line help is the command's own."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from pipeline.cli import LAZY_COMMANDS, cli, load_all_commands
+
+HEAVY = ("pydantic", "jinja2", "sqlite_utils", "httpx", "engine", "pipeline.derive")
+
+
+def test_help_imports_nothing_heavy() -> None:
+    code = (
+        "import sys; from click.testing import CliRunner; from pipeline.cli import cli;"
+        "r = CliRunner().invoke(cli, ['--help']); assert r.exit_code == 0, r.output;"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('pydantic','jinja2','sqlite_utils','httpx','engine') or m.startswith('pipeline.')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    loaded = eval(out)  # a list of module names
+    assert [m for m in loaded if m.startswith(HEAVY)] == []
+    assert set(loaded) <= {"pipeline.cli", "pipeline.cli_zh"}, loaded
+
+
+def test_the_lazy_table_says_what_each_command_says() -> None:
+    load_all_commands()
+    assert set(cli.commands) == set(LAZY_COMMANDS)
+    for name, (_, _, short, hidden) in LAZY_COMMANDS.items():
+        cmd = cli.commands[name]
+        assert cmd.hidden == hidden, name
+        if not hidden:
+            assert cmd.get_short_help_str(limit=150) == short, name
+
+
+def test_help_lists_every_visible_command_once() -> None:
+    out = CliRunner().invoke(cli, ["--help"]).output
+    listed = [line.split()[0] for line in out.split("命令:")[1].splitlines() if line.strip()]
+    assert listed == sorted(n for n, v in LAZY_COMMANDS.items() if not v[3])
+
+
+def test_a_command_loads_when_used() -> None:
+    result = CliRunner().invoke(cli, ["tally", "--help"])
+    assert result.exit_code == 0 and "计票" in result.output
