@@ -2,17 +2,12 @@
 
 Pure: a ledger is a function of the confirmed card events and the players' factions.
 
-Rule texts (file:line):
-
-- 3 blue = 1 yellow: m135.txt:238, m209.txt:628, zhenyan.txt:216, tubian24.txt:266.
-- 3 yellow = 1 red: m135.txt:241, m209.txt:632, zhenyan.txt:219, tubian24.txt:267.
-- a red card puts the player out (红牌罚下): m135.txt:244, m209.txt:636, zhenyan.txt:222,
-  tubian24.txt:264.
-- two or more reds in one faction make it lose: m135.txt:245, m209.txt:637, zhenyan.txt:223.
-  tubian24 has no such rule (tubian24.txt:264: the director decides at each red), so no faction
-  loses automatically there; nizhuan's 违规判定 post is empty (nizhuan.txt:227 占楼待编辑), so
-  DESIGN.md's defaults apply.
-- out players can still be carded: m135.txt:246, zhenyan.txt:224, tubian24.txt:264.
+What a rule set says about cards is its :class:`CardRules`, declared with the rule lines in
+its module (``engine.rulesets.<id>``, ``get_ruleset(id).cards``) and given to
+:func:`card_ledger`: 3 blue = 1 yellow and 3 yellow = 1 red, a red card puts the player out
+(红牌罚下, out players can still be carded), and — where the text says so — two reds in one
+faction make it lose (``reds_to_lose``; None: the director decides, as tubian24's text says).
+A text silent on cards (nizhuan's 违规判定 post is empty) keeps DESIGN.md's defaults.
 """
 
 from __future__ import annotations
@@ -24,7 +19,6 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
-    "RULESETS",
     "Card",
     "CardEvent",
     "CardRules",
@@ -32,10 +26,7 @@ __all__ = [
     "Ledger",
     "PlayerCards",
     "card_ledger",
-    "card_rules",
 ]
-
-RULESETS: tuple[str, ...] = ("m209", "zhenyan", "m135", "tubian24", "nizhuan")
 
 
 class Card(StrEnum):
@@ -80,44 +71,6 @@ class CardRules:
     escalation_rule: str = "DESIGN.md 违规（默认）"
     red_out_rule: str = "DESIGN.md 违规（默认）"
     faction_rule: str = "DESIGN.md 违规（默认）"
-
-
-_CARD_RULES: dict[str, CardRules] = {
-    "m135": CardRules(
-        "m135",
-        escalation_rule="m135.txt:238, m135.txt:241",
-        red_out_rule="m135.txt:244",
-        faction_rule="m135.txt:245",
-    ),
-    "m209": CardRules(
-        "m209",
-        escalation_rule="m209.txt:628, m209.txt:632",
-        red_out_rule="m209.txt:636",
-        faction_rule="m209.txt:637",
-    ),
-    "zhenyan": CardRules(
-        "zhenyan",
-        escalation_rule="zhenyan.txt:216, zhenyan.txt:219",
-        red_out_rule="zhenyan.txt:222",
-        faction_rule="zhenyan.txt:223",
-    ),
-    "tubian24": CardRules(
-        "tubian24",
-        reds_to_lose=None,
-        escalation_rule="tubian24.txt:266, tubian24.txt:267",
-        red_out_rule="tubian24.txt:264",
-        faction_rule="tubian24.txt:264（阵营是否判负由导演视情况决定）",
-    ),
-    # nizhuan.txt:227 违规判定 is "占楼待编辑": DESIGN.md's defaults.
-    "nizhuan": CardRules("nizhuan"),
-}
-
-
-def card_rules(ruleset: str) -> CardRules:
-    try:
-        return _CARD_RULES[ruleset]
-    except KeyError:
-        raise ValueError(f"未知的规则：「{ruleset}」（可选：{'、'.join(RULESETS)}）") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,15 +186,15 @@ def card_ledger(
     events: Sequence[CardEvent],
     factions: Mapping[str, str | None],
     *,
-    ruleset: str = "m209",
+    rules: CardRules,
 ) -> Ledger:
     """Replay the card events in time order and return each player's cards.
 
     Order of ``events`` does not matter (they are sorted by time, then player, colour, source).
     A red card, given or reached by escalation, puts the player out at that time (out players
     can still be carded). A faction whose players together reach ``reds_to_lose`` reds loses.
+    ``rules``: the rule set's card rules (``get_ruleset(id).cards``).
     """
-    rules = card_rules(ruleset)
     accs: dict[str, _Acc] = {}
     escalations: list[str] = []
     out_by_red: dict[str, datetime] = {}
@@ -312,7 +265,7 @@ def card_ledger(
         for name, acc in sorted(accs.items())
     }
     return Ledger(
-        ruleset=ruleset,
+        ruleset=rules.ruleset,
         players=players,
         out_by_red=dict(sorted(out_by_red.items(), key=lambda kv: (kv[1], kv[0]))),
         losing_factions=tuple(sorted(losses.values(), key=lambda x: (x.at, x.faction))),

@@ -4,9 +4,10 @@ Pure. The pipeline turns every post by a roster player in a game thread into an 
 this module counts discussion posts per day (潜水) and raises ``Flag``s. A flag becomes a card
 only when the director confirms it (see ``engine.cards``).
 
-Rule texts (file:line) per rule set are in ``CONDUCT_RULES``; where a set is silent (nizhuan's
-违规判定 post is empty, nizhuan.txt:227 占楼待编辑) DESIGN.md's defaults apply and the flag's
-``rule`` says so.
+Rule texts (file:line) are each rule set's :class:`ConductRules`, declared in its module
+(``engine.rulesets.<id>``, ``get_ruleset(id).conduct``) and passed in; where a set is silent
+(nizhuan's 违规判定 post is empty, nizhuan.txt:227 占楼待编辑) DESIGN.md's defaults apply and the
+flag's ``rule`` says so.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Literal, get_args
 from engine.cards import Card
 
 __all__ = [
-    "CONDUCT_RULES",
+    "DEFAULT_RULE",
     "ROLES",
     "Activity",
     "ConductRules",
@@ -36,7 +37,6 @@ __all__ = [
     "PostCount",
     "SheriffAnswer",
     "conduct_flags",
-    "conduct_rules",
     "count_posts",
 ]
 
@@ -132,94 +132,6 @@ _SHARED_RULES: dict[FlagKind, str] = {
     FlagKind.HIDDEN_TEXT: _HIDDEN_RULE,
     FlagKind.NAME_FOLDED: _NAME_RULE,
 }
-
-CONDUCT_RULES: dict[str, ConductRules] = {
-    "m135": ConductRules(
-        "m135",
-        rules={
-            FlagKind.QIANSHUI: "m135.txt:311",
-            FlagKind.QIANSHUI_STREAK: "m135.txt:312",
-            FlagKind.NO_VOTE: "m135.txt:313, m135.txt:206",
-            FlagKind.ZHASHI: "m135.txt:317",
-            FlagKind.FONT: "m135.txt:316",
-            FlagKind.LASTWORDS_CODE: f"{DEFAULT_RULE}；m135.txt:59 本规则没有遗言",
-            FlagKind.EDITED_VOTE: _EDIT_RULE,
-        },
-        accel_word="二段加速",  # m135.txt:198, 311-313: only 二段加速 lifts the 潜水 penalties
-    ),
-    "m209": ConductRules(
-        "m209",
-        rules={
-            FlagKind.QIANSHUI: "m209.txt:717",
-            FlagKind.QIANSHUI_STREAK: "m209.txt:718",
-            FlagKind.NO_VOTE: "m209.txt:719, m209.txt:601",
-            FlagKind.ZHASHI: "m209.txt:723",
-            FlagKind.FONT: "m209.txt:722",
-            FlagKind.LASTWORDS_CODE: "m209.txt:193",
-            FlagKind.EDITED_VOTE: _EDIT_RULE,
-        },
-    ),
-    "zhenyan": ConductRules(
-        "zhenyan",
-        rules={
-            FlagKind.QIANSHUI: "zhenyan.txt:272",
-            FlagKind.QIANSHUI_STREAK: "zhenyan.txt:273",
-            FlagKind.NO_VOTE: "zhenyan.txt:274, zhenyan.txt:177",
-            FlagKind.ZHASHI: "zhenyan.txt:278, zhenyan.txt:41",
-            FlagKind.FONT: "zhenyan.txt:277",
-            FlagKind.LASTWORDS_CODE: f"{DEFAULT_RULE}；zhenyan.txt:46 出局的角色没有遗言",
-            FlagKind.INQUIRY_LIMIT: "zhenyan.txt:165, zhenyan.txt:147",
-            FlagKind.SHERIFF_DISCUSSION: "zhenyan.txt:109, zhenyan.txt:291",
-            FlagKind.SHERIFF_ANSWER: "zhenyan.txt:166, zhenyan.txt:109, zhenyan.txt:291",
-            FlagKind.EDITED_VOTE: _EDIT_RULE,
-        },
-        inquiry_limit=3,
-        zhenyan_sheriff=True,
-        cards={
-            FlagKind.QIANSHUI: Card.YELLOW,
-            FlagKind.QIANSHUI_STREAK: Card.YELLOW,
-            FlagKind.NO_VOTE: Card.YELLOW,
-            # zhenyan.txt:291 直接黄牌或红牌: at least a yellow; the director may give red.
-            FlagKind.SHERIFF_DISCUSSION: Card.YELLOW,
-            FlagKind.SHERIFF_ANSWER: Card.YELLOW,
-        },
-    ),
-    "tubian24": ConductRules(
-        "tubian24",
-        rules={
-            FlagKind.QIANSHUI: "tubian24.txt:294, tubian24.txt:324",
-            FlagKind.QIANSHUI_STREAK: "tubian24.txt:294, tubian24.txt:324",
-            FlagKind.NO_VOTE: "tubian24.txt:295, tubian24.txt:324",
-            FlagKind.ZHASHI: "tubian24.txt:298",
-            FlagKind.FONT: "tubian24.txt:307, tubian24.txt:308",
-            FlagKind.LASTWORDS_CODE: f"{DEFAULT_RULE}；tubian24.txt:45 仅首夜出局玩家有遗言",
-            FlagKind.EDITED_VOTE: _EDIT_RULE,
-        },
-        accel_word="加快进程",
-        # tubian24.txt:298 adds the rules thread (规则帖)
-        zhashi_roles=frozenset({"discussion", "vote", "progress", "inquiry", "rules"}),
-    ),
-    "nizhuan": ConductRules(
-        "nizhuan",
-        rules={
-            # nizhuan.txt:227 违规判定 is empty; nizhuan.txt:180 confirms the penalties exist.
-            FlagKind.QIANSHUI: f"{DEFAULT_RULE}；nizhuan.txt:180",
-            FlagKind.QIANSHUI_STREAK: f"{DEFAULT_RULE}；nizhuan.txt:180",
-            FlagKind.NO_VOTE: "nizhuan.txt:192, nizhuan.txt:180",
-            FlagKind.LASTWORDS_CODE: "nizhuan.txt:55",
-            FlagKind.EDITED_VOTE: _EDIT_RULE,
-        },
-    ),
-}
-
-
-def conduct_rules(ruleset: str) -> ConductRules:
-    try:
-        return CONDUCT_RULES[ruleset]
-    except KeyError:
-        known = "、".join(CONDUCT_RULES)
-        raise ValueError(f"未知的规则：「{ruleset}」（可选：{known}）") from None
-
 
 # --------------------------------------------------------------------------- inputs
 
@@ -662,7 +574,7 @@ def conduct_flags(
     days: Sequence[DaySummary],
     activities: Iterable[Activity],
     players: Sequence[PlayerLife],
-    ruleset: str,
+    rules: ConductRules,
     sheriff_by_day: Mapping[int, str | None] | None = None,
     voted_by_day: Mapping[int, Collection[str]] | None = None,
     accelerated_by_day: Mapping[int, bool] | None = None,
@@ -679,6 +591,7 @@ def conduct_flags(
 ) -> tuple[Flag, ...]:
     """Every conduct flag the rule set asks the tool to raise, in a stable order.
 
+    - ``rules``: the rule set's conduct rules (``get_ruleset(id).conduct``).
     - ``voted_by_day[d]``: players who replied to day d's vote thread with a vote (valid or not,
       弃权 and 代投 included). A day missing from the mapping is not judged for 未投票.
     - ``accelerated_by_day[d]``: the day ran under the acceleration that lifts the 潜水 penalties
@@ -696,7 +609,6 @@ def conduct_flags(
       for 潜水 or 未投票 on them (nothing was seen, which is not the same as nothing posted), and
       such a day breaks a run of 连续三个 days (no flag rests on a day nobody read).
     """
-    rules = conduct_rules(ruleset)
     acts = _dedupe(activities)
     days_sorted = sorted(days, key=lambda d: d.day)
     sheriffs = dict(sheriff_by_day or {})

@@ -1,20 +1,10 @@
 """Acceleration and delay (申请加速 / 申请延时) of a discussion day.
 
-Rule texts (file:line):
-
-- m135.txt:197  未出局角色可于白天在进程帖中申请加速或延时。申请加速或延时的人数
-  大于等于存活人数的一半，即判定加速或延时成功。申请截至自然日18:00。
-- m135.txt:195  存活人数低于7人后，将自动执行二段加速。
-- m209.txt:591  当日申请人数在讨论日结束三个小时前（一般为最后一个自然日的18:00）
-  大于等于存活人数的一半，即判定加速或延迟成功。
-- m209.txt:593, nizhuan.txt:181, zhenyan.txt:159  延迟成功时，不再视为"执行加速"状态。
-- nizhuan.txt:177-178, zhenyan.txt:155-156  ……大于等于存活人数的一半……
-  延时申请截至讨论日结束前三小时（一般为最后一个自然日18:00），
-  加速申请截止至加速成功后的讨论日结束前三小时。
-- tubian24.txt:330  每名玩家都有拥有在进程帖内提议进程加速的权利，
-  若场上未出局的玩家过半数同意加速则执行加快进程。
-  (Strictly more than half; tubian24 has no 延时 and no deadline: we use the other sets'
-  "three hours before the close".)
+Each rule set declares its :class:`SpeedRules` in its module, quoting its rule text
+(``engine.rulesets.<id>``, ``get_ruleset(id).speed``); the functions here are given them. The
+defaults are what most texts say: a request passes with at least half of the living
+(大于等于存活人数的一半), 延时 is allowed and cancels the acceleration (延迟成功时，不再视为
+"执行加速"状态), and requests close three hours before the discussion day does.
 """
 
 from __future__ import annotations
@@ -34,7 +24,6 @@ __all__ = [
     "auto_accelerated",
     "decide_speed",
     "speed_deadlines",
-    "speed_rules",
 ]
 
 Threshold = Literal["at_least_half", "more_than_half"]
@@ -52,73 +41,16 @@ class SpeedKind(StrEnum):
 @dataclass(frozen=True, slots=True)
 class SpeedRules:
     ruleset: str
-    threshold: Threshold
-    delay_allowed: bool
-    deadline: Literal["clock", "before_close"]  # 18:00 of the natural day | N hours before close
+    threshold: Threshold = "at_least_half"  # what most texts say: 大于等于存活人数的一半
+    delay_allowed: bool = True
+    # 18:00 of the natural day | N hours before close
+    deadline: Literal["clock", "before_close"] = "before_close"
     deadline_clock: time = time(18, 0)
     hours_before_close: int = 3
     auto_accelerate_below: int | None = None  # living count under which acceleration is automatic
     rule: str = ""
     deadline_rule: str = ""
     auto_rule: str = ""
-
-
-_RULES: dict[str, SpeedRules] = {
-    "m135": SpeedRules(
-        "m135",
-        threshold="at_least_half",
-        delay_allowed=True,
-        deadline="clock",
-        auto_accelerate_below=7,
-        rule="m135.txt:197",
-        deadline_rule="m135.txt:197",
-        auto_rule="m135.txt:195",
-    ),
-    "m209": SpeedRules(
-        "m209",
-        threshold="at_least_half",
-        delay_allowed=True,
-        deadline="before_close",
-        rule="m209.txt:591, m209.txt:593",
-        deadline_rule="m209.txt:591",
-        auto_rule="m209.txt:590（由导演决定）",
-    ),
-    "nizhuan": SpeedRules(
-        "nizhuan",
-        threshold="at_least_half",
-        delay_allowed=True,
-        deadline="before_close",
-        rule="nizhuan.txt:177, nizhuan.txt:181",
-        deadline_rule="nizhuan.txt:178",
-        auto_rule="nizhuan.txt:174（由导演决定）",
-    ),
-    "zhenyan": SpeedRules(
-        "zhenyan",
-        threshold="at_least_half",
-        delay_allowed=True,
-        deadline="before_close",
-        rule="zhenyan.txt:155, zhenyan.txt:159",
-        deadline_rule="zhenyan.txt:156",
-        auto_rule="zhenyan.txt:152（由导演决定）",
-    ),
-    "tubian24": SpeedRules(
-        "tubian24",
-        threshold="more_than_half",
-        delay_allowed=False,
-        deadline="before_close",
-        rule="tubian24.txt:330",
-        deadline_rule="tubian24.txt 未规定截止时间，按其他规则的关门前三小时",
-        auto_rule="tubian24.txt:330",
-    ),
-}
-
-
-def speed_rules(ruleset: str) -> SpeedRules:
-    try:
-        return _RULES[ruleset]
-    except KeyError:
-        known = "、".join(_RULES)
-        raise ValueError(f"未知的规则：「{ruleset}」（可选：{known}）") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +99,7 @@ def _clock_deadline(opens: datetime | None, closes: datetime, clock: time, tz: t
 
 
 def speed_deadlines(
-    ruleset: str,
+    rules: SpeedRules | str,
     *,
     closes: datetime,
     opens: datetime | None = None,
@@ -181,8 +113,14 @@ def speed_deadlines(
     - m209, nizhuan, zhenyan, tubian24: three hours before the close. nizhuan and zhenyan give
       acceleration requests until three hours before the *accelerated* close; pass it as
       ``accelerated_closes`` (defaults to ``closes``).
+
+    ``rules``: the rule set's speed rules, or its id (looked up in the registry,
+    ``engine.rulesets``; an unknown id raises ValueError).
     """
-    rules = speed_rules(ruleset)
+    if isinstance(rules, str):
+        from engine.rulesets import get_ruleset  # the registry imports this module
+
+        rules = get_ruleset(rules).speed
     if closes.tzinfo is None:
         raise ValueError("关门时间必须带时区")
     zone = tz or closes.tzinfo
@@ -196,13 +134,13 @@ def speed_deadlines(
     return SpeedDeadlines(accelerate, delay, rules.deadline_rule)
 
 
-def auto_accelerated(ruleset: str, living: int) -> bool:
+def auto_accelerated(rules: SpeedRules, living: int) -> bool:
     """Whether the rule set accelerates by itself at this number of living players.
 
     Only m135 gives a number (存活人数低于7人后，将自动执行二段加速, m135.txt:195); the others leave
     it to the director (a day's ``accelerated`` override in the game file).
     """
-    below = speed_rules(ruleset).auto_accelerate_below
+    below = rules.auto_accelerate_below
     return below is not None and living < below
 
 
@@ -252,7 +190,7 @@ def decide_speed(
     living: Sequence[str],
     deadline: datetime,
     override: bool | None = None,
-    ruleset: str = "m209",
+    rules: SpeedRules,
     accelerate_deadline: datetime | None = None,
     opens: datetime | None = None,
     auto: bool = False,
@@ -267,8 +205,8 @@ def decide_speed(
       delay cancels acceleration (延迟成功时，不再视为"执行加速"状态).
     - ``override`` (the director): True = accelerated, False = not accelerated; it wins over the
       count. The delay result is still reported as counted.
+    - ``rules``: the rule set's speed rules (``get_ruleset(id).speed``).
     """
-    rules = speed_rules(ruleset)
     alive = set(living)
     acc_deadline = accelerate_deadline or deadline
     ignored: list[tuple[str, str]] = []

@@ -212,7 +212,8 @@ class DayContext:
     accelerated: bool = False
     sheriff_election: bool = False
     modifiers: tuple[VoteModifier, ...] = ()
-    ruleset: str = "m135"
+    #: the rule set's id (engine.rulesets); keyword-only and required
+    ruleset: str = field(kw_only=True)
 
     def __post_init__(self) -> None:
         for label, t in (("开门时间", self.opens), ("关门时间", self.closes)):

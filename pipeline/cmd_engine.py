@@ -23,6 +23,7 @@ from engine.cards import card_ledger
 from engine.kernel import OUTCOME_ZH, Action, DayInput, EngineError, Report, resolve_day
 from engine.kernel import resolve_night as engine_resolve_night
 from engine.rulesets import Ruleset, get_ruleset
+from engine.rulesets.base import zh_span
 from engine.state import ZH_ORDINAL, GameState, Phase, PhaseKind, StateError
 from engine.votes import DayContext, judge_ballots, tally
 from pipeline.cli import GameContext, cli, game_command
@@ -131,7 +132,8 @@ def _red_card_actions(
     actions; the seed of a sheriff's random hand-over is derived from the card's record."""
     rs = get_ruleset(state.ruleset)
     factions = {p.name: rs.actual_faction(state, p.name) for p in state.players}
-    ledger = card_ledger(card_events(ctx.store), factions, ruleset=ctx.game.game.ruleset)
+    rules = get_ruleset(ctx.game.game.ruleset).cards
+    ledger = card_ledger(card_events(ctx.store), factions, rules=rules)
     actions: list[Action] = []
     for player, at in ledger.out_by_red.items():
         if (start is None or at > start) and (end is None or at <= end):
@@ -370,25 +372,30 @@ def day_add(
     """
     rs = _ruleset(ctx)
     action = _action_from_options(ctx, rs, actor, skill, targets, choice, card, at)
-    if rs.id == "nizhuan" and action.skill == "决斗":
-        _check_duel_time(ctx, number, action)
+    cutoff = rs.day_skill_cutoffs.get(action.skill)
+    if cutoff is not None:
+        _check_cutoff(ctx, number, action, *cutoff)
     action_id = add_action(ctx.store, "day", number, action, recorded_at=_now(ctx))
     click.echo(f"已记录 #{action_id}：第{number}天 {action.describe()}")
 
 
-def _check_duel_time(ctx: GameContext, number: int, action: Action) -> None:
-    """nizhuan.txt:106 决斗……关门前3小时内不可发动此技能."""
+def _check_cutoff(
+    ctx: GameContext, number: int, action: Action, before: timedelta, rule: str
+) -> None:
+    """A day skill the rule set forbids within ``before`` of the close (``day_skill_cutoffs``;
+    nizhuan.txt:106 决斗……关门前3小时内不可发动此技能)."""
+    within = f"关门前{zh_span(before)}内"
     if action.at is None:
         raise click.ClickException(
-            "决斗须写明发动时间（--at），关门前3小时内不可发动（nizhuan.txt:106）"
+            f"{action.skill}须写明发动时间（--at），{within}不可发动（{rule}）"
         )
     try:
         closes = ctx.game.day(number).closes
     except ValueError as exc:
         raise _fail(exc) from exc
-    if datetime.fromisoformat(action.at) > closes - timedelta(hours=3):
+    if datetime.fromisoformat(action.at) > closes - before:
         raise click.ClickException(
-            f"决斗发动于关门前3小时内（关门时间 {closes:%m-%d %H:%M}），无效（nizhuan.txt:106）"
+            f"{action.skill}发动于{within}（关门时间 {closes:%m-%d %H:%M}），无效（{rule}）"
         )
 
 

@@ -52,7 +52,8 @@ from parsers.records import MarkKind, Post, PostState
 from parsers.speed import SpeedKind as ParsedSpeedKind
 from parsers.speed import parse_speed_request
 from parsers.text import visible_repr
-from parsers.votes import NIZHUAN_TARGET, VoteKind, VoteParse, parse_vote, split_proxy
+from parsers.votes import NIZHUAN_TARGET as CARD_TARGET
+from parsers.votes import VoteKind, VoteParse, parse_vote, split_proxy
 from pipeline import journal
 from pipeline.gamefile import Day, Game, ThreadRole
 from pipeline.lastwords import LastWords, latest_by_player, list_lastwords, refusal
@@ -63,8 +64,6 @@ log = logging.getLogger(__name__)
 HIDDEN_MARKS = {MarkKind.HIDDEN_COLOUR, MarkKind.TINY, MarkKind.HIDE_TAG}
 #: the hidden-text marks as the conduct flags name them (engine.conduct.HIDDEN_ZH)
 HIDDEN_KEYS = {MarkKind.HIDDEN_COLOUR: "colour", MarkKind.TINY: "tiny", MarkKind.HIDE_TAG: "hide"}
-#: rule sets where a player holds two cards and a vote-out takes only the current one
-DUAL_CARD_RULESETS = frozenset({"m135", "nizhuan"})
 
 
 def post_url(base_url: str, tid: int, pid: int) -> str:
@@ -591,14 +590,15 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
     roster = Roster(game, substitutions(store))
     rs_id = game.game.ruleset
     ruleset = get_ruleset(rs_id)
-    target_rule = NIZHUAN_TARGET if rs_id == "nizhuan" else None
+    # a card-based set's votes name a card ("傻树的第一身份"): the parser's card target shape
+    target_rule = CARD_TARGET if ruleset.card_units else None
     base = str(game.forum.base_url)
 
     # the engine's resolved phases, when the director resolves nights and days with bansha
     snaps = journal.snapshots(store) if ruleset.has_engine else []
     events = card_events(store)
     factions = {p.name: p.faction for p in game.players}
-    ledger = card_ledger(events, factions, ruleset=rs_id)
+    ledger = card_ledger(events, factions, rules=ruleset.cards)
     fixed_outs: list[tuple[str, datetime, str]] = list(journal_outs(store))
     from_engine = _engine_outs(store, game, snaps)
     fixed_outs += from_engine
@@ -684,7 +684,9 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         # -- speed (申请加速/延时 in the progress thread) ----------------------------------
         speed = None
         if day.progress is not None:
-            deadlines = speed_deadlines(rs_id, closes=day.closes, opens=day.opens, tz=game.game.tz)
+            deadlines = speed_deadlines(
+                ruleset.speed, closes=day.closes, opens=day.opens, tz=game.game.tz
+            )
             requests = []
             for post in posts_of(day.progress):
                 who = roster.player_of(post)
@@ -717,7 +719,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
                 deadline=deadlines.delay,
                 accelerate_deadline=deadlines.accelerate,
                 override=override,
-                ruleset=rs_id,
+                rules=ruleset.speed,
                 opens=day.opens,
             )
             accelerated = speed.accelerate
@@ -862,12 +864,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             day_tally = tally(verdicts, ctx)
             if day_tally.elected and closed:
                 sheriff = day_tally.elected
-            if (
-                day_tally.out
-                and closed
-                and not engine_day
-                and not (snaps and rs_id in DUAL_CARD_RULESETS)
-            ):
+            if day_tally.out and closed and not engine_day and not (snaps and ruleset.dual_card):
                 # one card each: the vote-out is the player's out. With two cards (m135,
                 # nizhuan) only the current card goes: once the director resolves days with
                 # the engine (bansha day resolve), its outs are the ones that count
@@ -1019,7 +1016,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
             PlayerLife(p.name, outs_final[p.name][0] if p.name in outs_final else None)
             for p in game.players
         ],
-        ruleset=rs_id,
+        rules=ruleset.conduct,
         sheriff_by_day=sheriff_by_day,
         voted_by_day=voted_by_day,
         accelerated_by_day=accelerated_by_day,

@@ -538,33 +538,10 @@ def _when(dt: datetime, tz: tzinfo) -> str:
     return f"{local.month}月{local.day}日 {local:%H:%M}"
 
 
-#: Where announcements go. m209.txt:155 and zhenyan.txt:31: 游戏流程发生变化时需要在讨论帖中公示;
-#: tubian24.txt:34 and nizhuan.txt:39: 在讨论贴或投票贴中公示; m135.txt:46 does not say (the demo
-#: director posts reminders in the vote thread).
-ANNOUNCE_IN: dict[str, str] = {
-    "m209": "discussion",
-    "zhenyan": "discussion",
-    "m135": "vote",
-    "tubian24": "vote",
-    "nizhuan": "vote",
-}
-
-#: The 遗言 line of the day-open post. None: the rule set has no last words (m135.txt:59,
-#: zhenyan.txt:46; tubian24.txt:45 only for the first night, which comes before day 1).
-LASTWORDS: dict[str, str | None] = {
-    "m209": "有遗言权利的出局角色会收到通知，遗言将在此公示；遗言中禁止使用Discuz!代码。",
-    "nizhuan": (
-        "有遗言权利的出局角色请在本讨论日开始前向导演提交遗言，未提交视为放弃；"
-        "遗言中禁止使用Discuz!代码。"
-    ),
-    "m135": None,
-    "zhenyan": None,
-    "tubian24": None,
-}
-
-
 def _announce_tid(game: Game, day: Day) -> int | None:
-    first = ANNOUNCE_IN.get(game.game.ruleset, "vote")
+    """The thread announcements go to: the rule set's ``announce_in`` (m209.txt:155 and
+    zhenyan.txt:31 say the discussion thread), else the other of discussion/vote."""
+    first = get_ruleset(game.game.ruleset).announce_in
     other = "vote" if first == "discussion" else "discussion"
     tid: int | None = getattr(day, first) or getattr(day, other)
     return tid
@@ -843,7 +820,8 @@ def day_open_context(game: Game, d: Derivation, prev: Day | None, day: Day) -> d
             {"name": n, "cause": _public_cause(d, n, c), "at": _when(at, tz)} for at, n, c in outs
         ],
         "announcements": list(d.public.get(Phase.night(day.day - 1).label, ())),
-        "lastwords": LASTWORDS.get(game.game.ruleset),
+        # the 遗言 line of the day-open post (None: the rule set has no such line)
+        "lastwords": get_ruleset(game.game.ruleset).lastwords.day_open_note,
         # 遗言 recorded for the players in the list (bansha lastwords add), in out order
         "said": [
             {"name": n, "text": _escape_lines(d.lastwords[n].text)}
@@ -949,10 +927,11 @@ def cards_context(
     escalations: list[str] = []
     red_outs: list[str] = []
     players: list[str] = []
-    prev: Ledger = card_ledger([], factions, ruleset=game.game.ruleset)
+    card_rules = get_ruleset(game.game.ruleset).cards
+    prev: Ledger = card_ledger([], factions, rules=card_rules)
     last: Ledger | None = None
     for i, e in enumerate(ordered):
-        ledger = card_ledger(ordered[: i + 1], factions, ruleset=game.game.ruleset)
+        ledger = card_ledger(ordered[: i + 1], factions, rules=card_rules)
         if _event_day(e, d, days) == n:
             flag = flags.get(e.source)
             rows.append(
@@ -1548,7 +1527,7 @@ def make_drafts(
         unsettled=unsettled,
         unsettled_first=unsettled_first,
     )
-    if game.game.ruleset == "zhenyan":
+    if get_ruleset(game.game.ruleset).inquiry is not None:
         # the inquiry thread: answers to guesses, and the 公示 of a word guessed right
         from pipeline.inquiry import inquiry_days, inquiry_drafts
 

@@ -13,6 +13,7 @@ Error messages never contain an environment variable's value (the login cookie),
 from the secret table named after the rule set, nor a player's cards.
 """
 
+import difflib
 import json
 import logging
 import os
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal, get_args
+from typing import Annotated, Any, Final, Literal
 from urllib.parse import urlsplit, urlunsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -39,6 +40,8 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import ErrorDetails, PydanticCustomError
+
+from engine.rulesets import EXAMPLE_RULESET, EXAMPLE_SECRET_TABLE, get_ruleset, ruleset_ids
 
 __all__ = [
     "DB_ENV",
@@ -69,27 +72,41 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-Ruleset = Literal["m209", "zhenyan", "m135", "tubian24", "nizhuan"]
-RULESETS: Final[tuple[str, ...]] = get_args(Ruleset)
-RULESET_TITLES: Final[Mapping[str, str]] = {
-    "m209": "新RD规则",
-    "zhenyan": "狼人真言",
-    "m135": "让子弹飞",
-    "tubian24": "变异屠边24人局",
-    "nizhuan": "逆转时空",
-}
-# Rule sets whose first day elects the sheriff (竞岗: "在游戏的第一天投票结束后，
-# 最先获得投票数最多的角色当选警长" in m209/zhenyan/m135/nizhuan). tubian24 has no
-# election: every day's vote puts someone out (rules/tubian24.txt:39); its sheriff only
-# comes from 高僧[遗志].
-SHERIFF_ELECTION_RULESETS: Final[frozenset[str]] = frozenset({"m209", "zhenyan", "m135", "nizhuan"})
-# Rule sets with an inquiry thread (询问贴): only zhenyan (rules/zhenyan.txt:147).
-INQUIRY_RULESETS: Final[frozenset[str]] = frozenset({"zhenyan"})
-#: Rule sets where one game day can have two 正午 vote rounds (m209 太阳[日不落], m209.txt:377).
-TWO_ROUND_RULESETS: Final[frozenset[str]] = frozenset({"m209"})
-# Rule sets that need every player's sex: tubian24's 梦中人[魅惑] silences the opposite sex
-# (rules/tubian24.txt:124-125), and the sexes are announced at the start (rules/tubian24.txt:65).
-SEX_RULESETS: Final[frozenset[str]] = frozenset({"tubian24"})
+#: The rule sets' ids, in the registry's order (engine.rulesets: the only place that knows them;
+#: what a rule set is — its title, election, inquiry thread … — is read from its class).
+RULESETS: Final[tuple[str, ...]] = ruleset_ids()
+RULESET_TITLES: Final[Mapping[str, str]] = {r: get_ruleset(r).title for r in RULESETS}
+#: Rule sets whose first day elects the sheriff (``has_sheriff_election``).
+SHERIFF_ELECTION_RULESETS: Final[frozenset[str]] = frozenset(
+    r for r in RULESETS if get_ruleset(r).has_sheriff_election
+)
+#: Rule sets with an inquiry thread (询问贴, ``inquiry``).
+INQUIRY_RULESETS: Final[frozenset[str]] = frozenset(
+    r for r in RULESETS if get_ruleset(r).inquiry is not None
+)
+#: Rule sets where one game day can have two 正午 vote rounds (``two_vote_rounds``).
+TWO_ROUND_RULESETS: Final[frozenset[str]] = frozenset(
+    r for r in RULESETS if get_ruleset(r).two_vote_rounds
+)
+#: Rule sets that need every player's sex (``player_fields``).
+SEX_RULESETS: Final[frozenset[str]] = frozenset(
+    r for r in RULESETS if "sex" in get_ruleset(r).player_fields
+)
+_CHOICES: Final = "、".join(f"{r}（{RULESET_TITLES[r]}）" for r in RULESETS)
+
+
+def _check_ruleset(value: object) -> str:
+    """``game.ruleset``: one of the registry's ids, exactly as written."""
+    if isinstance(value, str) and value in RULESETS:
+        return value
+    if isinstance(value, str):
+        message = f"未知的规则集 {_show(value)}，应为以下之一：{_CHOICES}"
+    else:  # ruleset = [] / {} / 3 / true: the type is what is wrong
+        message = f'应为字符串（用双引号括起来），如 "{EXAMPLE_RULESET}"；可选：{_CHOICES}'
+    raise PydanticCustomError("ruleset", "{message}", {"message": message})
+
+
+Ruleset = Annotated[str, BeforeValidator(_check_ruleset)]
 
 DB_ENV: Final = "BANSHA_DB"
 
@@ -497,14 +514,18 @@ def parse_game(
                     problems.append(((99,), Problem("", err["msg"])))
                 continue
             problems.append(((*_sort_key(err["loc"]), 0), _pydantic_problem(err, tz)))
-    if game is not None and game.game.ruleset == "zhenyan":
+    if (
+        game is not None
+        and get_ruleset(game.game.ruleset).inquiry is not None
+        and not any(p.loc.startswith(f"{game.game.ruleset}.") for _, p in secret_problems)
+    ):
         # the secret words: checked here, so a bad table never reaches a cycle
         from pipeline.inquiry import InquiryError, load_secrets
 
         try:
             load_secrets(game)
         except InquiryError as exc:  # its message never shows a word
-            problems.append(((98,), Problem("zhenyan", str(exc))))
+            problems.append(((98,), Problem(game.game.ruleset, str(exc))))
     if problems or game is None:
         problems.sort(key=lambda item: item[0])
         raise GameFileError(
@@ -580,7 +601,8 @@ def _split_secrets(
                 _sort_key("secrets"),
                 Problem(
                     "secrets",
-                    "未知的键（拼写错误？）；规则集的秘密写在以规则集命名的表里，如 [zhenyan]",
+                    "未知的键（拼写错误？）；规则集的秘密写在以规则集命名的表里，"
+                    f"如 [{EXAMPLE_SECRET_TABLE}]",
                 ),
             )
         )
@@ -598,7 +620,30 @@ def _split_secrets(
             problems.append((_sort_key(key), Problem(key, f"应为表：写成 [{key}] 后接键值对")))
         else:
             out["secrets"] = dict(table)
+            problems += [(_sort_key(key), p) for p in _secret_key_problems(key, table)]
     return out, problems
+
+
+def _secret_key_problems(ruleset: str, table: Mapping[str, Any]) -> list[Problem]:
+    """Keys of the rule set's secret table that it does not read (a typo would be ignored
+    silently otherwise): each named, with the nearest known key as a hint. Never shows a
+    value."""
+    known = get_ruleset(ruleset).secret_keys
+    where = (
+        f"[{ruleset}] 表可用的键：{'、'.join(known)}"
+        if known
+        else f"规则集 {ruleset} 没有秘密表，不必写 [{ruleset}]"
+    )
+    problems: list[Problem] = []
+    for key in table:
+        if key in known:
+            continue
+        near = difflib.get_close_matches(str(key), known, n=1)
+        typo = f"拼写错误？是不是 {near[0]}？" if near else "拼写错误？"
+        problems.append(
+            Problem(f"{ruleset}.{key}", f"未知的键（{typo}）；{where}（见 docs/游戏文件.md）")
+        )
+    return problems
 
 
 # --------------------------------------------------------------------------- cross checks
@@ -687,13 +732,13 @@ def _cross_check(data: Mapping[str, Any]) -> list[Problem]:
             uids[uid] = here
 
     if ruleset in SEX_RULESETS:
+        why = get_ruleset(ruleset).player_fields["sex"]
         for i, player in players:
             if player.get("sex") is None:
                 problems.append(
                     Problem(
                         f"players[{i}].sex",
-                        f'规则集 {ruleset} 需要每名玩家的性别（sex = "男" 或 "女"）：'
-                        "梦中人[魅惑]会让所有异性玩家不能使用技能",
+                        f'规则集 {ruleset} 需要每名玩家的性别（sex = "男" 或 "女"）：{why}',
                     )
                 )
 
@@ -774,9 +819,10 @@ def _check_days(data: Mapping[str, Any], ruleset: object) -> list[Problem]:
                 and ruleset in RULESETS
                 and (ruleset not in INQUIRY_RULESETS)
             ):
-                problems.append(
-                    Problem(here, f"只有 zhenyan（狼人真言）有询问帖，本局规则集是 {ruleset}")
+                having = "、".join(
+                    f"{r}（{RULESET_TITLES[r]}）" for r in RULESETS if r in INQUIRY_RULESETS
                 )
+                problems.append(Problem(here, f"只有 {having}有询问帖，本局规则集是 {ruleset}"))
             if tid in roles_today:
                 other = roles_today[tid]
                 problems.append(
@@ -817,11 +863,13 @@ def _first_round_problems(
         return []
     here = f"days[{i}].first_vote"
     if ruleset in RULESETS and ruleset not in TWO_ROUND_RULESETS:
+        having = "、".join(
+            f"{r} 的{get_ruleset(r).two_vote_rounds}" for r in RULESETS if r in TWO_ROUND_RULESETS
+        )
         return [
             Problem(
                 here,
-                "只有 m209 的太阳[日不落]有两轮[正午]放逐投票（第一轮投票帖），"
-                f"本局规则集是 {ruleset}",
+                f"只有 {having}有两轮[正午]放逐投票（第一轮投票帖），本局规则集是 {ruleset}",
             )
         ]
     problems: list[Problem] = []
@@ -869,8 +917,6 @@ def _setup_check(ruleset: Any, players: Sequence[tuple[int, Mapping[str, Any]]])
         return []
     if not all(isinstance(p.get("cards"), list) and p.get("cards") for _, p in players):
         return []
-    from engine.rulesets import get_ruleset  # the engine is pure; importing it here is fine
-
     setup = [(str(p.get("name")), [str(c) for c in p["cards"]]) for _, p in players]
     return [Problem("players", msg) for msg in get_ruleset(ruleset).validate_setup(setup)]
 
@@ -993,12 +1039,6 @@ def _pydantic_problem(err: ErrorDetails, tz: ZoneInfo | None) -> Problem:
             message = f"缺少必填的表 [{loc[0]}]" if loc[0] != "players" else "缺少 [[players]]"
     elif kind == "extra_forbidden":
         message = "未知的键（拼写错误？）"
-    elif kind == "literal_error" and loc == ("game", "ruleset"):
-        choices = "、".join(f"{r}（{RULESET_TITLES[r]}）" for r in RULESETS)
-        if isinstance(value, str):
-            message = f"未知的规则集 {_show(value)}，应为以下之一：{choices}"
-        else:  # ruleset = [] / {} / 3 / true: the type is what is wrong
-            message = f'应为字符串（用双引号括起来），如 "m135"；可选：{choices}'
     elif kind == "literal_error":
         message = f"应为以下之一：{_literal_choices(err)}"
         if isinstance(value, str) and last in ("encoding", "source", "sex"):
@@ -1053,6 +1093,7 @@ def _pydantic_problem(err: ErrorDetails, tz: ZoneInfo | None) -> Problem:
         "base_url",
         "env_name",
         "game_id",
+        "ruleset",
         "blank",
         "padded",
     ):

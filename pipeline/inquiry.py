@@ -1,5 +1,7 @@
-"""zhenyan's inquiry thread (询问贴) flow: questions, guesses, the director's answers, the 公示.
+"""The inquiry thread (询问贴) flow: questions, guesses, the director's answers, the 公示.
 
+Only a rule set with ``inquiry`` (:class:`engine.rulesets.base.InquiryRules`, declared in its
+module: zhenyan's) has one; its limits and the rule lines cited below are read from there.
 Given the game, the store and the derivation time, :func:`inquiry_days` reads each day's inquiry
 thread and returns, per day:
 
@@ -43,11 +45,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from engine.kernel import Action
-from engine.rulesets import get_ruleset
-from engine.rulesets.zhenyan import guess_position
+from engine.rulesets import get_ruleset, ruleset_ids
+from engine.rulesets.base import InquiryRules, zh_span
 from parsers.inquiry import Answer, InquiryKind, parse_inquiry, split_answers
 from parsers.records import Post, PostState
 from parsers.text import normalize
@@ -64,7 +66,6 @@ from pipeline.store import Store
 
 __all__ = [
     "CLOSE_BEFORE",
-    "DAILY_LIMIT",
     "CheckedGuess",
     "InquiryDay",
     "InquiryError",
@@ -81,30 +82,43 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DAILY_LIMIT = 3  # zhenyan.txt:147, 165
-CLOSE_BEFORE = timedelta(hours=1)  # zhenyan.txt:188
-WORDS = 4  # zhenyan.txt:52
+#: The longest inquiry close of the rule sets that have an inquiry thread (pipeline.cycle's
+#: moments); a game's own is ``get_ruleset(id).inquiry.close_before``.
+CLOSE_BEFORE: timedelta = max(
+    (i.close_before for r in ruleset_ids() if (i := get_ruleset(r).inquiry) is not None),
+    default=timedelta(0),
+)
 _LINKED_PID = re.compile(r"[?&;]pid=(\d+)")
 CORRECT = "猜测正确"
 WRONG = "猜测错误"
-#: The engine's day action for a word guessed correctly (engine.rulesets.zhenyan), and the actor
-#: of one the director records without naming the guesser.
-GUESS_SKILL = "猜中"
+#: The actor of a guess the director records without naming the guesser.
 DIRECTOR_ACTOR = "导演"
 
 
 class InquiryError(ValueError):
-    """The ``[zhenyan]`` table cannot be used (Chinese; never quotes a secret)."""
+    """The rule set's secret table (``[zhenyan]``) cannot be used (Chinese; never quotes a
+    secret)."""
 
 
 # --------------------------------------------------------------------------- the secrets
 
 
 class _SecretTable(BaseModel):
+    """The secret table; validated with ``context={"words": n}``, the rule set's number of
+    words."""
+
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
-    words: list[str] = Field(min_length=WORDS, max_length=WORDS)
+    words: list[str]
     variants: dict[str, list[str]] = Field(default_factory=dict)
+
+    @field_validator("words")
+    @classmethod
+    def _count(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        want = (info.context or {}).get("words")
+        if want is not None and len(value) != want:
+            raise ValueError(f"words: {len(value)} != {want}")  # never shown (a count only)
+        return value
 
 
 def word_key(text: str) -> str:
@@ -131,34 +145,50 @@ class Secrets:
         return self.words[index - 1]
 
 
+_ZH_COUNT = {1: "一", 2: "两", 3: "三", 4: "四", 5: "五", 6: "六"}
+
+
+def inquiry_rules(game: Game) -> InquiryRules:
+    """The game's rule set's inquiry rules; InquiryError when it has no inquiry thread."""
+    rules = get_ruleset(game.game.ruleset).inquiry
+    if rules is None:
+        having = "、".join(
+            f"{rs.title}（{rs.id}）"
+            for rs in map(get_ruleset, ruleset_ids())
+            if rs.inquiry is not None
+        )
+        raise InquiryError(f"只有{having}有询问帖，本局规则集是 {game.game.ruleset}")
+    return rules
+
+
 def load_secrets(game: Game) -> Secrets:
-    """The ``[zhenyan]`` table of the game file, checked (InquiryError in Chinese)."""
-    if game.game.ruleset != "zhenyan":
-        raise InquiryError(f"只有狼人真言（zhenyan）有询问帖，本局规则集是 {game.game.ruleset}")
+    """The secret table of the game file (``[zhenyan]``), checked (InquiryError in Chinese)."""
+    words = inquiry_rules(game).words
+    table_name = f"[{game.game.ruleset}]"
     if not game.secrets:
         raise InquiryError(
-            "游戏文件缺少 [zhenyan] 表：请写 words = [四个真言词语]"
+            f"游戏文件缺少 {table_name} 表：请写 words = [{_ZH_COUNT.get(words, words)}个真言词语]"
             '（可选 variants = { "1" = [...] }）'
         )
     try:
-        table = _SecretTable.model_validate(dict(game.secrets))
+        table = _SecretTable.model_validate(dict(game.secrets), context={"words": words})
     except ValidationError as exc:
         where = "、".join(
-            sorted({".".join(str(x) for x in e["loc"]) or "[zhenyan]" for e in exc.errors()})
+            sorted({".".join(str(x) for x in e["loc"]) or table_name for e in exc.errors()})
         )
         raise InquiryError(
-            f"[zhenyan] 表有误（{where}）：words 须为{WORDS}个字符串，"
+            f"{table_name} 表有误（{where}）：words 须为{words}个字符串，"
             'variants 须为 { "1" = ["…"] } 形式（内容不在此显示）'
         ) from None
     keys: list[set[str]] = []
     for i, word in enumerate(table.words, 1):
         key = word_key(word)
         if not key:
-            raise InquiryError(f"[zhenyan] words 的第{i}个词语为空（去掉空格与标点后）")
+            raise InquiryError(f"{table_name} words 的第{i}个词语为空（去掉空格与标点后）")
         keys.append({key})
     for pos, forms in table.variants.items():
-        if pos not in {str(i) for i in range(1, WORDS + 1)}:
-            raise InquiryError(f"[zhenyan] variants 的键「{pos}」应为 1–{WORDS} 之一")
+        if pos not in {str(i) for i in range(1, words + 1)}:
+            raise InquiryError(f"{table_name} variants 的键「{pos}」应为 1–{words} 之一")
         keys[int(pos) - 1] |= {k for f in forms if (k := word_key(f))}
     return Secrets(tuple(table.words), tuple(frozenset(k) for k in keys))
 
@@ -227,6 +257,7 @@ class InquiryDay:
     flags: tuple[InquiryFlag, ...]
     guessed: tuple[int, ...]  # positions first guessed correctly this day
     guessed_before: tuple[int, ...]  # positions guessed on earlier days
+    guess_skill: str  # the engine's day action for a word guessed correctly (InquiryRules)
 
     @property
     def unanswered(self) -> tuple[InquiryItem, ...]:
@@ -284,6 +315,7 @@ def inquiry_days(
     ``sheriffs`` (day → sheriff) and ``outs`` (player → when out) default to the derivation's
     (``pipeline.derive.derive``), which knows the engine's hand-overs.
     """
+    rules = inquiry_rules(game)
     secrets = load_secrets(game)
     if sheriffs is None or outs is None:
         d = derive(game, store, as_of=as_of)
@@ -298,7 +330,7 @@ def inquiry_days(
         if day.inquiry is None or as_of < day.opens:
             continue
         one = _inquiry_day(
-            game, store, day, roster, secrets, sheriffs.get(day.day), outs, guessed, as_of
+            game, store, day, roster, rules, secrets, sheriffs.get(day.day), outs, guessed, as_of
         )
         guessed |= set(one.guessed)
         result.append(one)
@@ -310,6 +342,7 @@ def _inquiry_day(
     store: Store,
     day: Day,
     roster: Roster,
+    rules: InquiryRules,
     secrets: Secrets,
     sheriff: str | None,
     outs: Mapping[str, datetime],
@@ -318,7 +351,7 @@ def _inquiry_day(
 ) -> InquiryDay:
     assert day.inquiry is not None
     tid = day.inquiry
-    close = day.closes - CLOSE_BEFORE
+    close = day.closes - rules.close_before
     posts = _visible(store.posts(tid))
     flags: list[InquiryFlag] = []
     used: dict[str, int] = {}
@@ -343,11 +376,11 @@ def _inquiry_day(
             continue
         url = _url(game, post)
         if who == sheriff:
-            _sheriff_post(post, who, url, at, close, flags, answers, by_floor)
+            _sheriff_post(post, who, url, at, close, rules, flags, answers, by_floor)
             continue
         if post.floor is not None:
             by_floor[post.floor] = post.pid
-        inq = parse_inquiry(post.text, word_count=WORDS)
+        inq = parse_inquiry(post.text, word_count=rules.words)
         before = used.get(who, 0)
         notes = list(inq.notes)
         accepted = True
@@ -355,7 +388,7 @@ def _inquiry_day(
             accepted = False
             flags.append(
                 InquiryFlag(
-                    who, post.pid, url, "已出局的角色在询问帖提问，不予受理", "zhenyan.txt:41"
+                    who, post.pid, url, "已出局的角色在询问帖提问，不予受理", rules.out_rule
                 )
             )
         elif at >= close:
@@ -365,19 +398,21 @@ def _inquiry_day(
                     who,
                     post.pid,
                     url,
-                    f"询问帖已于{close:%H:%M}关闭（讨论日结束前1小时），逾期的询问不再受理",
-                    "zhenyan.txt:188",
+                    f"询问帖已于{close:%H:%M}关闭（讨论日结束前{zh_span(rules.close_before)}），"
+                    "逾期的询问不再受理",
+                    rules.close_rule,
                 )
             )
-        elif before + inq.questions > DAILY_LIMIT:
+        elif before + inq.questions > rules.daily_limit:
             accepted = False
             flags.append(
                 InquiryFlag(
                     who,
                     post.pid,
                     url,
-                    f"当天已询问{before}次，本帖{inq.questions}问，超出每天3次，不予回答",
-                    "zhenyan.txt:165",
+                    f"当天已询问{before}次，本帖{inq.questions}问，"
+                    f"超出每天{rules.daily_limit}次，不予回答",
+                    rules.limit_rule,
                 )
             )
         else:
@@ -386,7 +421,7 @@ def _inquiry_day(
             notes.append(inq.problem)
         checked: list[CheckedGuess] = []
         for g in inq.guesses:
-            if not 1 <= g.index <= WORDS:
+            if not 1 <= g.index <= rules.words:
                 checked.append(CheckedGuess(g.index, g.word_raw, None, False, g.text))
                 continue
             ok = secrets.correct(g.index, g.word)
@@ -439,7 +474,7 @@ def _inquiry_day(
                         post.pid,
                         _url(game, post),
                         "警长不能在讨论帖发言（咒语反噬）",
-                        "zhenyan.txt:109, zhenyan.txt:291",
+                        rules.sheriff_discussion_rule,
                     )
                 )
     log.debug("inquiry day %s: %d posts, %d flags", day.day, len(items), len(flags))
@@ -453,6 +488,7 @@ def _inquiry_day(
         flags=tuple(flags),
         guessed=tuple(new),
         guessed_before=tuple(sorted(guessed_before)),
+        guess_skill=rules.guess_skill,
     )
 
 
@@ -462,27 +498,28 @@ def _sheriff_post(
     url: str,
     at: datetime,
     close: datetime,
+    rules: InquiryRules,
     flags: list[InquiryFlag],
     answers: dict[int, tuple[Answer | None, int]],
     by_floor: Mapping[int, int],
 ) -> None:
     """The sheriff answers only 是/否/不知道, before the close, never asks (zhenyan.txt:109)."""
-    inq = parse_inquiry(post.text, word_count=WORDS)
+    inq = parse_inquiry(post.text, word_count=rules.words)
     if inq.kind is InquiryKind.GUESS:
         flags.append(
-            InquiryFlag(who, post.pid, url, "警长不能在询问帖猜词（咒语反噬）", "zhenyan.txt:109")
+            InquiryFlag(
+                who, post.pid, url, "警长不能在询问帖猜词（咒语反噬）", rules.sheriff_guess_rule
+            )
         )
         return
     if at >= close:
         flags.append(
-            InquiryFlag(who, post.pid, url, "询问帖关闭后警长不允许继续回答", "zhenyan.txt:188")
+            InquiryFlag(who, post.pid, url, "询问帖关闭后警长不允许继续回答", rules.close_rule)
         )
         return
     for part in split_answers(post.text, post.quoted_pids):
         if part.problem:
-            flags.append(
-                InquiryFlag(who, post.pid, url, part.problem, "zhenyan.txt:166, zhenyan.txt:291")
-            )
+            flags.append(InquiryFlag(who, post.pid, url, part.problem, rules.sheriff_answer_rule))
         target = part.pid
         if target is None and part.ref:
             digits = "".join(c for c in part.ref if c.isdigit())
@@ -561,7 +598,7 @@ def guess_actions(days: Sequence[InquiryDay]) -> dict[int, list[Action]]:
                     result.setdefault(d.day, []).append(
                         Action(
                             actor=item.player,
-                            skill=GUESS_SKILL,
+                            skill=d.guess_skill,
                             choice=str(g.index),
                             at=item.at.isoformat(),
                             ref=f"询问帖 pid {item.pid}",
@@ -592,16 +629,17 @@ def day_guess_actions(
         return []
     days = inquiry_days(game, store, as_of=as_of, sheriffs=sheriffs, outs=outs)
     rs = get_ruleset(game.game.ruleset)
+    skill = inquiry_rules(game).guess_skill
     typed = {
-        (a.actor, guess_position(a.choice))
+        (a.actor, rs.guess_position(a.choice))
         for a in recorded
-        if rs.canonical_skill(a.skill) == GUESS_SKILL
+        if rs.canonical_skill(a.skill) == skill
     }
     anyone = {position for actor, position in typed if actor == DIRECTOR_ACTOR}
     read = guess_actions(days).get(day, [])
 
     def typed_too(a: Action) -> bool:
-        position = guess_position(a.choice)
+        position = rs.guess_position(a.choice)
         return (a.actor, position) in typed or position in anyone
 
     kept = [a for a in read if not typed_too(a)]

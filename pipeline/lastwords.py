@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from engine.rulesets import get_ruleset
 from pipeline.store import Store
 
 __all__ = [
-    "NO_LASTWORDS",
     "LastWords",
     "LastWordsError",
     "add_lastwords",
@@ -32,14 +32,6 @@ __all__ = [
     "refusal",
     "remove_lastwords",
 ]
-
-#: Rule sets without last words at all.
-NO_LASTWORDS = {
-    "m135": "本规则没有遗言（m135.txt:59）",
-    "zhenyan": "出局的角色没有遗言（zhenyan.txt:46）",
-}
-#: 红牌罚下出局的角色没有遗言权利.
-RED_CARD_RULE = {"m209": "m209.txt:175", "nizhuan": "nizhuan.txt:50", "zhenyan": "zhenyan.txt:42"}
 
 #: Discuz! X3.5 BBCode tags (function_discuzcode.php and the default plugins), as players
 #: write them; ``*`` is a list item.
@@ -96,20 +88,22 @@ def discuz_codes(text: str) -> list[str]:
 
 
 def refusal(ruleset: str, out: tuple[datetime, str] | None, first_opens: datetime | None) -> str:
-    """Why the rules give this player no last words ("" when they may have some).
+    """Why the rules give this player no last words ("" when they may have some), as the
+    rule set's :class:`engine.rulesets.base.LastWordsRules` say.
 
     ``out``: when and why the player went out (None: not out yet); ``first_opens``: the first
     game day's opening (tubian24: only the first night's outs have last words)."""
-    if ruleset in NO_LASTWORDS:
-        return NO_LASTWORDS[ruleset]
+    rules = get_ruleset(ruleset).lastwords
+    if rules.none:
+        return rules.none
     if out is None:
         return ""
     at, cause = out
     if "红牌" in cause:
-        ref = RED_CARD_RULE.get(ruleset)
+        ref = rules.red_card_rule
         return "红牌罚下出局的角色没有遗言权利" + (f"（{ref}）" if ref else "")
-    if ruleset == "tubian24" and first_opens is not None and at > first_opens:
-        return "除首夜出局玩家外，所有出局玩家均没有遗言（tubian24.txt:45）"
+    if rules.first_night_only and first_opens is not None and at > first_opens:
+        return rules.first_night_only
     return ""
 
 

@@ -27,7 +27,8 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from engine.conduct import FlagKind, conduct_rules
+from engine.conduct import FlagKind
+from engine.rulesets import get_ruleset
 from pipeline.derive import Derivation, derive, flag_decisions, tally_json
 from pipeline.gamefile import Game
 from pipeline.store import Store
@@ -50,10 +51,6 @@ TEMPLATE_NAME = "report.html.j2"
 class ReportError(ValueError):
     """The report template cannot be rendered (message in Chinese)."""
 
-
-#: Where a rule set says its public result leaves something out (file:line).
-PUBLIC_COUNTS_RULE: Mapping[str, str] = {"m209": "m209.txt:167"}
-PUBLIC_VOTERS_RULE: Mapping[str, str] = {"zhenyan": "zhenyan.txt:37"}
 
 STATUS_ZH: Mapping[str, str] = {
     "counted": "有效",
@@ -120,7 +117,7 @@ def report_data(
     decisions = dict(decisions or {})
     res = d.day(day)
     game = d.game
-    rules = conduct_rules(game.game.ruleset)
+    rules = get_ruleset(game.game.ruleset).conduct
     base = str(game.forum.base_url)
     threads = {
         THREAD_ZH.get(str(role.value), str(role.value)): (
@@ -291,8 +288,9 @@ def _view(data: ReportData) -> dict[str, Any]:
             "notes": list(tally["notes"]),
             "public_counts": bool(tally["public_counts"]),
             "public_voters": bool(tally["public_voters"]),
-            "public_counts_rule": PUBLIC_COUNTS_RULE.get(data.ruleset, ""),
-            "public_voters_rule": PUBLIC_VOTERS_RULE.get(data.ruleset, ""),
+            # where the rule set says its public result leaves something out (file:line)
+            "public_counts_rule": get_ruleset(data.ruleset).public_counts_rule,
+            "public_voters_rule": get_ruleset(data.ruleset).public_voters_rule,
             "sheriff_vote": tally["sheriff_vote"],
             # 太阳[日不落]: the first 正午 round's counts (m209.txt:377-378)
             "first_counts": [

@@ -1,6 +1,11 @@
 """One module per rule set (m209, zhenyan, m135, tubian24, nizhuan), registered by id.
 
 ``get_ruleset("m135")`` returns the rule set; ids and aliases are matched case-insensitively.
+This registry is the only place that knows the ids: everything a rule set is — its vote,
+conduct, card, speed, announcement, last-words, election, inquiry and line-up rules — is
+declared on its class in ``engine/rulesets/<id>.py``, and the engine modules and the pipeline
+read it from ``get_ruleset(id)``. A sixth rule set is one new module plus its rule text, and a
+line here.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from engine.rulesets.tubian24 import Tubian24
 from engine.rulesets.zhenyan import Zhenyan
 
 __all__ = [
+    "EXAMPLE_RULESET",
+    "EXAMPLE_SECRET_TABLE",
     "REGISTRY",
     "RULE_KEYS",
     "CountSheet",
@@ -26,6 +33,11 @@ __all__ = [
 REGISTRY: dict[str, type[Ruleset]] = {
     cls.id: cls for cls in (M209, Zhenyan, M135, Tubian24, Nizhuan)
 }
+
+#: The id messages show as an example (``ruleset = "m135"``): the demo game's rule set.
+EXAMPLE_RULESET: str = M135.id
+#: The secret table messages show as an example (``[zhenyan]``, the secret words).
+EXAMPLE_SECRET_TABLE: str = Zhenyan.id
 
 _BY_NAME: dict[str, type[Ruleset]] = {}
 for _cls in REGISTRY.values():

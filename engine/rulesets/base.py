@@ -13,6 +13,14 @@ The night engine (``engine.kernel``, ``engine.night``) drives a rule set through
 "engine" section below; a rule set with ``has_engine = True`` implements them (m135 does). The
 kernel's types are imported only for type checking, so this module stays import-cycle free.
 
+Everything else a rule set is lives here too, as declared class attributes the engine modules
+and the pipeline read (``get_ruleset(id).conduct`` …), never as tables keyed by id elsewhere:
+its title, conduct, card and speed rules (:class:`engine.conduct.ConductRules`,
+:class:`engine.cards.CardRules`, :class:`engine.speed.SpeedRules`), where announcements go, its
+last words (:class:`LastWordsRules`), whether it has a sheriff election, an inquiry thread
+(:class:`InquiryRules`), two vote rounds a day, extra player fields, two cards per player, and
+the keys of its secret table.
+
 Every rule reference is ``"<file>:<line>"`` into the rule text beside DESIGN.md (``rules/``), or
 into DESIGN.md itself, or ``"docs/rulings.md#<anchor>"`` where the text is silent and the project
 made a ruling.
@@ -20,11 +28,17 @@ made a ruling.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from engine.cards import CardRules
+from engine.conduct import ConductRules
+from engine.rulesets.roles import VILLAGE, WOLF
+from engine.speed import SpeedRules
+from engine.state import CardState, Charge
 
 if TYPE_CHECKING:
     from engine.kernel import Action, Board, DayInput, Death
@@ -33,9 +47,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RULE_KEYS",
+    "SHARED_VOTE_RULES",
     "CountSheet",
     "Decision",
+    "Hands",
+    "InquiryRules",
+    "LastWordsRules",
+    "Lineup",
     "Ruleset",
+    "zh_span",
 ]
 
 #: The rule references every rule set must define (a contract test checks each one).
@@ -64,7 +84,84 @@ RULE_KEYS: tuple[str, ...] = (
     "public",  # what of the tally is public
 )
 
+#: The vote rules every rule text is silent on, read the same way for all (docs/rulings.md):
+#: each rule set's ``rules`` starts from these.
+SHARED_VOTE_RULES: Mapping[str, str] = {
+    "hidden": "docs/rulings.md#hidden-text",
+    "edited": "docs/rulings.md#edited-vote",
+}
+
 ZH_CARD = {1: "第一身份", 2: "第二身份"}
+_ZH_COUNT = {1: "一", 2: "两", 3: "三", 4: "四"}
+
+
+def zh_span(delta: timedelta) -> str:
+    """``3小时`` / ``30分钟``: a rule's span of time as the rule texts write it."""
+    minutes = int(delta.total_seconds()) // 60
+    return f"{minutes // 60}小时" if minutes % 60 == 0 else f"{minutes}分钟"
+
+
+#: A roster as a game file deals it: ``[(name, cards), …]`` in seat order, first card first.
+Lineup = Sequence[tuple[str, Sequence[str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Hands:
+    """How a rule text deals: the cards each player holds, from which deck, and where the text
+    says so (``file:line``). :meth:`Ruleset.hand_problems` words the problems alike for every
+    set; what a text says beyond that (forbidden pairs, counts) is the set's own check.
+
+    ``size_rule`` is cited when a player holds another number of cards, ``deck_rule`` ("": no
+    citation) when a card is not in the deck (``deck_word``: 牌组 or 身份), and ``setup_rule``
+    ("": no such check) by :meth:`Ruleset.check_lineup` when nobody has the right number.
+    """
+
+    deck: Mapping[str, int]
+    size: int
+    size_rule: str
+    deck_word: str = "牌组"
+    deck_rule: str = ""
+    setup_rule: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LastWordsRules:
+    """What a rule text says about 遗言 (read by pipeline.lastwords and the drafts).
+
+    ``none``: why the rule set has no last words at all, with the citation ("": it has some).
+    ``red_card_rule``: where the text says 红牌罚下出局的角色没有遗言权利 ("": silent; the refusal
+    is then given without a citation). ``first_night_only``: the refusal for a player out after
+    the first game day opened ("": no such limit). ``day_open_note``: the 遗言 line of the
+    day-open draft (None: no line).
+    """
+
+    none: str = ""
+    red_card_rule: str = ""
+    first_night_only: str = ""
+    day_open_note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InquiryRules:
+    """A rule set's inquiry thread (询问贴): the limits and their citations (``file:line``).
+
+    pipeline.inquiry reads the thread with these; the secret words themselves are in the game
+    file's table named after the rule set (``words``, ``variants``).
+    """
+
+    daily_limit: int  # questions per player per day
+    limit_rule: str
+    close_before: timedelta  # the thread closes this long before the day does
+    close_rule: str
+    words: int  # how many secret words there are
+    words_rule: str
+    out_rule: str  # an out player's inquiry is not accepted
+    sheriff_guess_rule: str  # the sheriff may not ask or guess
+    sheriff_answer_rule: str  # the sheriff answers only 是/否/不知道
+    sheriff_discussion_rule: str  # the sheriff may not post in the discussion thread
+    guess_skill: str  # the engine's day action for a word guessed correctly
+    answer_rule: str  # the director answers the guesses (猜测正确/错误)
+    reveal_rule: str  # a word guessed correctly is announced in the discussion thread
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +258,38 @@ class Ruleset:
     majority_counts_abstentions: ClassVar[bool] = True
 
     rules: ClassVar[Mapping[str, str]] = {}
+
+    # --- what else the rule set is (read by engine.conduct/cards/speed and the pipeline) ---
+    #: The rule set's name as a game file's director reads it (``bansha setup``, messages).
+    title: ClassVar[str] = "通用规则"
+    #: 潜水, 诈尸, fonts … (engine.conduct); the base holds DESIGN.md's defaults.
+    conduct: ClassVar[ConductRules] = ConductRules("base", rules={})
+    #: 3 蓝 = 1 黄, 3 黄 = 1 红, 红牌罚下, a faction's loss (engine.cards).
+    cards: ClassVar[CardRules] = CardRules("base")
+    #: 申请加速 / 申请延时 (engine.speed).
+    speed: ClassVar[SpeedRules] = SpeedRules("base")
+    #: The thread announcements (reminders, results, the day-open post) go to first; the other
+    #: of discussion/vote when the day has no such thread.
+    announce_in: ClassVar[Literal["discussion", "vote"]] = "vote"
+    #: Where the text says so ("": it does not say).
+    announce_rule: ClassVar[str] = ""
+    lastwords: ClassVar[LastWordsRules] = LastWordsRules()
+    #: The inquiry thread (询问贴); None: the rule set has none.
+    inquiry: ClassVar[InquiryRules | None] = None
+    #: What can give one game day two 正午 vote rounds ("": nothing; m209 太阳[日不落]).
+    two_vote_rounds: ClassVar[str] = ""
+    two_vote_rounds_rule: ClassVar[str] = ""
+    #: Player fields of the game file the rule set needs → why (Chinese, for the message).
+    player_fields: ClassVar[Mapping[str, str]] = {}
+    #: Every player holds two cards and a vote-out takes only the current one.
+    dual_card: ClassVar[bool] = False
+    #: Where the text says the public result leaves out the counts / the voters ("": it does not).
+    public_counts_rule: ClassVar[str] = ""
+    public_voters_rule: ClassVar[str] = ""
+    #: The keys of the secret table named after the rule set (``[<id>]`` in the game file).
+    secret_keys: ClassVar[tuple[str, ...]] = ()
+    #: Day skills that may not be used within some time before the close → (how long, rule).
+    day_skill_cutoffs: ClassVar[Mapping[str, tuple[timedelta, str]]] = {}
 
     # ------------------------------------------------------------------------------------
     def __repr__(self) -> str:
@@ -265,7 +394,7 @@ class Ruleset:
 
         return EngineError(f"规则集 {self.id}（{self.name}）的夜晚结算尚未实现")
 
-    def validate_setup(self, players: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    def validate_setup(self, players: Lineup) -> list[str]:
         """Problems (Chinese, one per line) with the players' cards; [] when all is well.
 
         ``players`` is ``[(name, cards), …]`` in seat order, cards in the order the game file
@@ -287,8 +416,100 @@ class Ruleset:
         settings: Mapping[str, str] | None = None,
         strict: bool = True,
     ) -> GameState:
-        """The state before the first night."""
+        """The state before the first night: an empty roster is refused here, the rest is the
+        rule set's :meth:`open_state` (its line-up check, settings, cards, charges, statuses).
+
+        ``strict``: a line-up problem raises (EngineError); False starts anyway (a director
+        resolving a game the rules were bent in)."""
+        if not self.has_engine:
+            raise self._no_engine()
+        if not players:
+            from engine.kernel import EngineError
+
+            raise EngineError("名单为空，无法开局")
+        return self.open_state(players, settings or {}, strict)
+
+    def open_state(self, players: Lineup, settings: Mapping[str, str], strict: bool) -> GameState:
+        """The rule set's own part of :meth:`setup_state` (``players`` is not empty)."""
         raise self._no_engine()
+
+    # --- the line-up and the opening, shared by every rule set ---------------------------
+    #: How the rule text deals (None: the set checks its line-up all by itself).
+    hands: ClassVar[Hands | None] = None
+
+    def hand_problems(self, name: str, cards: Sequence[str]) -> list[str]:
+        """What is wrong with one player's hand as :attr:`hands` says ([]: nothing): the number
+        of cards, then each card not in the deck."""
+        h = self.hands
+        assert h is not None, f"{self.id} declares no hands"
+        who = f"玩家「{name}」"
+        if len(cards) != h.size:
+            pair = "（第一身份、第二身份）" if h.size == 2 else ""
+            return [
+                f"{who}应有{_ZH_COUNT.get(h.size, str(h.size))}张身份牌{pair}，"
+                f"实际有 {len(cards)} 张（{h.size_rule}）"
+            ]
+        where = f"；{h.deck_rule}" if h.deck_rule else ""
+        return [
+            f"{who}的身份牌「{c}」不在本规则的{h.deck_word}中（可选：{'、'.join(h.deck)}{where}）"
+            for c in cards
+            if c not in h.deck
+        ]
+
+    def check_lineup(
+        self, players: Lineup, *, strict: bool, extra: Iterable[str] = ()
+    ) -> list[str]:
+        """The opening check of :meth:`open_state`: :meth:`validate_setup` and ``extra`` (the
+        set's problems with its settings); when nobody holds the right number of cards yet, the
+        hands' ``setup_rule``. Raises EngineError (Chinese) with every problem when ``strict``;
+        returns them otherwise."""
+        problems = [*self.validate_setup(players), *extra]
+        h = self.hands
+        if h is not None and h.setup_rule and any(len(c) != h.size for _n, c in players):
+            count = _ZH_COUNT.get(h.size, str(h.size))
+            problems = problems or [f"每名玩家须有{count}张身份牌（{h.setup_rule}）"]
+        if problems and strict:
+            from engine.kernel import EngineError
+
+            raise EngineError("开局设置有误：\n" + "\n".join(problems))
+        return problems
+
+    def merged_settings(
+        self, settings: Mapping[str, str], *, known: Iterable[str] | None = None
+    ) -> dict[str, str]:
+        """The settings over :attr:`default_settings`; a key not ``known`` (default: the
+        defaults' keys) raises EngineError naming it."""
+        merged = {**self.default_settings, **settings}
+        allowed = set(self.default_settings if known is None else known)
+        unknown = sorted(set(merged) - allowed)
+        if unknown:
+            from engine.kernel import EngineError
+
+            raise EngineError(f"未知的设置：{'、'.join(unknown)}")
+        return merged
+
+    #: role → its skills, skill → its SkillSpec (engine.night): what :meth:`limited_charges`
+    #: reads; a rule set with an engine fills them
+    roles: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    specs: ClassVar[Mapping[str, Any]] = {}
+
+    def limited_charges(
+        self, cards: Iterable[CardState], role: Callable[[CardState], str] | None = None
+    ) -> list[Charge]:
+        """One charge of every 限定 skill of the cards' roles (``role``: a card's role, by
+        default its name), in card and skill order."""
+        role_of = role or (lambda c: c.name)
+        return [
+            Charge(card.uid, skill, 1)
+            for card in cards
+            for skill in self.roles.get(role_of(card), ())
+            if self.specs[skill].limited
+        ]
+
+    @staticmethod
+    def dealt_cards(name: str, cards: Sequence[str]) -> tuple[CardState, ...]:
+        """A player's cards as the state holds them: ``<name>#1``, ``<name>#2`` …, in order."""
+        return tuple(CardState(f"{name}#{i + 1}", c) for i, c in enumerate(cards))
 
     def skill_names(self) -> tuple[str, ...]:
         """Every skill name an action may carry (for the journal's checks)."""
@@ -328,11 +549,87 @@ class Ruleset:
     def after_card_out(self, board: Board, death: Death) -> None:
         return None
 
+    # --- the director's actions (投降, 判负, 红牌罚下) of the sets that share their order ------
+    def _director_actions(self, board: Board, actions: Sequence[Action]) -> list[Action]:
+        """Surrender and forfeits end the game at once; red cards at night are resolved before
+        any skill (a red-carded character cannot act), by day after the vote
+        (``board.scratch["reds"]``); a director's action :meth:`_director_action` takes is
+        resolved at once. Returns the other actions (none once the game is over)."""
+        from engine.kernel import Outcome
+
+        rest: list[Action] = []
+        reds: list[Action] = []
+        for a in actions:
+            skill = self.canonical_skill(a.skill)
+            if skill == "投降":
+                self._surrender(board, a)
+            elif skill == "判负":
+                self._forfeit(board, a)
+            elif skill == "红牌罚下":
+                reds.append(a)
+            elif not self._director_action(board, a):
+                rest.append(a)
+        if board.winner is not None:
+            for a in [*rest, *reds]:
+                board.record(a, "校验", Outcome.UNUSED, "游戏已结束，不再结算", "")
+            return []
+        if board.night is not None:
+            for a in reds:
+                self._red_card(board, a)
+            return rest
+        board.scratch["reds"] = reds
+        return rest
+
+    def _director_action(self, board: Board, a: Action) -> bool:
+        """Resolve one more kind of director's action at once (zhenyan's 猜中); False: not one."""
+        return False
+
+    def _surrender(self, board: Board, a: Action) -> None:
+        raise self._no_engine()
+
+    def _forfeit(self, board: Board, a: Action) -> None:
+        """判负 of one of the two factions (``choice``), by the card rules' faction rule (a
+        faction's reds, m135.txt:245, zhenyan.txt:223): the other faction wins at once."""
+        from engine.kernel import Outcome
+
+        step, rule = "判负", self.cards.faction_rule
+        loser = (a.choice or "").strip()
+        if loser not in (WOLF, VILLAGE):
+            why = f"判负须写明阵营（choice = {WOLF} 或 {VILLAGE}）"
+            board.record(a, step, Outcome.INVALID, why, rule)
+            return
+        winner = VILLAGE if loser == WOLF else WOLF
+        board.record(a, step, Outcome.DONE, f"{loser}判负", rule)
+        board.set_winner(winner, f"{loser}判负（红牌）", rule)
+
+    def _red_card(self, board: Board, a: Action) -> None:
+        raise self._no_engine()
+
+    def win_conditions(self, board: Board) -> Mapping[str, bool]:
+        """The rule set's win conditions by name → met now (what :meth:`mark_win_conditions`
+        remembers the moment of); none here."""
+        return {}
+
     def mark_win_conditions(self, board: Board) -> None:
-        return None
+        """Remember when (after how many deaths) each condition was first met: the first met
+        decides when several are met together."""
+        for cond, met in self.win_conditions(board).items():
+            if met and cond not in board.win_marks:
+                board.win_marks[cond] = len(board.deaths)
 
     def check_win(self, board: Board) -> None:
         return None
+
+    @staticmethod
+    def announce_winner(board: Board, step: str = "胜负判定") -> bool:
+        """A winner already decided (投降, 判负, a skill …) is announced; False when none is."""
+        if board.winner is None:
+            return False
+        board.announce(f"游戏结束：{board.winner}胜利（{board.win_reason}）")
+        board.emit(
+            step, board.win_rule or "", f"{board.winner}胜利", because=board.win_reason or ""
+        )
+        return True
 
     def unused_reason(self, action: Action) -> str:
         return f"<{action.skill}>的触发条件没有出现，未发动"
@@ -483,3 +780,8 @@ class Ruleset:
     def vote_actions(self, tally: Any) -> tuple[Any, ...]:
         """Actions recording the day's votes in the state (nizhuan's history round); none."""
         return ()
+
+    # --- the inquiry thread (rule sets with ``inquiry``) ---------------------------------
+    def guess_position(self, choice: str | None) -> int | None:
+        """The secret word's position (1 …) a guess action's choice names; None here."""
+        return None

@@ -27,8 +27,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
+from engine.cards import CardRules
+from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
 from engine.kernel import (
     Action,
     ActionResult,
@@ -55,7 +57,9 @@ from engine.night import (
     run_steps,
     validate,
 )
-from engine.rulesets.base import Ruleset
+from engine.rulesets.base import SHARED_VOTE_RULES, Hands, LastWordsRules, Lineup, Ruleset
+from engine.rulesets.roles import VILLAGE, WOLF
+from engine.speed import SpeedRules
 from engine.state import (
     ZH_ORDINAL,
     CardState,
@@ -73,6 +77,7 @@ __all__ = [
     "NIGHT_PLAN",
     "ROLE_RULES",
     "ROLE_SKILLS",
+    "SECRET_KEYS",
     "SPECS",
     "VILLAGE",
     "VILLAGER_ROLES",
@@ -80,8 +85,9 @@ __all__ = [
     "WOLF_ROLES",
 ]
 
-WOLF = "狼人阵营"
-VILLAGE = "村民阵营"
+#: The keys of the game file's ``[m135]`` table: m135 has no secret table.
+SECRET_KEYS: tuple[str, ...] = ()
+
 
 #: The 24 cards (m135.txt:5).
 DECK: Mapping[str, int] = {
@@ -321,6 +327,7 @@ class M135(Ruleset):
     change_corrects_invalid: ClassVar[bool] = True
 
     rules: ClassVar[dict[str, str]] = {
+        **SHARED_VOTE_RULES,
         "vote_right": "m135.txt:49",
         "out": "m135.txt:55",
         "window": "m135.txt:49",
@@ -335,8 +342,6 @@ class M135(Ruleset):
         "proxy": "m135.txt:203",
         "proxy_cutoff": "m135.txt:204",
         "proxy_change_cutoff": "m135.txt:204",
-        "hidden": "docs/rulings.md#hidden-text",
-        "edited": "docs/rulings.md#edited-vote",
         "election": "m135.txt:147",
         "sheriff_weight": "m135.txt:148",
         "top": "m135.txt:50",
@@ -345,6 +350,44 @@ class M135(Ruleset):
         "public": "m135.txt:49",
         "slander": "m135.txt:120",
     }
+
+    # --- what else the rule set is ----------------------------------------------------------
+    title: ClassVar[str] = "让子弹飞"
+    conduct: ClassVar[ConductRules] = ConductRules(
+        "m135",
+        rules={
+            FlagKind.QIANSHUI: "m135.txt:311",
+            FlagKind.QIANSHUI_STREAK: "m135.txt:312",
+            FlagKind.NO_VOTE: "m135.txt:313, m135.txt:206",
+            FlagKind.ZHASHI: "m135.txt:317",
+            FlagKind.FONT: "m135.txt:316",
+            FlagKind.LASTWORDS_CODE: f"{DEFAULT_RULE}；m135.txt:59 本规则没有遗言",
+        },
+        accel_word="二段加速",  # m135.txt:198, 311-313: only 二段加速 lifts the 潜水 penalties
+    )
+    cards: ClassVar[CardRules] = CardRules(
+        "m135",
+        escalation_rule="m135.txt:238, m135.txt:241",
+        red_out_rule="m135.txt:244",
+        faction_rule="m135.txt:245",
+    )
+    # m135.txt:197 未出局角色可于白天在进程帖中申请加速或延时。申请加速或延时的人数大于等于存活
+    # 人数的一半，即判定加速或延时成功。申请截至自然日18:00。
+    # m135.txt:195 存活人数低于7人后，将自动执行二段加速。
+    speed: ClassVar[SpeedRules] = SpeedRules(
+        "m135",
+        deadline="clock",
+        auto_accelerate_below=7,
+        rule="m135.txt:197",
+        deadline_rule="m135.txt:197",
+        auto_rule="m135.txt:195",
+    )
+    # m135.txt:46 does not say where announcements go (the demo director posts reminders in the
+    # vote thread)
+    announce_in: ClassVar[Literal["discussion", "vote"]] = "vote"
+    lastwords: ClassVar[LastWordsRules] = LastWordsRules(none="本规则没有遗言（m135.txt:59）")
+    dual_card: ClassVar[bool] = True  # m135.txt:5, 50: a vote-out takes the current card
+    secret_keys: ClassVar[tuple[str, ...]] = SECRET_KEYS
 
     has_engine: ClassVar[bool] = True
     skill_specs: ClassVar[Mapping[str, SkillSpec]] = SPECS
@@ -355,7 +398,12 @@ class M135(Ruleset):
     night_plan: ClassVar[tuple[Step, ...]] = NIGHT_PLAN
 
     # ------------------------------------------------------------------ setup
-    def validate_setup(self, players: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    # 12 characters × 2 cards from the 24-card deck (m135.txt:5, 27)
+    hands: ClassVar[Hands | None] = Hands(
+        DECK, 2, "m135.txt:5, 27", deck_rule="m135.txt:5", setup_rule="m135.txt:5"
+    )
+
+    def validate_setup(self, players: Lineup) -> list[str]:
         """Every card-pair problem of the roster, in Chinese (m135.txt:5, 8, 90, 142).
 
         A roster where nobody has cards yet (not dealt) has no problems. A card used more often
@@ -368,18 +416,8 @@ class M135(Ruleset):
         counts: Counter[str] = Counter()
         for name, cards in players:
             who = f"玩家「{name}」"
-            if len(cards) != 2:
-                problems.append(
-                    f"{who}应有两张身份牌（第一身份、第二身份），实际有 {len(cards)} 张"
-                    "（m135.txt:5, 27）"
-                )
-                continue
-            unknown = [c for c in cards if c not in DECK]
-            for c in unknown:
-                problems.append(
-                    f"{who}的身份牌「{c}」不在本规则的牌组中（可选：{'、'.join(DECK)}；m135.txt:5）"
-                )
-            if unknown:
+            if bad := self.hand_problems(name, cards):
+                problems += bad
                 continue
             counts.update(cards)
             first, second = cards
@@ -404,38 +442,17 @@ class M135(Ruleset):
                 )
         return problems
 
-    def setup_state(
-        self,
-        players: Sequence[tuple[str, Sequence[str]]],
-        *,
-        settings: Mapping[str, str] | None = None,
-        strict: bool = True,
-    ) -> GameState:
+    def open_state(self, players: Lineup, settings: Mapping[str, str], strict: bool) -> GameState:
         """The state before 第零晚: cards in order, charges of every 限定 skill, the wolf group."""
-        if not players:
-            raise EngineError("名单为空，无法开局")
-        problems = self.validate_setup(players)
-        if any(len(cards) != 2 for _n, cards in players):
-            problems = problems or ["每名玩家须有两张身份牌（m135.txt:5）"]
-        if problems and strict:
-            raise EngineError("开局设置有误：\n" + "\n".join(problems))
-        merged = {**self.default_settings, **(settings or {})}
-        unknown = sorted(set(merged) - set(self.default_settings))
-        if unknown:
-            raise EngineError(f"未知的设置：{'、'.join(unknown)}")
+        self.check_lineup(players, strict=strict)
+        merged = self.merged_settings(settings)
         if merged["effects_bind"] not in (BIND_RESOLUTION, BIND_ACTION):
             raise EngineError("设置 effects_bind 应为 resolution 或 action")
         states: list[PlayerState] = []
         charges: list[Charge] = []
         for name, cards in players:
-            ps = PlayerState(
-                name=name,
-                cards=tuple(CardState(f"{name}#{i + 1}", c) for i, c in enumerate(cards)),
-            )
-            for card in ps.cards:
-                for skill in ROLE_SKILLS.get(role_of(ps, card), ()):
-                    if SPECS[skill].limited:
-                        charges.append(Charge(card.uid, skill, 1))
+            ps = PlayerState(name=name, cards=self.dealt_cards(name, cards))
+            charges += self.limited_charges(ps.cards, lambda card, ps=ps: role_of(ps, card))
             states.append(replace(ps, wolf_group=kill_card(ps) is not None))
         return GameState(
             ruleset=self.id,
@@ -1104,31 +1121,7 @@ class M135(Ruleset):
         )
 
     # ------------------------------------------------------------------ director's actions
-    def _director_actions(self, board: Board, actions: Sequence[Action]) -> list[Action]:
-        """Surrender and forfeits end the game at once; red cards at night are resolved before
-        any skill (a red-carded character cannot act, m135.txt:56)."""
-        rest: list[Action] = []
-        reds: list[Action] = []
-        for a in actions:
-            skill = self.canonical_skill(a.skill)
-            if skill == "投降":
-                self._surrender(board, a)
-            elif skill == "判负":
-                self._forfeit(board, a)
-            elif skill == "红牌罚下":
-                reds.append(a)
-            else:
-                rest.append(a)
-        if board.winner is not None:
-            for a in [*rest, *reds]:
-                board.record(a, "校验", Outcome.UNUSED, "游戏已结束，不再结算", "")
-            return []
-        if board.night is not None:
-            for a in reds:
-                self._red_card(board, a)
-            return rest
-        board.scratch["reds"] = reds
-        return rest
+    # the base's _director_actions: a red-carded character cannot act (m135.txt:56)
 
     def _red_card(self, board: Board, a: Action) -> None:
         step = "红牌罚下"
@@ -1189,21 +1182,11 @@ class M135(Ruleset):
         board.emit(step, "m135.txt:62", f"{a.actor}发起投降，狼群同意", actor=a.actor)
 
     def _forfeit(self, board: Board, a: Action) -> None:
-        step = "判负"
+        super()._forfeit(board, a)  # m135.txt:245, and the event says who won
         loser = (a.choice or "").strip()
-        if loser not in (WOLF, VILLAGE):
-            board.record(
-                a,
-                step,
-                Outcome.INVALID,
-                f"判负须写明阵营（choice = {WOLF} 或 {VILLAGE}）",
-                "m135.txt:245",
-            )
-            return
-        winner = VILLAGE if loser == WOLF else WOLF
-        board.record(a, step, Outcome.DONE, f"{loser}判负", "m135.txt:245")
-        board.set_winner(winner, f"{loser}判负（红牌）", "m135.txt:245")
-        board.emit(step, "m135.txt:245", f"{loser}判负，{winner}胜利")
+        if loser in (WOLF, VILLAGE):
+            winner = VILLAGE if loser == WOLF else WOLF
+            board.emit("判负", "m135.txt:245", f"{loser}判负，{winner}胜利")
 
     # ------------------------------------------------------------------ the day
     def run_day(self, board: Board, day: DayInput) -> None:
@@ -1379,7 +1362,7 @@ class M135(Ruleset):
         return f"{when}出局（按出局顺序）：" + "；".join(parts)
 
     # ------------------------------------------------------------------ win check
-    def _conditions(self, board: Board) -> dict[str, bool]:
+    def win_conditions(self, board: Board) -> dict[str, bool]:
         wolves: list[bool] = []
         gods: list[bool] = []
         villagers: list[bool] = []
@@ -1399,20 +1382,11 @@ class M135(Ruleset):
             "wolf_villagers": bool(villagers) and not any(villagers),
         }
 
-    def mark_win_conditions(self, board: Board) -> None:
-        for cond, met in self._conditions(board).items():
-            if met and cond not in board.win_marks:
-                board.win_marks[cond] = len(board.deaths)
-
     def check_win(self, board: Board) -> None:
         step = "胜负判定"
-        if board.winner is not None:
-            board.announce(f"游戏结束：{board.winner}胜利（{board.win_reason}）")
-            board.emit(
-                step, board.win_rule or "", f"{board.winner}胜利", because=board.win_reason or ""
-            )
+        if self.announce_winner(board, step):
             return
-        met = [c for c, ok in self._conditions(board).items() if ok]
+        met = [c for c, ok in self.win_conditions(board).items() if ok]
         if not met:
             board.emit(step, "m135.txt:154", "双方均未达成胜利条件，游戏继续")
             return

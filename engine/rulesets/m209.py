@@ -88,8 +88,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
+from engine.cards import CardRules
+from engine.conduct import ConductRules, FlagKind
 from engine.kernel import (
     Action,
     Board,
@@ -101,7 +103,14 @@ from engine.kernel import (
     canonical_actions,
 )
 from engine.night import Handler, Holder, Pass, SkillSpec, Step, run_steps, validate
-from engine.rulesets.base import CountSheet, Decision, Ruleset
+from engine.rulesets.base import (
+    SHARED_VOTE_RULES,
+    CountSheet,
+    Decision,
+    LastWordsRules,
+    Lineup,
+    Ruleset,
+)
 from engine.rulesets.m209_roles import (
     ATTACK_SLOTS,
     CATEGORY,
@@ -131,9 +140,21 @@ from engine.rulesets.m209_roles import (
     WOLF,
     WOLF_ROLES,
 )
-from engine.state import CardState, Charge, GameState, Memory, Phase, PlayerState, Status
+from engine.speed import SpeedRules
+from engine.state import Charge, GameState, Memory, Phase, PlayerState, Status
 
-__all__ = ["M209", "Disguise", "Surface", "faction_of", "lineup_problems", "parse_disguise"]
+__all__ = [
+    "M209",
+    "SECRET_KEYS",
+    "Disguise",
+    "Surface",
+    "faction_of",
+    "lineup_problems",
+    "parse_disguise",
+]
+
+#: The keys of the game file's ``[m209]`` table: the drawn line-up (m209.txt:22-33).
+SECRET_KEYS: tuple[str, ...] = ("lineup",)
 
 #: Director's actions (not skills): 红牌罚下; on a day with 太阳's extra 正午 the first 正午
 #: round's top (``targets`` = the top, none for no top) and, optionally, its ballots (actor =
@@ -460,6 +481,7 @@ class M209(Ruleset):
     public_counts: ClassVar[bool] = False
 
     rules: ClassVar[dict[str, str]] = {
+        **SHARED_VOTE_RULES,
         "vote_right": "m209.txt:165",
         "out": "m209.txt:174",
         "window": "m209.txt:165",
@@ -474,8 +496,6 @@ class M209(Ruleset):
         "proxy": "m209.txt:597",
         "proxy_cutoff": "m209.txt:598",
         "proxy_change_cutoff": "m209.txt:598",
-        "hidden": "docs/rulings.md#hidden-text",
-        "edited": "docs/rulings.md#edited-vote",
         "election": "m209.txt:226",
         "sheriff_weight": "m209.txt:224",
         "top": "m209.txt:169",
@@ -488,6 +508,47 @@ class M209(Ruleset):
         "dictator": "m209.txt:109",
         "scapegoat": "m209.txt:343",
     }
+
+    # --- what else the rule set is ----------------------------------------------------------
+    title: ClassVar[str] = "新RD规则"
+    conduct: ClassVar[ConductRules] = ConductRules(
+        "m209",
+        rules={
+            FlagKind.QIANSHUI: "m209.txt:717",
+            FlagKind.QIANSHUI_STREAK: "m209.txt:718",
+            FlagKind.NO_VOTE: "m209.txt:719, m209.txt:601",
+            FlagKind.ZHASHI: "m209.txt:723",
+            FlagKind.FONT: "m209.txt:722",
+            FlagKind.LASTWORDS_CODE: "m209.txt:193",
+        },
+    )
+    cards: ClassVar[CardRules] = CardRules(
+        "m209",
+        escalation_rule="m209.txt:628, m209.txt:632",
+        red_out_rule="m209.txt:636",
+        faction_rule="m209.txt:637",
+    )
+    # m209.txt:591 当日申请人数在讨论日结束三个小时前（一般为最后一个自然日的18:00）大于等于存活
+    # 人数的一半，即判定加速或延迟成功。m209.txt:593 延迟成功时，不再视为"执行加速"状态。
+    speed: ClassVar[SpeedRules] = SpeedRules(
+        "m209",
+        rule="m209.txt:591, m209.txt:593",
+        deadline_rule="m209.txt:591",
+        auto_rule="m209.txt:590（由导演决定）",
+    )
+    # m209.txt:155 游戏流程发生变化时需要在讨论帖中公示
+    announce_in: ClassVar[Literal["discussion", "vote"]] = "discussion"
+    announce_rule: ClassVar[str] = "m209.txt:155"
+    lastwords: ClassVar[LastWordsRules] = LastWordsRules(
+        red_card_rule="m209.txt:175",  # 红牌罚下出局的角色没有遗言权利
+        day_open_note=(
+            "有遗言权利的出局角色会收到通知，遗言将在此公示；遗言中禁止使用Discuz!代码。"
+        ),
+    )
+    two_vote_rounds: ClassVar[str] = "太阳[日不落]"
+    two_vote_rounds_rule: ClassVar[str] = "m209.txt:377"
+    public_counts_rule: ClassVar[str] = "m209.txt:167"  # only the top is announced
+    secret_keys: ClassVar[tuple[str, ...]] = SECRET_KEYS
 
     def decide_exile(self, sheet: CountSheet) -> Decision:
         """m209.txt:169 有技能影响则计算技能影响的最高票，如果没有任何技能影响，则投票计数唯一最多的
@@ -503,22 +564,9 @@ class M209(Ruleset):
             return self.apply_block(sheet, self.break_tie(sheet, forced))
         return super().decide_exile(sheet)
 
-    def apply_block(self, sheet: CountSheet, decision: Decision) -> Decision:
-        """m209.txt:166 若该角色持有[霸道]或[不死]状态，则不出局，公示平安日: nobody is out;
-        the conclusion names the top and the status (never the role), in the form
-        :data:`PEACE_DECIDED` reads back when the engine announces the 平安日."""
-        out = decision.out
-        if out is None or out not in sheet.blocked:
-            return decision
-        return Decision(
-            decision.top,
-            decision.tie,
-            None,
-            None,
-            f"{decision.decided_by}；但{out}持有{sheet.blocked[out]}，不出局（平安日）",
-            self.ref("block_out"),
-            (*decision.notes, f"本应出局：{out}"),
-        )
+    # apply_block is the base's: m209.txt:166 若该角色持有[霸道]或[不死]状态，则不出局，公示平安日 —
+    # nobody is out; the conclusion names the top and the status (never the role), in the form
+    # :data:`PEACE_DECIDED` reads back when the engine announces the 平安日.
 
     def break_tie(self, sheet: CountSheet, tie: tuple[str, ...]) -> Decision:
         base = super().break_tie(sheet, tie)
@@ -549,7 +597,7 @@ class M209(Ruleset):
     night_plan: ClassVar[tuple[Step, ...]] = NIGHT_PLAN
 
     # ------------------------------------------------------------------ setup
-    def validate_setup(self, players: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    def validate_setup(self, players: Lineup) -> list[str]:
         """Problems with the drawn line-up (m209.txt:22-33), in Chinese; [] when all is well.
 
         Every player holds one card; the cards are the drawn line-up: 狼人 4 (黑狼王 xor 白狼王),
@@ -582,7 +630,7 @@ class M209(Ruleset):
         return {}
 
     @staticmethod
-    def _lineup_vs_cards(raw: str, players: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    def _lineup_vs_cards(raw: str, players: Lineup) -> list[str]:
         """The [m209] table's line-up is a possible draw and is exactly the cards dealt."""
         lineup = [r.strip() for r in raw.replace(",", "，").split("，") if r.strip()]
         problems = [f"[m209] lineup：{p}" for p in lineup_problems(lineup)]
@@ -598,29 +646,18 @@ class M209(Ruleset):
             )
         return problems
 
-    def setup_state(
-        self,
-        players: Sequence[tuple[str, Sequence[str]]],
-        *,
-        settings: Mapping[str, str] | None = None,
-        strict: bool = True,
-    ) -> GameState:
+    def open_state(self, players: Lineup, settings: Mapping[str, str], strict: bool) -> GameState:
         """The state before the opening: one card each, charges, permanent 常驻 statuses."""
-        if not players:
-            raise EngineError("名单为空，无法开局")
-        problems = self.validate_setup(players)
-        merged = {**self.default_settings, **(settings or {})}
-        if "lineup" in merged:
-            problems += self._lineup_vs_cards(merged["lineup"], players)
-        if problems and strict:
-            raise EngineError("开局设置有误：\n" + "\n".join(problems))
+        merged = {**self.default_settings, **settings}
+        lineup = self._lineup_vs_cards(merged["lineup"], players) if "lineup" in merged else []
+        self.check_lineup(players, strict=strict, extra=lineup)
         states: list[PlayerState] = []
         charges: list[Charge] = []
         statuses: list[Status] = []
         for name, cards in players:
             ps = PlayerState(
                 name=name,
-                cards=tuple(CardState(f"{name}#{i + 1}", c) for i, c in enumerate(cards)),
+                cards=self.dealt_cards(name, cards),
                 wolf_group=bool(cards) and cards[0] in GROUP_ROLES,
             )
             states.append(ps)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from engine.night import SkillSpec, Step, StepMode, TargetKind
+from engine.rulesets.roles import VILLAGE, WOLF
 
 __all__ = [
     "ATTACK_SLOTS",
@@ -34,8 +35,6 @@ __all__ = [
     "WOLF_ROLES",
 ]
 
-WOLF = "狼人阵营"
-VILLAGE = "村民阵营"
 THIRD = "吹笛者阵营"
 PIPER = "吹笛者"
 

@@ -54,9 +54,11 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import Any, ClassVar
+from datetime import datetime, timedelta
+from typing import Any, ClassVar, Literal
 
+from engine.cards import CardRules
+from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
 from engine.kernel import (
     Action,
     Board,
@@ -67,7 +69,9 @@ from engine.kernel import (
     Trigger,
     seeded_choice,
 )
-from engine.rulesets.base import Ruleset
+from engine.rulesets.base import SHARED_VOTE_RULES, Hands, LastWordsRules, Lineup, Ruleset
+from engine.rulesets.roles import VILLAGE, WOLF
+from engine.speed import SpeedRules
 from engine.state import (
     ZH_ORDINAL,
     CardState,
@@ -83,6 +87,7 @@ __all__ = [
     "DECK",
     "HISTORY_LAST_NIGHT",
     "ROLE_RULES",
+    "SECRET_KEYS",
     "Nizhuan",
     "election_day",
     "npc_ballots",
@@ -91,8 +96,10 @@ __all__ = [
     "vote_actions_from_tally",
 ]
 
-WOLF = "狼人阵营"
-VILLAGE = "村民阵营"
+#: The keys of the game file's ``[nizhuan]`` table: the declared start of the 逆转轮 and the
+#: number of last words per round.
+SECRET_KEYS: tuple[str, ...] = ("reversal_day", "last_words")
+
 
 #: The 16 cards (nizhuan.txt:78-112).
 DECK: Mapping[str, int] = {
@@ -349,6 +356,7 @@ class Nizhuan(Ruleset):
     card_units: ClassVar[bool] = True
 
     rules: ClassVar[dict[str, str]] = {
+        **SHARED_VOTE_RULES,
         "vote_right": "nizhuan.txt:45",
         "out": "nizhuan.txt:49",
         "window": "nizhuan.txt:45",
@@ -363,8 +371,6 @@ class Nizhuan(Ruleset):
         "proxy": "nizhuan.txt:188",
         "proxy_cutoff": "nizhuan.txt:189",
         "proxy_change_cutoff": "nizhuan.txt:189",
-        "hidden": "docs/rulings.md#hidden-text",
-        "edited": "docs/rulings.md#edited-vote",
         "election": "nizhuan.txt:117",
         "sheriff_weight": "nizhuan.txt:115",
         "top": "nizhuan.txt:45",
@@ -375,12 +381,55 @@ class Nizhuan(Ruleset):
         "npc_votes": "nizhuan.txt:193",
     }
 
+    # --- what else the rule set is ----------------------------------------------------------
+    title: ClassVar[str] = "逆转时空"
+    conduct: ClassVar[ConductRules] = ConductRules(
+        "nizhuan",
+        rules={
+            # nizhuan.txt:227 违规判定 is empty; nizhuan.txt:180 confirms the penalties exist.
+            FlagKind.QIANSHUI: f"{DEFAULT_RULE}；nizhuan.txt:180",
+            FlagKind.QIANSHUI_STREAK: f"{DEFAULT_RULE}；nizhuan.txt:180",
+            FlagKind.NO_VOTE: "nizhuan.txt:192, nizhuan.txt:180",
+            FlagKind.LASTWORDS_CODE: "nizhuan.txt:55",
+        },
+    )
+    # nizhuan.txt:227 违规判定 is "占楼待编辑": DESIGN.md's defaults.
+    cards: ClassVar[CardRules] = CardRules("nizhuan")
+    # nizhuan.txt:177-178 申请加速或延时的人数大于等于存活人数的一半……延时申请截至讨论日结束前
+    # 三小时（一般为最后一个自然日18:00），加速申请截止至加速成功后的讨论日结束前三小时。
+    # nizhuan.txt:181 延迟成功时，不再视为“执行加速”状态。
+    speed: ClassVar[SpeedRules] = SpeedRules(
+        "nizhuan",
+        rule="nizhuan.txt:177, nizhuan.txt:181",
+        deadline_rule="nizhuan.txt:178",
+        auto_rule="nizhuan.txt:174（由导演决定）",
+    )
+    # nizhuan.txt:39 游戏流程发生变化时需要在讨论贴或投票贴中公示
+    announce_in: ClassVar[Literal["discussion", "vote"]] = "vote"
+    announce_rule: ClassVar[str] = "nizhuan.txt:39"
+    lastwords: ClassVar[LastWordsRules] = LastWordsRules(
+        red_card_rule="nizhuan.txt:50",  # 红牌罚下出局的角色没有遗言权利
+        day_open_note=(
+            "有遗言权利的出局角色请在本讨论日开始前向导演提交遗言，未提交视为放弃；"
+            "遗言中禁止使用Discuz!代码。"
+        ),
+    )
+    dual_card: ClassVar[bool] = True  # nizhuan.txt:72: a vote-out takes the card in play
+    secret_keys: ClassVar[tuple[str, ...]] = SECRET_KEYS
+    # nizhuan.txt:106 决斗……关门前3小时内不可发动此技能
+    day_skill_cutoffs: ClassVar[Mapping[str, tuple[timedelta, str]]] = {
+        "决斗": (timedelta(hours=3), "nizhuan.txt:106")
+    }
+
     has_engine: ClassVar[bool] = True
     skill_aliases: ClassVar[Mapping[str, str]] = _ALIASES
     default_settings: ClassVar[Mapping[str, str]] = {}
 
     # ------------------------------------------------------------------ setup
-    def validate_setup(self, players: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    # 8 characters × 2 cards from the 16-card deck (nizhuan.txt:72, 78-112)
+    hands: ClassVar[Hands | None] = Hands(DECK, 2, "nizhuan.txt:72", setup_rule="nizhuan.txt:72")
+
+    def validate_setup(self, players: Lineup) -> list[str]:
         """Every card problem of the roster, in Chinese (nizhuan.txt:72-112)."""
         problems: list[str] = []
         if not any(cards for _n, cards in players):
@@ -389,18 +438,8 @@ class Nizhuan(Ruleset):
         double_villager = False
         for name, cards in players:
             who = f"玩家「{name}」"
-            if len(cards) != 2:
-                problems.append(
-                    f"{who}应有两张身份牌（第一身份、第二身份），实际有 {len(cards)} 张"
-                    "（nizhuan.txt:72）"
-                )
-                continue
-            unknown = [c for c in cards if c not in DECK]
-            for c in unknown:
-                problems.append(
-                    f"{who}的身份牌「{c}」不在本规则的牌组中（可选：{'、'.join(DECK)}）"
-                )
-            if unknown:
+            if bad := self.hand_problems(name, cards):
+                problems += bad
                 continue
             counts.update(cards)
             first, second = cards
@@ -510,27 +549,12 @@ class Nizhuan(Ruleset):
     def settings_from_game(self, game: Any) -> dict[str, str]:
         """``[nizhuan] reversal_day`` (declared start of the 逆转轮) and ``last_words``."""
         table = getattr(game, "secrets", {}) or {}
-        return {k: str(table[k]) for k in ("reversal_day", "last_words") if k in table}
+        return {k: str(table[k]) for k in SECRET_KEYS if k in table}
 
-    def setup_state(
-        self,
-        players: Sequence[tuple[str, Sequence[str]]],
-        *,
-        settings: Mapping[str, str] | None = None,
-        strict: bool = True,
-    ) -> GameState:
+    def open_state(self, players: Lineup, settings: Mapping[str, str], strict: bool) -> GameState:
         """The state before day 1 of the 历史轮: first cards in play, second cards waiting."""
-        if not players:
-            raise EngineError("名单为空，无法开局")
-        problems = self.validate_setup(players)
-        if any(len(cards) != 2 for _n, cards in players):
-            problems = problems or ["每名玩家须有两张身份牌（nizhuan.txt:72）"]
-        if problems and strict:
-            raise EngineError("开局设置有误：\n" + "\n".join(problems))
-        merged = {"round": "1", **(settings or {})}
-        unknown = sorted(set(merged) - {"round", "reversal_day", "last_words"})
-        if unknown:
-            raise EngineError(f"未知的设置：{'、'.join(unknown)}")
+        self.check_lineup(players, strict=strict)
+        merged = self.merged_settings({"round": "1", **settings}, known=("round", *SECRET_KEYS))
         states: list[PlayerState] = []
         charges: list[Charge] = []
         for name, cards in players:
@@ -1640,7 +1664,7 @@ class Nizhuan(Ruleset):
         )
 
     # ------------------------------------------------------------------ win check
-    def _conditions(self, board: Board) -> dict[str, bool]:
+    def win_conditions(self, board: Board) -> dict[str, bool]:
         if self._round_of(board) != 2 or self._transition(board):
             return {}
         ever_out = {m.card for m in board.memory if m.skill == REC + "出局"}
@@ -1651,20 +1675,11 @@ class Nizhuan(Ruleset):
             "village": bool(wolves) and not any(c.alive for c in wolves),
         }
 
-    def mark_win_conditions(self, board: Board) -> None:
-        for cond, met in self._conditions(board).items():
-            if met and cond not in board.win_marks:
-                board.win_marks[cond] = len(board.deaths)
-
     def check_win(self, board: Board) -> None:
         step = "胜负判定"
-        if board.winner is not None:
-            board.announce(f"游戏结束：{board.winner}胜利（{board.win_reason}）")
-            board.emit(
-                step, board.win_rule or "", f"{board.winner}胜利", because=board.win_reason or ""
-            )
+        if self.announce_winner(board, step):
             return
-        met = [c for c, ok in self._conditions(board).items() if ok]
+        met = [c for c, ok in self.win_conditions(board).items() if ok]
         if not met:
             board.emit(
                 step,

@@ -32,8 +32,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
+from engine.cards import CardRules
+from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
 from engine.kernel import (
     Action,
     ActionResult,
@@ -45,8 +47,18 @@ from engine.kernel import (
     Trigger,
 )
 from engine.night import Handler, Holder, Pass, SkillSpec, Step, StepMode, run_steps
-from engine.rulesets.base import CountSheet, Decision, Ruleset
-from engine.state import CardState, Charge, GameState, Phase, PlayerState, Status
+from engine.rulesets.base import (
+    SHARED_VOTE_RULES,
+    CountSheet,
+    Decision,
+    Hands,
+    LastWordsRules,
+    Lineup,
+    Ruleset,
+)
+from engine.rulesets.roles import VILLAGE, WOLF
+from engine.speed import SpeedRules
+from engine.state import Charge, GameState, Phase, PlayerState, Status
 
 __all__ = [
     "CATEGORY",
@@ -56,6 +68,7 @@ __all__ = [
     "PIPER",
     "ROLE_SKILLS",
     "RULINGS",
+    "SECRET_KEYS",
     "SPECS",
     "VILLAGE",
     "WHITE",
@@ -66,8 +79,6 @@ __all__ = [
 
 _HOUSE = "docs/rulings.md#tubian24-house-vote-rules"
 
-WOLF = "狼人阵营"
-VILLAGE = "村民阵营"
 WHITE = "白眼狼阵营"
 PIPER = "吹笛者阵营"
 #: The four factions (tubian24.txt:28), in the order the win check gives them priority
@@ -207,7 +218,14 @@ _ALIASES = {
 }
 
 #: Keys of the game file's secret ``[tubian24]`` table (the opening, tubian24.txt:230-233).
-SECRET_KEYS = ("kill_order", "master", "thief", "thief_cards", "thief_pick", "lead_wolf")
+SECRET_KEYS: tuple[str, ...] = (
+    "kill_order",
+    "master",
+    "thief",
+    "thief_cards",
+    "thief_pick",
+    "lead_wolf",
+)
 LEAD_SUBMITTED = "submitted"
 LEAD_LIVING = "living"
 
@@ -333,12 +351,15 @@ class Tubian24(Ruleset):
     rule_file: ClassVar[str] = "tubian24.txt"
     aliases: ClassVar[tuple[str, ...]] = ("变异屠边", "屠边24")
 
+    # no election: every day's vote puts someone out (tubian24.txt:39); the sheriff only comes
+    # from 高僧[遗志]
     has_sheriff_election: ClassVar[bool] = False
     sheriff_weight: ClassVar[Fraction] = Fraction(3, 2)
     proxy_cutoff: ClassVar[timedelta | None] = timedelta(minutes=30)
     proxy_change_cutoff: ClassVar[timedelta | None] = timedelta(hours=1)
 
     rules: ClassVar[dict[str, str]] = {
+        **SHARED_VOTE_RULES,
         "vote_right": "tubian24.txt:39",
         "out": "tubian24.txt:44",
         "window": "tubian24.txt:39",
@@ -353,8 +374,6 @@ class Tubian24(Ruleset):
         "proxy": "tubian24.txt:332",
         "proxy_cutoff": "tubian24.txt:332",
         "proxy_change_cutoff": "tubian24.txt:332",
-        "hidden": "docs/rulings.md#hidden-text",
-        "edited": "docs/rulings.md#edited-vote",
         "election": "tubian24.txt:119",
         "sheriff_weight": "tubian24.txt:173",
         "top": "tubian24.txt:39",
@@ -365,6 +384,53 @@ class Tubian24(Ruleset):
         # who cannot be voted for while in the game: only a 白痴 after [装傻]
         "not_votable": "tubian24.txt:112",
     }
+
+    # --- what else the rule set is ----------------------------------------------------------
+    title: ClassVar[str] = "变异屠边24人局"
+    conduct: ClassVar[ConductRules] = ConductRules(
+        "tubian24",
+        rules={
+            FlagKind.QIANSHUI: "tubian24.txt:294, tubian24.txt:324",
+            FlagKind.QIANSHUI_STREAK: "tubian24.txt:294, tubian24.txt:324",
+            FlagKind.NO_VOTE: "tubian24.txt:295, tubian24.txt:324",
+            FlagKind.ZHASHI: "tubian24.txt:298",
+            FlagKind.FONT: "tubian24.txt:307, tubian24.txt:308",
+            FlagKind.LASTWORDS_CODE: f"{DEFAULT_RULE}；tubian24.txt:45 仅首夜出局玩家有遗言",
+        },
+        accel_word="加快进程",
+        # tubian24.txt:298 adds the rules thread (规则帖)
+        zhashi_roles=frozenset({"discussion", "vote", "progress", "inquiry", "rules"}),
+    )
+    # tubian24 has no automatic faction loss (tubian24.txt:264: the director decides at each red)
+    cards: ClassVar[CardRules] = CardRules(
+        "tubian24",
+        reds_to_lose=None,
+        escalation_rule="tubian24.txt:266, tubian24.txt:267",
+        red_out_rule="tubian24.txt:264",
+        faction_rule="tubian24.txt:264（阵营是否判负由导演视情况决定）",
+    )
+    # tubian24.txt:330 每名玩家都有拥有在进程帖内提议进程加速的权利，若场上未出局的玩家过半数同意
+    # 加速则执行加快进程。Strictly more than half; no 延时 and no deadline: we use the other sets'
+    # "three hours before the close".
+    speed: ClassVar[SpeedRules] = SpeedRules(
+        "tubian24",
+        threshold="more_than_half",
+        delay_allowed=False,
+        deadline="before_close",
+        rule="tubian24.txt:330",
+        deadline_rule="tubian24.txt 未规定截止时间，按其他规则的关门前三小时",
+        auto_rule="tubian24.txt:330",
+    )
+    # tubian24.txt:34 游戏流程发生变化时需要在讨论贴或投票贴中公示
+    announce_in: ClassVar[Literal["discussion", "vote"]] = "vote"
+    announce_rule: ClassVar[str] = "tubian24.txt:34"
+    lastwords: ClassVar[LastWordsRules] = LastWordsRules(
+        first_night_only="除首夜出局玩家外，所有出局玩家均没有遗言（tubian24.txt:45）"
+    )
+    # 梦中人[魅惑] silences the opposite sex (tubian24.txt:124-125), and the sexes are
+    # announced at the start (tubian24.txt:65)
+    player_fields: ClassVar[Mapping[str, str]] = {"sex": "梦中人[魅惑]会让所有异性玩家不能使用技能"}
+    secret_keys: ClassVar[tuple[str, ...]] = SECRET_KEYS
 
     def break_tie(self, sheet: CountSheet, tie: tuple[str, ...]) -> Decision:
         """tubian24.txt:118 当投票出现平票的情况，高僧将成为当日投票出局的玩家。"""
@@ -415,27 +481,22 @@ class Tubian24(Ruleset):
                 out[key] = str(value)
         return out
 
-    def validate_setup(self, players: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    # one card each from the 24 identities (tubian24.txt:13, 25)
+    hands: ClassVar[Hands | None] = Hands(
+        DECK, 1, "tubian24.txt:13, 25", deck_word="身份", deck_rule="tubian24.txt:13"
+    )
+
+    def validate_setup(self, players: Lineup) -> list[str]:
         """Problems with the deal, in Chinese (tubian24.txt:13, 162-168)."""
         problems: list[str] = []
         if not any(cards for _n, cards in players):
             return problems
         counts: Counter[str] = Counter()
         for name, cards in players:
-            who = f"玩家「{name}」"
-            if len(cards) != 1:
-                problems.append(
-                    f"{who}应有一张身份牌，实际有 {len(cards)} 张（tubian24.txt:13, 25）"
-                )
+            if bad := self.hand_problems(name, cards):
+                problems += bad
                 continue
-            card = cards[0]
-            if card not in DECK:
-                problems.append(
-                    f"{who}的身份牌「{card}」不在本规则的身份中"
-                    f"（可选：{'、'.join(DECK)}；tubian24.txt:13）"
-                )
-                continue
-            counts[card] += 1
+            counts[cards[0]] += 1
         # a deal may list 盗贼 itself (the opening before the pick, tubian24.txt:162): the 盗贼
         # then holds the place of the card drawn for him, and every other identity keeps its
         # count; once the pick is written, 村民 or 狼人 may be one over (盗贼 took that card)
@@ -526,18 +587,10 @@ class Tubian24(Ruleset):
                 problems.append("thief_pick 应为 1、2 或 3（tubian24.txt:164）")
         return problems
 
-    def setup_state(
-        self,
-        players: Sequence[tuple[str, Sequence[str]]],
-        *,
-        settings: Mapping[str, str] | None = None,
-        strict: bool = True,
-    ) -> GameState:
+    def open_state(self, players: Lineup, settings: Mapping[str, str], strict: bool) -> GameState:
         """The state before the first night (night:0): cards, 限定 charges, the wolf group,
         the 仆人's faction (its master's) and the director's opening settings."""
-        if not players:
-            raise EngineError("名单为空，无法开局")
-        merged = {**self.default_settings, **{k: str(v) for k, v in (settings or {}).items()}}
+        merged = {**self.default_settings, **{k: str(v) for k, v in settings.items()}}
         # the 盗贼's card: a player dealt 盗贼 takes the picked card (tubian24.txt:162-164)
         three = _csv(merged.get("thief_cards", ""))
         pick = merged.get("thief_pick")
@@ -571,25 +624,17 @@ class Tubian24(Ruleset):
                     f"但 thief_cards 的第{pick}张是「{three[int(pick) - 1]}」（tubian24.txt:164）"
                 )
             dealt.append((name, cards))
-        problems = self.validate_setup(dealt) + thief_problems
         card_of = {n: c[0] for n, c in dealt if len(c) == 1}
-        problems += self._check_settings(
+        thief_problems += self._check_settings(
             [n for n, _c in dealt], card_of, merged, buried=drawn_for_thief(players)
         )
-        if problems and strict:
-            raise EngineError("开局设置有误：\n" + "\n".join(problems))
+        self.check_lineup(dealt, strict=strict, extra=thief_problems)
         states: list[PlayerState] = []
         charges: list[Charge] = []
         statuses: list[Status] = []
         for name, cards in dealt:
-            ps = PlayerState(
-                name=name,
-                cards=tuple(CardState(f"{name}#{i + 1}", c) for i, c in enumerate(cards)),
-            )
-            for card in ps.cards:
-                for skill in ROLE_SKILLS.get(card.name, ()):
-                    if SPECS[skill].limited:
-                        charges.append(Charge(card.uid, skill, 1))
+            ps = PlayerState(name=name, cards=self.dealt_cards(name, cards))
+            charges += self.limited_charges(ps.cards)
             states.append(replace(ps, wolf_group=bool(cards) and cards[0] == "狼人"))
         master = merged.get("master")
         for name, card in card_of.items():

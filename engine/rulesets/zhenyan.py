@@ -39,9 +39,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from datetime import timedelta
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
+from engine.cards import Card, CardRules
+from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
 from engine.kernel import (
     Action,
     Board,
@@ -53,8 +56,19 @@ from engine.kernel import (
     seeded_choice,
 )
 from engine.night import Handler, Holder, Pass, SkillSpec, Step, StepMode, TargetKind, run_steps
-from engine.rulesets.base import CountSheet, Decision, Ruleset
-from engine.state import CardState, Charge, GameState, Phase, PlayerState, Status
+from engine.rulesets.base import (
+    SHARED_VOTE_RULES,
+    CountSheet,
+    Decision,
+    Hands,
+    InquiryRules,
+    LastWordsRules,
+    Lineup,
+    Ruleset,
+)
+from engine.rulesets.roles import VILLAGE, WOLF
+from engine.speed import SpeedRules
+from engine.state import Charge, GameState, Phase, PlayerState, Status
 
 __all__ = [
     "DECK",
@@ -63,6 +77,7 @@ __all__ = [
     "PRIVILEGED",
     "ROLE_SKILLS",
     "RULINGS",
+    "SECRET_KEYS",
     "SPECS",
     "VILLAGE",
     "WOLF",
@@ -73,8 +88,10 @@ __all__ = [
     "mana",
 ]
 
-WOLF = "狼人阵营"
-VILLAGE = "村民阵营"
+#: The keys of the game file's ``[zhenyan]`` table: the four secret words and the spellings
+#: accepted for each (checked by pipeline.inquiry).
+SECRET_KEYS: tuple[str, ...] = ("words", "variants")
+
 
 #: The 12 cards (zhenyan.txt:64-100).
 DECK: Mapping[str, int] = {
@@ -346,6 +363,7 @@ class Zhenyan(Ruleset):
     public_voters: ClassVar[bool] = False
 
     rules: ClassVar[dict[str, str]] = {
+        **SHARED_VOTE_RULES,
         "vote_right": "zhenyan.txt:37",
         "out": "zhenyan.txt:41",
         "window": "zhenyan.txt:37",
@@ -360,8 +378,6 @@ class Zhenyan(Ruleset):
         "proxy": "zhenyan.txt:172",
         "proxy_cutoff": "zhenyan.txt:174",
         "proxy_change_cutoff": "zhenyan.txt:174",
-        "hidden": "docs/rulings.md#hidden-text",
-        "edited": "docs/rulings.md#edited-vote",
         "election": "zhenyan.txt:105",
         "sheriff_weight": "zhenyan.txt:106",
         "top": "zhenyan.txt:38",
@@ -370,12 +386,81 @@ class Zhenyan(Ruleset):
         "public": "zhenyan.txt:37",
     }
 
+    # --- what else the rule set is ----------------------------------------------------------
+    title: ClassVar[str] = "狼人真言"
+    conduct: ClassVar[ConductRules] = ConductRules(
+        "zhenyan",
+        rules={
+            FlagKind.QIANSHUI: "zhenyan.txt:272",
+            FlagKind.QIANSHUI_STREAK: "zhenyan.txt:273",
+            FlagKind.NO_VOTE: "zhenyan.txt:274, zhenyan.txt:177",
+            FlagKind.ZHASHI: "zhenyan.txt:278, zhenyan.txt:41",
+            FlagKind.FONT: "zhenyan.txt:277",
+            FlagKind.LASTWORDS_CODE: f"{DEFAULT_RULE}；zhenyan.txt:46 出局的角色没有遗言",
+            FlagKind.INQUIRY_LIMIT: "zhenyan.txt:165, zhenyan.txt:147",
+            FlagKind.SHERIFF_DISCUSSION: "zhenyan.txt:109, zhenyan.txt:291",
+            FlagKind.SHERIFF_ANSWER: "zhenyan.txt:166, zhenyan.txt:109, zhenyan.txt:291",
+        },
+        inquiry_limit=3,
+        zhenyan_sheriff=True,
+        cards={
+            FlagKind.QIANSHUI: Card.YELLOW,
+            FlagKind.QIANSHUI_STREAK: Card.YELLOW,
+            FlagKind.NO_VOTE: Card.YELLOW,
+            # zhenyan.txt:291 直接黄牌或红牌: at least a yellow; the director may give red.
+            FlagKind.SHERIFF_DISCUSSION: Card.YELLOW,
+            FlagKind.SHERIFF_ANSWER: Card.YELLOW,
+        },
+    )
+    cards: ClassVar[CardRules] = CardRules(
+        "zhenyan",
+        escalation_rule="zhenyan.txt:216, zhenyan.txt:219",
+        red_out_rule="zhenyan.txt:222",
+        faction_rule="zhenyan.txt:223",
+    )
+    # zhenyan.txt:155-156 ……大于等于存活人数的一半……延时申请截至讨论日结束前三小时（一般为最后
+    # 一个自然日18:00），加速申请截止至加速成功后的讨论日结束前三小时。
+    # zhenyan.txt:159 延迟成功时，不再视为"执行加速"状态。
+    speed: ClassVar[SpeedRules] = SpeedRules(
+        "zhenyan",
+        rule="zhenyan.txt:155, zhenyan.txt:159",
+        deadline_rule="zhenyan.txt:156",
+        auto_rule="zhenyan.txt:152（由导演决定）",
+    )
+    # zhenyan.txt:31 游戏流程发生变化时需要在讨论帖中公示
+    announce_in: ClassVar[Literal["discussion", "vote"]] = "discussion"
+    announce_rule: ClassVar[str] = "zhenyan.txt:31"
+    lastwords: ClassVar[LastWordsRules] = LastWordsRules(
+        none="出局的角色没有遗言（zhenyan.txt:46）", red_card_rule="zhenyan.txt:42"
+    )
+    # the inquiry thread (询问贴): 3 yes/no questions a day, closed 1 hour before the day
+    inquiry: ClassVar[InquiryRules | None] = InquiryRules(
+        daily_limit=3,
+        limit_rule="zhenyan.txt:165",  # also zhenyan.txt:147
+        close_before=timedelta(hours=1),
+        close_rule="zhenyan.txt:188",
+        words=WORDS,
+        words_rule="zhenyan.txt:52",
+        out_rule="zhenyan.txt:41",
+        sheriff_guess_rule="zhenyan.txt:109",
+        sheriff_answer_rule="zhenyan.txt:166, zhenyan.txt:291",
+        sheriff_discussion_rule="zhenyan.txt:109, zhenyan.txt:291",
+        guess_skill="猜中",
+        answer_rule="zhenyan.txt:168",
+        reveal_rule="zhenyan.txt:31, zhenyan.txt:168",
+    )
+    public_voters_rule: ClassVar[str] = "zhenyan.txt:37"  # 投票为匿名投票
+    secret_keys: ClassVar[tuple[str, ...]] = SECRET_KEYS
+
     has_engine: ClassVar[bool] = True
     skill_specs: ClassVar[Mapping[str, SkillSpec]] = SPECS
     skill_aliases: ClassVar[Mapping[str, str]] = _ALIASES
     roles: ClassVar[Mapping[str, tuple[str, ...]]] = ROLE_SKILLS
     specs: ClassVar[Mapping[str, SkillSpec]] = SPECS
     night_plan: ClassVar[tuple[Step, ...]] = NIGHT_PLAN
+
+    def guess_position(self, choice: str | None) -> int | None:
+        return guess_position(choice)
 
     def decide_exile(self, sheet: CountSheet) -> Decision:
         """zhenyan.txt:38 如果存在单角色票数总和大于总票数的一半，则其出局，否则当天无人出局。"""
@@ -395,24 +480,25 @@ class Zhenyan(Ruleset):
         return Decision(top, tie, None, None, "票数未过半无人出局", rule, note)
 
     # ------------------------------------------------------------------ setup
-    def validate_setup(self, players: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    # one card each from the 12 identities (zhenyan.txt:62-100)
+    hands: ClassVar[Hands | None] = Hands(
+        DECK,
+        1,
+        "zhenyan.txt:62-100",
+        deck_word="身份",
+        deck_rule="zhenyan.txt:62-100",
+        setup_rule="zhenyan.txt:62-100",
+    )
+
+    def validate_setup(self, players: Lineup) -> list[str]:
         """Problems with the roster's cards (zhenyan.txt:64-100), in Chinese."""
         problems: list[str] = []
         if not any(cards for _name, cards in players):
             return problems
         counts: Counter[str] = Counter()
         for name, cards in players:
-            who = f"玩家「{name}」"
-            if len(cards) != 1:
-                problems.append(
-                    f"{who}应有一张身份牌，实际有 {len(cards)} 张（zhenyan.txt:62-100）"
-                )
-                continue
-            if cards[0] not in DECK:
-                problems.append(
-                    f"{who}的身份牌「{cards[0]}」不在本规则的身份中"
-                    f"（可选：{'、'.join(DECK)}；zhenyan.txt:62-100）"
-                )
+            if bad := self.hand_problems(name, cards):
+                problems += bad
                 continue
             counts.update(cards)
         for card, n in counts.items():
@@ -424,35 +510,19 @@ class Zhenyan(Ruleset):
             problems.append("须有一名长老（胜负判定依赖长老，zhenyan.txt:83, 118）")
         return problems
 
-    def setup_state(
-        self,
-        players: Sequence[tuple[str, Sequence[str]]],
-        *,
-        settings: Mapping[str, str] | None = None,
-        strict: bool = True,
-    ) -> GameState:
+    def open_state(self, players: Lineup, settings: Mapping[str, str], strict: bool) -> GameState:
         """The state at the game start (before ``night:0``): 12 魔力点, the team kill at 0 uses."""
-        if not players:
-            raise EngineError("名单为空，无法开局")
-        problems = self.validate_setup(players)
-        if any(len(cards) != 1 for _n, cards in players):
-            problems = problems or ["每名玩家须有一张身份牌（zhenyan.txt:62-100）"]
-        if problems and strict:
-            raise EngineError("开局设置有误：\n" + "\n".join(problems))
-        if settings:
-            raise EngineError(f"未知的设置：{'、'.join(sorted(settings))}")
+        self.check_lineup(players, strict=strict)
+        self.merged_settings(settings)  # zhenyan has no settings
         states: list[PlayerState] = []
         charges: list[Charge] = [Charge(TEAM, "杀人", 0)]
         for name, cards in players:
             ps = PlayerState(
                 name=name,
-                cards=tuple(CardState(f"{name}#{i + 1}", c) for i, c in enumerate(cards)),
+                cards=self.dealt_cards(name, cards),
                 wolf_group=bool(cards) and cards[0] in WOLF_ROLES,
             )
-            for card in ps.cards:
-                for skill in ROLE_SKILLS.get(card.name, ()):
-                    if SPECS[skill].limited:
-                        charges.append(Charge(card.uid, skill, 1))
+            charges += self.limited_charges(ps.cards)
             states.append(ps)
         return GameState(
             ruleset=self.id,
@@ -868,31 +938,11 @@ class Zhenyan(Ruleset):
         board.emit("警长", rule, line, resolved=(new,))
 
     # ------------------------------------------------------------------ director's actions
-    def _director_actions(self, board: Board, actions: Sequence[Action]) -> list[Action]:
-        rest: list[Action] = []
-        reds: list[Action] = []
-        for a in actions:
-            skill = self.canonical_skill(a.skill)
-            if skill == "投降":
-                self._surrender(board, a)
-            elif skill == "判负":
-                self._forfeit(board, a)
-            elif skill == "红牌罚下":
-                reds.append(a)
-            elif skill == "猜中":
-                self._guessed(board, a)
-            else:
-                rest.append(a)
-        if board.winner is not None:
-            for a in [*rest, *reds]:
-                board.record(a, "校验", Outcome.UNUSED, "游戏已结束，不再结算", "")
-            return []
-        if board.night is not None:
-            for a in reds:
-                self._red_card(board, a)
-            return rest
-        board.scratch["reds"] = reds
-        return rest
+    def _director_action(self, board: Board, a: Action) -> bool:
+        if self.canonical_skill(a.skill) == "猜中":
+            self._guessed(board, a)
+            return True
+        return False
 
     def _guessed(self, board: Board, a: Action) -> None:
         """A word guessed correctly in the inquiry thread (zhenyan.txt:168): counted once."""
@@ -998,21 +1048,7 @@ class Zhenyan(Ruleset):
         )
         board.emit(step, "zhenyan.txt:49", f"{a.actor}发起投降，狼人阵营全数同意", actor=a.actor)
 
-    def _forfeit(self, board: Board, a: Action) -> None:
-        step = "判负"
-        loser = (a.choice or "").strip()
-        if loser not in (WOLF, VILLAGE):
-            board.record(
-                a,
-                step,
-                Outcome.INVALID,
-                f"判负须写明阵营（choice = {WOLF} 或 {VILLAGE}）",
-                "zhenyan.txt:223",
-            )
-            return
-        winner = VILLAGE if loser == WOLF else WOLF
-        board.record(a, step, Outcome.DONE, f"{loser}判负", "zhenyan.txt:223")
-        board.set_winner(winner, f"{loser}判负（红牌）", "zhenyan.txt:223")
+    # _forfeit is the base's: 判负 by a faction's reds (zhenyan.txt:223, the card rules)
 
     # ------------------------------------------------------------------ the day
     def run_day(self, board: Board, day: DayInput) -> None:
@@ -1175,14 +1211,7 @@ class Zhenyan(Ruleset):
         return True
 
     def check_win(self, board: Board) -> None:
-        if board.winner is not None:
-            board.announce(f"游戏结束：{board.winner}胜利（{board.win_reason}）")
-            board.emit(
-                "胜负判定",
-                board.win_rule or "",
-                f"{board.winner}胜利",
-                because=board.win_reason or "",
-            )
+        self.announce_winner(board)
 
     # ------------------------------------------------------------------ votes
     def actual_faction(self, state: GameState, player: str) -> str | None:

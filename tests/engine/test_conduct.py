@@ -23,7 +23,10 @@ from engine.conduct import (
     conduct_flags,
     count_posts,
 )
+from engine.rulesets import get_ruleset, ruleset_ids
 
+#: each rule set's ConductRules, as its module declares them (engine.rulesets.<id>)
+CONDUCT = {r: get_ruleset(r).conduct for r in ruleset_ids()}
 TZ = timezone(timedelta(hours=8))
 PROGRESS_TID = 3000
 
@@ -87,7 +90,7 @@ ROSTER = [PlayerLife("饺子"), PlayerLife("包子")]
 def test_four_posts_is_qianshui_with_a_yellow_card() -> None:
     # m209.txt:716-717 5、潜水（以下行为均固定判罚一张“黄牌”） （1）在未执行加速的讨论日发言不足五帖
     acts = posts("饺子", 4, 2) + posts("包子", 5, 2)
-    flags = conduct_flags(days=[summary(2)], activities=acts, players=ROSTER, ruleset="m209")
+    flags = conduct_flags(days=[summary(2)], activities=acts, players=ROSTER, rules=CONDUCT["m209"])
     assert len(flags) == 1
     flag = flags[0]
     assert flag.id == "d2-qianshui-饺子"
@@ -101,13 +104,13 @@ def test_four_posts_is_qianshui_with_a_yellow_card() -> None:
 def test_five_posts_is_not_qianshui() -> None:
     # m209.txt:717 发言不足五帖 — five is enough
     acts = posts("饺子", 5, 2) + posts("包子", 5, 2)
-    flags = conduct_flags(days=[summary(2)], activities=acts, players=ROSTER, ruleset="m209")
+    flags = conduct_flags(days=[summary(2)], activities=acts, players=ROSTER, rules=CONDUCT["m209"])
     assert flags == ()
 
 
 def test_no_post_at_all_is_qianshui() -> None:
     flags = conduct_flags(
-        days=[summary(2)], activities=posts("包子", 5, 2), players=ROSTER, ruleset="m209"
+        days=[summary(2)], activities=posts("包子", 5, 2), players=ROSTER, rules=CONDUCT["m209"]
     )
     assert [(f.id, f.reason) for f in flags] == [
         ("d2-qianshui-饺子", "第2天讨论帖发言0帖，少于5帖（潜水）")
@@ -129,7 +132,9 @@ def test_no_post_at_all_is_qianshui() -> None:
 )
 def test_every_ruleset_flags_four_posts(ruleset: str, rule: str) -> None:
     acts = posts("饺子", 4, 2) + posts("包子", 9, 2)
-    flags = conduct_flags(days=[summary(2)], activities=acts, players=ROSTER, ruleset=ruleset)
+    flags = conduct_flags(
+        days=[summary(2)], activities=acts, players=ROSTER, rules=CONDUCT[ruleset]
+    )
     assert [(f.id, f.card, f.rule) for f in flags] == [("d2-qianshui-饺子", Card.YELLOW, rule)]
 
 
@@ -140,7 +145,7 @@ def test_accelerated_day_raises_no_post_or_vote_flag() -> None:
         days=[summary(2)],
         activities=acts,
         players=ROSTER,
-        ruleset="m209",
+        rules=CONDUCT["m209"],
         voted_by_day={2: set()},
         accelerated_by_day={2: True},
     )
@@ -151,7 +156,9 @@ def test_excluded_posts_are_named_in_the_reason() -> None:
     # a post blocked (屏蔽) by the director does not count; the reason says which and why
     acts = posts("饺子", 4, 2) + posts("饺子", 1, 2, start_hour=12, state="blocked")
     acts += posts("包子", 5, 2)
-    (flag,) = conduct_flags(days=[summary(2)], activities=acts, players=ROSTER, ruleset="m209")
+    (flag,) = conduct_flags(
+        days=[summary(2)], activities=acts, players=ROSTER, rules=CONDUCT["m209"]
+    )
     blocked_pid = acts[4].pid
     assert flag.reason == (
         "第2天讨论帖发言4帖，少于5帖（潜水）；另有1帖未计入"
@@ -167,7 +174,7 @@ def test_player_out_before_close_is_not_judged_but_voted_out_at_close_is() -> No
         days=[summary(2)],
         activities=[],
         players=players,
-        ruleset="m209",
+        rules=CONDUCT["m209"],
         voted_by_day={2: set()},
     )
     assert kinds(flags) == [(FlagKind.QIANSHUI, 2), (FlagKind.NO_VOTE, 2)]
@@ -178,11 +185,11 @@ def test_open_day_is_not_judged_until_it_closes() -> None:
     days = [summary(2), summary(3)]
     acts = posts("饺子", 5, 2) + posts("包子", 5, 2)  # day 3 has only just begun
     flags = conduct_flags(
-        days=days, activities=acts, players=ROSTER, ruleset="m209", as_of=at(3, 12)
+        days=days, activities=acts, players=ROSTER, rules=CONDUCT["m209"], as_of=at(3, 12)
     )
     assert flags == ()
     flags = conduct_flags(
-        days=days, activities=acts, players=ROSTER, ruleset="m209", as_of=at(3, 22)
+        days=days, activities=acts, players=ROSTER, rules=CONDUCT["m209"], as_of=at(3, 22)
     )
     assert [f.id for f in flags] == ["d3-qianshui-包子", "d3-qianshui-饺子"]
 
@@ -193,7 +200,7 @@ def test_post_exempt_player_is_not_flagged() -> None:
         days=[summary(2)],
         activities=acts,
         players=ROSTER,
-        ruleset="m209",
+        rules=CONDUCT["m209"],
         post_exempt_by_day={2: {"饺子"}},
     )
     assert flags == ()
@@ -214,7 +221,7 @@ def test_three_consecutive_days_under_ten() -> None:
     # m209.txt:718 （2）连续三个未执行加速的讨论日发言均不足十帖
     days = [summary(2), summary(3), summary(4)]
     acts = _three_days({"饺子": [7, 8, 9], "包子": [9, 10, 9]})
-    flags = conduct_flags(days=days, activities=acts, players=ROSTER, ruleset="m209")
+    flags = conduct_flags(days=days, activities=acts, players=ROSTER, rules=CONDUCT["m209"])
     assert len(flags) == 1
     flag = flags[0]
     assert flag.id == "d4-qianshui-streak-饺子"
@@ -230,7 +237,7 @@ def test_m135_streak_speaks_of_second_stage_acceleration() -> None:
     # m135.txt:312 （2）连续三个未执行二段加速的讨论日发言均不足十帖。
     days = [summary(2), summary(3), summary(4)]
     acts = _three_days({"饺子": [6, 6, 6], "包子": [10, 10, 10]})
-    (flag,) = conduct_flags(days=days, activities=acts, players=ROSTER, ruleset="m135")
+    (flag,) = conduct_flags(days=days, activities=acts, players=ROSTER, rules=CONDUCT["m135"])
     assert "未执行二段加速" in flag.reason
     assert flag.rule == "m135.txt:312"
 
@@ -240,14 +247,14 @@ def test_accelerated_day_breaks_the_streak_unless_configured() -> None:
     acts = _three_days({"饺子": [6, 6, 6, 6], "包子": [10, 10, 10, 10]})
     accel = {4: True}
     flags = conduct_flags(
-        days=days, activities=acts, players=ROSTER, ruleset="m209", accelerated_by_day=accel
+        days=days, activities=acts, players=ROSTER, rules=CONDUCT["m209"], accelerated_by_day=accel
     )
     assert flags == ()
     flags = conduct_flags(
         days=days,
         activities=acts,
         players=ROSTER,
-        ruleset="m209",
+        rules=CONDUCT["m209"],
         accelerated_by_day=accel,
         streak_skips_accelerated=True,
     )
@@ -259,10 +266,10 @@ def test_streak_restarts_after_a_flag_and_after_a_good_day() -> None:
     days = [summary(d) for d in range(2, 10)]
     # 2,3,4 under → flag on 4; 5,6 under, 7 has 10 → reset; 8,9 under → no flag yet
     acts = _three_days({"饺子": [6, 6, 6, 6, 6, 10, 6, 6], "包子": [10] * 8})
-    flags = conduct_flags(days=days, activities=acts, players=ROSTER, ruleset="m209")
+    flags = conduct_flags(days=days, activities=acts, players=ROSTER, rules=CONDUCT["m209"])
     assert [f.id for f in flags] == ["d4-qianshui-streak-饺子"]
     acts = _three_days({"饺子": [6] * 6, "包子": [10] * 6})
-    flags = conduct_flags(days=days[:6], activities=acts, players=ROSTER, ruleset="m209")
+    flags = conduct_flags(days=days[:6], activities=acts, players=ROSTER, rules=CONDUCT["m209"])
     assert [f.id for f in flags] == ["d4-qianshui-streak-饺子", "d7-qianshui-streak-饺子"]
 
 
@@ -276,7 +283,7 @@ def test_no_vote_on_a_non_accelerated_day() -> None:
         days=[summary(2)],
         activities=acts,
         players=ROSTER,
-        ruleset="m209",
+        rules=CONDUCT["m209"],
         voted_by_day={2: {"包子"}},
     )
     assert [(f.id, f.reason, f.card, f.rule) for f in flags] == [
@@ -291,7 +298,7 @@ def test_no_vote_on_a_non_accelerated_day() -> None:
 
 def test_no_vote_not_judged_without_vote_data_or_when_excused() -> None:
     acts = posts("饺子", 5, 2) + posts("包子", 5, 2)
-    base = {"days": [summary(2)], "activities": acts, "players": ROSTER, "ruleset": "m209"}
+    base = {"days": [summary(2)], "activities": acts, "players": ROSTER, "rules": CONDUCT["m209"]}
     assert conduct_flags(**base, voted_by_day={}) == ()  # type: ignore[arg-type]
     # m209.txt:357 大难不死 …然后白痴不能参与投票
     excused = conduct_flags(
@@ -314,7 +321,7 @@ def test_zhashi_after_out_time_only() -> None:
         days=[summary(3)],
         activities=[before, after],
         players=players,
-        ruleset="m209",
+        rules=CONDUCT["m209"],
         as_of=at(3, 9),  # judge only 诈尸 here
     )
     assert len(flags) == 1
@@ -334,7 +341,7 @@ def test_zhashi_groups_the_threads_of_a_day() -> None:
         act("饺子", 1003, "discussion", at(3, 15)),
     ]
     (flag,) = conduct_flags(
-        days=[summary(3)], activities=acts, players=players, ruleset="m209", as_of=at(3, 9)
+        days=[summary(3)], activities=acts, players=players, rules=CONDUCT["m209"], as_of=at(3, 9)
     )
     assert flag.reason == "饺子已于12月3日12:00出局，之后在讨论帖、投票帖、进程帖发帖3次（诈尸）"
 
@@ -348,7 +355,11 @@ def test_tubian24_idiot_may_still_discuss_and_rules_thread_counts() -> None:
         act("饺子", 999, "rules", at(3, 11)),
     ]
     (flag,) = conduct_flags(
-        days=[summary(3)], activities=acts, players=[idiot], ruleset="tubian24", as_of=at(3, 9)
+        days=[summary(3)],
+        activities=acts,
+        players=[idiot],
+        rules=CONDUCT["tubian24"],
+        as_of=at(3, 9),
     )
     assert flag.kind is FlagKind.ZHASHI
     assert "规则帖" in flag.reason and "讨论帖" not in flag.reason
@@ -359,7 +370,7 @@ def test_tubian24_idiot_may_still_discuss_and_rules_thread_counts() -> None:
             days=[summary(3)],
             activities=acts[1:],
             players=[PlayerLife("饺子", out_at=at(2, 22))],
-            ruleset="m209",
+            rules=CONDUCT["m209"],
             as_of=at(3, 9),
         )
         == ()
@@ -377,7 +388,7 @@ def test_red_and_enlarged_font() -> None:
         act("包子", 1002, "discussion", at(2, 12)),
     ]
     flags = conduct_flags(
-        days=[summary(2)], activities=acts, players=ROSTER, ruleset="m209", as_of=at(2, 9)
+        days=[summary(2)], activities=acts, players=ROSTER, rules=CONDUCT["m209"], as_of=at(2, 9)
     )
     assert [(f.id, f.reason, f.rule) for f in flags] == [
         (
@@ -392,7 +403,11 @@ def test_tubian24_red_font() -> None:
     # tubian24.txt:307 （1）禁止使用红色字体
     acts = [act("饺子", 1002, "discussion", at(2, 10), red=True)]
     (flag,) = conduct_flags(
-        days=[summary(2)], activities=acts, players=ROSTER, ruleset="tubian24", as_of=at(2, 9)
+        days=[summary(2)],
+        activities=acts,
+        players=ROSTER,
+        rules=CONDUCT["tubian24"],
+        as_of=at(2, 9),
     )
     assert flag.reason == "第2天在讨论帖使用导演专用的红色字体，共1帖"
     assert flag.rule == "tubian24.txt:307, tubian24.txt:308"
@@ -407,7 +422,7 @@ def test_discuz_code_in_last_words() -> None:
         days=[summary(2)],
         activities=[words, plain],
         players=players,
-        ruleset="m209",
+        rules=CONDUCT["m209"],
         as_of=at(2, 9),
     )
     assert [(f.id, f.reason, f.rule) for f in flags] == [
@@ -437,7 +452,7 @@ def test_more_than_three_inquiries_a_day() -> None:
         days=[summary(2, inquiry=True)],
         activities=acts,
         players=players,
-        ruleset="zhenyan",
+        rules=CONDUCT["zhenyan"],
         sheriff_by_day={2: "烧卖"},
         as_of=at(2, 9),
     )
@@ -458,7 +473,7 @@ def test_zhenyan_sheriff_may_not_post_in_discussion() -> None:
         days=[summary(2)],
         activities=acts,
         players=players,
-        ruleset="zhenyan",
+        rules=CONDUCT["zhenyan"],
         sheriff_by_day={2: "烧卖"},
     )
     # the sheriff is not asked for 5 posts in a thread he may not post in
@@ -471,7 +486,7 @@ def test_zhenyan_sheriff_may_not_post_in_discussion() -> None:
         days=[summary(2)],
         activities=acts,
         players=players,
-        ruleset="m209",
+        rules=CONDUCT["m209"],
         sheriff_by_day={2: "烧卖"},
     )
     assert [f.id for f in m209] == ["d2-qianshui-烧卖"]
@@ -487,7 +502,7 @@ def test_sheriff_answer_other_than_yes_no_unknown() -> None:
         days=[summary(2, inquiry=True)],
         activities=[],
         players=[PlayerLife("烧卖")],
-        ruleset="zhenyan",
+        rules=CONDUCT["zhenyan"],
         sheriff_by_day={2: "烧卖"},
         sheriff_answers=[good, bad],
         as_of=at(2, 9),
@@ -505,7 +520,7 @@ def test_edited_vote_is_flagged_once_per_post() -> None:
         days=[summary(2)],
         activities=[],
         players=ROSTER,
-        ruleset="m209",
+        rules=CONDUCT["m209"],
         edited_votes=[edit, edit],
         as_of=at(2, 9),
     )
@@ -559,7 +574,7 @@ def test_count_posts_window_threads_states_and_duplicates() -> None:
 
 def test_bad_inputs_are_refused_in_chinese() -> None:
     with pytest.raises(ValueError, match="未知的规则"):
-        conduct_flags(days=[], activities=[], players=[], ruleset="werewolf")
+        conduct_flags(days=[], activities=[], players=[], rules=get_ruleset("werewolf").conduct)
     with pytest.raises(ValueError, match="未知的帖子类别"):
         Activity("饺子", 1, "chat", 1, None, at(2, 10))
 
@@ -570,7 +585,7 @@ def test_flags_serialise_to_json() -> None:
         days=[summary(2)],
         activities=acts,
         players=ROSTER,
-        ruleset="m209",
+        rules=CONDUCT["m209"],
         voted_by_day={2: set()},
     )
     data = [f.to_dict() for f in flags]
@@ -622,7 +637,7 @@ def _run(acts: list[Activity], ruleset: str) -> tuple[Flag, ...]:
         days=_DAYS,
         activities=acts,
         players=_LIVES,
-        ruleset=ruleset,
+        rules=CONDUCT[ruleset],
         sheriff_by_day={3: "馄饨", 4: "馄饨"},
         voted_by_day={2: {"饺子"}, 3: {"包子"}},
         accelerated_by_day={3: True},
@@ -667,7 +682,7 @@ def test_hidden_text_is_flagged_once_per_post_for_the_director() -> None:
         days=[summary(2)],
         activities=[white, white, tiny, plain],
         players=ROSTER,
-        ruleset="m135",
+        rules=CONDUCT["m135"],
         as_of=at(2, 9),  # the day is open: only the hidden-text flags
     )
     assert [(f.id, f.kind, f.card, f.rule) for f in flags] == [
@@ -703,7 +718,7 @@ def test_a_folded_name_is_flagged_once_per_post() -> None:
         days=[summary(2)],
         activities=[],
         players=ROSTER,
-        ruleset="zhenyan",
+        rules=CONDUCT["zhenyan"],
         folded_names=[fn, fn],
         as_of=at(2, 9),
     )
@@ -729,7 +744,7 @@ def test_a_day_nobody_could_read_raises_no_qianshui_or_no_vote() -> None:
         days=days,
         activities=acts,
         players=ROSTER,
-        ruleset="m209",
+        rules=CONDUCT["m209"],
         voted_by_day={2: {"饺子", "包子"}, 3: {"饺子", "包子"}, 4: set(), 5: {"饺子", "包子"}},
         uncrawled_days={4},
     )
@@ -740,7 +755,7 @@ def test_a_day_nobody_could_read_raises_no_qianshui_or_no_vote() -> None:
         days=days,
         activities=acts,
         players=ROSTER,
-        ruleset="m209",
+        rules=CONDUCT["m209"],
         voted_by_day={2: {"饺子", "包子"}, 3: {"饺子", "包子"}, 4: set(), 5: {"饺子", "包子"}},
     )
     assert {(f.kind, f.player) for f in read if f.day == 4} == {
@@ -755,9 +770,7 @@ def test_a_day_nobody_could_read_raises_no_qianshui_or_no_vote() -> None:
 
 def test_edited_vote_cites_the_ruling_a_director_can_read() -> None:
     """No flag cites a line of the shared design notes (issue #13 item 13)."""
-    from engine.conduct import CONDUCT_RULES
-
-    for rules in CONDUCT_RULES.values():
+    for rules in CONDUCT.values():
         assert rules.rule(FlagKind.EDITED_VOTE) == "docs/rulings.md#edited-vote"
         assert rules.rule(FlagKind.HIDDEN_TEXT) == "docs/rulings.md#hidden-text"
         assert "DESIGN.md:" not in " ".join(rules.rule(k) for k in FlagKind)

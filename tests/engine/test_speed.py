@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.rulesets import get_ruleset, ruleset_ids
 from engine.speed import (
     SpeedKind,
     SpeedRequest,
@@ -17,6 +18,8 @@ from engine.speed import (
     speed_deadlines,
 )
 
+#: each rule set's SpeedRules, as its module declares them (engine.rulesets.<id>)
+SPEED = {r: get_ruleset(r).speed for r in ruleset_ids()}
 TZ = timezone(timedelta(hours=8))
 LIVING = ["饺子", "包子", "馄饨", "面条", "烧卖", "汤圆", "春卷", "油条"]  # 8 living
 DEADLINE = datetime(2026, 12, 3, 18, 0, tzinfo=TZ)
@@ -31,7 +34,7 @@ def test_exactly_half_passes() -> None:
     # m209.txt:591 当日申请人数在讨论日结束三个小时前……大于等于存活人数的一半，
     # 即判定加速或延迟成功。
     decision = decide_speed(
-        [req(p) for p in LIVING[:4]], living=LIVING, deadline=DEADLINE, ruleset="m209"
+        [req(p) for p in LIVING[:4]], living=LIVING, deadline=DEADLINE, rules=SPEED["m209"]
     )
     assert decision.accelerate is True
     assert decision.counts[ACC] == 4 and decision.needed == 4
@@ -42,7 +45,9 @@ def test_exactly_half_passes() -> None:
 
 
 def test_below_half_fails() -> None:
-    decision = decide_speed([req(p) for p in LIVING[:3]], living=LIVING, deadline=DEADLINE)
+    decision = decide_speed(
+        [req(p) for p in LIVING[:3]], living=LIVING, deadline=DEADLINE, rules=SPEED["m209"]
+    )
     assert decision.accelerate is False and decision.counts[ACC] == 3
 
 
@@ -50,20 +55,22 @@ def test_odd_number_of_living_needs_the_rounded_up_half() -> None:
     # m135.txt:197 申请加速或延时的人数大于等于存活人数的一半 — 7 living: 3.5 → 4
     living = LIVING[:7]
     assert not decide_speed(
-        [req(p) for p in living[:3]], living=living, deadline=DEADLINE
+        [req(p) for p in living[:3]], living=living, deadline=DEADLINE, rules=SPEED["m209"]
     ).accelerate
-    assert decide_speed([req(p) for p in living[:4]], living=living, deadline=DEADLINE).accelerate
+    assert decide_speed(
+        [req(p) for p in living[:4]], living=living, deadline=DEADLINE, rules=SPEED["m209"]
+    ).accelerate
 
 
 def test_requests_after_the_deadline_are_ignored() -> None:
     # m135.txt:197 申请截至自然日18:00。
     late = req("烧卖", hour=18, minute=1)
     on_time = [req(p) for p in LIVING[:3]] + [req("汤圆", hour=18, minute=0)]
-    decision = decide_speed([*on_time, late], living=LIVING, deadline=DEADLINE, ruleset="m135")
+    decision = decide_speed([*on_time, late], living=LIVING, deadline=DEADLINE, rules=SPEED["m135"])
     assert decision.voters[ACC] == tuple(sorted([*LIVING[:3], "汤圆"]))
     assert ("烧卖", "12-03 18:01 申请加速：晚于申请截止时间12-03 18:00，不计入") in decision.ignored
     decision = decide_speed(
-        [*[req(p) for p in LIVING[:3]], late], living=LIVING, deadline=DEADLINE, ruleset="m135"
+        [*[req(p) for p in LIVING[:3]], late], living=LIVING, deadline=DEADLINE, rules=SPEED["m135"]
     )
     assert decision.accelerate is False
 
@@ -71,21 +78,21 @@ def test_requests_after_the_deadline_are_ignored() -> None:
 def test_a_dead_players_request_is_ignored() -> None:
     # m209.txt:591 未出局角色可在进程帖中申请加速或延时。……大于等于存活人数的一半
     requests = [req(p) for p in LIVING[:3]] + [req("死者")]
-    decision = decide_speed(requests, living=LIVING, deadline=DEADLINE)
+    decision = decide_speed(requests, living=LIVING, deadline=DEADLINE, rules=SPEED["m209"])
     assert decision.accelerate is False
     assert ("死者", "12-03 12:00 申请加速：不是存活角色，不计入") in decision.ignored
 
 
 def test_duplicate_requests_count_once() -> None:
     requests = [req("饺子", minute=m) for m in range(5)] + [req("包子"), req("馄饨")]
-    decision = decide_speed(requests, living=LIVING, deadline=DEADLINE)
+    decision = decide_speed(requests, living=LIVING, deadline=DEADLINE, rules=SPEED["m209"])
     assert decision.counts[ACC] == 3 and decision.accelerate is False
     assert sum(1 for p, _ in decision.ignored if p == "饺子") == 4
 
 
 def test_the_last_request_of_a_player_stands() -> None:
     requests = [req("饺子", ACC, 0), req("饺子", DELAY, 30)]
-    decision = decide_speed(requests, living=LIVING[:2], deadline=DEADLINE)
+    decision = decide_speed(requests, living=LIVING[:2], deadline=DEADLINE, rules=SPEED["m209"])
     assert decision.voters == {ACC: (), DELAY: ("饺子",)}
     assert decision.delay is True
 
@@ -93,12 +100,16 @@ def test_the_last_request_of_a_player_stands() -> None:
 def test_delay_cancels_acceleration_when_both_pass() -> None:
     # m209.txt:593 延迟成功时，不再视为“执行加速”状态。
     requests = [req(p, ACC) for p in LIVING[:4]] + [req(p, DELAY) for p in LIVING[4:]]
-    decision = decide_speed(requests, living=LIVING, deadline=DEADLINE)
+    decision = decide_speed(requests, living=LIVING, deadline=DEADLINE, rules=SPEED["m209"])
     assert (decision.accelerate, decision.delay) == (False, True)
     assert "延时成功，不再视为执行加速" in decision.reason
     # and it cancels an automatic acceleration too
     decision = decide_speed(
-        [req(p, DELAY) for p in LIVING[:4]], living=LIVING, deadline=DEADLINE, auto=True
+        [req(p, DELAY) for p in LIVING[:4]],
+        living=LIVING,
+        deadline=DEADLINE,
+        auto=True,
+        rules=SPEED["m209"],
     )
     assert (decision.accelerate, decision.delay) == (False, True)
 
@@ -106,15 +117,15 @@ def test_delay_cancels_acceleration_when_both_pass() -> None:
 def test_tubian24_needs_more_than_half_and_has_no_delay() -> None:
     # tubian24.txt:330 若场上未出局的玩家过半数同意加速则执行加快进程。
     half = decide_speed(
-        [req(p) for p in LIVING[:4]], living=LIVING, deadline=DEADLINE, ruleset="tubian24"
+        [req(p) for p in LIVING[:4]], living=LIVING, deadline=DEADLINE, rules=SPEED["tubian24"]
     )
     assert half.accelerate is False and half.needed == 5
     more = decide_speed(
-        [req(p) for p in LIVING[:5]], living=LIVING, deadline=DEADLINE, ruleset="tubian24"
+        [req(p) for p in LIVING[:5]], living=LIVING, deadline=DEADLINE, rules=SPEED["tubian24"]
     )
     assert more.accelerate is True
     delay = decide_speed(
-        [req(p, DELAY) for p in LIVING], living=LIVING, deadline=DEADLINE, ruleset="tubian24"
+        [req(p, DELAY) for p in LIVING], living=LIVING, deadline=DEADLINE, rules=SPEED["tubian24"]
     )
     assert delay.delay is False
     assert delay.ignored[0][1].endswith("本规则没有申请延时，不计入")
@@ -122,26 +133,34 @@ def test_tubian24_needs_more_than_half_and_has_no_delay() -> None:
 
 def test_the_directors_override_wins() -> None:
     passing = [req(p) for p in LIVING[:6]]
-    decision = decide_speed(passing, living=LIVING, deadline=DEADLINE, override=False)
+    decision = decide_speed(
+        passing, living=LIVING, deadline=DEADLINE, override=False, rules=SPEED["m209"]
+    )
     assert decision.accelerate is False and decision.overridden
     assert decision.reason.endswith("导演裁定：不执行加速。结论：本日正常进行")
-    decision = decide_speed([], living=LIVING, deadline=DEADLINE, override=True)
+    decision = decide_speed(
+        [], living=LIVING, deadline=DEADLINE, override=True, rules=SPEED["m209"]
+    )
     assert decision.accelerate is True and decision.overridden
 
 
 def test_requests_before_the_open_are_ignored() -> None:
     opens = datetime(2026, 12, 3, 9, 0, tzinfo=TZ)
     decision = decide_speed(
-        [req("饺子", hour=8)], living=LIVING[:2], deadline=DEADLINE, opens=opens
+        [req("饺子", hour=8)],
+        living=LIVING[:2],
+        deadline=DEADLINE,
+        opens=opens,
+        rules=SPEED["m209"],
     )
     assert decision.counts[ACC] == 0
 
 
 def test_m135_auto_acceleration_below_seven() -> None:
     # m135.txt:195 存活人数低于7人后，将自动执行二段加速
-    assert auto_accelerated("m135", 6) is True
-    assert auto_accelerated("m135", 7) is False
-    assert auto_accelerated("m209", 3) is False  # m209.txt:590: the director decides
+    assert auto_accelerated(SPEED["m135"], 6) is True
+    assert auto_accelerated(SPEED["m135"], 7) is False
+    assert auto_accelerated(SPEED["m209"], 3) is False  # m209.txt:590: the director decides
 
 
 def test_deadlines_per_ruleset() -> None:
@@ -170,13 +189,15 @@ def test_separate_acceleration_deadline() -> None:
         living=LIVING[:2],
         deadline=DEADLINE,
         accelerate_deadline=datetime(2026, 12, 3, 17, tzinfo=TZ),
-        ruleset="zhenyan",
+        rules=SPEED["zhenyan"],
     )
     assert decision.counts == {ACC: 0, DELAY: 1}
 
 
 def test_decision_serialises_to_json() -> None:
-    decision = decide_speed([req("饺子")], living=LIVING[:2], deadline=DEADLINE)
+    decision = decide_speed(
+        [req("饺子")], living=LIVING[:2], deadline=DEADLINE, rules=SPEED["m209"]
+    )
     data = json.loads(json.dumps(decision.to_dict(), ensure_ascii=False))
     assert data["counts"] == {"accelerate": 1, "delay": 0}
     assert data["voters"]["accelerate"] == ["饺子"]
@@ -195,8 +216,8 @@ _REQ = st.builds(
 def test_request_order_does_not_matter(requests: list[SpeedRequest], data: st.DataObject) -> None:
     shuffled = data.draw(st.permutations(requests))
     for ruleset in ("m209", "tubian24"):
-        a = decide_speed(requests, living=LIVING, deadline=DEADLINE, ruleset=ruleset)
-        b = decide_speed(shuffled, living=LIVING, deadline=DEADLINE, ruleset=ruleset)
+        a = decide_speed(requests, living=LIVING, deadline=DEADLINE, rules=SPEED[ruleset])
+        b = decide_speed(shuffled, living=LIVING, deadline=DEADLINE, rules=SPEED[ruleset])
         assert a == b
         assert not (a.accelerate and a.delay)
         assert all(n <= len(LIVING) for n in a.counts.values())

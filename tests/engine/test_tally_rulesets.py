@@ -223,7 +223,9 @@ def test_m135_tie_setting_requiring_the_sheriffs_target_in_the_tie() -> None:
     )
     for voter, target in pairs:
         day.vote(voter, target)
-    ctx = DayContext(2, OPENS, CLOSES, tuple(PlayerStatus(n) for n in NAMES), sheriff="饺子")
+    ctx = DayContext(
+        2, OPENS, CLOSES, tuple(PlayerStatus(n) for n in NAMES), sheriff="饺子", ruleset="m135"
+    )
     _verdicts, result = tally_votes(day.ballots, ctx, StrictM135())
     assert result.tie == ["汤圆", "馄饨"]
     assert result.out is None
@@ -559,6 +561,6 @@ def test_verdict_statuses_feed_the_tally() -> None:
     day.vote("饺子", "面条")  # ignored duplicate
     result = day.result()
     assert result.voters == {"包子": ["饺子"]}
-    ctx = DayContext(2, OPENS, CLOSES, tuple(PlayerStatus(n) for n in NAMES))
+    ctx = DayContext(2, OPENS, CLOSES, tuple(PlayerStatus(n) for n in NAMES), ruleset="m135")
     verdicts, _ = tally_votes(day.ballots, ctx)
     assert [v.status for v in verdicts] == [VerdictStatus.COUNTED, VerdictStatus.IGNORED]

@@ -638,9 +638,9 @@ def test_nizhuan_votes_name_cards() -> None:
 
 def test_day_context_rejects_naive_or_inverted_times() -> None:
     with pytest.raises(ValueError, match="缺少时区"):
-        DayContext(2, OPENS.replace(tzinfo=None), CLOSES, ())
+        DayContext(2, OPENS.replace(tzinfo=None), CLOSES, (), ruleset="m135")
     with pytest.raises(ValueError, match="不晚于开门时间"):
-        DayContext(2, CLOSES, OPENS, ())
+        DayContext(2, CLOSES, OPENS, (), ruleset="m135")
     with pytest.raises(ValueError, match="帖子时间缺少时区"):
         Evidence(1, 2, None, datetime(2026, 12, 2, 10, 0), "")
 

@@ -83,6 +83,7 @@ def test_questions_do_not_pass_an_acceleration() -> None:
     # m209.txt:591 当日申请人数……大于等于存活人数的一半，即判定加速或延迟成功。
     from datetime import datetime, timedelta, timezone
 
+    from engine.rulesets import get_ruleset
     from engine.speed import SpeedKind as EngineKind
     from engine.speed import SpeedRequest as EngineRequest
     from engine.speed import decide_speed
@@ -96,7 +97,10 @@ def test_questions_do_not_pass_an_acceleration() -> None:
         if (parsed := parse_speed_request(text)) is not None and parsed.kind is not None
     ]
     decision = decide_speed(
-        requests, living=living, deadline=datetime(2026, 12, 3, 18, tzinfo=tz), ruleset="m209"
+        requests,
+        living=living,
+        deadline=datetime(2026, 12, 3, 18, tzinfo=tz),
+        rules=get_ruleset("m209").speed,
     )
     assert decision.accelerate is False
     assert decision.voters[EngineKind.ACCELERATE] == ("饺子",)

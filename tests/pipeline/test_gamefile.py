@@ -770,3 +770,60 @@ def test_a_dotdot_templates_path_is_refused_without_a_file_too() -> None:
     data = valid_data()
     data["drafts"] = {"templates": "../x"}
     assert '不能用 ..："../x"' in line_for(problems_of(data), "drafts.templates")
+
+
+# --------------------------------------------------------------------------- the secret table
+
+
+def test_an_unknown_key_of_the_secret_table_is_refused_with_the_nearest_key() -> None:
+    # a misspelt key of [zhenyan] would be ignored, and the words with it: the file is refused,
+    # naming the key, the one meant and the keys docs/游戏文件.md lists; never the value
+    data = valid_data()
+    data["zhenyan"]["word"] = ["机密词"]
+    message = problems_of(data)
+    assert line_for(message, "zhenyan.word") == (
+        "游戏文件 game.toml：zhenyan.word：未知的键（拼写错误？是不是 words？）；"
+        "[zhenyan] 表可用的键：words、variants（见 docs/游戏文件.md）"
+    )
+    assert "机密词" not in message and "月亮" not in message
+    # the words' own check does not add a second line for the same table
+    assert "表有误" not in message
+
+
+def test_the_secret_keys_come_from_the_rule_sets_module() -> None:
+    # tubian24's SECRET_KEYS (engine/rulesets/tubian24.py) and a rule set without a table
+    data = valid_data()
+    data["game"]["ruleset"] = "tubian24"
+    del data["zhenyan"]
+    del data["days"][0]["inquiry"]
+    for p in data["players"]:
+        p["sex"] = "男"
+    data["tubian24"] = {"kill_oder": ["饺子"]}
+    line = line_for(problems_of(data), "tubian24.kill_oder")
+    assert line.endswith(
+        "未知的键（拼写错误？是不是 kill_order？）；[tubian24] 表可用的键：kill_order、master、"
+        "thief、thief_cards、thief_pick、lead_wolf（见 docs/游戏文件.md）"
+    )
+    data["game"]["ruleset"] = "m135"
+    data["m135"] = {"lineup": ["狼人"]}
+    del data["tubian24"]
+    line = line_for(problems_of(data), "m135.lineup")
+    assert line.endswith(
+        "未知的键（拼写错误？）；规则集 m135 没有秘密表，不必写 [m135]（见 docs/游戏文件.md）"
+    )
+
+
+def test_every_rule_sets_secret_keys_load() -> None:
+    # every key a rule set declares is accepted in its table (the engine reads it)
+    from engine.rulesets import get_ruleset
+
+    for ruleset in RULESETS:
+        keys = get_ruleset(ruleset).secret_keys
+        data = valid_data()
+        del data["zhenyan"]
+        data["game"]["ruleset"] = ruleset
+        data[ruleset] = dict.fromkeys(keys, "x")
+        try:
+            parse_game(data, env={}, check_login=False)
+        except GameFileError as exc:
+            assert not [p for p in exc.problems if p.loc.startswith(f"{ruleset}.")], exc

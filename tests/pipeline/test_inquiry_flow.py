@@ -190,6 +190,11 @@ def test_the_inquiry_thread_end_to_end(world: dict[str, Any], caplog) -> None:  
     # zhenyan.txt:188 after the close
     assert not items[pids["月饼"]].accepted
     assert ("月饼", "zhenyan.txt:188") in flags
+    # the limits come from the rule set's InquiryRules (engine/rulesets/zhenyan.py), as worded
+    assert flags[("月饼", "zhenyan.txt:188")].text.endswith(
+        "关闭（讨论日结束前1小时），逾期的询问不再受理"
+    )
+    assert flags[("麻花", "zhenyan.txt:165")].text.endswith("超出每天3次，不予回答")
     # the sheriff: answers paired through the quote link; other words and the discussion post
     assert items[pids["汤圆"]].answer is Answer.YES
     assert items[pids["麻花2"]].answer is Answer.UNKNOWN
