@@ -45,7 +45,7 @@ from enum import StrEnum
 from parsers.text import MappedText, is_separator, normalize, normalize_mapped, visible_repr
 
 __all__ = [
-    "NIZHUAN_TARGET",
+    "CARD_TARGET",
     "TargetRule",
     "VoteKind",
     "VoteParse",
@@ -80,7 +80,7 @@ class TargetRule:
     example: str = ""
 
 
-NIZHUAN_TARGET = TargetRule(
+CARD_TARGET = TargetRule(
     pattern=re.compile(
         r"(?P<name>.+?)\s*的?\s*第\s*(?P<card>[一二三四1-4])\s*(?:张|个)?\s*身份\s*(?:牌)?"
     ),
@@ -440,7 +440,7 @@ def parse_vote(
 
     ``distrusted``: texts of the post's hidden marks (white / tiny / [hide]);
     ``distrusted_spans``: exact ``[start, end)`` offsets of hidden text in ``text`` when known;
-    ``target_pattern``: a rule set's target shape (see :data:`NIZHUAN_TARGET`); a bare compiled
+    ``target_pattern``: a rule set's target shape (see :data:`CARD_TARGET`); a bare compiled
     pattern is an optional shape.
     """
     rule: TargetRule | None

@@ -25,6 +25,7 @@ from zoneinfo import ZoneInfo
 
 import click
 
+from engine.rulesets import get_ruleset
 from pipeline.cli import GameContext, cli, load_context, make_http_client
 from pipeline.cmd_post import result_line
 from pipeline.cmd_votes import _votes, run_derive
@@ -153,9 +154,12 @@ def demo(db_path: Path | None, show_day: int, now_text: str | None) -> None:
 
 
 def _engine_nights(game_file: Path, db_path: Path, now: datetime, actions: Path) -> None:
-    """Resolve night 0, day 1 and night 1 (from the actions file) with the m135 engine."""
+    """Resolve night 0, day 1 and night 1 (from the actions file) with the game's engine."""
+    from pipeline.gamefile import load_game
+
+    ruleset = get_ruleset(load_game(game_file, env={}, check_login=False).game.ruleset)
     click.echo("")
-    click.echo(f"用规则引擎结算（m135）：第0晚 → 第1天 → 第1晚（行动见 {actions}）")
+    click.echo(f"用规则引擎结算（{ruleset.title}）：第0晚 → 第1天 → 第1晚（行动见 {actions}）")
     base = [str(game_file), "--db", str(db_path)]
     steps = [
         ["night", "resolve", *base, "--night", "0"],

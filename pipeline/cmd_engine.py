@@ -249,7 +249,7 @@ def night_add(
 
 
 @night_group.command("list")
-@game_command
+@game_command(readonly=True)
 @click.option("--night", "number", type=int, default=None, help="只看这一晚。")
 @click.option("--all", "include_removed", is_flag=True, help="包括已撤销的记录。")
 @click.option("--json", "as_json", is_flag=True, help="输出 JSON。")
@@ -556,7 +556,7 @@ def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool)
 
 
 @cli.command("state")
-@game_command
+@game_command(readonly=True)
 @click.option("--phase", default=None, help="看某个阶段之后的状态（night:2、day:3；默认最新）。")
 @click.option("--verify", is_flag=True, help="从开局重放日志，核对每个阶段存下的状态。")
 @click.option("--json", "as_json", is_flag=True, help="输出 JSON。")

@@ -14,7 +14,7 @@ from click_default_group import DefaultGroup
 from engine.cards import Card
 from engine.rulesets import get_ruleset
 from engine.votes import MODIFIER_ZH, ModifierKind, VerdictStatus
-from pipeline.cli import GameContext, cli, game_command
+from pipeline.cli import GameContext, cli, day_option, game_command, resolve_day
 from pipeline.derive import Derivation, derive, flag_decisions, tally_json, write_derivation
 
 STATUS_ZH = {
@@ -82,13 +82,18 @@ def _votes(value: Fraction) -> str:
 
 
 @cli.command("tally")
-@game_command
-@click.option("--day", type=int, required=True, help="第几天。")
+@game_command(readonly=True)
+@day_option()
 @click.option("--json", "as_json", is_flag=True, help="输出 JSON（字段名稳定，供程序读取）。")
 @as_of_option
-def tally_cmd(ctx: GameContext, day: int, as_json: bool, as_of: str | None) -> None:
-    """计票：按发帖顺序列出每一票（有效/无效及理由）、票数（含权重）、结果和违规标记。"""
-    d = run_derive(ctx, _parse_time(ctx, as_of), write=as_of is None)
+def tally_cmd(ctx: GameContext, day: int | None, as_json: bool, as_of: str | None) -> None:
+    """计票：按发帖顺序列出每一票（有效/无效及理由）、票数（含权重）、结果和违规标记。
+
+    只读数据库：判定由 bansha cycle 写回；这里按此刻（或 --as-of）重新推导并显示。
+    """
+    when = _parse_time(ctx, as_of)
+    day = resolve_day(ctx, day, when)
+    d = run_derive(ctx, when, write=False)
     res = _day_or_fail(d, day)
     if as_json:
         click.echo(
@@ -177,16 +182,18 @@ def _note(v: Any) -> str:
 
 
 @cli.command("why")
-@game_command
-@click.option("--day", type=int, required=True, help="第几天。")
+@game_command(readonly=True)
+@day_option()
 @click.option("--player", required=True, help="玩家名字（或别名）。")
 @as_of_option
-def why_cmd(ctx: GameContext, day: int, player: str, as_of: str | None) -> None:
+def why_cmd(ctx: GameContext, day: int | None, player: str, as_of: str | None) -> None:
     """解释一位玩家某天的票、发言数和违规标记，每条都附帖子链接。"""
     who = ctx.game.player(player)
     if who is None:
         raise click.ClickException(f"名单中没有玩家「{player}」")
-    d = run_derive(ctx, _parse_time(ctx, as_of), write=as_of is None)
+    when = _parse_time(ctx, as_of)
+    day = resolve_day(ctx, day, when)
+    d = run_derive(ctx, when, write=False)
     res = _day_or_fail(d, day)
     tz = ctx.game.game.tz
     name = who.name
@@ -241,19 +248,19 @@ def why_cmd(ctx: GameContext, day: int, player: str, as_of: str | None) -> None:
 # --------------------------------------------------------------------------- flags
 
 
-@cli.group("flags", cls=DefaultGroup, default="list", default_if_no_args=False)
+@cli.group("flags", cls=DefaultGroup, default="list", default_if_no_args=True)
 def flags_group() -> None:
     """违规标记：列出（bansha flags GAME.toml）、确认（confirm）、驳回（dismiss）。"""
 
 
 @flags_group.command("list")
-@game_command
+@game_command(readonly=True)
 @click.option("--day", type=int, default=None, help="只看这一天。")
 @click.option("--json", "as_json", is_flag=True, help="输出 JSON。")
 @as_of_option
 def flags_list(ctx: GameContext, day: int | None, as_json: bool, as_of: str | None) -> None:
     """列出违规标记（确认后才变成牌）。"""
-    d = run_derive(ctx, _parse_time(ctx, as_of), write=as_of is None)
+    d = run_derive(ctx, _parse_time(ctx, as_of), write=False)
     decisions = flag_decisions(ctx.store)
     flags = [f for f in d.flags if day is None or f.day == day]
     if as_json:
@@ -382,7 +389,7 @@ def _card(raw: str) -> Card:
 
 
 @cli.command("cards")
-@game_command
+@game_command(readonly=True)
 @click.option("--json", "as_json", is_flag=True, help="输出 JSON。")
 def cards_cmd(ctx: GameContext, as_json: bool) -> None:
     """牌的台账：每位玩家的蓝/黄/红牌（3 蓝折 1 黄，3 黄折 1 红），红牌出局，阵营判负。"""

@@ -39,6 +39,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from engine.rulesets import get_ruleset
 from engine.speed import speed_deadlines
 from pipeline.crawl import CrawlReport, CrawlTarget
 from pipeline.derive import Derivation, derive, write_derivation
@@ -411,19 +412,18 @@ def moments(game: Game, store: Store, d: Derivation) -> set[datetime]:
     (who is living at ``now``), and the times of the journal's entries (a 遗言 counts from its
     time). Posts are added by :func:`derivation_window` (only the nearest ones matter).
     """
-    from pipeline.inquiry import CLOSE_BEFORE  # zhenyan's inquiry close
-
+    rs = get_ruleset(game.game.ruleset)
     found: set[datetime] = set()
     reminder = timedelta(minutes=game.drafts.reminder_minutes)
     for day in game.days:
         found |= {day.opens, day.opens - EARLY, day.closes, day.closes - reminder}
-        found |= {day.closes - CLOSE_BEFORE, day.closes - timedelta(hours=1)}
+        found.add(day.closes - timedelta(hours=1))
+        if rs.inquiry is not None:  # the inquiry thread closes before the day (zhenyan.txt:188)
+            found.add(day.closes - rs.inquiry.close_before)
         if day.first_closes is not None:
             found.add(day.first_closes)
         try:
-            dl = speed_deadlines(
-                game.game.ruleset, closes=day.closes, opens=day.opens, tz=game.game.tz
-            )
+            dl = speed_deadlines(rs.speed, closes=day.closes, opens=day.opens, tz=game.game.tz)
             found |= {dl.accelerate, dl.delay}
         except (KeyError, ValueError):
             pass

@@ -52,8 +52,7 @@ from parsers.records import MarkKind, Post, PostState
 from parsers.speed import SpeedKind as ParsedSpeedKind
 from parsers.speed import parse_speed_request
 from parsers.text import visible_repr
-from parsers.votes import NIZHUAN_TARGET as CARD_TARGET
-from parsers.votes import VoteKind, VoteParse, parse_vote, split_proxy
+from parsers.votes import CARD_TARGET, VoteKind, VoteParse, parse_vote, split_proxy
 from pipeline import journal
 from pipeline.gamefile import Day, Game, ThreadRole
 from pipeline.lastwords import LastWords, latest_by_player, list_lastwords, refusal

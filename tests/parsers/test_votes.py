@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from parsers.names import RosterEntry, resolve_name
 from parsers.records import MarkKind
-from parsers.votes import NIZHUAN_TARGET, TargetRule, VoteKind, card_number, parse_vote
+from parsers.votes import CARD_TARGET, TargetRule, VoteKind, card_number, parse_vote
 
 FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "discuz"
 
@@ -240,25 +240,25 @@ def test_target_raw_keeps_lookalike_characters() -> None:
 
 def test_nizhuan_card_target() -> None:
     # nizhuan.txt:195-197 【投票格式】 / 投票对象：傻树的第一身份 / 投票理由：砍
-    r = parse_vote("投票对象：傻树的第一身份\n投票理由：砍", target_pattern=NIZHUAN_TARGET)
+    r = parse_vote("投票对象：傻树的第一身份\n投票理由：砍", target_pattern=CARD_TARGET)
     assert (r.kind, r.target_raw, r.card_index, r.reason) == (VoteKind.VOTE, "傻树", 1, "砍")
     # nizhuan.txt:199-201 【改票格式】 / 改票对象：不见的第二身份 / 改票理由：吉祥猪
-    r = parse_vote("改票对象：不见的第二身份\n改票理由：吉祥猪", target_pattern=NIZHUAN_TARGET)
+    r = parse_vote("改票对象：不见的第二身份\n改票理由：吉祥猪", target_pattern=CARD_TARGET)
     assert (r.kind, r.target_raw, r.card_index) == (VoteKind.CHANGE, "不见", 2)
-    r = parse_vote("投票对象：Snow_风的第2身份", target_pattern=NIZHUAN_TARGET)
+    r = parse_vote("投票对象：Snow_风的第2身份", target_pattern=CARD_TARGET)
     assert (r.target_raw, r.card_index) == ("Snow_风", 2)
-    r = parse_vote("投票对象：傻树第１身份", target_pattern=NIZHUAN_TARGET)
+    r = parse_vote("投票对象：傻树第１身份", target_pattern=CARD_TARGET)
     assert (r.target_raw, r.card_index) == ("傻树", 1)
 
 
 def test_nizhuan_target_without_card_is_invalid_when_required() -> None:
-    r = parse_vote("投票对象：傻树", target_pattern=NIZHUAN_TARGET)
+    r = parse_vote("投票对象：傻树", target_pattern=CARD_TARGET)
     assert r.kind is VoteKind.INVALID
     assert r.problem is not None and "傻树的第一身份" in r.problem
     # abstaining needs no card
-    assert parse_vote("投票对象：弃权", target_pattern=NIZHUAN_TARGET).kind is VoteKind.ABSTAIN
+    assert parse_vote("投票对象：弃权", target_pattern=CARD_TARGET).kind is VoteKind.ABSTAIN
     # an optional shape leaves a plain name alone
-    optional = TargetRule(NIZHUAN_TARGET.pattern, required=False)
+    optional = TargetRule(CARD_TARGET.pattern, required=False)
     r = parse_vote("投票对象：傻树", target_pattern=optional)
     assert (r.kind, r.target_raw, r.card_index) == (VoteKind.VOTE, "傻树", None)
     r = parse_vote(
@@ -381,7 +381,7 @@ _FILLER = st.text(
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=120), st.lists(st.text(max_size=10), max_size=3))
 def test_no_input_crashes_the_vote_parser(text: str, distrusted: list[str]) -> None:
-    r = parse_vote(text, distrusted=distrusted, target_pattern=NIZHUAN_TARGET)
+    r = parse_vote(text, distrusted=distrusted, target_pattern=CARD_TARGET)
     assert isinstance(r.kind, VoteKind)
     if r.kind is VoteKind.INVALID:
         assert r.problem

@@ -23,7 +23,9 @@ DEMO_GAME = ROOT / "config" / "games" / "demo.toml"
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The store ``bansha demo`` leaves behind (simulator, cycles, drafts, one post)."""
     db = tmp_path_factory.mktemp("demo") / "demo.db"
-    result = CliRunner().invoke(cli, ["demo", "--db", str(db), "--now", "2026-12-03T09:00:00+08:00"])
+    result = CliRunner().invoke(
+        cli, ["demo", "--db", str(db), "--now", "2026-12-03T09:00:00+08:00"]
+    )
     assert result.exit_code == 0, result.output
     return db
 

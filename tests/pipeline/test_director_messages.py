@@ -33,5 +33,6 @@ def test_the_commands_say_what_happened_and_what_to_do(tmp_path: Path) -> None:
 
 def test_the_extra_round_says_when_it_starts(tmp_path: Path) -> None:
     game = (write_game(tmp_path / "s.toml"), tmp_path / "s.db")
+    run(game, "init")  # tally only reads a store
     out = run(game, "tally", "--day", "2", "--as-of", h(12).isoformat())
     assert "（额外一轮在 12-02 15:00:00 开始）" in out
