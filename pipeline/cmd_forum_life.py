@@ -33,7 +33,6 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -98,8 +97,7 @@ __all__ = [
     "write_deal",
 ]
 
-#: the draft kinds of this module (pipeline.drafts.DraftKind gets the members DEAL_COMMIT /
-#: DEAL_REVEAL with these values; until then :func:`draft_kind` stands in)
+#: the draft kinds of this module (the values of DraftKind.DEAL_COMMIT / DEAL_REVEAL)
 DEAL_COMMIT = "deal_commit"
 DEAL_REVEAL = "deal_reveal"
 
@@ -122,19 +120,9 @@ _BLOCK_RE = re.compile(
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
-class _PendingKind(StrEnum):
-    """This module's draft kinds while :class:`pipeline.drafts.DraftKind` lacks them."""
-
-    DEAL_COMMIT = DEAL_COMMIT
-    DEAL_REVEAL = DEAL_REVEAL
-
-
 def draft_kind(value: str) -> DraftKind:
-    """``DraftKind(value)``, or the stand-in with the same ``.value`` (what save_drafts stores)."""
-    try:
-        return DraftKind(value)
-    except ValueError:
-        return _PendingKind(value)  # type: ignore[return-value]
+    """The draft kind of this module's drafts (``deal_commit`` / ``deal_reveal``)."""
+    return DraftKind(value)
 
 
 # --------------------------------------------------------------------------- the game file
@@ -474,7 +462,7 @@ def signup(
     """
     path = game_file_or_default(game_file)
     game = _signup_game(path)
-    tid = thread if thread is not None else getattr(game.game, "signup_thread", None)
+    tid = thread if thread is not None else game.game.signup_thread
     if tid is None:
         raise click.ClickException("请用 --thread 写出报名帖的编号（tid）")
     tz = game.game.tz
@@ -715,7 +703,7 @@ def _open(path: Path, db_path: str | None) -> Store:
 
 
 def _rules_tid(game: Game, thread: int | None) -> int | None:
-    return thread if thread is not None else getattr(game.game, "rules_thread", None)
+    return thread if thread is not None else game.game.rules_thread
 
 
 def _load(path: Path) -> Game:

@@ -108,6 +108,13 @@ class DraftKind(StrEnum):
     CARDS = "cards"
     REMINDER = "reminder"
     INQUIRY_ANSWERS = "inquiry_answers"
+    DEAL_COMMIT = "deal_commit"  # bansha deal: the commitment for the rules thread
+    DEAL_REVEAL = "deal_reveal"  # bansha deal --reveal: the deal, its salt and seed
+
+
+#: kinds whose text bansha writes itself: the deal's commitment and reveal must be exactly the
+#: canonical text a player hashes (docs/报名与发牌.md), so no template may reshape them
+UNTEMPLATED = frozenset({DraftKind.DEAL_COMMIT, DraftKind.DEAL_REVEAL})
 
 
 class DraftState(StrEnum):
@@ -132,6 +139,8 @@ KIND_ZH: dict[str, str] = {
     DraftKind.CARDS: "判罚",
     DraftKind.REMINDER: "投票提醒",
     DraftKind.INQUIRY_ANSWERS: "询问回答",
+    DraftKind.DEAL_COMMIT: "发牌承诺",
+    DraftKind.DEAL_REVEAL: "发牌公开",
 }
 STATE_ZH: dict[str, str] = {
     DraftState.PENDING: "待批准",
@@ -284,7 +293,11 @@ class Templates:
             keep_trailing_newline=False,
         )
         self.env.filters["bbcode_escape"] = bbcode_escape
-        missing = [k.value for k in DraftKind if k.value + TEMPLATE_SUFFIX not in texts]
+        missing = [
+            k.value
+            for k in DraftKind
+            if k not in UNTEMPLATED and k.value + TEMPLATE_SUFFIX not in texts
+        ]
         if missing:
             raise DraftError(
                 "缺少草稿模板："

@@ -265,6 +265,10 @@ class GameInfo(_Model):
     title: str
     ruleset: Ruleset
     timezone: Annotated[str, AfterValidator(_check_timezone)]
+    # the 规则帖 (bansha deal posts its commitment and reveal there) and the 报名帖 (bansha signup
+    # reads it); both optional, a command's --thread wins
+    rules_thread: Tid | None = None
+    signup_thread: Tid | None = None
 
     @property
     def tz(self) -> ZoneInfo:
@@ -342,6 +346,16 @@ class Drafts(_Model):
     max_post_bytes: int = Field(default=10000, ge=1000)
 
 
+class Notify(_Model):
+    """``[notify]`` (optional): where bansha tells the director (Apprise URLs, pipeline.notify)."""
+
+    # Apprise URLs (QQ/WeChat bots, DingTalk, Feishu, ntfy, mailto://, json://…); they often
+    # hold a bot's token, so they are never shown (also BANSHA_NOTIFY, space-separated)
+    urls: list[str] = Field(default_factory=list, repr=False)
+    # the console's address as the director opens it (a link in the notifications)
+    console_url: str | None = None
+
+
 class Votes(_Model):
     """``[votes]`` (optional): how strictly names in votes are read."""
 
@@ -362,6 +376,7 @@ class Game(_Model):
     days: list[Day] = Field(default_factory=list)
     drafts: Drafts = Field(default_factory=Drafts)
     votes: Votes = Field(default_factory=Votes)
+    notify: Notify = Field(default_factory=Notify)
     # The table named after the rule set ([zhenyan] …): secrets, never in a repr or a message.
     secrets: dict[str, Any] = Field(default_factory=dict, repr=False)
 
@@ -958,6 +973,7 @@ _SECTIONS: Final = (
     "days",
     "drafts",
     "votes",
+    "notify",
     "secrets",
     *RULESETS,
 )
