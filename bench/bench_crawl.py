@@ -22,9 +22,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.client import DiscuzClient
-from pipeline.crawl import Crawler, CrawlTarget, ForumConfig
-from pipeline.simulator import ForumSim, SimClock
+from pipeline.discuz.client import DiscuzClient
+from pipeline.discuz.crawl import Crawler, CrawlTarget, ForumConfig
+from pipeline.sim.simulator import ForumSim, SimClock
 from pipeline.store import open_store
 
 TZ = ZoneInfo("Asia/Shanghai")

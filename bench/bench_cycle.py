@@ -33,11 +33,11 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.client import DiscuzClient, RetryPolicy
-from pipeline.crawl import Crawler, CrawlTarget, ForumConfig
 from pipeline.cycle import run_cycle
-from pipeline.gamefile import Game, parse_game
-from pipeline.simulator import ForumSim, SimClock
+from pipeline.discuz.client import DiscuzClient, RetryPolicy
+from pipeline.discuz.crawl import Crawler, CrawlTarget, ForumConfig
+from pipeline.game.gamefile import Game, parse_game
+from pipeline.sim.simulator import ForumSim, SimClock
 from pipeline.store import Store, open_store
 
 TZ = ZoneInfo("Asia/Shanghai")

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from parsers.records import Post, ThreadPage
 from pipeline.derive import derive, write_derivation
-from pipeline.gamefile import parse_game
+from pipeline.game.gamefile import parse_game
 from pipeline.store import open_store
 
 TZ = ZoneInfo("Asia/Shanghai")

@@ -23,17 +23,12 @@ new ``crawl_log`` rows only.
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import hashlib
 import json
 import logging
-import os
 import sqlite3
-import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -41,81 +36,17 @@ from typing import Any
 
 from engine.rulesets import get_ruleset
 from engine.speed import speed_deadlines
-from pipeline.crawl import CrawlReport, CrawlTarget
+from pipeline import ROOT
 from pipeline.derive import Derivation, derive, write_derivation
-from pipeline.gamefile import Game
+from pipeline.discuz.crawl import CrawlReport, CrawlTarget
+from pipeline.game.gamefile import Game
 from pipeline.store import POST_COLUMNS, Store
+from pipeline.store.lock import CycleLocked, cycle_lock, holds_cycle_lock  # noqa: F401
 
 log = logging.getLogger(__name__)
 
 #: a day's threads are read from this long before it opens (the director may open early)
 EARLY = timedelta(minutes=30)
-
-
-class CycleLocked(RuntimeError):
-    """Another cycle (or another sender: ``bansha post``, ``bansha demo``) of the same game
-    holds the lock."""
-
-
-#: lock file (real path) -> the thread of this process that holds it
-_HELD: dict[str, int] = {}
-_HELD_GUARD = threading.Lock()
-
-
-def _lock_key(db_path: Path | str) -> str:
-    return os.path.realpath(f"{db_path}.lock")
-
-
-@contextmanager
-def cycle_lock(
-    db_path: Path | str,
-    *,
-    wait_s: float = 0.0,
-    on_wait: Callable[[], None] | None = None,
-) -> Iterator[None]:
-    """The game's lock: an exclusive flock on ``<db>.lock``, released when the process dies.
-
-    Whoever holds it is the game's only cycle and only sender of posts. ``wait_s = 0`` (the
-    cycle): :class:`CycleLocked` at once when another process (or thread) holds it; otherwise
-    wait up to ``wait_s`` seconds for it (``on_wait`` is called once, when waiting starts).
-    Not re-entrant: a second ``cycle_lock`` raises :class:`CycleLocked` even in the same
-    thread; :func:`holds_cycle_lock` says whether the current thread holds it.
-    """
-    lock_path = Path(f"{db_path}.lock")
-    fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, 0o600)
-    try:
-        deadline = time.monotonic() + max(0.0, wait_s)
-        waiting = False
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError as exc:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise CycleLocked(str(lock_path)) from exc
-                if not waiting and on_wait is not None:
-                    on_wait()
-                waiting = True
-                time.sleep(min(0.1, left))
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        key = _lock_key(db_path)
-        with _HELD_GUARD:
-            _HELD[key] = threading.get_ident()
-        try:
-            yield
-        finally:
-            with _HELD_GUARD:
-                _HELD.pop(key, None)
-    finally:
-        os.close(fd)
-
-
-def holds_cycle_lock(db_path: Path | str) -> bool:
-    """Whether the current thread holds the game's lock (:func:`cycle_lock`)."""
-    with _HELD_GUARD:
-        return _HELD.get(_lock_key(db_path)) == threading.get_ident()
 
 
 @dataclass
@@ -319,7 +250,7 @@ def _counter(store: Store, key: str) -> int | None:
 def code_identity() -> str:
     """Which bansha computes the verdicts: the size and time of every module of the three
     packages (once per process: cron starts one per cycle). A new version derives again."""
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     digest = hashlib.sha256()
     for package in ("engine", "parsers", "pipeline"):
         for path in sorted((root / package).rglob("*.py")):

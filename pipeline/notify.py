@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from pipeline.gamefile import Game
+from pipeline.game.gamefile import Game
 from pipeline.store import Store
 
 __all__ = [
@@ -263,8 +263,8 @@ def _plan(
     env: Mapping[str, str],
     urls: Sequence[str],
 ) -> _Plan:
-    from pipeline.console.overview import draft_urgency
     from pipeline.drafts import Draft
+    from pipeline.drafts.view import draft_urgency
 
     plan = _Plan()
     gid = game.game.id

@@ -126,7 +126,7 @@ class Hands:
 
 @dataclass(frozen=True, slots=True)
 class LastWordsRules:
-    """What a rule text says about 遗言 (read by pipeline.lastwords and the drafts).
+    """What a rule text says about 遗言 (read by pipeline.game.lastwords and the drafts).
 
     ``none``: why the rule set has no last words at all, with the citation ("": it has some).
     ``red_card_rule``: where the text says 红牌罚下出局的角色没有遗言权利 ("": silent; the refusal
@@ -145,7 +145,7 @@ class LastWordsRules:
 class InquiryRules:
     """A rule set's inquiry thread (询问贴): the limits and their citations (``file:line``).
 
-    pipeline.inquiry reads the thread with these; the secret words themselves are in the game
+    pipeline.derive.inquiry reads the thread with these; the secret words themselves are in the game
     file's table named after the rule set (``words``, ``variants``).
     """
 
@@ -719,7 +719,7 @@ class Ruleset:
     def lastwords_rights(self, state: GameState) -> Mapping[str, frozenset[str]] | None:
         """The players the engine gave last words → the phases ("night:1") they got them in
         (m209's 4, nizhuan's per round); None when the rule set does not count them (the rule
-        set's text decides, pipeline.lastwords)."""
+        set's text decides, pipeline.game.lastwords)."""
         return None
 
     def vote_void(self, state: GameState, day: int) -> bool:

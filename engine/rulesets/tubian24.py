@@ -457,7 +457,7 @@ class Tubian24(Ruleset):
 
     # ------------------------------------------------------------------ setup
     def settings_from_game(self, game: Any) -> dict[str, str]:
-        """The engine settings from a game file (pipeline.gamefile.Game, duck-typed).
+        """The engine settings from a game file (pipeline.game.gamefile.Game, duck-typed).
 
         ``players[].sex`` → ``sex.<name>``; the secret ``[tubian24]`` table: ``kill_order``
         (list of names, priority 1 first), ``master`` (the 仆人's master), ``thief`` (the 盗贼's

@@ -4,7 +4,7 @@ disputing player), and night actions (record, preview, resolve).
 Flag decisions write what ``bansha flags confirm`` / ``dismiss`` write (a ``flag_decisions``
 row; a confirmed flag's card in ``card_events``), in one transaction, so two tabs cannot decide
 one flag twice. Night actions are checked by the same code as ``bansha night add``
-(:func:`pipeline.cmd_engine._action_from_options`) and resolved as ``bansha night resolve``
+(:func:`pipeline.cli.engine._action_from_options`) and resolved as ``bansha night resolve``
 does; a preview runs the engine without storing anything.
 """
 
@@ -22,7 +22,7 @@ from engine.kernel import EngineError, Report
 from engine.state import Phase, StateError
 from pipeline.derive import DayResult, Derivation, derive, flag_decisions
 from pipeline.drafts import bbcode_escape
-from pipeline.gamefile import Game
+from pipeline.game.gamefile import Game
 from pipeline.store import Store
 
 __all__ = [
@@ -312,8 +312,8 @@ def add_night_action(
     """Record one night action, checked as ``bansha night add`` checks it."""
     import click
 
-    from pipeline.cmd_engine import _action_from_options, _ruleset
-    from pipeline.journal import JournalError, add_action
+    from pipeline.cli.engine import _action_from_options, _ruleset
+    from pipeline.game.journal import JournalError, add_action
 
     if night < 0:
         raise ActionError("第几晚不能为负数")
@@ -337,7 +337,7 @@ def add_night_action(
 
 
 def remove_night_action(ctx: Any, action_id: int, *, now: datetime) -> None:
-    from pipeline.journal import JournalError, remove_action
+    from pipeline.game.journal import JournalError, remove_action
 
     try:
         remove_action(ctx.store, action_id, at=now)
@@ -346,8 +346,8 @@ def remove_night_action(ctx: Any, action_id: int, *, now: datetime) -> None:
 
 
 def _night_inputs(ctx: Any, night: int) -> tuple[Any, Any, list[Any]]:
-    from pipeline.cmd_engine import _night_window, _red_card_actions, _ruleset
-    from pipeline.journal import journal_actions, state_before
+    from pipeline.cli.engine import _night_window, _red_card_actions, _ruleset
+    from pipeline.game.journal import journal_actions, state_before
 
     rs = _ruleset(ctx)
     state = state_before(ctx.store, ctx.game, rs, Phase.night(night))
@@ -361,7 +361,7 @@ def night_preview(ctx: Any, night: int) -> NightPreview:
     import click
 
     from engine.kernel import resolve_night as engine_resolve_night
-    from pipeline.journal import snapshot
+    from pipeline.game.journal import snapshot
 
     snap = snapshot(ctx.store, Phase.night(night))
     resolved_at = snap.resolved_at if snap is not None else None
@@ -379,7 +379,7 @@ def resolve_night(ctx: Any, night: int, *, now: datetime) -> list[str]:
     import click
 
     from engine.kernel import resolve_night as engine_resolve_night
-    from pipeline.journal import save_snapshot
+    from pipeline.game.journal import save_snapshot
 
     try:
         rs, state, actions = _night_inputs(ctx, night)

@@ -22,60 +22,12 @@ from starlette.routing import Route
 
 from pipeline.console.auth import verify_token
 from pipeline.console.games import GameSpec, GameSpecError
-from pipeline.console.overview import draft_urgency, overviews
-from pipeline.drafts import Draft, DraftError, approve, list_drafts, reject
-from pipeline.gamefile import Game
-from pipeline.store import Store, StoreError
+from pipeline.console.overview import overviews
+from pipeline.drafts import DraftError, approve, reject
+from pipeline.drafts.view import draft_json, drafts_json
+from pipeline.store import StoreError
 
 __all__ = ["api_routes", "draft_json", "drafts_json", "games_json"]
-
-
-def draft_json(game: Game, d: Draft, now: datetime) -> dict[str, Any]:
-    from pipeline.cmd_drafts import first_line
-
-    return {
-        "id": d.id,
-        "kind": d.kind,
-        "kind_zh": d.kind_zh,
-        "day": d.day,
-        "key": d.key,
-        "state": d.state.value,
-        "state_zh": d.state_zh,
-        "title": d.title,
-        "first_line": first_line(d.body),
-        "tid": d.tid,
-        "action": d.action,
-        "edit_pid": d.edit_pid,
-        "body": d.body,
-        "body_hash": d.body_hash,
-        "edited": d.edited,
-        "previous_id": d.previous_id,
-        "created_at": d.created_at,
-        "updated_at": d.updated_at,
-        "approved_at": d.approved_at,
-        "posted_at": d.posted_at,
-        "posted_pid": d.posted_pid,
-        "reject_why": d.reject_why,
-        **draft_urgency(game, d, now).to_dict(),
-    }
-
-
-def drafts_json(
-    store: Store,
-    game: Game,
-    *,
-    now: datetime | None = None,
-    include_superseded: bool = False,
-) -> dict[str, Any]:
-    """``bansha drafts GAME --json`` (``--all``: ``include_superseded``): the game, the time,
-    and every draft by number with its state, its text and how urgent it is."""
-    now = now if now is not None else datetime.now(game.game.tz)
-    drafts = list_drafts(store, include_superseded=include_superseded)
-    return {
-        "game": game.game.id,
-        "as_of": now.isoformat(),
-        "drafts": [draft_json(game, d, now) for d in drafts],
-    }
 
 
 def games_json(specs: Sequence[GameSpec], now: datetime | None = None) -> list[dict[str, Any]]:

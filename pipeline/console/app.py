@@ -279,7 +279,7 @@ def _draft_view(
     error: str | None = None,
     text: str | None = None,
 ) -> Response:
-    from pipeline.cmd_drafts import _where
+    from pipeline.drafts.view import where as _where
 
     console: Console = request.app.state.console
     now = console.now(spec)
@@ -343,7 +343,7 @@ def _same_version(request: Request, d: Any, form: FormData) -> str | None:
 def draft_action(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
     """Edit, approve or reject: :mod:`pipeline.drafts` as ``bansha drafts`` uses it. Approving
     and saving an edit refuse when the draft changed since the page was opened."""
-    from pipeline.cmd_drafts import _where
+    from pipeline.drafts.view import where as _where
 
     assert spec is not None and form is not None
     console: Console = request.app.state.console
@@ -576,7 +576,7 @@ def _night_view(
     from engine.kernel import OUTCOME_ZH
     from engine.rulesets import get_ruleset
     from engine.state import ZH_ORDINAL, Phase
-    from pipeline.journal import journal_actions
+    from pipeline.game.journal import journal_actions
 
     ctx = _context(spec)
     try:

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.gamefile import DB_ENV, Game, GameFileError, load_game, resolve_db_path
+from pipeline.game.gamefile import DB_ENV, Game, GameFileError, load_game, resolve_db_path
 from pipeline.store import Store, open_store
 
 __all__ = ["GameSpec", "GameSpecError", "expand_paths", "load_specs"]

@@ -8,16 +8,17 @@ card, identity or night action.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from engine.rulesets import get_ruleset
 from engine.state import Phase
 from pipeline.console.games import GameSpec
 from pipeline.drafts import Draft, DraftState
-from pipeline.gamefile import Game
+from pipeline.drafts.view import URGENT_WINDOW, Urgency, draft_urgency, sort_drafts
+from pipeline.game.gamefile import Game
 from pipeline.notify import last_cycle
 from pipeline.store import Store, StoreError
 
@@ -32,92 +33,12 @@ __all__ = [
     "sort_drafts",
 ]
 
-#: a running tally or an opening post this close to its deadline goes first
-URGENT_WINDOW = timedelta(hours=3)
-_FAR = datetime.max.replace(tzinfo=None)
 
-
+#: a moment as the director reads it, in the game's zone
 def _short(dt: datetime | None, game: Game) -> str:
     if dt is None:
         return "—"
     return dt.astimezone(game.game.tz).strftime("%m-%d %H:%M")
-
-
-def _left(deadline: datetime, now: datetime) -> str:
-    """How far ``deadline`` is: 还有 40 分钟, 还有 2 小时 5 分钟, 已过 10 分钟."""
-    seconds = int((deadline - now).total_seconds())
-    past = seconds < 0
-    minutes = abs(seconds) // 60
-    hours, minutes = divmod(minutes, 60)
-    text = f"{hours} 小时 {minutes} 分钟" if hours else f"{minutes} 分钟"
-    return f"已过 {text}" if past else f"还有 {text}"
-
-
-# --------------------------------------------------------------------------- urgency
-
-
-@dataclass(frozen=True, slots=True)
-class Urgency:
-    """How urgent a waiting draft is: ``deadline`` is when it must be out by."""
-
-    urgent: bool
-    deadline: datetime | None
-    note: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "urgent": self.urgent,
-            "deadline": self.deadline.isoformat() if self.deadline else None,
-            "note": self.note,
-        }
-
-
-def draft_urgency(game: Game, draft: Draft, now: datetime) -> Urgency:
-    """A reminder (before the close) and a result (the day is over) are urgent; a running tally
-    or an opening post is urgent within :data:`URGENT_WINDOW` of its deadline."""
-    if draft.state not in (DraftState.PENDING, DraftState.APPROVED) or draft.day is None:
-        return Urgency(False, None, "")
-    days = {d.day: d for d in game.days}
-    day = days.get(draft.day)
-    if day is None:
-        return Urgency(False, None, "")
-    first_round = draft.key.split("#", 1)[0].endswith(":first")
-    if draft.kind in ("reminder", "running_tally"):
-        deadline = day.first_closes if first_round and day.first_closes else day.closes
-        urgent = draft.kind == "reminder" or deadline - now <= URGENT_WINDOW
-        return Urgency(urgent and now < deadline, deadline, f"关门{_left(deadline, now)}")
-    if draft.kind == "first_result":
-        deadline = day.closes
-        return Urgency(True, deadline, f"第一轮已结束，额外一轮关门{_left(deadline, now)}")
-    if draft.kind == "result":
-        after = days.get(draft.day + 1)
-        if after is None:
-            return Urgency(True, None, "投票已结束，结果等待公示")
-        return Urgency(
-            True, after.opens, f"投票已结束；第{after.day}天开门{_left(after.opens, now)}"
-        )
-    if draft.kind == "day_open":
-        return Urgency(
-            day.opens - now <= URGENT_WINDOW, day.opens, f"第{day.day}天开门{_left(day.opens, now)}"
-        )
-    return Urgency(False, None, "")
-
-
-def sort_drafts(game: Game, drafts: Iterable[Draft], now: datetime) -> list[tuple[Draft, Urgency]]:
-    """Urgent first, then by deadline, then by number."""
-    rows = [(d, draft_urgency(game, d, now)) for d in drafts]
-    return sorted(
-        rows,
-        key=lambda r: (
-            not r[1].urgent,
-            (
-                r[1].deadline.astimezone(game.game.tz).replace(tzinfo=None)
-                if r[1].deadline
-                else _FAR
-            ),
-            r[0].id,
-        ),
-    )
 
 
 # --------------------------------------------------------------------------- the phase

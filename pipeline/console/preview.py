@@ -1,7 +1,7 @@
 """A draft as the forum will show it, and the difference between two drafts.
 
 The BBCode is rendered by the simulator's copy of Discuz's ``discuzcode()``
-(:func:`pipeline.sim_render.discuzcode`: ``dhtmlspecialchars`` first, so whatever a player wrote
+(:func:`pipeline.sim.render.discuzcode`: ``dhtmlspecialchars`` first, so whatever a player wrote
 stays text), then made safe for the console's page: the handlers and scripts Discuz's own
 markup carries (``onclick``, ``onload``, the ``[hide]`` script) are removed, a link is kept only
 when it goes to ``http(s)`` (relative links point to the forum), and an image only from
@@ -18,7 +18,7 @@ from urllib.parse import urljoin
 
 from markupsafe import Markup
 
-from pipeline.sim_render import RenderContext, discuzcode
+from pipeline.sim.render import RenderContext, discuzcode
 
 __all__ = ["DiffLine", "bbcode_html", "diff_lines"]
 

@@ -29,7 +29,7 @@ from pipeline.cli import cli
 from pipeline.console.app import create_app
 from pipeline.console.auth import LoginLimiter, hash_token
 from pipeline.console.games import GameSpec, load_specs
-from pipeline.simulator import ForumSim, SimClock, SimServer
+from pipeline.sim.simulator import ForumSim, SimClock, SimServer
 from pipeline.store import Store, open_store
 
 with warnings.catch_warnings():  # starlette warns when only httpx (not httpx2) is installed

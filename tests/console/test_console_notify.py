@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import load_context
-from pipeline.commands import run_crawl
+from pipeline.cli.foundation import run_crawl
 from pipeline.cycle import CycleReport, run_cycle
 from pipeline.drafts import make_drafts
 from pipeline.notify import last_cycle, notify_after_cycle, notify_urls
-from pipeline.simulator import ForumSim, SimClock
+from pipeline.sim.simulator import ForumSim, SimClock
 from tests.console.support import GAME, MORNING, SCRIPT, TOKEN, at, bansha, closed_port
 
 NOON = at("2026-12-02T12:30:00+08:00")
@@ -109,9 +109,9 @@ def test_a_dead_forum_sends_one_notification_per_failure_streak(tmp_path, sink, 
 
 
 def test_bansha_cycle_against_a_dead_forum_notifies_once(tmp_path, sink):
-    import pipeline.cmd_cycle
+    import pipeline.cli.cycle
 
-    if "notify_after_cycle" not in inspect.getsource(pipeline.cmd_cycle):
+    if "notify_after_cycle" not in inspect.getsource(pipeline.cli.cycle):
         pytest.skip(
             "bansha cycle 还没有调用 pipeline.notify.notify_after_cycle（待接入 cmd_cycle）"
         )

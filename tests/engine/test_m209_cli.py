@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import pipeline.cmd_engine  # noqa: F401  (registers the commands on the cli group)
+import pipeline.cli.engine  # noqa: F401  (registers the commands on the cli group)
 from pipeline.cli import cli
 
 AFTER = ["--as-of", "2026-12-03T09:00:00+08:00"]

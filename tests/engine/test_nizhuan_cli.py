@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import pipeline.cmd_engine  # noqa: F401  (registers the commands on the cli group)
+import pipeline.cli.engine  # noqa: F401  (registers the commands on the cli group)
 from engine.kernel import DayInput, resolve_day
 from engine.rulesets import get_ruleset
 from engine.state import Phase
 from pipeline.cli import cli
-from pipeline.journal import save_snapshot, snapshot
+from pipeline.game.journal import save_snapshot, snapshot
 from pipeline.store import open_store
 from tests.engine.test_nizhuan_support import ROSTER, says
 

@@ -194,7 +194,7 @@ master = "甲"
 
 
 def test_settings_from_the_game_file() -> None:
-    from pipeline.gamefile import Game
+    from pipeline.game.gamefile import Game
 
     game = Game.model_validate(_split(tomllib.loads(GAME_FILE)))
     settings = RS.settings_from_game(game)  # type: ignore[attr-defined]

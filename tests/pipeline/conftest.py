@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import cli
-from pipeline.client import DiscuzClient, RetryPolicy
-from pipeline.crawl import Crawler, ForumConfig
+from pipeline.discuz.client import DiscuzClient, RetryPolicy
+from pipeline.discuz.crawl import Crawler, ForumConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_GAME = ROOT / "config" / "games" / "demo.toml"

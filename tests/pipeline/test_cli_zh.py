@@ -16,7 +16,7 @@ import click
 import pytest
 from click.testing import CliRunner, Result
 
-import pipeline.cli_zh as cli_zh
+import pipeline.cli.zh as cli_zh
 from pipeline.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -278,7 +278,7 @@ def test_fresh_process_speaks_chinese():
         [sys.executable, "-c", code, "--help"], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert "显示版本并退出。" in done.stdout, "pipeline/cli.py must import pipeline.cli_zh first"
+    assert "显示版本并退出。" in done.stdout, "pipeline/cli.py must import pipeline.cli.zh first"
     assert "用法: bansha" in done.stdout
     done = subprocess.run(
         [sys.executable, "-c", code, "why", str(GAME), "--day", "1"],

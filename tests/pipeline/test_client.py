@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from parsers.records import PageError, PageErrorKind
-from pipeline.client import DiscuzClient, ForumUnavailable, RetryPolicy
+from pipeline.discuz.client import DiscuzClient, ForumUnavailable, RetryPolicy
 
 COOKIE = "xx_2132_auth=TOPSECRET; xx_2132_saltkey=SALT"
 
@@ -54,7 +54,7 @@ def test_retries_5xx_then_succeeds_with_backoff(caplog):
         return httpx.Response(next(answers), content=b"page")
 
     client, clock = make(handler)
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.INFO):
         fetched, body = client.fetch("http://forum.test/x", ok)
     assert body == b"page" and fetched.attempts == 3
     assert clock.sleeps == [1.0, 2.0]  # exponential backoff, jitter 0 here
@@ -142,7 +142,7 @@ def test_cookie_is_sent_but_never_logged(caplog):
 def test_the_session_jar_sends_back_what_the_forum_set_and_survives_a_redirect():
     """Discuz's anti-CC cookies (lastrequest, visitcode) must come back with the login cookie,
     and a same-host redirect keeps the session; another host never gets it."""
-    from pipeline.client import SessionJar
+    from pipeline.discuz.client import SessionJar
 
     seen = []
 
@@ -190,7 +190,7 @@ def test_a_date_header_without_a_usable_zone_falls_back_to_the_fetch_time(date):
     offset-aware datetimes"."""
     from datetime import UTC, datetime
 
-    from pipeline.client import Fetched
+    from pipeline.discuz.client import Fetched
 
     fetched_at = datetime(2026, 12, 1, 2, 0, 5, tzinfo=UTC)
     f = Fetched("u", 200, {"date": date} if date else {}, b"", fetched_at, 1)
@@ -201,7 +201,7 @@ def test_a_date_header_without_a_usable_zone_falls_back_to_the_fetch_time(date):
 def test_a_date_header_with_a_zone_is_the_forums_clock():
     from datetime import UTC, datetime
 
-    from pipeline.client import Fetched
+    from pipeline.discuz.client import Fetched
 
     fetched_at = datetime(2026, 12, 1, 2, 0, 5, tzinfo=UTC)
     f = Fetched("u", 200, {"date": "Tue, 01 Dec 2026 10:00:00 +0800"}, b"", fetched_at, 1)
@@ -223,9 +223,10 @@ def test_a_retry_after_date_without_a_zone_does_not_crash():
 
 def test_posting_survives_a_date_header_without_a_zone(tmp_path):
     """The poster measures the forum's clock skew from every page it reads (``_skew``)."""
-    from pipeline.gamefile import load_game
-    from pipeline.poster import Poster, publish_approved
-    from pipeline.simulator import ForumSim, SimClock, script_now
+    from pipeline.discuz.poster import Poster
+    from pipeline.drafts.publish import publish_approved
+    from pipeline.game.gamefile import load_game
+    from pipeline.sim.simulator import ForumSim, SimClock, script_now
     from pipeline.store import open_store
 
     root = Path(__file__).resolve().parents[2] / "config" / "games"

@@ -19,11 +19,11 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from pipeline import cmd_setup
 from pipeline.cli import cli
-from pipeline.client import RetryPolicy
-from pipeline.gamefile import RULESETS, THREAD_ROLE_TITLES, load_game
-from pipeline.simulator import ForumSim, SimClock
+from pipeline.cli import setup as cmd_setup
+from pipeline.discuz.client import RetryPolicy
+from pipeline.game.gamefile import RULESETS, THREAD_ROLE_TITLES, load_game
+from pipeline.sim.simulator import ForumSim, SimClock
 
 ROOT = Path(__file__).resolve().parents[2]
 GAMES = ROOT / "config" / "games"

@@ -9,9 +9,9 @@ import httpx
 import pytest
 
 from parsers.records import PostState
-from pipeline.client import DiscuzClient, RetryPolicy
-from pipeline.crawl import Crawler, CrawlTarget, ForumConfig
-from pipeline.simulator import ForumSim, SimClock
+from pipeline.discuz.client import DiscuzClient, RetryPolicy
+from pipeline.discuz.crawl import Crawler, CrawlTarget, ForumConfig
+from pipeline.sim.simulator import ForumSim, SimClock
 from pipeline.store import open_store
 
 TZ = ZoneInfo("Asia/Shanghai")
@@ -223,7 +223,7 @@ def test_flood_pages_that_persist_stop_the_crawl_for_this_cycle(store):
 
 
 def test_an_unanswered_api_probe_is_not_remembered_as_no(store):
-    from pipeline.crawl import mobile_api_works
+    from pipeline.discuz.crawl import mobile_api_works
 
     sim, _ = forum(5)
     sim.faults.add("reset", count=100)
@@ -281,7 +281,7 @@ def test_a_crawl_that_starts_at_the_last_page_knows_the_page_size(store, forgott
 
 def test_the_page_size_ignores_sticky_replies_on_page_one():
     from parsers.records import Post, ThreadPage
-    from pipeline.crawl import _infer_ppp
+    from pipeline.discuz.crawl import _infer_ppp
 
     def post(pid: int, floor: int | None) -> Post:
         return Post(

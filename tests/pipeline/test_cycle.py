@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from pipeline.cli import cli
 from pipeline.cycle import CycleLocked, cycle_lock, run_cycle, targets_due
-from pipeline.gamefile import load_game
-from pipeline.simulator import ForumSim, SimClock
+from pipeline.game.gamefile import load_game
+from pipeline.sim.simulator import ForumSim, SimClock
 from pipeline.store import open_store
 from tests.pipeline.conftest import sim_crawler
 
@@ -200,8 +200,8 @@ def test_schedule_prints_crontab_lines_for_every_close(monkeypatch):
 
 def test_a_failed_reread_after_the_close_holds_the_result(world):
     """If the re-read after a close fails, the result is not drafted from what was seen."""
-    from pipeline.crawl import CrawlReport, ThreadResult
     from pipeline.cycle import closed_days_to_reread
+    from pipeline.discuz.crawl import CrawlReport, ThreadResult
     from pipeline.drafts import list_drafts, make_drafts
 
     game, _sim, clock, store, crawl = world

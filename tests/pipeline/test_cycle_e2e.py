@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import cli
-from pipeline.simulator import ForumSim, SimClock, SimServer
+from pipeline.sim.simulator import ForumSim, SimClock, SimServer
 
 ROOT = Path(__file__).resolve().parents[2]
 GAME = ROOT / "config" / "games" / "demo.toml"

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import cli
-from pipeline.simulator import ForumSim, SimClock, SimServer, script_now
+from pipeline.sim.simulator import ForumSim, SimClock, SimServer, script_now
 from pipeline.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]

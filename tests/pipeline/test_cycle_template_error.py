@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import pipeline.cmd_cycle as cmd_cycle
+import pipeline.cli.cycle as cmd_cycle
 from pipeline.cli import cli
 from pipeline.drafts import DraftError, DraftKind, load_templates
 

@@ -18,11 +18,11 @@ import pytest
 
 from parsers.pagecheck import NOT_FORUM_ZH, REDIRECT_LOOP_ZH, UnusablePage
 from parsers.records import PageError
-from pipeline.client import DiscuzClient, RetryPolicy
-from pipeline.crawl import Crawler, CrawlReport, CrawlTarget, ForumConfig, ThreadResult
 from pipeline.cycle import closed_days_to_reread, first_rounds_to_reread, run_cycle
-from pipeline.gamefile import load_game, parse_game
-from pipeline.simulator import ForumSim, SimClock
+from pipeline.discuz.client import DiscuzClient, RetryPolicy
+from pipeline.discuz.crawl import Crawler, CrawlReport, CrawlTarget, ForumConfig, ThreadResult
+from pipeline.game.gamefile import load_game, parse_game
+from pipeline.sim.simulator import ForumSim, SimClock
 from pipeline.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]

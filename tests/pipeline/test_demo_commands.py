@@ -25,8 +25,8 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import cli
-from pipeline.cmd_demo import MARK, DemoFiles, shift_dates
-from pipeline.gamefile import load_game
+from pipeline.cli.demo import MARK, DemoFiles, shift_dates
+from pipeline.game.gamefile import load_game
 
 ROOT = Path(__file__).resolve().parents[2]
 GAMES = ROOT / "config" / "games"

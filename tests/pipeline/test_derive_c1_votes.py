@@ -19,7 +19,7 @@ from engine.votes import BallotKind, VerdictStatus
 from parsers.records import Mark, MarkKind, Post, PostState, ThreadPage
 from pipeline.cli import cli
 from pipeline.derive import derive
-from pipeline.gamefile import load_game
+from pipeline.game.gamefile import load_game
 from pipeline.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -52,7 +52,8 @@ def test_nizhuan_history_round_outs_end_when_the_reversal_round_opens(monkeypatc
     from datetime import datetime, timedelta, timezone
     from types import SimpleNamespace
 
-    from pipeline import derive, journal
+    from pipeline import derive
+    from pipeline.game import journal
 
     tz = timezone(timedelta(hours=8))
     days = [SimpleNamespace(day=n, opens=datetime(2026, 12, n, 10, tzinfo=tz)) for n in (1, 5)]

@@ -20,7 +20,7 @@ import pytest
 from engine.votes import VerdictStatus
 from parsers.viewthread import parse_viewthread
 from pipeline.derive import derive, tally_json, write_derivation
-from pipeline.gamefile import parse_game
+from pipeline.game.gamefile import parse_game
 from pipeline.store import open_store
 
 TZ = ZoneInfo("Asia/Shanghai")

@@ -20,7 +20,6 @@ from click.testing import CliRunner
 import pipeline.cycle as cycle_mod
 from parsers.records import EditNote, Post, ThreadPage
 from pipeline.cli import cli
-from pipeline.crawl import CrawlReport, ThreadResult
 from pipeline.cycle import (
     CRAWL_TABLES,
     EARLY,
@@ -36,9 +35,10 @@ from pipeline.cycle import (
     targets_due,
 )
 from pipeline.derive import crawled_tids, derive, write_derivation
+from pipeline.discuz.crawl import CrawlReport, ThreadResult
 from pipeline.drafts import make_drafts
-from pipeline.gamefile import Game, load_game, parse_game
-from pipeline.simulator import ForumSim, SimClock, SimServer
+from pipeline.game.gamefile import Game, load_game, parse_game
+from pipeline.sim.simulator import ForumSim, SimClock, SimServer
 from pipeline.store import Store, open_store
 from tests.pipeline.conftest import sim_crawler
 

@@ -20,9 +20,8 @@ import pytest
 from click.testing import CliRunner
 from selectolax.lexbor import LexborHTMLParser
 
-import pipeline.cmd_drafts  # noqa: F401  (registers `bansha drafts`)
+import pipeline.cli.drafts  # noqa: F401  (registers `bansha drafts`)
 from parsers.records import Post, ThreadPage
-from pipeline import sim_render
 from pipeline.cli import cli
 from pipeline.derive import card_events, derive
 from pipeline.drafts import (
@@ -50,7 +49,8 @@ from pipeline.drafts import (
     save_drafts,
     split_body,
 )
-from pipeline.gamefile import Game, load_game
+from pipeline.game.gamefile import Game, load_game
+from pipeline.sim import render as sim_render
 from pipeline.store import Store, open_store
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from pipeline.cli import cli
 from pipeline.console.api import drafts_json
-from pipeline.gamefile import load_game
+from pipeline.game.gamefile import load_game
 from pipeline.store import open_store
 
 GAME = Path(__file__).resolve().parents[2] / "config" / "games" / "demo.toml"

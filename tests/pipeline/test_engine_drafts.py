@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pipeline.derive import derive
 from pipeline.drafts import DraftKind, due_drafts
-from pipeline.gamefile import load_game
+from pipeline.game.gamefile import load_game
 from pipeline.store import open_store
 from tests.pipeline.test_sun_rounds import (
     DAY2,

@@ -16,11 +16,11 @@ import httpx
 import pytest
 
 from parsers.records import EditNote, Mark, MarkKind, Post, ThreadPage
-from pipeline.client import DiscuzClient, RetryPolicy
-from pipeline.crawl import Crawler, ForumConfig
 from pipeline.cycle import run_cycle, targets_due
-from pipeline.gamefile import load_game
-from pipeline.simulator import ForumSim, SimClock
+from pipeline.discuz.client import DiscuzClient, RetryPolicy
+from pipeline.discuz.crawl import Crawler, ForumConfig
+from pipeline.game.gamefile import load_game
+from pipeline.sim.simulator import ForumSim, SimClock
 from pipeline.store import Store, open_store
 
 TZ8 = timezone(timedelta(hours=8))

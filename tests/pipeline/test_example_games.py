@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import pipeline.cmd_engine  # noqa: F401  (registers `bansha state` on the cli group)
+import pipeline.cli.engine  # noqa: F401  (registers `bansha state` on the cli group)
 from engine.rulesets import get_ruleset
 from pipeline.cli import cli
-from pipeline.gamefile import (
+from pipeline.derive.inquiry import load_secrets
+from pipeline.game.gamefile import (
     RULESETS,
     SHERIFF_ELECTION_RULESETS,
     Game,
@@ -28,8 +29,7 @@ from pipeline.gamefile import (
     load_game,
     parse_game,
 )
-from pipeline.inquiry import load_secrets
-from pipeline.journal import setup_state
+from pipeline.game.journal import setup_state
 from tests.pipeline.test_gamefile_docs import doc_tables
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,7 +66,7 @@ def test_the_line_up_is_legal_and_the_engine_starts(ruleset_id: str) -> None:
     assert len(game.players) == PLAYERS[ruleset_id]
     assert all(len(p.cards) == CARDS_EACH[ruleset_id] for p in game.players)
     assert rs.validate_setup([(p.name, list(p.cards)) for p in game.players]) == []
-    # how `bansha night resolve` / `bansha state` start the game (pipeline.journal.setup_state)
+    # how `bansha night resolve` / `bansha state` start the game (pipeline.game.journal.setup_state)
     state = setup_state(game, rs)
     assert [p.name for p in state.players] == [p.name for p in game.players]
     assert all(p.faction for p in game.players)  # the card ledger's two-reds rule has factions

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import cli, default_day, find_game_file
-from pipeline.gamefile import load_game
+from pipeline.game.gamefile import load_game
 
 ROOT = Path(__file__).resolve().parents[2]
 GAMES = ROOT / "config" / "games"

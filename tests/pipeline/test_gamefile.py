@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from pipeline.gamefile import (
+from pipeline.game.gamefile import (
     RULESETS,
     Game,
     GameFileError,
@@ -700,6 +700,19 @@ def test_any_value_of_any_type_gives_problem_lines(where: tuple[str, str], value
         parse_game(data, source="game.toml", env={})
     except GameFileError as exc:
         assert all(line.startswith("游戏文件 game.toml") for line in str(exc).splitlines())
+
+
+@pytest.mark.parametrize("breaker", ["\x85", "\u2028", "\u2029", "\x0b", "\x1c"])
+def test_a_line_break_in_a_value_never_splits_a_problem_line(breaker: str) -> None:
+    """Hypothesis found ``ruleset = "\x85"``: every problem stays one line, the break escaped."""
+    data = copy.deepcopy(_VALID_DATA)
+    data["game"]["ruleset"] = f"m1{breaker}35"
+    with pytest.raises(GameFileError) as exc:
+        parse_game(data, source="game.toml", env={})
+    lines = str(exc.value).splitlines()
+    assert all(line.startswith("游戏文件 game.toml") for line in lines)
+    assert len(lines) == len(exc.value.problems) + (len(exc.value.problems) > 1)
+    assert any(f"\\u{ord(breaker):04x}" in line for line in lines)
 
 
 # --------------------------------------------------------------------------- [drafts] templates

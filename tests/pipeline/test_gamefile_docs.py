@@ -1,8 +1,8 @@
 """docs/游戏文件.md documents every key of the game file (issue #16, item 1).
 
 The keys are read from the models at test time (pydantic ``model_fields``, recursively, from
-:class:`pipeline.gamefile.Game`) and from each rule set's secret table (``SECRET_KEYS`` where the
-rule set module has one, the pipeline's model of the table, else the keys its
+:class:`pipeline.game.gamefile.Game`) and from each rule set's secret table (``SECRET_KEYS``
+where the rule set module has one, the pipeline's model of the table, else the keys its
 ``settings_from_game`` reads), so a key added to the code without a doc line fails here.
 
 The doc's format: each section starts with an anchor ``<a id="keys-SECTION"></a>`` (Chinese) or
@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 from engine.rulesets import get_ruleset
 from engine.rulesets.base import Ruleset
-from pipeline.gamefile import RULESETS, Game
+from pipeline.game.gamefile import RULESETS, Game
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "游戏文件.md"
@@ -112,8 +112,8 @@ def _keys_read_by(fn: Callable[..., Any]) -> set[str]:
 
 
 def _pipeline_secret_models() -> dict[str, type[BaseModel]]:
-    """Secret tables the pipeline validates itself (zhenyan's words: pipeline/inquiry.py)."""
-    from pipeline import inquiry
+    """Secret tables the pipeline validates itself (zhenyan's words: pipeline/game/words.py)."""
+    from pipeline.game import words as inquiry
 
     return {"zhenyan": inquiry._SecretTable}
 
@@ -211,7 +211,7 @@ def _toml_value(value: object) -> str:
 
 def test_the_defaults_in_the_doc_are_the_models_defaults() -> None:
     # what a director reads as the default is what bansha uses when the key is left out
-    import pipeline.gamefile as gf
+    import pipeline.game.gamefile as gf
 
     tables = doc_tables()
     models = {"forum": gf.Forum, "director": gf.Director, "players": gf.Player}

@@ -18,24 +18,23 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-import pipeline.cmd_engine  # noqa: F401  (registers the engine commands)
+import pipeline.cli.engine  # noqa: F401  (registers the engine commands)
 from engine.kernel import DayInput, resolve_day, resolve_night
 from engine.rulesets import get_ruleset
 from parsers.inquiry import Answer
 from pipeline.cli import cli
-from pipeline.client import DiscuzClient, RetryPolicy
-from pipeline.crawl import Crawler, CrawlTarget, ForumConfig
-from pipeline.drafts import list_drafts, save_drafts
-from pipeline.gamefile import GameFileError, parse_game
-from pipeline.inquiry import (
+from pipeline.derive.inquiry import (
     InquiryError,
     guess_actions,
     inquiry_days,
-    inquiry_drafts,
     load_secrets,
     word_key,
 )
-from pipeline.simulator import ForumSim, SimClock
+from pipeline.discuz.client import DiscuzClient, RetryPolicy
+from pipeline.discuz.crawl import Crawler, CrawlTarget, ForumConfig
+from pipeline.drafts import inquiry_drafts, list_drafts, save_drafts
+from pipeline.game.gamefile import GameFileError, parse_game
+from pipeline.sim.simulator import ForumSim, SimClock
 from pipeline.store import open_store
 
 TZ = ZoneInfo("Asia/Shanghai")

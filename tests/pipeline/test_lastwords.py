@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from pipeline.cli import cli
 from pipeline.derive import derive
 from pipeline.drafts import DraftKind, due_drafts
-from pipeline.gamefile import load_game
-from pipeline.lastwords import discuz_codes, refusal
+from pipeline.game.gamefile import load_game
+from pipeline.game.lastwords import discuz_codes, refusal
 from pipeline.store import open_store
 from tests.pipeline.test_sun_rounds import VOTE_TID, draft_body, write_game
 from tests.pipeline.test_sun_rounds import run as m209

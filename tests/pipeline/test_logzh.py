@@ -12,16 +12,16 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import cli
-from pipeline.client import DiscuzClient, RetryPolicy
-from pipeline.logzh import ChineseFormatter, level_zh, setup_logging
-from pipeline.simulator import ForumSim, SimClock, SimServer, script_now
+from pipeline.cli.logzh import ChineseFormatter, level_zh, setup_logging
+from pipeline.discuz.client import DiscuzClient, RetryPolicy
+from pipeline.sim.simulator import ForumSim, SimClock, SimServer, script_now
 
 ROOT = Path(__file__).resolve().parents[2]
 GAMES = ROOT / "config" / "games"
 
 
 def record(level: int, msg: str, *args: object) -> logging.LogRecord:
-    return logging.LogRecord("pipeline.client", level, __file__, 1, msg, args, None)
+    return logging.LogRecord("pipeline.discuz.client", level, __file__, 1, msg, args, None)
 
 
 def test_levels_read_in_chinese():
@@ -99,7 +99,7 @@ def test_a_form_post_is_logged_without_its_fields(caplog):
     client = DiscuzClient(
         httpx.Client(transport=transport), base_url="http://bbs.example/", min_interval_s=0
     )
-    with caplog.at_level(logging.INFO, logger="pipeline.client"):
+    with caplog.at_level(logging.INFO, logger="pipeline.discuz.client"):
         client.post_form("http://bbs.example/member.php?mod=logging", {"password": "hunter2hunter"})
     assert "提交表单 http://bbs.example/member.php?mod=logging：HTTP 200" in caplog.text
     assert "hunter2hunter" not in caplog.text
@@ -122,7 +122,7 @@ def forum(tmp_path: Path) -> Iterator[tuple[ForumSim, Path]]:
 
 
 def test_the_cli_says_its_levels_and_requests_in_chinese(forum, tmp_path, root_logging):
-    """Needs pipeline/cli.py's ``_setup_logging`` to call :func:`pipeline.logzh.setup_logging`."""
+    """``pipeline.cli``'s ``_setup_logging`` calls :func:`pipeline.cli.logzh.setup_logging`."""
     sim, game = forum
     sim.faults.add("500", count=1, match="tid=2001")
     result = CliRunner().invoke(
@@ -132,7 +132,7 @@ def test_the_cli_says_its_levels_and_requests_in_chinese(forum, tmp_path, root_l
     )
     assert result.exit_code == 0, result.output
     err = result.stderr
-    assert "提醒：第 1 次请求失败（论坛返回 HTTP 500）" in err
+    assert "第 1 次请求失败（论坛返回 HTTP 500）" in err  # -v: each retry, at INFO
     assert "读取 http://127.0.0.1:" in err and "tid=2001" in err and "：HTTP 200，" in err
     for english in ("WARNING", "ERROR", "INFO", "HTTP Request"):
         assert english not in err, err

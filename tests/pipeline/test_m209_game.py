@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pipeline.derive import derive
 from pipeline.drafts import DraftKind
-from pipeline.gamefile import load_game
+from pipeline.game.gamefile import load_game
 from pipeline.store import open_store
 from tests.pipeline.test_sun_rounds import (
     FIRST_TID,

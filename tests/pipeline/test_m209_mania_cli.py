@@ -10,7 +10,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-import pipeline.cmd_engine  # noqa: F401  (registers the engine commands)
+import pipeline.cli.engine  # noqa: F401  (registers the engine commands)
 from parsers.records import Post, ThreadPage
 from pipeline.cli import cli
 from pipeline.store import open_store

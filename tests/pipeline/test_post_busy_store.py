@@ -17,7 +17,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-import pipeline.cmd_post as cmd_post
+import pipeline.cli.post as cmd_post
 import pipeline.store as store_module
 from pipeline.cli import cli
 from tests.pipeline.test_poster import DIRECTOR, RESULT, VOTE_DAY2, World, game_file, make_world

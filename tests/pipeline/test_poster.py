@@ -25,20 +25,19 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-import pipeline.cmd_post as cmd_post
+import pipeline.cli.post as cmd_post
 from pipeline.cli import cli
 from pipeline.cycle import cycle_lock
-from pipeline.gamefile import Game, load_game
-from pipeline.poster import (
+from pipeline.discuz.poster import (
     CaptchaRequired,
     ManualPostMismatch,
     Poster,
     PostError,
     SenderBusy,
-    publish_approved,
-    record_manual_post,
 )
-from pipeline.simulator import ForumSim, SimClock, SimRequest, SimResponse, script_now
+from pipeline.drafts.publish import publish_approved, record_manual_post
+from pipeline.game.gamefile import Game, load_game
+from pipeline.sim.simulator import ForumSim, SimClock, SimRequest, SimResponse, script_now
 from pipeline.store import Store, open_store
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from pipeline.cli import cli
 from pipeline.drafts import DraftKind
-from pipeline.simulator import ForumSim, SimClock, SimServer
+from pipeline.sim.simulator import ForumSim, SimClock, SimServer
 from pipeline.store import open_store
 from tests.pipeline.test_sun_rounds import (
     DAY2,
@@ -232,7 +232,7 @@ def test_the_top_line_stays_when_the_engines_lines_do_not_name_it(tmp_path: Path
     someone else keeps 今日最高票, and 平安日 is said unless a line says it."""
     from pipeline.derive import DayResult
     from pipeline.drafts import load_templates, result_context
-    from pipeline.gamefile import load_game
+    from pipeline.game.gamefile import load_game
 
     game = _sun_voted_top(tmp_path)
     g = load_game(game[0], env={"BANSHA_COOKIE": "x"})

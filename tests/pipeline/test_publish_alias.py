@@ -14,10 +14,10 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-import pipeline.cmd_post as cmd_post
+import pipeline.cli.post as cmd_post
 from pipeline.cli import cli
-from pipeline.cmd_post import result_line
-from pipeline.poster import PublishResult
+from pipeline.cli.post import result_line
+from pipeline.drafts.publish import PublishResult
 from tests.pipeline.test_poster import DIRECTOR, RESULT, game_file, make_world
 
 

@@ -22,9 +22,10 @@ from typing import Any
 import httpx
 import pytest
 
-from pipeline.gamefile import Game, load_game
-from pipeline.poster import Poster, PostError, publish_approved
-from pipeline.simulator import ForumSim, SimClock, SimServer, script_now
+from pipeline.discuz.poster import Poster, PostError
+from pipeline.drafts.publish import publish_approved
+from pipeline.game.gamefile import Game, load_game
+from pipeline.sim.simulator import ForumSim, SimClock, SimServer, script_now
 from pipeline.store import Store, open_store
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from parsers.viewthread import extract_message
 from parsers.votes import VoteKind, parse_vote
-from pipeline.sim_render import RenderContext, discuzcode, quote_block
+from pipeline.sim.render import RenderContext, discuzcode, quote_block
 
 TZ = ZoneInfo("Asia/Shanghai")
 CTX = RenderContext(siteurl="http://f/", tid=4, fid=3, pid=200, hide_unlocked=False, viewer_name="")

@@ -18,15 +18,15 @@ import pytest
 from click.testing import CliRunner
 from selectolax.lexbor import LexborHTMLParser
 
-import pipeline.cmd_report  # registers `bansha report`
+import pipeline.cli.report  # registers `bansha report`
 from parsers.records import Post, ThreadPage
 from pipeline.cli import cli
 from pipeline.derive import Derivation, derive, flag_decisions
-from pipeline.gamefile import Game, parse_game
-from pipeline.report import ReportData, render_report, report_data, write_report
+from pipeline.drafts.report import ReportData, render_report, report_data, write_report
+from pipeline.game.gamefile import Game, parse_game
 from pipeline.store import Store, open_store
 
-assert pipeline.cmd_report  # imported for its side effect
+assert pipeline.cli.report  # imported for its side effect
 
 TZ = timezone(timedelta(hours=8))
 OPENS = datetime(2026, 12, 2, 10, 0, tzinfo=TZ)
@@ -526,7 +526,7 @@ def test_same_data_same_page(m209: tuple[Game, Store, Derivation]) -> None:
 def test_the_report_template_renders_in_the_sandbox(
     m209: tuple[Game, Store, Derivation], tmp_path: Path, attack: str
 ) -> None:
-    from pipeline.report import ReportError
+    from pipeline.drafts.report import ReportError
 
     _, store, d = m209
     (tmp_path / "report.html.j2").write_text(attack, encoding="utf-8")
@@ -540,7 +540,7 @@ def test_the_report_template_renders_in_the_sandbox(
 def test_a_missing_report_template_is_said_in_chinese(
     m209: tuple[Game, Store, Derivation], tmp_path: Path
 ) -> None:
-    from pipeline.report import ReportError
+    from pipeline.drafts.report import ReportError
 
     _, store, d = m209
     with pytest.raises(ReportError, match="找不到报告模板"):

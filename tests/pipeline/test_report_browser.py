@@ -30,13 +30,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import pipeline.cmd_report  # registers `bansha report`
+import pipeline.cli.report  # registers `bansha report`
 from pipeline.cli import GameContext, cli, load_context
-from pipeline.commands import crawl_targets, run_crawl
+from pipeline.cli.foundation import crawl_targets, run_crawl
 from pipeline.derive import Derivation, derive
-from pipeline.simulator import ForumSim, SimClock, script_now
+from pipeline.sim.simulator import ForumSim, SimClock, script_now
 
-assert pipeline.cmd_report  # imported for its side effect
+assert pipeline.cli.report  # imported for its side effect
 
 REPO = Path(__file__).resolve().parents[2]
 GAMES = REPO / "config" / "games"

@@ -26,17 +26,11 @@ from parsers.mobile import parse_mobile_viewthread
 from parsers.records import PageError
 from parsers.viewthread import parse_viewthread
 from pipeline.cli import cli
-from pipeline.client import (
-    SCRUB_MARK,
-    DiscuzClient,
-    RetryPolicy,
-    SessionJar,
-    scrub_body,
-    scrub_text,
-)
-from pipeline.crawl import Crawler, CrawlTarget, ForumConfig
-from pipeline.simulator import ForumSim, SimClock, SimServer
+from pipeline.discuz.client import DiscuzClient, RetryPolicy, SessionJar
+from pipeline.discuz.crawl import Crawler, CrawlTarget, ForumConfig
+from pipeline.sim.simulator import ForumSim, SimClock, SimServer
 from pipeline.store import decode_body, open_store
+from pipeline.store.scrub import SCRUB_MARK, scrub_body, scrub_text
 
 TZ = ZoneInfo("Asia/Shanghai")
 T0 = datetime(2026, 12, 2, 10, 0, tzinfo=TZ)

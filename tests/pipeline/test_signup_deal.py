@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from engine.deal import SeedStream, deal, player_count
 from engine.rulesets import get_ruleset
-from pipeline.cmd_forum_life import (
+from pipeline.cli.forum_life import (
     DEAL_COMMIT,
     DEAL_REVEAL,
     META_COMMITMENT,
@@ -29,8 +29,8 @@ from pipeline.cmd_forum_life import (
     write_deal,
 )
 from pipeline.drafts import list_drafts
-from pipeline.gamefile import load_game, parse_game
-from pipeline.simulator import ForumSim, SimClock, SimServer
+from pipeline.game.gamefile import load_game, parse_game
+from pipeline.sim.simulator import ForumSim, SimClock, SimServer
 from pipeline.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -383,7 +383,7 @@ def test_a_deal_written_into_each_example_file_loads_and_starts(ruleset):
 def test_a_deal_that_cannot_write_the_game_file_leaves_no_trace(forum, tmp_path, monkeypatch):
     """The store's deal (seed, commitment, draft) and the game file change together: a failed
     write of the file rolls the store back, so no commitment exists for cards nobody has."""
-    import pipeline.cmd_forum_life as life
+    import pipeline.cli.forum_life as life
 
     _sim, _clock, game, env, _pids = forum
     run(signup, env, game, "--thread", TID)

@@ -18,8 +18,8 @@ import httpx
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
-from pipeline.sim_render import dgmdate_u
-from pipeline.simulator import ForumSim, SimClock, SimServer, script_now
+from pipeline.sim.render import dgmdate_u
+from pipeline.sim.simulator import ForumSim, SimClock, SimServer, script_now
 
 TZ8 = timezone(timedelta(hours=8))
 BASE = "http://127.0.0.1:8080/"

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from pipeline.simulator import ForumSim, SimClock
+from pipeline.sim.simulator import ForumSim, SimClock
 
 FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "discuz"
 if not FIXTURES.is_dir():

@@ -22,9 +22,9 @@ from click.testing import CliRunner
 
 from parsers.records import EditNote, Mark, MarkKind, Post, PostState, ThreadPage
 from pipeline.cli import cli
-from pipeline.client import SCRUB_MARK, DiscuzClient, Fetched, RetryPolicy, scrub_body
-from pipeline.crawl import Crawler, CrawlTarget, ForumConfig, parse_page, replay_kept_pages
-from pipeline.simulator import ForumSim, SimClock, SimServer
+from pipeline.discuz.client import DiscuzClient, Fetched, RetryPolicy
+from pipeline.discuz.crawl import Crawler, CrawlTarget, ForumConfig, parse_page, replay_kept_pages
+from pipeline.sim.simulator import ForumSim, SimClock, SimServer
 from pipeline.store import (
     BODY_ZLIB,
     Store,
@@ -33,6 +33,7 @@ from pipeline.store import (
     is_encoded,
     open_store,
 )
+from pipeline.store.scrub import SCRUB_MARK, scrub_body
 
 ROOT = Path(__file__).resolve().parents[2]
 GAME = ROOT / "config" / "games" / "demo.toml"

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from parsers.records import Post, ThreadPage
 from pipeline.cli import cli
 from pipeline.derive import derive
-from pipeline.gamefile import load_game
+from pipeline.game.gamefile import load_game
 from pipeline.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]

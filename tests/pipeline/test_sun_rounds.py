@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import pipeline.cmd_engine  # noqa: F401  (registers the engine commands)
+import pipeline.cli.engine  # noqa: F401  (registers the engine commands)
 from parsers.records import Post, ThreadPage
 from pipeline.cli import cli
 from pipeline.derive import derive
 from pipeline.drafts import DraftKind, due_drafts
-from pipeline.gamefile import GameFileError, load_game
+from pipeline.game.gamefile import GameFileError, load_game
 from pipeline.store import open_store
 from tests.engine.test_m209_cli import HEAD
 from tests.engine.test_m209_cli import LINEUP as M209_LINEUP
@@ -249,7 +249,7 @@ def test_the_first_round_result_is_drafted_after_its_re_read(game: tuple[Path, P
 
 
 def test_the_report_names_both_tops(game: tuple[Path, Path], tmp_path: Path) -> None:
-    from pipeline.report import write_report
+    from pipeline.drafts.report import write_report
 
     file, db = game
     post_day2_votes(db)
@@ -379,7 +379,7 @@ def test_the_cycle_rereads_the_first_round_once_and_then_drafts_its_result(
     then drafts it — so a vote edited or deleted on an early page is not missed."""
     from pipeline.cycle import closed_days_to_reread, first_rounds_to_reread, run_cycle
     from pipeline.drafts import list_drafts, make_drafts
-    from pipeline.simulator import ForumSim, SimClock
+    from pipeline.sim.simulator import ForumSim, SimClock
 
     file, db = game
     g = load_game(file, env={"BANSHA_COOKIE": "x"})

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import pipeline.cmd_engine  # noqa: F401  (registers the commands on the cli group)
+import pipeline.cli.engine  # noqa: F401  (registers the commands on the cli group)
 from parsers.records import Post, ThreadPage
 from pipeline.cli import cli
 from pipeline.store import open_store

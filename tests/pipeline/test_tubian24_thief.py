@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import pipeline.cmd_engine  # noqa: F401  (registers the commands on the cli group)
+import pipeline.cli.engine  # noqa: F401  (registers the commands on the cli group)
 from pipeline.cli import cli
-from pipeline.gamefile import GameFileError, parse_game
+from pipeline.game.gamefile import GameFileError, parse_game
 from tests.pipeline.test_cmd_engine_tubian24 import ROSTER
 
 THIEF = "知"  # dealt 盗贼: the director drew 先知 for him (tubian24.txt:162)

@@ -1,0 +1,227 @@
+"""``bansha cycle`` (what cron runs) and ``bansha schedule`` (the crontab lines for a game)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import sqlite3
+from datetime import datetime, timedelta
+from typing import Any, NoReturn
+
+import click
+
+from pipeline import ROOT
+from pipeline.cli import GameContext, cli, game_command, make_http_client
+from pipeline.cli.foundation import run_crawl
+from pipeline.cli.votes import _parse_time, as_of_option
+from pipeline.cycle import (
+    CycleLocked,
+    closed_days_to_reread,
+    cycle_lock,
+    first_rounds_to_reread,
+    run_cycle,
+)
+from pipeline.derive.inquiry import InquiryError
+from pipeline.discuz.crawl import CrawlTarget
+from pipeline.discuz.poster import Poster
+from pipeline.drafts import DraftError, make_drafts, templates_dir_for
+from pipeline.drafts.publish import PublishResult, publish_approved
+from pipeline.notify import notify_after_cycle
+from pipeline.store import StoreError
+
+log = logging.getLogger(__name__)
+
+
+@cli.command("cycle")
+@game_command(forum=True)
+@click.option("--verbose", "verbose_out", is_flag=True, help="成功时也打印本轮做了什么。")
+@click.option(
+    "--rederive",
+    is_flag=True,
+    help="即使没有新内容也重新推导全部结论并起草（平时只在有变化时推导）。",
+)
+@as_of_option
+def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | None) -> None:
+    """运行一轮：抓取 → 判票与统计 → 起草到期的草稿 → 发布导演已批准的草稿。
+
+    供 cron 调用：同一游戏同时只运行一轮（另一轮、或导演正在运行的 bansha publish 持有同一把锁时
+    立即退出，退出码 0）；每次发帖尝试按实际时间记录。
+
+    只在有变化时重新推导：新帖或编辑、帖子消失、导演的记录（代投、夜晚行动、确认标记、发牌……）、
+    游戏文件或模板改动，或者跨过了某个时刻（开门、关门、最后一小时、加速截止、提醒）；
+    否则本轮不推导、不写结论、不起草（--verbose 时说“没有新内容，未重新推导”），
+    只发布已批准的草稿。--rederive 强制重新推导。
+
+    成功时不输出任何内容（除非 --verbose；需要导演处理的提醒——如某天的结算与当前计票不一致——
+    写到标准错误输出）；失败时退出码 1，并在标准错误输出一行中文说明。
+    """
+    now = _parse_time(ctx, as_of)
+    try:
+        templates_dir = templates_dir_for(ctx.game, ctx.game_path)
+    except DraftError:
+        templates_dir = None  # drafting says what is wrong with the folder (below)
+    try:
+        with cycle_lock(ctx.db_path):  # the game's lock: bansha publish waits for it too
+            report = run_cycle(
+                ctx.game,
+                ctx.store,
+                now=now,
+                crawl=lambda targets, full: _crawl(ctx, targets, full),
+                draft=lambda d: make_drafts(
+                    ctx.game,
+                    ctx.store,
+                    d,
+                    now=now,
+                    templates_dir=templates_dir_for(ctx.game, ctx.game_path),
+                    # a closed day whose re-read failed this cycle keeps its result waiting
+                    unsettled=closed_days_to_reread(ctx.game, ctx.store, now),
+                    unsettled_first=first_rounds_to_reread(ctx.game, ctx.store, now),
+                ),
+                publish=lambda: _publish(ctx, now),
+                templates_dir=templates_dir,
+                rederive=rederive,
+            )
+    except CycleLocked:
+        click.echo(
+            f"游戏 {ctx.game.game.id} 的上一轮 cycle（或导演正在运行的 bansha publish）仍在运行，"
+            "本轮跳过。"
+        )
+        return  # this cycle did not run: nothing to tell the director
+    except StoreError as exc:  # e.g. the store stayed locked by another process
+        _failed(ctx, now, f"本轮未完成：{exc}", exc)
+    except (DraftError, InquiryError) as exc:  # e.g. a director's template the sandbox refused
+        _failed(ctx, now, f"本轮未完成：{exc}", exc)
+    except sqlite3.OperationalError as exc:  # a store write that did not take the lock first
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            raise
+        _failed(
+            ctx,
+            now,
+            f"本轮未完成：数据库 {ctx.db_path} 正被另一个 bansha 进程写入，等待后仍未释放；"
+            "请稍后重试（若有卡住的 bansha 进程，请先结束它）。下一轮 cycle 会接着完成。",
+            exc,
+        )
+    # the director is told (Apprise, [notify]): a failure once per streak, drafts waiting …
+    notify_after_cycle(ctx.game, ctx.store, report, now)
+    if verbose_out:
+        for line in report.lines():
+            click.echo(line)
+    for line in report.warnings:  # also under cron: the director must act on these
+        click.echo(f"注意：{line}", err=True)
+    if report.errors:
+        raise click.ClickException("本轮未完成：" + "；".join(report.errors))
+
+
+def _failed(ctx: GameContext, now: datetime, message: str, exc: Exception) -> NoReturn:
+    """A cycle that could not finish: tell the director (never fails itself), then exit 1."""
+    try:
+        notify_after_cycle(ctx.game, ctx.store, None, now, error=message)
+    except Exception:  # a store that could not be written is the failure being reported
+        log.warning("无法记录本轮的失败以发送提醒", exc_info=True)
+    raise click.ClickException(message) from exc
+
+
+def _crawl(ctx: GameContext, targets: list[CrawlTarget], full: bool) -> Any:
+    return run_crawl(ctx, targets, full=full)
+
+
+def wall_clock(ctx: GameContext) -> datetime:
+    """The real time, in the game's zone: what each post attempt is stamped with (the cycle's
+    ``now`` may be ``--as-of``; the forum's clock is compared with ours, not with that)."""
+    return datetime.now(ctx.game.game.tz)
+
+
+def _publish(ctx: GameContext, now: datetime) -> list[PublishResult]:
+    """Post what the director approved (no request at all when nothing is approved).
+
+    Runs inside the cycle's lock; every attempt and record gets its own time from the clock."""
+    approved = ctx.store.db.execute("SELECT 1 FROM drafts WHERE state = 'approved'").fetchone()
+    if not approved:
+        return []
+    with make_http_client() as http:
+        poster = Poster.for_game(ctx.game, http, env=os.environ)
+        return publish_approved(ctx.store, ctx.game, poster, now=now, clock=lambda: wall_clock(ctx))
+
+
+def cron_command(command: str) -> str:
+    """``command`` as a crontab line's command field: cron turns an unescaped ``%`` into a
+    newline (crontab(5)), so a game file named ``100%.toml`` needs ``\\%``."""
+    return command.replace("%", "\\%")
+
+
+@cli.command("schedule")
+@game_command
+@click.option("--every", type=int, default=5, show_default=True, help="平时每隔几分钟运行一轮。")
+@click.option(
+    "--wrapper",
+    default=None,
+    help="cron 调用的脚本（默认：仓库中的 cron/bansha-cycle.sh）。",
+)
+def schedule_cmd(ctx: GameContext, every: int, wrapper: str | None) -> None:
+    """打印这局游戏的 crontab 行：平时每隔几分钟一轮，另在每天关门和提醒时刻各运行一轮。
+
+    时间换算成本机时区（cron 按本机时区理解 crontab 的时间）。只该运行一次的行（关门、提醒）
+    带着日期 BANSHA_ONLY_ON=年-月-日：crontab 的时间没有年份，cron/bansha-cycle.sh 在其他日子
+    （例如下一年的同一天）什么都不做，直接退出。
+    """
+    if not 1 <= every <= 59:
+        raise click.BadParameter("应为 1 到 59 分钟", param_hint="--every")
+    script = wrapper or str(ROOT / "cron" / "bansha-cycle.sh")
+    game_file = str(ctx.game_path.resolve())
+    cmd = cron_command(f"{shlex.quote(script)} {shlex.quote(game_file)}")
+    tz = ctx.game.game.tz
+    click.echo(f"# bansha：{ctx.game.game.title}（{ctx.game.game.id}）")
+    click.echo(f"# 下面的时间是本机时区（{machine_zone_label()}）的时间：cron 按本机时区运行。")
+    if os.environ.get("TZ"):
+        click.echo(
+            f"# 注意：本次按环境变量 TZ={os.environ['TZ']} 换算；cron 用的是系统时区，"
+            "两者不同时请在不设 TZ 的终端里重新运行 bansha schedule"
+        )
+    click.echo(f"*/{every} * * * * {cmd}")
+    reminder = ctx.game.drafts.reminder_minutes
+    for day in sorted(ctx.game.days, key=lambda d: d.day):
+        closes = local_time(day.closes)
+        click.echo(
+            f"# 第{day.day}天关门 {closes:%m-%d %H:%M}{_game_time(day.closes, tz)}："
+            "关门后一分钟结算一轮"
+        )
+        click.echo(one_off_line(closes + timedelta(minutes=1), cmd))
+        if day.first_closes is not None:
+            click.echo(f"# 第{day.day}天第一轮[正午]结束（太阳[日不落]）：结束后一分钟结算一轮")
+            click.echo(one_off_line(local_time(day.first_closes) + timedelta(minutes=1), cmd))
+        click.echo(f"# 第{day.day}天投票提醒（关门前 {reminder} 分钟）")
+        click.echo(one_off_line(closes - timedelta(minutes=reminder), cmd))
+
+
+#: the environment variable a one-off crontab line sets: cron/bansha-cycle.sh runs the cycle
+#: only on that date (crontab(5) has no year field: the line matches the same day every year)
+ONLY_ON_ENV = "BANSHA_ONLY_ON"
+
+
+def local_time(moment: datetime) -> datetime:
+    """``moment`` in the machine's own zone (the process's local zone, what cron schedules by;
+    with that moment's own offset, so a date across a DST change is right too)."""
+    return moment.astimezone()
+
+
+def machine_zone_label() -> str:
+    """The machine's zone as a director reads it: its name and its offset now."""
+    now = datetime.now().astimezone()
+    offset = now.strftime("%z")
+    sign, hours, minutes = offset[0], offset[1:3], offset[3:5]
+    return f"{now.tzname()}，UTC{sign}{hours}:{minutes}"
+
+
+def _game_time(moment: datetime, tz: Any) -> str:
+    """``（游戏时区 12-01 22:00）`` when the game's clock reads differently from the machine's."""
+    game = moment.astimezone(tz)
+    if game.utcoffset() == local_time(moment).utcoffset():
+        return ""
+    return f"（游戏时区 {game:%m-%d %H:%M}）"
+
+
+def one_off_line(at: datetime, cmd: str) -> str:
+    """A crontab line firing once, at ``at`` (machine time): its date rides along for the
+    wrapper to check, so it can never fire in another year."""
+    return f"{at:%M %H %d %m} * {ONLY_ON_ENV}={at:%Y-%m-%d} {cmd}"

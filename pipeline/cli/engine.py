@@ -1,0 +1,638 @@
+"""Engine commands: ``night add/list/remove/resolve``, ``day add/resolve``, ``state``.
+
+The night actions players send privately reach the tool through ``bansha night add`` (or a
+TOML file given to ``night resolve --actions``); ``night resolve`` runs the pure engine from the
+previous phase's snapshot and stores the new snapshot. ``day resolve`` re-counts the day's vote
+with what the engine knows (who is out, the sheriff, 乌鸦[诽谤]) and applies the result.
+``state`` shows the director the engine's state (secret: cards, statuses, charges).
+
+This module registers its commands on import (``pipeline.cli`` imports it).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import click
+
+from engine.cards import card_ledger
+from engine.kernel import OUTCOME_ZH, Action, DayInput, EngineError, Report, resolve_day
+from engine.kernel import resolve_night as engine_resolve_night
+from engine.rulesets import Ruleset, get_ruleset
+from engine.rulesets.base import zh_span
+from engine.state import ZH_ORDINAL, GameState, Phase, PhaseKind, StateError
+from engine.votes import DayContext, judge_ballots, tally
+from pipeline.cli import GameContext, cli, game_command
+from pipeline.derive import card_events, derive, journal_modifiers
+from pipeline.game.journal import (
+    JournalError,
+    add_action,
+    import_actions,
+    journal_actions,
+    latest_snapshot,
+    load_actions_file,
+    remove_action,
+    replay,
+    save_snapshot,
+    setup_state,
+    snapshot,
+    state_before,
+)
+
+__all__ = ["day_group", "night_group", "state_cmd"]
+
+
+def _ruleset(ctx: GameContext) -> Ruleset:
+    rs = get_ruleset(ctx.game.game.ruleset)
+    if not rs.has_engine:
+        raise click.ClickException(f"规则集 {rs.id}（{rs.name}）的夜晚结算尚未实现")
+    return rs
+
+
+def _now(ctx: GameContext) -> datetime:
+    return datetime.now(ctx.game.game.tz)
+
+
+def _name(ctx: GameContext, raw: str, what: str) -> str:
+    player = ctx.game.player(raw.strip())
+    if player is None:
+        raise click.ClickException(f"{what}「{raw}」不在名单中")
+    return player.name
+
+
+def _target(ctx: GameContext, rs: Ruleset, raw: str) -> str:
+    """A target as the engine reads it: a roster name, or a card label of a card-based set
+    (nizhuan "戊的第二身份" / "戊#2", nizhuan.txt:196) with the player's name from the roster."""
+    if ctx.game.player(raw.strip()) is not None:
+        return _name(ctx, raw, "目标")
+    name, card = rs.split_target(raw)
+    if card is None:
+        return _name(ctx, raw, "目标")
+    player = ctx.game.player(name)
+    if player is None:
+        raise click.ClickException(f"目标「{raw}」不在名单中")
+    return rs.unit_label(player.name, card)
+
+
+def _time(ctx: GameContext, raw: str | None, option: str) -> datetime | None:
+    if raw is None:
+        return None
+    try:
+        value = datetime.fromisoformat(raw)
+    except ValueError as exc:
+        raise click.BadParameter(
+            f"时间格式应为 2026-12-02T21:30:00+08:00：{raw}", param_hint=option
+        ) from exc
+    return value if value.tzinfo else value.replace(tzinfo=ctx.game.game.tz)
+
+
+def _action_from_options(
+    ctx: GameContext,
+    rs: Ruleset,
+    actor: str,
+    skill: str,
+    targets: tuple[str, ...],
+    choice: str | None,
+    card: str | None,
+    at: str | None,
+) -> Action:
+    skill_name = rs.canonical_skill(skill)
+    if skill_name not in rs.skill_names():
+        raise click.ClickException(rs.unknown_skill_reason(skill_name))
+    when = _time(ctx, at, "--at")
+    return Action(
+        actor=_name(ctx, actor, "玩家"),
+        skill=skill_name,
+        targets=tuple(_target(ctx, rs, t) for t in targets),
+        choice=choice,
+        card=card,
+        at=when.isoformat() if when else None,
+    )
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _fail(exc: Exception) -> click.ClickException:
+    return click.ClickException(str(exc))
+
+
+# --------------------------------------------------------------------------- red cards
+
+
+def _red_card_actions(
+    ctx: GameContext, state: GameState, start: datetime | None, end: datetime | None
+) -> list[Action]:
+    """Red cards (given, or reached by escalation) in the window ``(start, end]`` as engine
+    actions; the seed of a sheriff's random hand-over is derived from the card's record."""
+    rs = get_ruleset(state.ruleset)
+    factions = {p.name: rs.actual_faction(state, p.name) for p in state.players}
+    rules = get_ruleset(ctx.game.game.ruleset).cards
+    ledger = card_ledger(card_events(ctx.store), factions, rules=rules)
+    actions: list[Action] = []
+    for player, at in ledger.out_by_red.items():
+        if (start is None or at > start) and (end is None or at <= end):
+            actions.append(
+                Action(
+                    actor=player,
+                    skill="红牌罚下",
+                    choice=f"{ctx.game.game.id}:{player}:{at.isoformat()}",
+                    at=at.isoformat(),
+                    ref="牌的记录",
+                )
+            )
+    for loss in ledger.losing_factions:
+        if (start is None or loss.at > start) and (end is None or loss.at <= end):
+            actions.append(Action(actor="导演", skill="判负", choice=loss.faction, ref=loss.reason))
+    return actions
+
+
+def _night_window(ctx: GameContext, night: int) -> tuple[datetime | None, datetime | None]:
+    days = {d.day: d for d in ctx.game.days}
+    start = days[night].closes if night in days else None
+    end = days[night + 1].opens if night + 1 in days else None
+    return start, end
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _render(report: Report, title: str) -> None:
+    click.echo(title)
+    data = report.to_dict()
+    if data["actions"]:
+        click.echo("行动：")
+        for a in data["actions"]:
+            target = f"→{'、'.join(a['chosen_targets'])}" if a["chosen_targets"] else ""
+            resolved = (
+                f"（结算目标：{'、'.join(a['resolved_targets'])}）"
+                if a["resolved_targets"] and a["resolved_targets"] != a["chosen_targets"]
+                else ""
+            )
+            zh = OUTCOME_ZH.get(report.actions[data["actions"].index(a)].outcome, a["outcome"])
+            rule = f"（依据 {a['rule']}）" if a["rule"] else ""
+            click.echo(
+                f"  [{zh}] {a['actor']}[{a['skill']}]{target}{resolved}：{a['reason']}{rule}"
+            )
+    click.echo("出局（按顺序）：" if report.deaths else "出局：无")
+    for i, d in enumerate(report.deaths, 1):
+        who = f"{d.player}的{ZH_ORDINAL.get(d.card_index, '')}（{d.card}）"
+        tail = "，该角色出局" if d.player_out else ""
+        click.echo(f"  {i}. {who}：{d.cause}{tail}（{d.step}，{d.rule}）")
+    if report.feedback:
+        click.echo("私信反馈：")
+        for f in report.feedback:
+            click.echo(f"  → {f.to}：{f.text}")
+    click.echo("公示：" if report.public else "公示：无")
+    for line in report.public:
+        click.echo(f"  {line}")
+    click.echo(f"警长：{report.sheriff or '无'}")
+    if report.pending:
+        click.echo("待决定（结果不完整，记录后重新结算）：")
+        for p in report.pending:
+            click.echo(f"  ! {p.prompt}")
+    click.echo(
+        f"胜负：{report.winner}胜利（{report.win_reason}；{report.win_rule}）"
+        if report.winner
+        else "胜负：未分"
+    )
+
+
+# --------------------------------------------------------------------------- night
+
+
+@cli.group("night")
+def night_group() -> None:
+    """夜晚行动：记录（add）、列出（list）、撤销（remove）、结算（resolve）。"""
+
+
+def _action_options(fn: Any) -> Any:
+    fn = click.option("--at", "at", default=None, help="玩家发来行动的时间（ISO 8601）。")(fn)
+    fn = click.option("--card", default=None, help="发动技能的身份牌（可选，用于核对）。")(fn)
+    fn = click.option(
+        "--choice", default=None, help="选择：馈赠的 预言/毒药/最后一枪，放弃，感知的第一身份…"
+    )(fn)
+    fn = click.option(
+        "--target", "targets", multiple=True, help="目标（可重复，如交换的两名角色）。"
+    )(fn)
+    fn = click.option("--skill", required=True, help="技能名，按规则原文（预言、毒药…）。")(fn)
+    fn = click.option("--actor", required=True, help="发动者（玩家名或别名）。")(fn)
+    return fn
+
+
+@night_group.command("add")
+@game_command
+@click.option("--night", "number", type=int, required=True, help="第几晚（0 = 第零晚）。")
+@_action_options
+def night_add(
+    ctx: GameContext,
+    number: int,
+    actor: str,
+    skill: str,
+    targets: tuple[str, ...],
+    choice: str | None,
+    card: str | None,
+    at: str | None,
+) -> None:
+    """记录一条夜晚行动（也用于 最后一枪、殉职 等需要即时决定的技能）。"""
+    if number < 0:
+        raise click.BadParameter("不能为负数", param_hint="--night")
+    rs = _ruleset(ctx)
+    action = _action_from_options(ctx, rs, actor, skill, targets, choice, card, at)
+    action_id = add_action(ctx.store, "night", number, action, recorded_at=_now(ctx))
+    click.echo(f"已记录 #{action_id}：第{number}晚 {action.describe()}")
+
+
+@night_group.command("list")
+@game_command(readonly=True)
+@click.option("--night", "number", type=int, default=None, help="只看这一晚。")
+@click.option("--all", "include_removed", is_flag=True, help="包括已撤销的记录。")
+@click.option("--json", "as_json", is_flag=True, help="输出 JSON。")
+def night_list(ctx: GameContext, number: int | None, include_removed: bool, as_json: bool) -> None:
+    """列出记录的夜晚行动。"""
+    rows = journal_actions(ctx.store, "night", number, include_removed=include_removed)
+    if as_json:
+        _echo_json([r.to_dict() for r in rows])
+        return
+    if not rows:
+        click.echo("没有记录的夜晚行动。")
+    for r in rows:
+        removed = f" [已撤销 {r.removed_at}]" if r.removed_at else ""
+        click.echo(f"#{r.id} 第{r.number}晚 {r.action.describe()}（来源：{r.source}）{removed}")
+
+
+@night_group.command("remove")
+@game_command
+@click.argument("action_id", type=int, metavar="ID")
+def night_remove(ctx: GameContext, action_id: int) -> None:
+    """撤销一条记录错的行动（保留为证据，不再参与结算）。"""
+    try:
+        row = remove_action(ctx.store, action_id, at=_now(ctx))
+    except JournalError as exc:
+        raise _fail(exc) from exc
+    click.echo(f"已撤销 #{row.id}：{row.action.describe()}；请重新结算")
+
+
+@night_group.command("resolve")
+@game_command
+@click.option("--night", "number", type=int, required=True, help="第几晚（0 = 第零晚）。")
+@click.option(
+    "--actions",
+    "actions_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="行动文件（TOML）：先记入日志（替换同一文件先前记入的行动），再结算。",
+)
+@click.option("--json", "as_json", is_flag=True, help="输出 JSON（字段名稳定，供程序读取）。")
+def night_resolve(ctx: GameContext, number: int, actions_file: Path | None, as_json: bool) -> None:
+    """结算一个夜晚：出局（按顺序）、私信反馈、公示、状态、胜负和每一步的依据。"""
+    rs = _ruleset(ctx)
+    now = _now(ctx)
+    if actions_file is not None:
+        try:
+            parsed = load_actions_file(actions_file, resolve_name=_resolver(ctx), ruleset=rs)
+        except JournalError as exc:
+            raise _fail(exc) from exc
+        if parsed.night != number:
+            raise click.ClickException(
+                f"行动文件 {actions_file} 写的是第{parsed.night}晚（night = {parsed.night}），"
+                f"与 --night {number} 不符；未做任何处理"
+            )
+        import_actions(ctx.store, parsed, recorded_at=now)
+    phase = Phase.night(number)
+    try:
+        state = state_before(ctx.store, ctx.game, rs, phase)
+        actions = [r.action for r in journal_actions(ctx.store, "night", number)]
+        actions += _red_card_actions(ctx, state, *_night_window(ctx, number))
+        new_state, report = engine_resolve_night(state, actions, rs, night=number)
+    except (EngineError, StateError) as exc:
+        raise _fail(exc) from exc
+    stale = save_snapshot(
+        ctx.store,
+        phase,
+        {"actions": [a.to_dict() for a in actions]},
+        new_state,
+        report,
+        resolved_at=now,
+    )
+    if as_json:
+        _echo_json(
+            {
+                "game": ctx.game.game.id,
+                "ruleset": rs.id,
+                "night": number,
+                **report.to_dict(),
+                "stale": stale,
+            }
+        )
+        return
+    _render(report, f"第{number}晚结算（{rs.name}）")
+    if stale:
+        click.echo(f"注意：之后已结算的阶段（{'、'.join(stale)}）已作废，请按顺序重新结算。")
+
+
+def _resolver(ctx: GameContext) -> Any:
+    def resolve(raw: str) -> str | None:
+        p = ctx.game.player(raw.strip())
+        return p.name if p else None
+
+    return resolve
+
+
+# --------------------------------------------------------------------------- day
+
+
+@cli.group("day")
+def day_group() -> None:
+    """白天：记录白天的决定（add：装傻、翻牌、最后一枪、殉职），结算投票结果（resolve）。"""
+
+
+@day_group.command("add")
+@game_command
+@click.option("--day", "number", type=int, required=True, help="第几天。")
+@_action_options
+def day_add(
+    ctx: GameContext,
+    number: int,
+    actor: str,
+    skill: str,
+    targets: tuple[str, ...],
+    choice: str | None,
+    card: str | None,
+    at: str | None,
+) -> None:
+    """记录白天的一条决定或技能（装傻、翻牌、最后一枪、殉职、投降、猜中）。
+
+    狼人真言询问帖中猜中的词语由 day resolve 自动读取，不必再记录；记录了也只计一次。
+    """
+    rs = _ruleset(ctx)
+    action = _action_from_options(ctx, rs, actor, skill, targets, choice, card, at)
+    cutoff = rs.day_skill_cutoffs.get(action.skill)
+    if cutoff is not None:
+        _check_cutoff(ctx, number, action, *cutoff)
+    action_id = add_action(ctx.store, "day", number, action, recorded_at=_now(ctx))
+    click.echo(f"已记录 #{action_id}：第{number}天 {action.describe()}")
+
+
+def _check_cutoff(
+    ctx: GameContext, number: int, action: Action, before: timedelta, rule: str
+) -> None:
+    """A day skill the rule set forbids within ``before`` of the close (``day_skill_cutoffs``;
+    nizhuan.txt:106 决斗……关门前3小时内不可发动此技能)."""
+    within = f"关门前{zh_span(before)}内"
+    if action.at is None:
+        raise click.ClickException(
+            f"{action.skill}须写明发动时间（--at），{within}不可发动（{rule}）"
+        )
+    try:
+        closes = ctx.game.day(number).closes
+    except ValueError as exc:
+        raise _fail(exc) from exc
+    if datetime.fromisoformat(action.at) > closes - before:
+        raise click.ClickException(
+            f"{action.skill}发动于{within}（关门时间 {closes:%m-%d %H:%M}），无效（{rule}）"
+        )
+
+
+def _inquiry_guesses(
+    ctx: GameContext, number: int, when: datetime, d: Any, recorded: list[Action]
+) -> list[Action]:
+    """The words guessed correctly in the day's inquiry thread (zhenyan.txt:168), as the day's
+    ``猜中`` actions — read from the crawled thread, so the director does not retype them; one
+    the director recorded by hand too counts once. The derivation ``d`` gives the day's sheriff
+    and who was out when (its posts are the sheriff's answers; an out player's are refused)."""
+    if ctx.game.day(number).inquiry is None:
+        return []
+    from pipeline.derive.inquiry import InquiryError, day_guess_actions
+
+    try:
+        return day_guess_actions(
+            ctx.game,
+            ctx.store,
+            number,
+            as_of=when,
+            recorded=recorded,
+            sheriffs={n: r.sheriff for n, r in d.days.items()},
+            outs={p: at for p, (at, _why) in d.outs.items()},
+        )
+    except InquiryError as exc:  # its message never shows a word
+        raise _fail(exc) from exc
+
+
+def _as_of(ctx: GameContext, raw: str | None) -> datetime:
+    value = _time(ctx, raw, "--as-of")
+    return value if value is not None else _now(ctx)
+
+
+@day_group.command("resolve")
+@game_command
+@click.option("--day", "number", type=int, required=True, help="第几天。")
+@click.option("--as-of", "as_of", default=None, help="按这个时间判断（ISO 8601；默认现在）。")
+@click.option("--json", "as_json", is_flag=True, help="输出 JSON。")
+def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool) -> None:
+    """把第 N 天的计票结果（警长、诽谤、出局都按引擎的状态）应用到状态上。
+
+    有询问帖的一天（狼人真言），帖中猜中的词语自动作为当天的“猜中”结算。
+    """
+    rs = _ruleset(ctx)
+    when = _as_of(ctx, as_of)
+    phase = Phase.day(number)
+    try:
+        day = ctx.game.day(number)
+    except ValueError as exc:
+        raise _fail(exc) from exc
+    if when < day.closes:
+        raise click.ClickException(
+            f"第{number}天尚未关门（关门时间 {day.closes.isoformat()}），投票结束后才能结算"
+        )
+    try:
+        state = state_before(ctx.store, ctx.game, rs, phase)
+    except EngineError as exc:
+        raise _fail(exc) from exc
+    d = derive(ctx.game, ctx.store, as_of=when)
+    res = d.day(number)
+    if res.tally is None:
+        raise click.ClickException(f"第{number}天没有投票帖（days[].vote），无法结算")
+    reds = _red_card_actions(ctx, state, day.opens, day.closes)
+    red_at = {a.actor: datetime.fromisoformat(a.at) for a in reds if a.at}
+    players = rs.vote_roster(state, opens=day.opens, red_at=red_at)
+    sheriff = rs.vote_sheriff(state)
+    if not rs.card_units:
+        # one unit per player: the director's own records count as in the tally — an out
+        # recorded by hand (bansha player out, e.g. a death at noon) and a sheriff set by hand
+        players = tuple(
+            replace(ps, out_at=min(ps.out_at, res.out_before[ps.name]))
+            if ps.name in res.out_before and ps.out_at is not None
+            else replace(ps, out_at=res.out_before[ps.name])
+            if ps.name in res.out_before
+            else ps
+            for ps in players
+        )
+        sheriff = res.sheriff
+    recorded = [r.action for r in journal_actions(ctx.store, "day", number)]
+    dctx = DayContext(
+        day=number,
+        opens=day.opens,
+        closes=day.closes,
+        players=players,
+        sheriff=sheriff,
+        accelerated=res.accelerated,
+        sheriff_election=res.tally.sheriff_election,
+        modifiers=(
+            *journal_modifiers(ctx.store, number),
+            *rs.vote_modifiers(state, number),
+            *rs.day_vote_modifiers(state, number, recorded),
+        ),
+        ruleset=rs.id,
+    )
+    first_tally = None
+    if res.first is not None:
+        # 太阳[日不落] (m209.txt:377-378): the first 正午 round, open to every living player;
+        # the extra round (the day's vote thread) opens when it ends
+        ctx1 = replace(
+            dctx,
+            closes=res.first.closes,
+            modifiers=(
+                *journal_modifiers(ctx.store, number),
+                *rs.first_round_modifiers(state, number),
+            ),
+        )
+        first_tally = tally(judge_ballots(res.first.ballots, ctx1, rs), ctx1, rs)
+        dctx = replace(dctx, opens=res.first.closes)
+    fixed = rs.fixed_ballots(state, number, opens=day.opens, tid=day.vote or 0)
+    verdicts = judge_ballots((*res.ballots, *fixed), dctx, rs)
+    day_tally = tally(verdicts, dctx, rs)
+    read = _inquiry_guesses(ctx, number, when, d, recorded)
+    actions = [*recorded, *read, *reds, *rs.vote_actions(day_tally)]
+    day_input = DayInput.from_tally(day_tally, actions=actions, first_round=first_tally)
+    try:
+        new_state, report = resolve_day(state, day_input, rs)
+    except (EngineError, StateError) as exc:
+        raise _fail(exc) from exc
+    stale = save_snapshot(
+        ctx.store,
+        phase,
+        {**day_input.to_dict(), "tally": day_tally.to_dict()},
+        new_state,
+        report,
+        resolved_at=_now(ctx),
+    )
+    if as_json:
+        _echo_json(
+            {
+                "game": ctx.game.game.id,
+                "ruleset": rs.id,
+                "day": number,
+                "tally": day_tally.to_dict(),
+                "first_round": first_tally.to_dict() if first_tally is not None else None,
+                **report.to_dict(),
+                "stale": stale,
+            }
+        )
+        return
+    result = (
+        f"当选警长：{day_tally.elected or '无'}"
+        if day_tally.sheriff_election
+        else f"最高票：{day_tally.out or '无人'}"
+    )
+    if first_tally is not None:
+        result = (
+            f"第一轮[正午]最高票：{first_tally.out or '无人'}（{first_tally.decided_by}）；"
+            f"额外一轮{result}"
+        )
+    _render(report, f"第{number}天结算（{rs.name}）：{result}（{day_tally.decided_by}）")
+    for note in day_tally.notes:
+        click.echo(f"计票备注：{note}")
+    if stale:
+        click.echo(f"注意：之后已结算的阶段（{'、'.join(stale)}）已作废，请按顺序重新结算。")
+
+
+# --------------------------------------------------------------------------- state
+
+
+@cli.command("state")
+@game_command(readonly=True)
+@click.option("--phase", default=None, help="看某个阶段之后的状态（night:2、day:3；默认最新）。")
+@click.option("--verify", is_flag=True, help="从开局重放日志，核对每个阶段存下的状态。")
+@click.option("--json", "as_json", is_flag=True, help="输出 JSON。")
+def state_cmd(ctx: GameContext, phase: str | None, verify: bool, as_json: bool) -> None:
+    """引擎状态（仅导演可见）：每人的身份牌与存活、当前身份、狼群、警长、状态、技能次数。"""
+    rs = _ruleset(ctx)
+    if verify:
+        try:
+            steps = replay(ctx.store, ctx.game, rs)
+        except (EngineError, StateError) as exc:
+            raise _fail(exc) from exc
+        if as_json:
+            _echo_json([{"phase": s.phase.label, "same": s.same} for s in steps])
+        for s in steps if not as_json else []:
+            click.echo(f"{s.phase.zh}：{'一致' if s.same else '不一致！'}")
+        if any(not s.same for s in steps):
+            raise click.ClickException("重放结果与存下的状态不一致")
+        if not as_json:
+            click.echo(f"重放 {len(steps)} 个阶段，全部一致。")
+        return
+    try:
+        if phase is not None:
+            snap = snapshot(ctx.store, Phase.parse(phase))
+            if snap is None:
+                raise click.ClickException(f"没有{Phase.parse(phase).zh}的结算记录")
+            state = snap.state
+        else:
+            latest = latest_snapshot(ctx.store)
+            state = latest.state if latest else setup_state(ctx.game, rs)
+    except (EngineError, StateError) as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        _echo_json(state.to_dict())
+        return
+    _render_state(state, rs)
+
+
+def _render_state(state: GameState, rs: Ruleset) -> None:
+    after = "开局（尚未结算任何阶段）" if state.phase.kind is PhaseKind.SETUP else state.phase.zh
+    click.echo(f"引擎状态：{after}之后（{rs.name}）")
+    click.echo(f"警长：{state.sheriff or '无'}")
+    for p in state.players:
+        cards = []
+        for i, c in enumerate(p.cards, 1):
+            if c.alive:
+                mark = "存活"
+            elif c.out_cause == "未入场":  # nizhuan: the second card waits for the 逆转轮
+                mark = "未入场"
+            else:
+                mark = f"出局：{c.out_cause}，{Phase.parse(c.out_phase or 'setup').zh}"
+            cards.append(f"{ZH_ORDINAL.get(i, i)} {c.name}（{mark}）")
+        cur = p.current
+        tags = []
+        if cur is not None:
+            tags.append(f"当前：{cur.name}")
+        else:
+            tags.append("已出局")
+        if p.wolf_group:
+            tags.append("狼群")
+        if p.red_carded:
+            tags.append("红牌罚下")
+        if state.sheriff == p.name:
+            tags.append("警长")
+        click.echo(f"  {p.name}：{'；'.join(cards)} [{'，'.join(tags)}]")
+    active = [s for s in state.statuses if s.until is None or s.until > state.phase.index]
+    if active:
+        click.echo("状态：")
+        for s in active:
+            click.echo(f"  {s.describe()}")
+    if state.charges:
+        click.echo("技能次数（限定技能与馈赠的临时技能）：")
+        owner = {c.uid: (p.name, c.name) for p in state.players for c in p.cards}
+        for ch in state.charges:
+            name, card = owner.get(ch.card, (ch.card, ""))
+            left = "可用" if ch.remaining > 0 else "已用"
+            src = "（馈赠）" if ch.source else ""
+            click.echo(f"  {name}的{card}<{ch.skill}>{src}：{left}")
+    if state.winner:
+        click.echo(f"胜负：{state.winner}胜利（{state.win_reason}）")

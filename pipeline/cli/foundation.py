@@ -1,0 +1,208 @@
+"""Foundation commands: init, crawl, posts."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import click
+
+from pipeline.cli import (
+    GameContext,
+    cli,
+    day_option,
+    game_command,
+    make_http_client,
+    resolve_day,
+)
+from pipeline.discuz.client import DiscuzClient, RetryPolicy, SessionJar
+from pipeline.discuz.crawl import Crawler, CrawlReport, CrawlTarget, ForumConfig
+from pipeline.game.gamefile import Game
+
+
+@cli.command()
+@game_command
+def init(ctx: GameContext) -> None:
+    """创建（或升级）游戏的数据库，并登记游戏文件中的帖子。"""
+    store = ctx.store
+    for day, role, tid in ctx.game.thread_roles():
+        store.register_thread(tid, day=day, role=role)
+    click.echo(f"数据库已就绪：{ctx.db_path}")
+
+
+def crawl_targets(game: Game, day: int | None, thread: int | None) -> list[CrawlTarget]:
+    targets = [
+        CrawlTarget(tid=tid, day=d, role=role)
+        for d, role, tid in game.thread_roles()
+        if (day is None or d == day) and (thread is None or tid == thread)
+    ]
+    if thread is not None and not targets:
+        targets = [CrawlTarget(tid=thread)]
+    return targets
+
+
+def forum_config(game: Game, base_url: str | None = None) -> ForumConfig:
+    forum = game.forum
+    return ForumConfig(
+        base_url=base_url or str(forum.base_url),
+        tz=game.game.tz,
+        encoding=forum.encoding,
+        source=forum.source,
+        html_ppp=forum.ppp,
+    )
+
+
+def run_crawl(
+    ctx: GameContext,
+    targets: list[CrawlTarget],
+    *,
+    full: bool = False,
+    transport: Any = None,
+    base_url: str | None = None,
+    min_interval_s: float | None = None,
+    progress: Callable[[int, int, int], None] | None = None,
+) -> CrawlReport:
+    game = ctx.game
+    cookie = os.environ.get(game.forum.cookie_env) or None
+    http = make_http_client() if transport is None else _client_with(transport)
+    with http:
+        client = DiscuzClient(
+            http,
+            base_url=base_url or str(game.forum.base_url),
+            min_interval_s=game.forum.min_interval_s if min_interval_s is None else min_interval_s,
+            # a session jar even for a guest: cookies the forum sets (saltkey, lastrequest,
+            # the anti-CC visitcode) go back with the next request, as a browser's would
+            jar=SessionJar(cookie),
+            policy=retry_policy(),
+        )
+        crawler = Crawler(client, ctx.store, forum_config(game, base_url), progress=progress)
+        return crawler.crawl(targets, full=full)
+
+
+def retry_policy() -> RetryPolicy:
+    """The retry bounds; ``BANSHA_MAX_ATTEMPTS`` lowers the attempts (e.g. for a tight cron)."""
+    raw = os.environ.get("BANSHA_MAX_ATTEMPTS")
+    if raw is None:
+        return RetryPolicy()
+    try:
+        attempts = int(raw)
+    except ValueError:
+        raise click.ClickException(f"环境变量 BANSHA_MAX_ATTEMPTS 应为正整数：{raw}") from None
+    if attempts < 1:
+        raise click.ClickException(f"环境变量 BANSHA_MAX_ATTEMPTS 应为正整数：{raw}")
+    return RetryPolicy(max_attempts=attempts)
+
+
+def _client_with(transport: Any) -> Any:
+    import httpx
+
+    return httpx.Client(transport=transport, timeout=httpx.Timeout(20.0))
+
+
+@cli.command()
+@game_command(forum=True)
+@click.option("--day", type=int, default=None, help="只抓取这一天的帖子。")
+@click.option("--thread", "thread", type=int, default=None, help="只抓取这个帖子（tid）。")
+@click.option("--full", is_flag=True, help="从第一页重新读取全部页面（检查早先楼层的编辑和删除）。")
+def crawl(ctx: GameContext, day: int | None, thread: int | None, full: bool) -> None:
+    """抓取游戏帖子存入数据库（增量：只读最后一页及之后的新页面）。
+
+    在终端上显示进度；在 cron 下成功时不输出任何内容。
+    """
+    targets = crawl_targets(ctx.game, day, thread)
+    if not targets:
+        raise click.ClickException(f"游戏文件中没有第 {day} 天的帖子")
+    tty = sys.stderr.isatty()
+
+    def progress(tid: int, page: int, total: int) -> None:
+        if tty:
+            click.echo(f"\r帖子 {tid}：第 {page}/{total} 页", err=True, nl=False)
+
+    report = run_crawl(ctx, targets, full=full, progress=progress)
+    if tty:
+        click.echo("", err=True)
+        for t in report.threads:
+            if t.error is None:
+                click.echo(
+                    f"帖子 {t.tid}：读取 {t.pages_fetched} 页，新帖 {t.new_posts}，"
+                    f"变化 {t.changed_posts}，消失 {t.vanished_posts}",
+                    err=True,
+                )
+    if not report.ok:
+        raise click.ClickException("抓取未完成：" + "；".join(report.errors))
+    if full:
+        mark_days_reread(ctx, targets)
+
+
+def mark_days_reread(ctx: GameContext, targets: list[CrawlTarget]) -> None:
+    """A full re-read after a day's close settles that day: its result may be drafted."""
+    now = datetime.now(ctx.game.game.tz)
+    crawled = {t.tid for t in targets}
+    for day in ctx.game.days:
+        if now >= day.closes and set(day.threads.values()) <= crawled:
+            ctx.store.set_meta(f"full_read:{day.day}", now.isoformat())
+        first = day.first_vote
+        if first in crawled and day.first_closes is not None and now >= day.first_closes:
+            ctx.store.set_meta(f"full_read:{day.day}:first", now.isoformat())
+
+
+@cli.command()
+@game_command(readonly=True)
+@day_option()
+@click.option("--player", default=None, help="只看这位玩家（名字或别名）。")
+def posts(ctx: GameContext, day: int | None, player: str | None) -> None:
+    """列出某天各帖子中已抓取的帖子（楼层、时间、作者、内容首行）。只读数据库。"""
+    game = ctx.game
+    day = resolve_day(ctx, day)
+    try:
+        day_info = game.day(day)
+    except (KeyError, ValueError) as exc:
+        raise click.ClickException(str(exc).strip("'\"")) from exc
+    who = None
+    if player is not None:
+        who = game.player(player)
+        if who is None:
+            raise click.ClickException(f"名单中没有玩家「{player}」")
+    tz = game.game.tz
+    any_rows = False
+    for d, role, tid in game.thread_roles():
+        if d != day_info.day:
+            continue
+        rows = ctx.store.post_rows(tid)
+        if who is not None:
+            rows = [r for r in rows if r["uid"] == who.uid]
+        click.echo(f"== {ROLE_ZH.get(role, role)} tid={tid}：{len(rows)} 帖")
+        for r in rows:
+            any_rows = True
+            click.echo(_post_line(r, tz))
+    if not any_rows:
+        click.echo("（没有帖子：先运行 bansha crawl）")
+
+
+ROLE_ZH = {
+    "discussion": "讨论帖",
+    "vote": "投票帖",
+    "progress": "进程帖",
+    "inquiry": "询问贴",
+    "first_vote": "第一轮投票帖",
+}
+STATE_ZH = {
+    "visible": "",
+    "blocked": "［已屏蔽］",
+    "deleted": "［已删除］",
+    "vanished": "［已消失］",
+    "pending": "［待审核］",
+    "author_only": "［仅作者可见］",
+}
+
+
+def _post_line(row: dict[str, Any], tz: Any) -> str:
+    when = datetime.fromisoformat(row["posted_at"]).astimezone(tz) if row["posted_at"] else None
+    stamp = when.strftime("%m-%d %H:%M:%S") if when else "--"
+    floor = f"{row['floor']}#" if row["floor"] else "?#"
+    first = (row["text"] or "").strip().splitlines()
+    text = first[0][:40] if first else ""
+    return f"{floor:>5} {stamp} {row['author']}{STATE_ZH.get(row['state'], '')}：{text}"

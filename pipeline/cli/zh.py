@@ -1,0 +1,240 @@
+"""Simplified Chinese for the text click itself prints (usage errors, help headings, "Error:").
+
+click looks every message up through ``gettext``: each click module does
+``from gettext import gettext as _`` (and ``ngettext``) and calls ``_()`` when the text is
+needed. Importing this module rebinds those two names in click's modules to lookups in the
+explicit tables below, so the process-wide locale and ``gettext`` domain are left alone.
+A msgid not in the tables falls back to click's English.
+
+Import it before any command is defined: a few texts (the ``--version`` option's help, the
+``file``/``path`` names of ``click.Path``) are looked up when the decorators run. Hence the
+first import in ``pipeline/cli.py``::
+
+    import pipeline.cli.zh  # noqa: F401  (click speaks Chinese; must precede the commands)
+"""
+
+from __future__ import annotations
+
+import gettext
+import importlib
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["MESSAGES", "PLURALS", "install", "translate", "translate_plural"]
+
+# click's msgids (click 8.x source) -> Chinese. Placeholders must stay exactly as in the
+# msgid: click calls ``.format(...)`` (or ``%``) on the result with its own field names.
+MESSAGES: Mapping[str, str] = {
+    # exceptions.py: how every failure is shown
+    "Error: {message}": "错误：{message}",
+    "Try '{command} {option}' for help.": "运行 '{command} {option}' 查看帮助。",
+    "Invalid value: {message}": "值无效：{message}",
+    "Invalid value for {param_hint}: {message}": "{param_hint} 的值无效：{message}",
+    "Missing argument": "缺少参数",
+    "Missing option": "缺少选项",
+    "Missing parameter": "缺少参数",
+    "Missing {param_type}": "缺少{param_type}",
+    "Missing parameter: {param_name}": "缺少参数：{param_name}",
+    "No such option {name!r}.": "没有选项 {name!r}。",
+    "No such command {name!r}.": "没有命令 {name!r}。",
+    "Could not open file {filename!r}: {message}": "无法打开文件 {filename!r}：{message}",
+    "unknown error": "未知错误",
+    # core.py
+    "Aborted!": "已中止！",
+    "Missing command.": "缺少命令。",
+    "Options": "选项",
+    "Commands": "命令",
+    "Positional arguments": "参数",
+    "deprecated": "已弃用",
+    "DeprecationWarning: The command {name!r} is deprecated.{extra_message}": (
+        "弃用警告：命令 {name!r} 已弃用。{extra_message}"
+    ),
+    "DeprecationWarning: The {param_type} {name!r} is deprecated.{extra_message}": (
+        "弃用警告：{param_type} {name!r} 已弃用。{extra_message}"
+    ),
+    "Value must be an iterable.": "值必须是一组值。",
+    "env var: {var}": "环境变量：{var}",
+    "default: {default}": "默认：{default}",
+    "required": "必填",
+    "(dynamic)": "（动态）",
+    # decorators.py
+    "Show this message and exit.": "显示本帮助并退出。",
+    "Show the version and exit.": "显示版本并退出。",
+    "%(prog)s, version %(version)s": "%(prog)s，版本 %(version)s",
+    "Do you want to continue?": "确定继续吗？",
+    "Confirm the action without prompting.": "不再询问，直接确认。",
+    # formatting.py (help headings get an ASCII ":" from click, so "Usage:" keeps one too)
+    "Usage:": "用法:",
+    # parser.py
+    "Option {name!r} does not take a value.": "选项 {name!r} 不接受值。",
+    "Argument {name!r} takes {nargs} values.": "参数 {name!r} 需要 {nargs} 个值。",
+    "Invalid start character for option ({option})": "选项的开头字符无效（{option}）",
+    # types.py
+    "{value!r} is not a valid {number_type}.": "{value!r} 不是有效的{number_type}。",
+    "{value} is not in the range {range}.": "{value} 不在范围 {range} 内。",
+    "{value!r} is not a valid boolean. Recognized values: {states}": (
+        "{value!r} 不是有效的布尔值。可用的值：{states}"
+    ),
+    "{value!r} is not a valid UUID.": "{value!r} 不是有效的 UUID。",
+    "Choose from:\n\t{choices}": "可选：\n\t{choices}",
+    "{name} {filename!r} does not exist.": "{name} {filename!r} 不存在。",
+    "{name} {filename!r} is a file.": "{name} {filename!r} 是文件。",
+    "{name} {filename!r} is a directory.": "{name} {filename!r} 是目录。",
+    "{name} {filename!r} is not readable.": "{name} {filename!r} 不可读。",
+    "{name} {filename!r} is not writable.": "{name} {filename!r} 不可写。",
+    "{name} {filename!r} is not executable.": "{name} {filename!r} 不可执行。",
+    # termui.py, _termui_impl.py, shell_completion.py, _winconsole.py
+    "Repeat for confirmation": "再输入一次以确认",
+    "Error: The two entered values do not match.": "错误：两次输入的值不一致。",
+    "Error: invalid input": "错误：输入无效",
+    "Press any key to continue...": "按任意键继续……",
+    "d": "天",
+    "{editor}: Editing failed": "{editor}：编辑失败",
+    "{editor}: Editing failed: {e}": "{editor}：编辑失败：{e}",
+    "Shell completion is not supported for Bash versions older than 4.4.": (
+        "Bash 4.4 以下的版本不支持命令补全。"
+    ),
+    "Couldn't detect Bash version, shell completion is not supported.": (
+        "无法识别 Bash 版本，不支持命令补全。"
+    ),
+    "Windows error: {error}": "Windows 错误：{error}",
+}
+
+# (singular msgid, plural msgid) -> (Chinese for n == 1, Chinese otherwise). Chinese has one
+# plural form, but click's two msgids may carry different placeholders, so both are kept.
+PLURALS: Mapping[tuple[str, str], tuple[str, str]] = {
+    ("Got unexpected extra argument ({args})", "Got unexpected extra arguments ({args})"): (
+        "多余的参数（{args}）",
+        "多余的参数（{args}）",
+    ),
+    ("Did you mean {possibility}?", "(Did you mean one of: {possibilities}?)"): (
+        "是不是要用 {possibility}？",
+        "（是不是要用其中之一：{possibilities}？）",
+    ),
+    ("Option {name!r} requires an argument.", "Option {name!r} requires {nargs} arguments."): (
+        "选项 {name!r} 需要一个值。",
+        "选项 {name!r} 需要 {nargs} 个值。",
+    ),
+    ("Takes {nargs} values but 1 was given.", "Takes {nargs} values but {len} were given."): (
+        "需要 {nargs} 个值，但只给了 1 个。",
+        "需要 {nargs} 个值，但给了 {len} 个。",
+    ),
+    ("{value!r} is not {choice}.", "{value!r} is not one of {choices}."): (
+        "{value!r} 不是 {choice}。",
+        "{value!r} 不是 {choices} 之一。",
+    ),
+    (
+        "{value!r} does not match the format {format}.",
+        "{value!r} does not match the formats {formats}.",
+    ): (
+        "{value!r} 不符合格式 {format}。",
+        "{value!r} 不符合以下任一格式：{formats}。",
+    ),
+    (
+        "{len_type} values are required, but {len_value} was given.",
+        "{len_type} values are required, but {len_value} were given.",
+    ): (
+        "需要 {len_type} 个值，但给了 {len_value} 个。",
+        "需要 {len_type} 个值，但给了 {len_value} 个。",
+    ),
+}
+
+# English words click drops into some templates as plain field values (a number type's
+# ``name``, a parameter's ``param_type_name``, a ``click.Path``'s kind): msgid -> field ->
+# English -> Chinese, applied when click formats that template. ``click.Path``'s kind is
+# translated here rather than through its ``_("file")`` msgid, which would also turn the
+# ``FILE`` metavar in the help into double-width text that click misaligns.
+_NUMBER_TYPES = {"integer": "整数", "integer range": "整数", "float": "数字", "float range": "数字"}
+_PARAM_TYPES = {"option": "选项", "argument": "参数", "parameter": "参数"}
+_PATH_KINDS = {"File": "文件", "Directory": "目录", "Path": "路径"}  # click title-cases them
+FIELD_VALUES: Mapping[str, Mapping[str, Mapping[str, str]]] = {
+    "{value!r} is not a valid {number_type}.": {"number_type": _NUMBER_TYPES},
+    "Missing {param_type}": {"param_type": _PARAM_TYPES},
+    "DeprecationWarning: The {param_type} {name!r} is deprecated.{extra_message}": {
+        "param_type": _PARAM_TYPES
+    },
+    **{
+        f"{{name}} {{filename!r}} {tail}": {"name": _PATH_KINDS}
+        for tail in (
+            "does not exist.",
+            "is a file.",
+            "is a directory.",
+            "is not readable.",
+            "is not writable.",
+            "is not executable.",
+        )
+    },
+}
+
+# click's modules that bind ``_``/``ngettext`` from gettext (only Windows has _winconsole).
+_CLICK_MODULES = (
+    "click.core",
+    "click.decorators",
+    "click.exceptions",
+    "click.formatting",
+    "click.parser",
+    "click.types",
+    "click.termui",
+    "click._termui_impl",
+    "click.utils",
+    "click.shell_completion",
+    "click._winconsole",
+)
+
+
+class _Template(str):
+    """A translated text whose ``format`` also translates the English field values it gets."""
+
+    __slots__ = ("fields",)
+
+    def __new__(cls, text: str, fields: Mapping[str, Mapping[str, str]]) -> _Template:
+        self = super().__new__(cls, text)
+        self.fields = fields
+        return self
+
+    def format(self, *args: Any, **kwargs: Any) -> str:
+        for field, words in self.fields.items():
+            value = kwargs.get(field)
+            if isinstance(value, str) and value in words:
+                kwargs[field] = words[value]
+        return str(self).format(*args, **kwargs)
+
+
+def translate(message: str) -> str:
+    """Chinese for click's ``_(message)``; click's own English for an unknown msgid."""
+    zh = MESSAGES.get(message)
+    if zh is None:
+        return gettext.gettext(message)
+    fields = FIELD_VALUES.get(message)
+    return zh if fields is None else _Template(zh, fields)
+
+
+def translate_plural(singular: str, plural: str, n: int) -> str:
+    """Chinese for click's ``ngettext(singular, plural, n)``; English for unknown msgids."""
+    forms = PLURALS.get((singular, plural))
+    if forms is None:
+        return gettext.ngettext(singular, plural, n)
+    return forms[0] if n == 1 else forms[1]
+
+
+def install() -> None:
+    """Point click's ``_``/``ngettext`` at the tables above. Idempotent.
+
+    Only a name still bound to the stdlib ``gettext``/``ngettext`` is replaced, so a click
+    that stops using gettext (or a module that defines its own ``_``) is left as it is.
+    """
+    for name in _CLICK_MODULES:
+        if name == "click._winconsole" and sys.platform != "win32":
+            continue
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if getattr(module, "_", None) is gettext.gettext:
+            module._ = translate  # type: ignore[attr-defined]
+        if getattr(module, "ngettext", None) is gettext.ngettext:
+            module.ngettext = translate_plural  # type: ignore[attr-defined]
+
+
+install()

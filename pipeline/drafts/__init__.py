@@ -1,0 +1,1608 @@
+"""Drafts: the posts bansha writes for the director, in Discuz BBCode, and their approval.
+
+A draft is made from a template in ``config/templates/<kind>.j2`` (Jinja2; a director may edit
+them, or keep a folder of their own named by ``[drafts] templates`` in the game file). Every value
+a template prints passes through :func:`bbcode_escape` (the environment's ``finalize``), so a
+player named ``[color=red]x`` or ``[/quote]`` is shown exactly as written and can neither open a
+tag nor close one of the template's. Markup belongs in the template's own text.
+
+What is due at a moment (:func:`due_drafts`) is a pure function of the game, the derivation and
+the loaded templates. :func:`save_drafts` stores only what changed: an unchanged draft is not
+drafted again, a newer draft of the same key supersedes the older one still waiting, and a posted
+draft is never changed. :func:`approve`, :func:`reject` and :func:`edit` move a draft along
+``pending -> approved -> posted`` (or ``rejected``); every change writes a ``draft_events`` row.
+Nothing here posts: the poster sends approved drafts only.
+
+A body longer than Discuz's ``maxpostsize`` (10000 bytes by default, counted in the forum's
+charset: DISCUZ.md §4.4, ``checkpost``) is split at line boundaries outside any tag pair into
+parts keyed ``key#1``, ``key#2`` …, each beginning with ``〔1/2〕``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, tzinfo
+from decimal import Decimal, localcontext
+from enum import StrEnum
+from fractions import Fraction
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from engine.cards import Card, CardEvent, Ledger, card_ledger
+from engine.rulesets import get_ruleset
+from engine.state import Phase
+from engine.votes import Evidence, Tally, VerdictStatus, VoteVerdict
+from pipeline import ROOT
+from pipeline.derive import DayResult, Derivation, card_events
+from pipeline.game.gamefile import Day, Game, templates_folder
+from pipeline.store import Store
+
+if TYPE_CHECKING:
+    from pipeline.derive.inquiry import InquiryDay
+
+__all__ = [
+    "DEFAULT_TEMPLATES_DIR",
+    "KIND_ZH",
+    "MAX_POST_BYTES",
+    "STATE_ZH",
+    "BBCode",
+    "Draft",
+    "DraftAction",
+    "DraftError",
+    "DraftKind",
+    "DraftSpec",
+    "DraftState",
+    "Templates",
+    "approve",
+    "bbcode_escape",
+    "body_bytes",
+    "cards_context",
+    "day_open_context",
+    "draft_events",
+    "draft_key",
+    "due_drafts",
+    "edit",
+    "elevator_context",
+    "elevator_pids",
+    "ensure_editable",
+    "findpost_url",
+    "first_result_context",
+    "get_draft",
+    "inquiry_answer_drafts",
+    "inquiry_answers_context",
+    "list_drafts",
+    "load_templates",
+    "make_drafts",
+    "mark_posted",
+    "reject",
+    "reminder_context",
+    "result_context",
+    "retire_stale",
+    "running_tally_context",
+    "save_drafts",
+    "split_body",
+    "templates_dir_for",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TEMPLATES_DIR = ROOT / "config" / "templates"
+TEMPLATE_SUFFIX = ".j2"
+#: Discuz's default ``maxpostsize`` (bytes; ``strlen`` in ``checkpost``, DISCUZ.md §4.4).
+MAX_POST_BYTES = 10000
+
+
+class DraftError(ValueError):
+    """An illegal transition, a broken template, an over-long body (message in Chinese)."""
+
+
+class DraftKind(StrEnum):
+    RUNNING_TALLY = "running_tally"
+    RESULT = "result"
+    FIRST_RESULT = "first_result"  # m209 太阳[日不落]: the first 正午 round's top
+    DAY_OPEN = "day_open"
+    ELEVATOR = "elevator"
+    CARDS = "cards"
+    REMINDER = "reminder"
+    INQUIRY_ANSWERS = "inquiry_answers"
+    DEAL_COMMIT = "deal_commit"  # bansha deal: the commitment for the rules thread
+    DEAL_REVEAL = "deal_reveal"  # bansha deal --reveal: the deal, its salt and seed
+
+
+#: kinds whose text bansha writes itself: the deal's commitment and reveal must be exactly the
+#: canonical text a player hashes (docs/报名与发牌.md), so no template may reshape them
+UNTEMPLATED = frozenset({DraftKind.DEAL_COMMIT, DraftKind.DEAL_REVEAL})
+
+
+class DraftState(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    POSTED = "posted"
+    REJECTED = "rejected"
+    SUPERSEDED = "superseded"
+
+
+class DraftAction(StrEnum):
+    REPLY = "reply"
+    EDIT = "edit"  # replace the text of ``edit_pid`` (the 电梯 on floor 2)
+
+
+KIND_ZH: dict[str, str] = {
+    DraftKind.RUNNING_TALLY: "计票",
+    DraftKind.RESULT: "投票结果",
+    DraftKind.FIRST_RESULT: "第一轮结果",
+    DraftKind.DAY_OPEN: "开门公示",
+    DraftKind.ELEVATOR: "电梯",
+    DraftKind.CARDS: "判罚",
+    DraftKind.REMINDER: "投票提醒",
+    DraftKind.INQUIRY_ANSWERS: "询问回答",
+    DraftKind.DEAL_COMMIT: "发牌承诺",
+    DraftKind.DEAL_REVEAL: "发牌公开",
+}
+STATE_ZH: dict[str, str] = {
+    DraftState.PENDING: "待批准",
+    DraftState.APPROVED: "已批准",
+    DraftState.POSTED: "已发出",
+    DraftState.REJECTED: "已驳回",
+    DraftState.SUPERSEDED: "已取代",
+}
+LIVE_STATES = (DraftState.PENDING, DraftState.APPROVED)
+
+
+@dataclass(frozen=True, slots=True)
+class DraftSpec:
+    """One post bansha proposes. ``key`` names what it is about (one live draft per key)."""
+
+    kind: DraftKind
+    day: int | None
+    key: str
+    tid: int | None  # the thread it goes to (None: not configured yet; paste by hand)
+    action: DraftAction
+    edit_pid: int | None
+    title: str  # a label for the director (not sent as the post's subject)
+    body: str  # Discuz BBCode, as it will be posted
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """A stored draft (a row of ``drafts``)."""
+
+    id: int
+    kind: str
+    day: int | None
+    key: str
+    tid: int | None
+    action: str
+    edit_pid: int | None
+    title: str
+    body: str
+    body_hash: str
+    generated_body: str
+    state: DraftState
+    previous_id: int | None
+    created_at: str
+    updated_at: str
+    approved_at: str | None
+    posted_at: str | None
+    posted_pid: int | None
+    reject_why: str | None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Draft:
+        return cls(
+            id=row["id"],
+            kind=row["kind"],
+            day=row["day"],
+            key=row["key"],
+            tid=row["tid"],
+            action=row["action"],
+            edit_pid=row["edit_pid"],
+            title=row["title"] or "",
+            body=row["body"],
+            body_hash=row["body_hash"],
+            generated_body=row["generated_body"],
+            state=DraftState(row["state"]),
+            previous_id=row["previous_id"],
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+            approved_at=row["approved_at"],
+            posted_at=row["posted_at"],
+            posted_pid=row["posted_pid"],
+            reject_why=row["reject_why"],
+        )
+
+    @property
+    def edited(self) -> bool:
+        return self.body != self.generated_body
+
+    @property
+    def kind_zh(self) -> str:
+        return KIND_ZH.get(self.kind, self.kind)
+
+    @property
+    def state_zh(self) -> str:
+        return STATE_ZH[self.state]
+
+
+# --------------------------------------------------------------------------- BBCode escaping
+
+#: An empty tag pair: Discuz renders it as ``<strong></strong>`` (desktop and mobile API v4 keep
+#: ``[b]``), i.e. nothing, but it sits between ``[`` and the tag name, so no tag can form.
+_BREAK = "[b][/b]"
+# ``[`` starts every tag; ``&#`` would let Discuz turn ``&#9733;`` back into a character
+# (dhtmlspecialchars); ``:`` / ``;`` before a letter or ``)(@$'`` start a smiley code (``:)``,
+# ``:lol``, ``;P``), and ``://`` a bare link Discuz may turn into ``[url]``; ``{:`` starts the
+# other smiley sets' codes (``{:2_25:}``); ``@name`` would notify (and link) that user.
+_ESCAPE_RE = re.compile(r"\[|&(?=#)|[:;](?=[A-Za-z)(@$'/])|\{(?=:)|@(?=\S)")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+
+
+class BBCode(str):
+    """Text that is already BBCode (escaped, or the director's own markup): printed as is."""
+
+    __slots__ = ()
+
+
+def bbcode_escape(value: object) -> BBCode:
+    """``value`` as text Discuz shows exactly as written, whatever it contains.
+
+    Line breaks and control characters become one space (a name never breaks the layout).
+    Already-escaped :class:`BBCode` is returned unchanged.
+    """
+    if isinstance(value, BBCode):
+        return value
+    text = _CONTROL_RE.sub(" ", "" if value is None else str(value))
+    return BBCode(_ESCAPE_RE.sub(lambda m: m.group(0) + _BREAK, text))
+
+
+def _escape_lines(text: str) -> BBCode:
+    """Several lines of a player's text (遗言), each escaped, the line breaks kept."""
+    return BBCode("\n".join(bbcode_escape(line) for line in text.splitlines()))
+
+
+def _finalize(value: object) -> object:
+    if value is None:
+        return ""
+    if isinstance(value, BBCode):
+        return value
+    return bbcode_escape(value)
+
+
+# --------------------------------------------------------------------------- templates
+
+
+class Templates:
+    """The loaded templates (one per draft kind). Rendering is pure.
+
+    A director's template is code bansha runs: it renders in Jinja's immutable sandbox, so it
+    can read the values it is given but reach no Python internals (``''.__class__``, ``__mro__``,
+    ``__globals__`` …) and change nothing; such a template is refused with a Chinese error."""
+
+    def __init__(self, texts: Mapping[str, str], origin: Mapping[str, Path]) -> None:
+        self.origin = dict(origin)
+        self.env = ImmutableSandboxedEnvironment(
+            loader=jinja2.DictLoader(dict(texts)),
+            autoescape=False,  # HTML escaping is wrong for BBCode: finalize escapes instead
+            finalize=_finalize,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=False,
+        )
+        self.env.filters["bbcode_escape"] = bbcode_escape
+        missing = [
+            k.value
+            for k in DraftKind
+            if k not in UNTEMPLATED and k.value + TEMPLATE_SUFFIX not in texts
+        ]
+        if missing:
+            raise DraftError(
+                "缺少草稿模板："
+                + "、".join(f"{m}{TEMPLATE_SUFFIX}" for m in missing)
+                + f"（应在 {DEFAULT_TEMPLATES_DIR} 中）"
+            )
+
+    def render(self, kind: DraftKind, context: Mapping[str, Any]) -> str:
+        name = kind.value + TEMPLATE_SUFFIX
+        where = self.origin.get(name, Path(name))
+        try:
+            text = self.env.get_template(name).render(**context)
+        except jinja2.TemplateSyntaxError as exc:
+            raise DraftError(f"草稿模板 {where} 第 {exc.lineno} 行语法错误：{exc.message}") from exc
+        except jinja2.exceptions.SecurityError as exc:
+            raise DraftError(
+                f"草稿模板 {where} 试图使用模板中不允许的内部属性或方法"
+                f"{_unsafe_what(str(exc))}，已拒绝生成（模板只能读取说明中列出的变量）"
+            ) from exc
+        except jinja2.UndefinedError as exc:
+            raise DraftError(f"草稿模板 {where} 用了没有的变量：{exc.message}") from exc
+        except jinja2.TemplateError as exc:
+            raise DraftError(f"草稿模板 {where} 无法生成：{exc}") from exc
+        except Exception as exc:  # a director's template is code: 1/0, range(10**9) …
+            raise DraftError(
+                f"草稿模板 {where} 生成时出错（{type(exc).__name__}：{exc}），请检查模板"
+            ) from exc
+        return _tidy(text)
+
+
+_UNSAFE_RE = re.compile(r"attribute '([^']*)' of '([^']*)' object")
+
+
+def _unsafe_what(message: str) -> str:
+    """Jinja's SecurityError in Chinese: which attribute of which kind of value."""
+    m = _UNSAFE_RE.search(message)
+    return f"（{m.group(2)} 的 {m.group(1)}）" if m else ""
+
+
+def load_templates(templates_dir: Path | str | None = None) -> Templates:
+    """Read the templates (the only I/O here): ``config/templates``, then the director's folder.
+
+    A kind with a file in ``templates_dir`` uses it; the others keep the default.
+    """
+    texts: dict[str, str] = {}
+    origin: dict[str, Path] = {}
+    folders = [DEFAULT_TEMPLATES_DIR]
+    if templates_dir is not None:
+        folder = Path(templates_dir)
+        if not folder.is_dir():
+            raise DraftError(f"草稿模板目录不存在：{folder}")
+        folders.append(folder)
+    for folder in folders:
+        inside = folder.resolve()
+        for kind in DraftKind:
+            path = folder / (kind.value + TEMPLATE_SUFFIX)
+            if not path.is_file():
+                continue
+            if inside not in path.resolve().parents:
+                raise DraftError(
+                    f"草稿模板 {path} 是指向模板目录之外的符号链接，不予读取；"
+                    "请把模板文件本身放进模板目录"
+                )
+            try:
+                texts[path.name] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise DraftError(f"无法读取草稿模板 {path}：{exc}") from exc
+            origin[path.name] = path
+    return Templates(texts, origin)
+
+
+def templates_dir_for(game: Game, game_path: Path) -> Path | None:
+    """The director's template folder of ``[drafts] templates``, relative to the game file and
+    inside its folder (no ``..``, no absolute path elsewhere, no symbolic link out of it: the
+    game file check says so first, this holds for a game built in memory too)."""
+    folder = game.drafts.templates
+    if folder is None:
+        return None
+    try:
+        return templates_folder(folder, Path(game_path).resolve().parent)
+    except ValueError as exc:
+        raise DraftError(f"游戏文件 {game_path}：drafts.templates：{exc}") from exc
+
+
+def _tidy(text: str) -> str:
+    """Trailing spaces off every line, runs of blank lines to one, no blank first/last line."""
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    out: list[str] = []
+    for line in lines:
+        if not line and (not out or not out[-1]):
+            continue
+        out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- length
+
+
+def body_bytes(text: str, charset: str) -> int:
+    """The size Discuz's ``strlen`` sees: bytes in the forum's charset.
+
+    ``auto`` (charset not known yet) takes the larger of UTF-8 and GBK. A character GBK cannot
+    hold counts as the numeric entity it would have to be sent as.
+    """
+    if charset == "gbk":
+        return len(text.encode("gbk", errors="xmlcharrefreplace"))
+    if charset in ("utf-8", "utf8"):
+        return len(text.encode("utf-8"))
+    return max(body_bytes(text, "utf-8"), body_bytes(text, "gbk"))
+
+
+_TAG_RE = re.compile(r"\[(/?)([A-Za-z]+)(=[^\]\r\n]*)?\]")
+#: Tags that come in pairs (Discuz's simple and regex tags, DISCUZ.md §3.1, plus the blocks).
+_PAIRED = frozenset(
+    [
+        "b",
+        "i",
+        "u",
+        "s",
+        "p",
+        "color",
+        "backcolor",
+        "size",
+        "font",
+        "align",
+        "float",
+        "indent",
+        "list",
+        "url",
+        "email",
+        "quote",
+        "code",
+        "free",
+        "hide",
+        "img",
+        "table",
+        "tr",
+        "td",
+        "media",
+        "audio",
+        "flash",
+        "qq",
+    ]
+)
+_PART_MARK = "〔{i}/{n}〕"
+
+
+def _advance(stack: tuple[tuple[str, str], ...], line: str) -> tuple[tuple[str, str], ...]:
+    """The tags still open after ``line`` (name, opening text), innermost last."""
+    st = list(stack)
+    for m in _TAG_RE.finditer(line):
+        name = m.group(2).lower()
+        if name not in _PAIRED:
+            continue
+        if m.group(1):
+            for i in range(len(st) - 1, -1, -1):
+                if st[i][0] == name:
+                    del st[i:]
+                    break
+        else:
+            st.append((name, m.group(0)))
+    return tuple(st)
+
+
+def split_body(body: str, *, charset: str, limit: int = MAX_POST_BYTES) -> list[str]:
+    """``body`` as one part, or as parts of at most ``limit`` bytes each, marked 〔i/n〕.
+
+    Parts end at line boundaries where no tag pair is open. Only when a single tag pair is itself
+    longer than a part may it be cut, and then the part closes the open tags and the next one
+    reopens them, so every part is well formed on its own.
+    """
+    if body_bytes(body, charset) <= limit:
+        return [body]
+    lines = body.split("\n")
+    stacks: list[tuple[tuple[str, str], ...]] = []
+    st: tuple[tuple[str, str], ...] = ()
+    for line in lines:
+        st = _advance(st, line)
+        stacks.append(st)
+    upto = [0]  # upto[k]: bytes of lines[:k]
+    for line in lines:
+        upto.append(upto[-1] + body_bytes(line, charset))
+    newline = body_bytes("\n", charset)
+    reserve = body_bytes(_PART_MARK.format(i=999, n=999) + "\n", charset)
+    budget = limit - reserve
+
+    def cost(start: int, end: int, opening: tuple[tuple[str, str], ...]) -> int:
+        closing = stacks[end - 1]
+        return (
+            upto[end]
+            - upto[start]
+            + newline * (end - start - 1)
+            + sum(body_bytes(t, charset) for _, t in opening)
+            + sum(body_bytes(f"[/{n}]", charset) for n, _ in closing)
+        )
+
+    chunks: list[str] = []
+    start = 0
+    opening: tuple[tuple[str, str], ...] = ()
+    while start < len(lines):
+        best_any: int | None = None
+        best_safe: int | None = None
+        for end in range(start + 1, len(lines) + 1):
+            if cost(start, end, opening) > budget:
+                break
+            best_any = end
+            if not stacks[end - 1]:
+                best_safe = end
+        if best_any is None:
+            head = lines[start][:20]
+            raise DraftError(
+                f"草稿中有一行（“{head}…”）本身超过论坛长度上限 {limit} 字节，无法分段；请删减"
+            )
+        end = best_any if best_any == len(lines) or best_safe is None else best_safe
+        closing = stacks[end - 1]
+        text = "".join(t for _, t in opening) + "\n".join(lines[start:end])
+        text += "".join(f"[/{n}]" for n, _ in reversed(closing))
+        chunks.append(text)
+        opening = closing
+        start = end
+    # blank lines at a cut are noise
+    chunks = [c.strip("\n") for c in chunks]
+    n = len(chunks)
+    return [_PART_MARK.format(i=i, n=n) + "\n" + c for i, c in enumerate(chunks, 1)]
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def _votes(value: Fraction) -> str:
+    """Exact votes as a director writes them: 5, 5.5, 1/3."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    d = value.denominator
+    while d % 2 == 0:
+        d //= 2
+    while d % 5 == 0:
+        d //= 5
+    if d == 1:  # a terminating decimal: exact
+        with localcontext() as ctx:
+            ctx.prec = 60
+            exact = Decimal(value.numerator) / Decimal(value.denominator)
+        return format(exact.normalize(), "f")
+    return f"{value.numerator}/{value.denominator}"
+
+
+def _when(dt: datetime, tz: tzinfo) -> str:
+    local = dt.astimezone(tz)
+    return f"{local.month}月{local.day}日 {local:%H:%M}"
+
+
+def _announce_tid(game: Game, day: Day) -> int | None:
+    """The thread announcements go to: the rule set's ``announce_in`` (m209.txt:155 and
+    zhenyan.txt:31 say the discussion thread), else the other of discussion/vote."""
+    first = get_ruleset(game.game.ruleset).announce_in
+    other = "vote" if first == "discussion" else "discussion"
+    tid: int | None = getattr(day, first) or getattr(day, other)
+    return tid
+
+
+def findpost_url(tid: int, pid: int) -> str:
+    """A link to the post that finds it whatever floor it shows now (DESIGN.md: floors
+    renumber after a delete; key everything by pid). Relative: Discuz prefixes the site URL."""
+    return f"forum.php?mod=redirect&goto=findpost&ptid={tid}&pid={pid}"
+
+
+def _post_url(ev: Evidence) -> str:
+    """The findpost link of a post in a thread; "" for a journal record (a 代投 by command)."""
+    return findpost_url(ev.tid, ev.pid) if ev.pid > 0 and ev.tid > 0 else ""
+
+
+def _post_link(ev: Evidence, text: str) -> BBCode | None:
+    """``[url=…findpost…]text[/url]`` for a post in a thread; None for a journal record."""
+    url = _post_url(ev)
+    return BBCode(f"[url={url}]{bbcode_escape(text)}[/url]") if url else None
+
+
+def _post_label(v: VoteVerdict) -> BBCode:
+    """Where a vote was cast, pid-stable: a link to the post, never the floor it showed (a
+    moderator's delete renumbers floors, and a public draft must not change with them)."""
+    return _post_link(v.ballot.evidence, "原帖") or BBCode("导演代投")
+
+
+def _counts_context(t: Tally) -> dict[str, Any]:
+    ordered = sorted(t.counts, key=lambda c: (-t.counts[c], c))
+    leader = t.top[0] if len(t.top) == 1 else None
+    return {
+        "public_counts": t.public_counts,
+        "public_voters": t.public_voters,
+        "counts": [
+            {"name": c, "votes": _votes(t.counts[c]), "voters": list(t.voters.get(c, []))}
+            for c in ordered
+            if t.counts[c] > 0
+        ],
+        "abstained": list(t.abstained),
+        "abstain_votes": _votes(
+            sum((t.weights.get(v, Fraction(1)) for v in t.abstained), Fraction(0))
+        ),
+        "total": _votes(t.total),
+        "weights": [
+            {"voter": v, "weight": _votes(t.weights[v]), "why": t.weight_reasons[v]}
+            for v in sorted(t.weight_reasons)
+            if v in t.weights
+        ],
+        "leader": leader,
+        "top": list(t.top),
+    }
+
+
+def _not_counted(
+    res: DayResult, tz: tzinfo, verdicts: Sequence[VoteVerdict] | None = None
+) -> list[dict[str, Any]]:
+    rows = []
+    for v in res.verdicts if verdicts is None else verdicts:
+        if v.status not in (VerdictStatus.INVALID, VerdictStatus.IGNORED):
+            continue
+        if v.voter_unit is None:
+            continue  # a non-player's post: not a vote at all
+        b = v.ballot
+        label = _post_label(v)
+        rows.append(
+            {
+                "post": label,
+                "floor": label,  # the name older templates use: the same pid-stable label
+                "url": _post_url(b.evidence),
+                "at": _when(b.evidence.at, tz),
+                "voter": v.voter_unit,
+                "target": b.target or b.target_raw,
+                "reason": v.reason,  # public (the verdict's director-only note never goes here)
+                "status": "无效" if v.status is VerdictStatus.INVALID else "不计",
+            }
+        )
+    return rows
+
+
+def _base_context(game: Game, day: int | None) -> dict[str, Any]:
+    return {
+        "game_title": game.game.title,
+        "ruleset": game.game.ruleset,
+        "day": day,
+        "signature": BBCode(game.drafts.director_signature),
+    }
+
+
+def _living(game: Game, res: DayResult, at: datetime) -> list[str]:
+    return [
+        p.name
+        for p in game.players
+        if not (p.name in res.out_before and res.out_before[p.name] <= at)
+    ]
+
+
+# --------------------------------------------------------------------------- the contexts
+
+
+def running_tally_context(
+    game: Game, res: DayResult, *, as_of: datetime | None = None
+) -> dict[str, Any] | None:
+    """None when there is nothing to count yet, or when the set publishes the count only at the
+    end of the day (zhenyan.txt:37 投票为匿名投票…在白天结束时，统计投票结果并公布).
+
+    On a 太阳[日不落] day (m209.txt:377-378) the first 正午 round is counted until it ends
+    (``as_of`` before ``first_closes``), the extra round afterwards; ``round`` names it."""
+    verdicts, t, closes, label = res.verdicts, res.tally, res.day.closes, ""
+    if res.first is not None:
+        label = "额外一轮[正午]"
+        if as_of is not None and as_of < res.first.closes:
+            verdicts, t, closes = res.first.verdicts, res.first.tally, res.first.closes
+            label = "第一轮[正午]"
+    if t is None or not verdicts or not t.public_voters:
+        return None
+    tz = game.game.tz
+    last = max(verdicts, key=lambda v: (v.ballot.evidence.at, v.ballot.evidence.pid))
+    ev = last.ballot.evidence
+    # by time and a link, never the floor: floors renumber after a delete
+    link = _post_link(ev, "最新一票")
+    last_vote = BBCode(_when(ev.at, tz) + (f"（{link}）" if link is not None else ""))
+    not_counted = _not_counted(res, tz, verdicts)
+    return {
+        **_base_context(game, res.day.day),
+        **_counts_context(t),
+        "election": t.sheriff_election,
+        "round": BBCode(label),  # our own words
+        "last_vote": last_vote,
+        "closes": _when(closes, tz),
+        "invalid": not_counted,
+        "invalid_count": len(not_counted),
+    }
+
+
+#: The note engine.rulesets.base.apply_block leaves on a stopped vote-out.
+_BLOCKED_NOTE = "本应出局："
+
+
+def _blocked_top(t: Tally) -> str | None:
+    """The top a status stopped from going out (霸道/不死: 平安日, m209.txt:166), else None."""
+    if t.out is not None or t.sheriff_election:
+        return None
+    try:
+        block_rule = get_ruleset(t.ruleset).ref("block_out")
+    except (KeyError, ValueError):
+        return None
+    if t.rule != block_rule:
+        return None
+    return next((n[len(_BLOCKED_NOTE) :] for n in t.notes if n.startswith(_BLOCKED_NOTE)), None)
+
+
+def _day_top(t: Tally) -> str | None:
+    """Who had the most votes as the rule set decides it (m209.txt:169: a skill's top, else the
+    unique maximum, else the sheriff's pick) — also when a status stopped the vote-out."""
+    if t.out is not None:
+        return t.out
+    return _blocked_top(t) or (t.top[0] if len(t.top) == 1 else None)
+
+
+def _public_decided_by(t: Tally) -> str:
+    """Why the day went as it did, in public words: a stopped vote-out says 平安日 and not which
+    status (or whose skill) stopped it — that is the engine's 公示 to make, if any."""
+    blocked = _blocked_top(t)
+    return f"最高票{blocked}不出局，平安日" if blocked is not None else t.decided_by
+
+
+def _mentioned(name: str | None, lines: Sequence[str]) -> bool:
+    """A 公示 line already says who had the most votes (e.g. "今日最高票：壬，…")."""
+    return name is not None and any(name in line and "最高票" in line for line in lines)
+
+
+def result_context(
+    game: Game, res: DayResult, announcements: Sequence[str] = ()
+) -> dict[str, Any] | None:
+    """The vote result; ``announcements``: the engine's 公示 of the day once the director
+    resolved it (白痴翻牌, 迷魂烤全羊, 警长移交 …, as the rule set words them).
+
+    The engine's lines replace the tally's out line, never its top: when they are empty or do
+    not name the day's top, the top (m209 publishes only the top, m209.txt:167) is still said,
+    and a stopped vote-out still says 平安日 (m209.txt:166) when no line does."""
+    t = res.tally
+    if t is None:
+        return None
+    tz = game.game.tz
+    not_counted = _not_counted(res, tz)
+    lines = list(announcements)
+    top = _day_top(t)
+    peace = _blocked_top(t)
+    first = res.first.tally if res.first is not None else None
+    first_top = _day_top(first) if first is not None else None
+    return {
+        **_base_context(game, res.day.day),
+        **_counts_context(t),
+        "election": t.sheriff_election,
+        "out": t.out,
+        "elected": t.elected,
+        "decided_by": _public_decided_by(t),
+        # the day's top as the rule set decides it (also when a status stopped the vote-out)
+        "day_top": top,
+        "show_top": not lines or (top is not None and not _mentioned(top, lines)),
+        # 平安日 (m209.txt:166): the top a [霸道]/[不死] stopped; shown unless a 公示 line says it
+        "peace": peace,
+        "show_peace": peace is not None and not any("平安日" in line for line in lines),
+        # the count notes can name counts (m209 hides them) and the time a count was reached
+        "notes": list(t.notes) if t.public_counts else [],
+        "closes": _when(res.day.closes, tz),
+        "invalid": not_counted,
+        "invalid_count": len(not_counted),
+        "announcements": lines,
+        # 太阳[日不落] (m209.txt:377-378): the first 正午 round's top goes out at 黄昏 too
+        "first": (
+            {
+                "out": first.out,
+                "decided_by": _public_decided_by(first),
+                "top": first_top,
+                "show_top": not lines
+                or (first_top is not None and not _mentioned(first_top, lines)),
+                "peace": _blocked_top(first),
+            }
+            if first is not None
+            else None
+        ),
+    }
+
+
+def first_result_context(game: Game, res: DayResult) -> dict[str, Any] | None:
+    """The first 正午 round of a 太阳[日不落] day: only its top is announced (m209.txt:167);
+    the top is not out before 黄昏 and may still speak and vote (m209.txt:378)."""
+    r = res.first
+    if r is None:
+        return None
+    tz = game.game.tz
+    not_counted = _not_counted(res, tz, r.verdicts)
+    return {
+        **_base_context(game, res.day.day),
+        "top": _day_top(r.tally),
+        "decided_by": _public_decided_by(r.tally),
+        "peace": _blocked_top(r.tally),  # a [霸道]/[不死] top is not out (m209.txt:166)
+        "first_closes": _when(r.closes, tz),
+        "closes": _when(res.day.closes, tz),
+        "vote_tid": res.day.vote,
+        "invalid": not_counted,
+        "invalid_count": len(not_counted),
+    }
+
+
+def _public_cause(d: Derivation, name: str, cause: str) -> str:
+    stored, public = d.engine_outs.get(name, ("", ""))
+    return public if stored == cause else cause
+
+
+def day_open_context(game: Game, d: Derivation, prev: Day | None, day: Day) -> dict[str, Any]:
+    """The opening of ``day``: the outs since ``prev`` opened (since the start for the first
+    day, whose opening lists the first night's outs), the night's 公示, 遗言, the sheriff."""
+    tz = game.game.tz
+    since = prev.opens if prev is not None else None
+    # by time; at the same time (a night's outs, all at the opening) in the order they went
+    # out, as the engine listed them (公示出局名单时按角色出局的顺序排序, m209.txt:156)
+    outs = sorted(
+        (
+            (at, name, cause)
+            for name, (at, cause) in d.outs.items()
+            if (since is None or since < at) and at <= day.opens
+        ),
+        key=lambda o: o[0],
+    )
+    res = d.days.get(day.day)
+    sheriff = res.sheriff if res is not None else None
+    return {
+        **_base_context(game, day.day),
+        "prev_day": prev.day if prev is not None else None,
+        # an out the engine resolved shows its public category, never the skill (女巫[毒药] …);
+        # the director's own records (player out, red cards) keep the words written
+        "outs": [
+            {"name": n, "cause": _public_cause(d, n, c), "at": _when(at, tz)} for at, n, c in outs
+        ],
+        "announcements": list(d.public.get(Phase.night(day.day - 1).label, ())),
+        # the 遗言 line of the day-open post (None: the rule set has no such line)
+        "lastwords": get_ruleset(game.game.ruleset).lastwords.day_open_note,
+        # 遗言 recorded for the players in the list (bansha lastwords add), in out order
+        "said": [
+            {"name": n, "text": _escape_lines(d.lastwords[n].text)}
+            for _at, n, _c in outs
+            if n in d.lastwords and not d.lastwords_refusal(n)
+        ],
+        "sheriff": sheriff,
+        "opens": _when(day.opens, tz),
+        "closes": _when(day.closes, tz),
+        "discussion_tid": day.discussion,
+        "vote_tid": day.vote,
+        "progress_tid": day.progress,
+        "inquiry_tid": day.inquiry,
+        # 太阳[日不落] (m209.txt:377-378): the first 正午 round's thread and its end
+        "first_vote_tid": day.first_vote,
+        "first_closes": _when(day.first_closes, tz) if day.first_closes else None,
+    }
+
+
+def elevator_context(game: Game, res: DayResult) -> dict[str, Any] | None:
+    day = res.day
+    if day.discussion is None:
+        return None
+    # 离开游戏的角色在电梯楼中消失 (m209.txt:210)
+    living = set(_living(game, res, day.opens)) - res.absent
+    return {
+        **_base_context(game, day.day),
+        "tid": day.discussion,
+        # after a 替补 the link follows the account that plays the slot now
+        "players": [
+            {"name": p.name, "uid": res.accounts.get(p.name, p.uid)}
+            for p in game.players
+            if p.name in living
+        ],
+    }
+
+
+def reminder_context(
+    game: Game, res: DayResult, *, as_of: datetime, minutes: int
+) -> dict[str, Any] | None:
+    voted: set[str] = set()
+    tried: set[str] = set()
+    for v in res.all_verdicts:  # a 日不落 day: a first-round vote is a vote of the day
+        who = v.ballot.voter
+        if v.status in (VerdictStatus.COUNTED, VerdictStatus.SUPERSEDED):
+            voted.add(who)
+        else:
+            tried.add(who)
+    # who may vote in the (last) round: not a leaver, not one the rules bar (m209 太阳[日], 白痴)
+    living = [n for n in _living(game, res, as_of) if n not in res.absent | res.barred]
+    not_voted = [n for n in living if n not in voted and n not in tried]
+    invalid_only = [n for n in living if n not in voted and n in tried]
+    if not not_voted and not invalid_only:
+        return None
+    tz = game.game.tz
+    return {
+        **_base_context(game, res.day.day),
+        "minutes": minutes,
+        "closes": _when(res.day.closes, tz),
+        "vote_tid": res.day.vote,
+        "not_voted": not_voted,
+        "invalid_only": invalid_only,
+        # anonymous votes (zhenyan): whose vote is invalid is not said in public
+        "public_voters": res.tally.public_voters if res.tally is not None else True,
+        "no_valid_vote": [n for n in living if n not in voted],
+        "election": bool(res.tally and res.tally.sheriff_election),
+    }
+
+
+def _event_key(e: CardEvent) -> tuple[datetime, str, int, str, str]:
+    # the order engine.cards replays events in
+    return (e.at, e.player, e.colour.rank, e.source, e.reason)
+
+
+_FLAG_DAY_RE = re.compile(r"^d(\d+)-")
+
+
+def _event_day(e: CardEvent, d: Derivation, days: Sequence[Day]) -> int:
+    flag = next((f for f in d.flags if f.id == e.source), None)
+    if flag is not None:
+        return flag.day
+    if m := _FLAG_DAY_RE.match(e.source):
+        return int(m.group(1))
+    started = [day.day for day in days if day.opens <= e.at]
+    return started[-1] if started else days[0].day
+
+
+def cards_context(
+    game: Game, d: Derivation, n: int, events: Sequence[CardEvent]
+) -> dict[str, Any] | None:
+    """Cards given for day ``n`` (confirmed flags and by hand), with what they escalated to.
+
+    Escalations are attributed by replaying the ledger one event at a time. A faction's loss is
+    never printed (m209.txt:146 不予公示; elsewhere it would name a faction's players).
+    """
+    days = sorted(game.days, key=lambda x: x.day)
+    if not days:
+        return None
+    factions = {p.name: p.faction for p in game.players}
+    ordered = sorted(events, key=_event_key)
+    flags = {f.id: f for f in d.flags}
+    rows: list[dict[str, Any]] = []
+    escalations: list[str] = []
+    red_outs: list[str] = []
+    players: list[str] = []
+    card_rules = get_ruleset(game.game.ruleset).cards
+    prev: Ledger = card_ledger([], factions, rules=card_rules)
+    last: Ledger | None = None
+    for i, e in enumerate(ordered):
+        ledger = card_ledger(ordered[: i + 1], factions, rules=card_rules)
+        if _event_day(e, d, days) == n:
+            flag = flags.get(e.source)
+            rows.append(
+                {
+                    "player": e.player,
+                    "colour": e.colour.value,
+                    "reason": e.reason,
+                    "what": flag.kind.zh if flag is not None else "导演判罚",
+                }
+            )
+            escalations += list(ledger.escalations[len(prev.escalations) :])
+            red_outs += [p for p in ledger.out_by_red if p not in prev.out_by_red]
+            if e.player not in players:
+                players.append(e.player)
+            last = ledger
+        prev = ledger
+    if not rows or last is None:
+        return None
+    standing = []
+    for name in players:
+        pc = last.players.get(name)
+        if pc is not None:
+            standing.append({"player": name, "blue": pc.blue, "yellow": pc.yellow, "red": pc.red})
+    return {
+        **_base_context(game, n),
+        "cards": rows,
+        "escalations": escalations,
+        "red_outs": red_outs,
+        "standing": standing,
+        "blue": Card.BLUE.value,
+        "yellow": Card.YELLOW.value,
+        "red": Card.RED.value,
+    }
+
+
+def inquiry_answers_context(
+    game: Game, day: Day, answers: Sequence[tuple[int, str]]
+) -> dict[str, Any]:
+    tid = day.inquiry
+    return {
+        **_base_context(game, day.day),
+        "tid": tid,
+        "answers": [{"pid": pid, "answer": answer, "tid": tid} for pid, answer in answers],
+    }
+
+
+# --------------------------------------------------------------------------- what is due
+
+
+_TITLES: dict[DraftKind, str] = {
+    DraftKind.RUNNING_TALLY: "第{day}天 计票（进行中）",
+    DraftKind.RESULT: "第{day}天 投票结果",
+    DraftKind.FIRST_RESULT: "第{day}天 第一轮[正午]结果",
+    DraftKind.DAY_OPEN: "第{day}天 开门公示",
+    DraftKind.ELEVATOR: "第{day}天 电梯",
+    DraftKind.CARDS: "第{day}天 判罚",
+    DraftKind.REMINDER: "第{day}天 投票提醒",
+    DraftKind.INQUIRY_ANSWERS: "第{day}天 询问回答",
+}
+
+
+def draft_key(kind: DraftKind, day: int | None) -> str:
+    return f"{kind.value}:d{day}" if day is not None else kind.value
+
+
+def _charset(game: Game) -> str:
+    return game.forum.encoding
+
+
+def _specs(
+    game: Game,
+    templates: Templates,
+    kind: DraftKind,
+    day: int,
+    context: Mapping[str, Any],
+    *,
+    tid: int | None,
+    action: DraftAction = DraftAction.REPLY,
+    edit_pid: int | None = None,
+    key_suffix: str = "",
+) -> list[DraftSpec]:
+    body = templates.render(kind, context)
+    key = draft_key(kind, day) + key_suffix
+    title = _TITLES[kind].format(day=day)
+    parts = split_body(body, charset=_charset(game), limit=game.drafts.max_post_bytes)
+    if len(parts) == 1:
+        return [DraftSpec(kind, day, key, tid, action, edit_pid, title, body)]
+    n = len(parts)
+    return [
+        DraftSpec(
+            kind,
+            day,
+            f"{key}#{i}",
+            tid,
+            action if i == 1 else DraftAction.REPLY,
+            edit_pid if i == 1 else None,
+            f"{title}（{i}/{n}）",
+            part,
+        )
+        for i, part in enumerate(parts, 1)
+    ]
+
+
+def due_drafts(
+    game: Game,
+    derivation: Derivation,
+    *,
+    as_of: datetime,
+    templates_dir: Path | str | None = None,
+    templates: Templates | None = None,
+    cards: Sequence[CardEvent] = (),
+    floor2: Mapping[int, int] | None = None,
+    unsettled: Collection[int] = (),
+    unsettled_first: Collection[int] = (),
+) -> list[DraftSpec]:
+    """Every draft due at ``as_of``, in day order.
+
+    - running tally: while the vote thread is open and has votes;
+    - reminder: within ``[drafts] reminder_minutes`` before the close, when someone has no
+      counted vote yet;
+    - first-round result (m209 太阳[日不落]): once the first 正午 round has ended and its
+      thread was read whole again (not in ``unsettled_first``);
+    - result and cards: once the day has closed (cards only when some were given for the day;
+      a ruling made days later still drafts);
+    - day open (of the next day): from a day's close until the next day closes;
+    - elevator: while the day is open — an edit of the director's floor 2 when its pid is known
+      (``floor2``: discussion tid -> pid), else a reply.
+
+    ``cards`` are the card events (``pipeline.derive.card_events``). ``unsettled``: closed days
+    whose threads have not been read whole again since the close — their result, cards and the
+    next day's opening wait, so a public result is never drafted from a crawl that missed the
+    last votes. Pure, given ``templates`` (loaded from ``templates_dir`` when not given).
+    """
+    if templates is None:
+        templates = load_templates(templates_dir)
+    floor2 = floor2 or {}
+    tz = game.game.tz
+    days = sorted(game.days, key=lambda x: x.day)
+    specs: list[DraftSpec] = []
+    for i, day in enumerate(days):
+        res = derivation.days.get(day.day)
+        if res is None:
+            continue
+        n = day.day
+        announce = _announce_tid(game, day)
+        is_open = day.opens <= as_of < day.closes
+        if day.discussion is not None and is_open:
+            ctx = elevator_context(game, res)
+            if ctx is not None:
+                pid = floor2.get(day.discussion)
+                specs += _specs(
+                    game,
+                    templates,
+                    DraftKind.ELEVATOR,
+                    n,
+                    ctx,
+                    tid=day.discussion,
+                    action=DraftAction.EDIT if pid else DraftAction.REPLY,
+                    edit_pid=pid,
+                )
+        if day.vote is not None and is_open:
+            ctx = running_tally_context(game, res, as_of=as_of)
+            if ctx is not None:
+                # the first 正午 round's tally is its own draft, retired when the round ends
+                first = FIRST_ROUND_KEY if str(ctx["round"]).startswith("第一轮") else ""
+                specs += _specs(
+                    game, templates, DraftKind.RUNNING_TALLY, n, ctx, tid=announce, key_suffix=first
+                )
+            minutes = game.drafts.reminder_minutes
+            if as_of >= day.closes - timedelta(minutes=minutes):
+                ctx = reminder_context(game, res, as_of=as_of, minutes=minutes)
+                if ctx is not None:
+                    specs += _specs(game, templates, DraftKind.REMINDER, n, ctx, tid=announce)
+        if (
+            day.first_closes is not None
+            and res.first is not None
+            and as_of >= day.first_closes
+            and n not in unsettled_first
+        ):
+            ctx = first_result_context(game, res)
+            if ctx is not None:
+                specs += _specs(game, templates, DraftKind.FIRST_RESULT, n, ctx, tid=announce)
+        if (
+            i == 0
+            and as_of < day.closes
+            and (
+                any(at <= day.opens for at, _c in derivation.outs.values())
+                or derivation.deaths_in.get(Phase.night(n - 1).label, 0) > 0
+            )
+        ):
+            # the first night's outs or lost cards (tubian24 首夜, m135 第零晚's first cards):
+            # the first day's opening
+            ctx = day_open_context(game, derivation, None, day)
+            specs += _specs(game, templates, DraftKind.DAY_OPEN, n, ctx, tid=day.discussion)
+        if as_of < day.closes or n in unsettled:
+            continue
+        ctx = cards_context(game, derivation, n, cards)
+        if ctx is not None:
+            specs += _specs(game, templates, DraftKind.CARDS, n, ctx, tid=announce)
+        if n in derivation.stale_days:
+            # a stale resolution (the count changed after day resolve) holds the result and
+            # the next opening: they would contradict each other (derive.warnings says so)
+            continue
+        if day.vote is not None:
+            ctx = result_context(game, res, derivation.public.get(Phase.day(n).label, ()))
+            if ctx is not None:
+                specs += _specs(game, templates, DraftKind.RESULT, n, ctx, tid=announce)
+        if i + 1 < len(days) and as_of < days[i + 1].closes:
+            nxt = days[i + 1]
+            ctx = day_open_context(game, derivation, day, nxt)
+            specs += _specs(game, templates, DraftKind.DAY_OPEN, nxt.day, ctx, tid=nxt.discussion)
+    log.debug("due at %s: %s", as_of.astimezone(tz).isoformat(), [s.key for s in specs])
+    return specs
+
+
+def inquiry_answer_drafts(
+    game: Game,
+    day: int,
+    answers: Sequence[tuple[int, str]],
+    *,
+    templates: Templates | None = None,
+    templates_dir: Path | str | None = None,
+) -> list[DraftSpec]:
+    """The hook for zhenyan's 询问贴: one reply answering ``(question pid, answer)`` pairs.
+
+    The answers are the sheriff's or the director's words (是/否/不知道, 猜测正确 …); the
+    template links each to its question. Save the result with :func:`save_drafts`.
+    """
+    if templates is None:
+        templates = load_templates(templates_dir)
+    the_day = game.day(day)
+    if not answers:
+        return []
+    ctx = inquiry_answers_context(game, the_day, answers)
+    return _specs(game, templates, DraftKind.INQUIRY_ANSWERS, day, ctx, tid=the_day.inquiry)
+
+
+# --------------------------------------------------------------------------- the store
+
+
+def _hash(body: str) -> str:
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def _stamp(now: datetime) -> str:
+    if now.tzinfo is None or now.utcoffset() is None:
+        raise ValueError(f"时间缺少时区：{now.isoformat()}")
+    return now.isoformat()
+
+
+def get_draft(store: Store, draft_id: int) -> Draft:
+    rows = list(store.db.query("SELECT * FROM drafts WHERE id = ?", [draft_id]))
+    if not rows:
+        raise DraftError(f"没有编号为 {draft_id} 的草稿（用 bansha drafts 查看）")
+    return Draft.from_row(rows[0])
+
+
+def list_drafts(store: Store, *, include_superseded: bool = False) -> list[Draft]:
+    sql = "SELECT * FROM drafts"
+    if not include_superseded:
+        sql += " WHERE state != 'superseded'"
+    return [Draft.from_row(r) for r in store.db.query(sql + " ORDER BY id")]
+
+
+def draft_events(store: Store, draft_id: int) -> list[dict[str, Any]]:
+    return list(
+        store.db.query("SELECT * FROM draft_events WHERE draft_id = ? ORDER BY id", [draft_id])
+    )
+
+
+def _latest(store: Store, key: str) -> Draft | None:
+    rows = list(
+        store.db.query("SELECT * FROM drafts WHERE key = ? ORDER BY id DESC LIMIT 1", [key])
+    )
+    return Draft.from_row(rows[0]) if rows else None
+
+
+def _event(
+    store: Store, draft_id: int, at: str, from_state: str | None, to_state: str, note: str
+) -> None:
+    store.db.execute(
+        "INSERT INTO draft_events(draft_id, at, from_state, to_state, note) VALUES (?, ?, ?, ?, ?)",
+        [draft_id, at, from_state, to_state, note],
+    )
+
+
+def _supersede(store: Store, draft: Draft, at: str, note: str) -> None:
+    cur = store.db.execute(
+        "UPDATE drafts SET state = 'superseded', updated_at = ? "
+        "WHERE id = ? AND state IN ('pending', 'approved')",
+        [at, draft.id],
+    )
+    if cur.rowcount:
+        _event(store, draft.id, at, draft.state.value, DraftState.SUPERSEDED.value, note)
+
+
+def _unchanged(latest: Draft, spec: DraftSpec) -> bool:
+    """Nothing new to draft: same generated text for the same thread (and, for a draft still
+    waiting, the same action: a 电梯 reply becomes an edit once floor 2 is known)."""
+    if latest.state is DraftState.SUPERSEDED:
+        return False  # no live draft of this key is left: draft it again
+    if latest.generated_body != spec.body or latest.tid != spec.tid:
+        return False
+    if latest.state in LIVE_STATES:
+        return latest.action == spec.action.value and latest.edit_pid == spec.edit_pid
+    return True
+
+
+#: The key suffix of a 太阳[日不落] day's first-round running tally.
+FIRST_ROUND_KEY = ":first"
+
+
+def _base_key(key: str) -> str:
+    return key.split("#", 1)[0]
+
+
+def save_drafts(store: Store, specs: Iterable[DraftSpec], *, now: datetime) -> list[int]:
+    """Store the drafts whose text changed; return the new drafts' ids.
+
+    A spec whose body equals the latest draft of its key (as bansha generated it) drafts nothing,
+    whatever that draft's state. A new draft supersedes the pending or approved drafts of its key
+    (and, when a split changed, the parts of the same draft it no longer has). A posted draft is
+    never changed. All of it in one transaction.
+    """
+    at = _stamp(now)
+    specs = list(specs)
+    created: list[int] = []
+    with store.atomic():
+        touched_bases: dict[str, set[str]] = {}
+        for spec in specs:
+            touched_bases.setdefault(_base_key(spec.key), set()).add(spec.key)
+        changed_bases: set[str] = set()
+        for spec in specs:
+            latest = _latest(store, spec.key)
+            if latest is not None and _unchanged(latest, spec):
+                continue
+            row = {
+                "kind": spec.kind.value,
+                "day": spec.day,
+                "key": spec.key,
+                "tid": spec.tid,
+                "action": spec.action.value,
+                "edit_pid": spec.edit_pid,
+                "title": spec.title,
+                "body": spec.body,
+                "body_hash": _hash(spec.body),
+                "generated_body": spec.body,
+                "state": DraftState.PENDING.value,
+                "previous_id": latest.id if latest is not None else None,
+                "created_at": at,
+                "updated_at": at,
+            }
+            cur = store.db.execute(
+                f"INSERT INTO drafts({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
+                list(row.values()),
+            )
+            new_id = int(cur.lastrowid or 0)
+            _event(store, new_id, at, None, DraftState.PENDING.value, "生成")
+            for old in store.db.query(
+                "SELECT * FROM drafts WHERE key = ? AND id != ? AND state IN "
+                "('pending', 'approved')",
+                [spec.key, new_id],
+            ):
+                _supersede(store, Draft.from_row(old), at, f"被第 {new_id} 号草稿取代")
+            created.append(new_id)
+            changed_bases.add(_base_key(spec.key))
+        for base in changed_bases:
+            keep = touched_bases[base]
+            for old in store.db.query(
+                "SELECT * FROM drafts WHERE (key = ? OR key LIKE ?) AND state IN "
+                "('pending', 'approved')",
+                [base, base + "#%"],
+            ):
+                if old["key"] not in keep:
+                    _supersede(store, Draft.from_row(old), at, "草稿的分段改变，此段作废")
+    return created
+
+
+def hold_stale(store: Store, derivation: Derivation, *, now: datetime) -> list[int]:
+    """A day resolved on another count than today's (derive.warnings): its waiting result and
+    the next day's waiting opening no longer hold — superseded until the director resolves
+    the day again (then they are drafted anew)."""
+    at = _stamp(now)
+    held: list[int] = []
+    keys = [draft_key(DraftKind.RESULT, n) for n in derivation.stale_days]
+    keys += [draft_key(DraftKind.DAY_OPEN, n + 1) for n in derivation.stale_days]
+    if not keys:
+        return held
+    with store.atomic():
+        for key in keys:
+            for row in store.db.query(
+                "SELECT * FROM drafts WHERE (key = ? OR key LIKE ?) AND state IN "
+                "('pending', 'approved')",
+                [key, key + "#%"],
+            ):
+                draft = Draft.from_row(row)
+                _supersede(store, draft, at, "当天的引擎结算与当前计票不一致，请重新结算后再起草")
+                held.append(draft.id)
+    return held
+
+
+def retire_stale(store: Store, game: Game, *, as_of: datetime, now: datetime) -> list[int]:
+    """Running tallies and reminders still waiting when their day has closed: superseded.
+
+    On a 太阳[日不落] day a running tally drafted during the first 正午 round is stale once
+    that round ended (m209.txt:377-378): it counts a vote that is over."""
+    at = _stamp(now)
+    closes = {d.day: d.closes for d in game.days}
+    first = {d.day: d.first_closes for d in game.days if d.first_closes is not None}
+    retired = []
+    with store.atomic():
+        for row in store.db.query(
+            "SELECT * FROM drafts WHERE kind IN ('running_tally', 'reminder') AND state IN "
+            "('pending', 'approved')"
+        ):
+            draft = Draft.from_row(row)
+            end = closes.get(draft.day) if draft.day is not None else None
+            if end is not None and as_of >= end:
+                _supersede(store, draft, at, "投票已截止，此草稿已过时")
+                retired.append(draft.id)
+                continue
+            first_end = first.get(draft.day) if draft.day is not None else None
+            if (
+                first_end is not None
+                and as_of >= first_end
+                and _base_key(draft.key).endswith(FIRST_ROUND_KEY)
+            ):
+                _supersede(store, draft, at, "第一轮[正午]已结束，此计票草稿已过时")
+                retired.append(draft.id)
+    return retired
+
+
+def _refuse(draft: Draft, doing: str) -> DraftError:
+    why = {
+        DraftState.APPROVED: "已经批准过了",
+        DraftState.POSTED: (
+            f"已于 {draft.posted_at} 发出（pid {draft.posted_pid}），发出的草稿不能再改动"
+        ),
+        DraftState.REJECTED: f"已被驳回（{draft.reject_why or '未写理由'}）",
+        DraftState.SUPERSEDED: "已被更新的草稿取代，请处理最新的一稿（bansha drafts 查看）",
+        DraftState.PENDING: "还在等待批准",
+    }[draft.state]
+    return DraftError(f"不能{doing}第 {draft.id} 号草稿：它{why}")
+
+
+def approve(store: Store, draft_id: int, now: datetime) -> Draft:
+    """pending -> approved. Only an approved draft is ever posted."""
+    at = _stamp(now)
+    with store.atomic():
+        draft = get_draft(store, draft_id)
+        cur = store.db.execute(
+            "UPDATE drafts SET state = 'approved', approved_at = ?, updated_at = ? "
+            "WHERE id = ? AND state = 'pending'",
+            [at, at, draft_id],
+        )
+        if not cur.rowcount:
+            raise _refuse(draft, "批准")
+        _event(store, draft_id, at, draft.state.value, DraftState.APPROVED.value, "导演批准")
+    return get_draft(store, draft_id)
+
+
+def reject(store: Store, draft_id: int, why: str, now: datetime) -> Draft:
+    """pending or approved -> rejected, with the director's reason."""
+    at = _stamp(now)
+    why = why.strip()
+    if not why:
+        raise DraftError("驳回草稿必须写明理由（--why）")
+    with store.atomic():
+        draft = get_draft(store, draft_id)
+        cur = store.db.execute(
+            "UPDATE drafts SET state = 'rejected', reject_why = ?, updated_at = ? "
+            "WHERE id = ? AND state IN ('pending', 'approved')",
+            [why, at, draft_id],
+        )
+        if not cur.rowcount:
+            raise _refuse(draft, "驳回")
+        _event(store, draft_id, at, draft.state.value, DraftState.REJECTED.value, why)
+    return get_draft(store, draft_id)
+
+
+def ensure_editable(draft: Draft) -> None:
+    """Raise :class:`DraftError` unless the draft is still waiting (pending or approved)."""
+    if draft.state not in LIVE_STATES:
+        raise _refuse(draft, "修改")
+
+
+def edit(
+    store: Store,
+    draft_id: int,
+    new_body: str,
+    now: datetime,
+    *,
+    charset: str = "utf-8",
+    limit: int = MAX_POST_BYTES,
+) -> Draft:
+    """Replace a waiting draft's text. An approved draft goes back to pending (the director
+    approves what will be posted); the generated text stays in ``generated_body``."""
+    at = _stamp(now)
+    body = new_body.replace("\r\n", "\n").strip("\n")
+    if not body.strip():
+        raise DraftError("草稿正文不能为空（不想发出请用 bansha drafts reject）")
+    size = body_bytes(body, charset)
+    if size > limit:
+        raise DraftError(
+            f"修改后的正文有 {size} 字节，超过论坛的长度上限 {limit} 字节；请删减后再保存"
+        )
+    with store.atomic():
+        draft = get_draft(store, draft_id)
+        ensure_editable(draft)
+        if body == draft.body:
+            return draft
+        cur = store.db.execute(
+            "UPDATE drafts SET body = ?, body_hash = ?, state = 'pending', approved_at = NULL, "
+            "updated_at = ? WHERE id = ? AND state IN ('pending', 'approved')",
+            [body, _hash(body), at, draft_id],
+        )
+        if not cur.rowcount:
+            raise _refuse(draft, "修改")
+        note = "导演修改" + ("，需重新批准" if draft.state is DraftState.APPROVED else "")
+        _event(store, draft_id, at, draft.state.value, DraftState.PENDING.value, note)
+    return get_draft(store, draft_id)
+
+
+def mark_posted(store: Store, draft_id: int, *, pid: int | None, now: datetime) -> Draft:
+    """approved -> posted (for the poster, once the post is seen in the thread)."""
+    at = _stamp(now)
+    with store.atomic():
+        draft = get_draft(store, draft_id)
+        cur = store.db.execute(
+            "UPDATE drafts SET state = 'posted', posted_at = ?, posted_pid = ?, updated_at = ? "
+            "WHERE id = ? AND state = 'approved'",
+            [at, pid, at, draft_id],
+        )
+        if not cur.rowcount:
+            raise _refuse(draft, "发出")
+        _event(store, draft_id, at, draft.state.value, DraftState.POSTED.value, f"pid {pid}")
+    return get_draft(store, draft_id)
+
+
+# --------------------------------------------------------------------------- the cycle's step
+
+
+def elevator_pids(game: Game, store: Store) -> dict[int, int]:
+    """Discussion tid -> pid of the director's floor 2 (the 电梯), where the store has it.
+
+    Floor 2 is the thread's second post by pid (floors shown can renumber after deletes).
+    """
+    uids = set(game.director.uids)
+    names = set(game.director.names)
+    found: dict[int, int] = {}
+    for day in game.days:
+        tid = day.discussion
+        if tid is None or tid in found:
+            continue
+        rows = list(
+            store.db.query(
+                "SELECT pid, uid, author FROM posts WHERE tid = ? AND state NOT IN "
+                "('deleted', 'vanished') ORDER BY pid LIMIT 2",
+                [tid],
+            )
+        )
+        if len(rows) == 2 and (
+            (rows[1]["uid"] and rows[1]["uid"] in uids) or rows[1]["author"] in names
+        ):
+            found[tid] = rows[1]["pid"]
+    return found
+
+
+def make_drafts(
+    game: Game,
+    store: Store,
+    derivation: Derivation,
+    *,
+    now: datetime,
+    templates_dir: Path | str | None = None,
+    templates: Templates | None = None,
+    unsettled: Collection[int] = (),
+    unsettled_first: Collection[int] = (),
+) -> list[int]:
+    """Draft what is due at the derivation's time and store what changed (a cycle's step 5).
+
+    Returns the ids of the new drafts; stale running tallies and reminders are retired.
+    """
+    as_of = derivation.as_of
+    specs = due_drafts(
+        game,
+        derivation,
+        as_of=as_of,
+        templates_dir=templates_dir,
+        templates=templates,
+        cards=card_events(store),
+        floor2=elevator_pids(game, store),
+        unsettled=unsettled,
+        unsettled_first=unsettled_first,
+    )
+    if get_ruleset(game.game.ruleset).inquiry is not None:
+        # the inquiry thread: answers to guesses, and the 公示 of a word guessed right
+        from pipeline.derive.inquiry import inquiry_days  # only a game with an inquiry
+
+        specs += inquiry_drafts(game, inquiry_days(game, store, as_of=as_of))
+    created = save_drafts(store, specs, now=now)
+    hold_stale(store, derivation, now=now)
+    retire_stale(store, game, as_of=as_of, now=now)
+    return created
+
+
+def inquiry_drafts(
+    game: Game,
+    days: Sequence[InquiryDay],  # pipeline.derive.inquiry
+    *,
+    templates: Templates | None = None,
+    templates_dir: Path | str | None = None,
+) -> list[DraftSpec]:
+    """The director's answers to the guesses (猜测正确/错误, before the sheriff's, zhenyan.txt:168)
+    and the 公示 of each word guessed correctly, in the discussion thread (zhenyan.txt:31, 168).
+
+    A guess a director's post in the inquiry thread already links (a posted answer draft) is
+    not answered again; a 公示's text is stable, so storing it again drafts nothing new."""
+    from pipeline.game.words import load_secrets
+
+    secrets = load_secrets(game)
+    specs: list[DraftSpec] = []
+    for d in days:
+        answers = [
+            (i.pid, a)
+            for i in d.items
+            if (a := i.director_answer) is not None and not i.director_posted
+        ]
+        specs += inquiry_answer_drafts(
+            game, d.day, answers, templates=templates, templates_dir=templates_dir
+        )
+        the_day = game.day(d.day)
+        for item in d.items:
+            for g in item.guesses:
+                if not g.first:
+                    continue
+                body = (
+                    f"[b]【真言公示】[/b]\n{item.player}在询问帖猜中第{g.index}个真言词语："
+                    f"[b]{secrets.word(g.index)}[/b]\n"
+                    f"[url=forum.php?mod=redirect&goto=findpost&ptid={d.tid}&pid={item.pid}]"
+                    "猜词原帖[/url]"
+                )
+                if game.drafts.director_signature:
+                    body += f"\n\n{game.drafts.director_signature}"
+                specs.append(
+                    DraftSpec(
+                        DraftKind.INQUIRY_ANSWERS,
+                        d.day,
+                        f"inquiry_reveal:d{d.day}:w{g.index}",
+                        the_day.discussion,
+                        DraftAction.REPLY,
+                        None,
+                        f"第{d.day}天 真言公示：第{g.index}个词语",
+                        body,
+                    )
+                )
+    return specs

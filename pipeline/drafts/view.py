@@ -1,0 +1,180 @@
+"""How a waiting draft looks to the director, wherever it is shown (``bansha drafts``, the
+console, ``bansha drafts --json`` = ``GET /api/games/{id}/drafts``, the notifications): its first
+line, where it goes, how urgent it is, and the JSON contract."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from pipeline.drafts import Draft, DraftState, list_drafts
+from pipeline.game.gamefile import Game
+from pipeline.store import Store
+
+__all__ = [
+    "URGENT_WINDOW",
+    "Urgency",
+    "draft_json",
+    "draft_urgency",
+    "drafts_json",
+    "first_line",
+    "sort_drafts",
+    "where",
+]
+
+_TAGS = re.compile(r"\[/?[A-Za-z*]+(=[^\]]*)?\]")
+_PART = re.compile(r"^〔\d+/\d+〕$")
+
+
+def first_line(body: str, width: int = 36) -> str:
+    """The first line a reader sees: tags and the part mark left out."""
+    for line in body.splitlines():
+        text = _TAGS.sub("", line).strip()
+        if text and not _PART.match(text):
+            return text if len(text) <= width else text[: width - 1] + "…"
+    return ""
+
+
+def where(d: Draft) -> str:
+    if d.tid is None:
+        return "帖子未配置（游戏文件中没有对应的 tid；可复制正文手动发帖）"
+    if d.action == "edit":
+        return f"帖子 {d.tid}，编辑二楼（pid {d.edit_pid}）"
+    return f"帖子 {d.tid}，回复"
+
+
+#: a running tally or an opening post this close to its deadline goes first
+URGENT_WINDOW = timedelta(hours=3)
+_FAR = datetime.max.replace(tzinfo=None)
+
+
+def _short(dt: datetime | None, game: Game) -> str:
+    if dt is None:
+        return "—"
+    return dt.astimezone(game.game.tz).strftime("%m-%d %H:%M")
+
+
+def _left(deadline: datetime, now: datetime) -> str:
+    """How far ``deadline`` is: 还有 40 分钟, 还有 2 小时 5 分钟, 已过 10 分钟."""
+    seconds = int((deadline - now).total_seconds())
+    past = seconds < 0
+    minutes = abs(seconds) // 60
+    hours, minutes = divmod(minutes, 60)
+    text = f"{hours} 小时 {minutes} 分钟" if hours else f"{minutes} 分钟"
+    return f"已过 {text}" if past else f"还有 {text}"
+
+
+# --------------------------------------------------------------------------- urgency
+
+
+@dataclass(frozen=True, slots=True)
+class Urgency:
+    """How urgent a waiting draft is: ``deadline`` is when it must be out by."""
+
+    urgent: bool
+    deadline: datetime | None
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "urgent": self.urgent,
+            "deadline": self.deadline.isoformat() if self.deadline else None,
+            "note": self.note,
+        }
+
+
+def draft_urgency(game: Game, draft: Draft, now: datetime) -> Urgency:
+    """A reminder (before the close) and a result (the day is over) are urgent; a running tally
+    or an opening post is urgent within :data:`URGENT_WINDOW` of its deadline."""
+    if draft.state not in (DraftState.PENDING, DraftState.APPROVED) or draft.day is None:
+        return Urgency(False, None, "")
+    days = {d.day: d for d in game.days}
+    day = days.get(draft.day)
+    if day is None:
+        return Urgency(False, None, "")
+    first_round = draft.key.split("#", 1)[0].endswith(":first")
+    if draft.kind in ("reminder", "running_tally"):
+        deadline = day.first_closes if first_round and day.first_closes else day.closes
+        urgent = draft.kind == "reminder" or deadline - now <= URGENT_WINDOW
+        return Urgency(urgent and now < deadline, deadline, f"关门{_left(deadline, now)}")
+    if draft.kind == "first_result":
+        deadline = day.closes
+        return Urgency(True, deadline, f"第一轮已结束，额外一轮关门{_left(deadline, now)}")
+    if draft.kind == "result":
+        after = days.get(draft.day + 1)
+        if after is None:
+            return Urgency(True, None, "投票已结束，结果等待公示")
+        return Urgency(
+            True, after.opens, f"投票已结束；第{after.day}天开门{_left(after.opens, now)}"
+        )
+    if draft.kind == "day_open":
+        return Urgency(
+            day.opens - now <= URGENT_WINDOW, day.opens, f"第{day.day}天开门{_left(day.opens, now)}"
+        )
+    return Urgency(False, None, "")
+
+
+def sort_drafts(game: Game, drafts: Iterable[Draft], now: datetime) -> list[tuple[Draft, Urgency]]:
+    """Urgent first, then by deadline, then by number."""
+    rows = [(d, draft_urgency(game, d, now)) for d in drafts]
+    return sorted(
+        rows,
+        key=lambda r: (
+            not r[1].urgent,
+            (
+                r[1].deadline.astimezone(game.game.tz).replace(tzinfo=None)
+                if r[1].deadline
+                else _FAR
+            ),
+            r[0].id,
+        ),
+    )
+
+
+def draft_json(game: Game, d: Draft, now: datetime) -> dict[str, Any]:
+    return {
+        "id": d.id,
+        "kind": d.kind,
+        "kind_zh": d.kind_zh,
+        "day": d.day,
+        "key": d.key,
+        "state": d.state.value,
+        "state_zh": d.state_zh,
+        "title": d.title,
+        "first_line": first_line(d.body),
+        "tid": d.tid,
+        "action": d.action,
+        "edit_pid": d.edit_pid,
+        "body": d.body,
+        "body_hash": d.body_hash,
+        "edited": d.edited,
+        "previous_id": d.previous_id,
+        "created_at": d.created_at,
+        "updated_at": d.updated_at,
+        "approved_at": d.approved_at,
+        "posted_at": d.posted_at,
+        "posted_pid": d.posted_pid,
+        "reject_why": d.reject_why,
+        **draft_urgency(game, d, now).to_dict(),
+    }
+
+
+def drafts_json(
+    store: Store,
+    game: Game,
+    *,
+    now: datetime | None = None,
+    include_superseded: bool = False,
+) -> dict[str, Any]:
+    """``bansha drafts GAME --json`` (``--all``: ``include_superseded``): the game, the time,
+    and every draft by number with its state, its text and how urgent it is."""
+    now = now if now is not None else datetime.now(game.game.tz)
+    drafts = list_drafts(store, include_superseded=include_superseded)
+    return {
+        "game": game.game.id,
+        "as_of": now.isoformat(),
+        "drafts": [draft_json(game, d, now) for d in drafts],
+    }
