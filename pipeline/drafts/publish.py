@@ -14,8 +14,8 @@ Only one sender at a time: :func:`publish_approved` and :func:`record_manual_pos
 the game's lock (:func:`pipeline.store.lock.cycle_lock`, the one ``bansha cycle`` holds; they
 take it when the caller does not hold it already), so an open attempt seen while holding it is
 what a crash left behind, and is looked for in the thread. An attempt that appears after a run
-read the draft's attempts was started by another sender that did not take the lock: the intent is then
-refused (:class:`SendInFlight`) rather than sending a second copy. Every read that decides a
+read the draft's attempts was started by another sender that did not take the lock: the intent
+is then refused (:class:`SendInFlight`) rather than sending a second copy. Every read that decides a
 write is repeated inside the write's transaction (``BEGIN IMMEDIATE``, :meth:`Store.atomic`).
 """
 

@@ -165,7 +165,9 @@ def _one_line(text: str) -> str:
 def _format_problems(source: str, problems: tuple[Problem, ...]) -> str:
     lines = [
         _one_line(
-            f"游戏文件 {source}：{p.loc}：{p.message}" if p.loc else f"游戏文件 {source}：{p.message}"
+            f"游戏文件 {source}：{p.loc}：{p.message}"
+            if p.loc
+            else f"游戏文件 {source}：{p.message}"
         )
         for p in problems
     ]
