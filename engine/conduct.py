@@ -140,6 +140,19 @@ def _iso(at: datetime | None) -> str | None:
     return at.isoformat() if at is not None else None
 
 
+def _day_post_dict(item: SheriffAnswer | EditedVote | FoldedName) -> dict[str, Any]:
+    """The keys every per-day flagged post shares, in their serialised order."""
+    return {
+        "player": item.player,
+        "day": item.day,
+        "tid": item.tid,
+        "pid": item.pid,
+        "floor": item.floor,
+        "at": item.at.isoformat(),
+        "url": item.url,
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """Where a post is: the same shape as the vote engine's evidence."""
@@ -281,13 +294,7 @@ class SheriffAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "player": self.player,
-            "day": self.day,
-            "tid": self.tid,
-            "pid": self.pid,
-            "floor": self.floor,
-            "at": self.at.isoformat(),
-            "url": self.url,
+            **_day_post_dict(self),
             "answer": self.answer,
             "problem": self.problem,
         }
@@ -309,13 +316,7 @@ class EditedVote:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "player": self.player,
-            "day": self.day,
-            "tid": self.tid,
-            "pid": self.pid,
-            "floor": self.floor,
-            "at": self.at.isoformat(),
-            "url": self.url,
+            **_day_post_dict(self),
             "edited_at": _iso(self.edited_at),
             "editor": self.editor,
         }
@@ -339,13 +340,7 @@ class FoldedName:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "player": self.player,
-            "day": self.day,
-            "tid": self.tid,
-            "pid": self.pid,
-            "floor": self.floor,
-            "at": self.at.isoformat(),
-            "url": self.url,
+            **_day_post_dict(self),
             "written": self.written,
             "target": self.target,
             "folded": list(self.folded),

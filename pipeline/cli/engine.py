@@ -11,11 +11,12 @@ This module registers its commands on import (``pipeline.cli`` imports it).
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
@@ -88,6 +89,18 @@ def _time(ctx: GameContext, raw: str | None, option: str) -> datetime | None:
             f"时间格式应为 2026-12-02T21:30:00+08:00：{raw}", param_hint=option
         ) from exc
     return value if value.tzinfo else value.replace(tzinfo=ctx.game.game.tz)
+
+
+class _ActionOptions(NamedTuple):
+    """The options of ``night add`` / ``day add`` (see :func:`_action_options`), in the order
+    :func:`_action_from_options` takes them."""
+
+    actor: str
+    skill: str
+    targets: tuple[str, ...]
+    choice: str | None
+    card: str | None
+    at: str | None
 
 
 def _action_from_options(
@@ -212,38 +225,47 @@ def night_group() -> None:
 
 
 def _action_options(fn: Any) -> Any:
-    fn = click.option("--at", "at", default=None, help="玩家发来行动的时间（ISO 8601）。")(fn)
-    fn = click.option("--card", default=None, help="发动技能的身份牌（可选，用于核对）。")(fn)
-    fn = click.option(
+    """The options that describe one action (--actor, --skill, --target, --choice, --card, --at),
+    handed to the command as one ``opts`` argument (an :class:`_ActionOptions`)."""
+
+    @functools.wraps(fn)
+    def wrapper(
+        *args: Any,
+        actor: str,
+        skill: str,
+        targets: tuple[str, ...],
+        choice: str | None,
+        card: str | None,
+        at: str | None,
+        **kwargs: Any,
+    ) -> Any:
+        opts = _ActionOptions(actor, skill, tuple(targets), choice, card, at)
+        return fn(*args, opts=opts, **kwargs)
+
+    cmd: Any = wrapper
+    cmd = click.option("--at", "at", default=None, help="玩家发来行动的时间（ISO 8601）。")(cmd)
+    cmd = click.option("--card", default=None, help="发动技能的身份牌（可选，用于核对）。")(cmd)
+    cmd = click.option(
         "--choice", default=None, help="选择：馈赠的 预言/毒药/最后一枪，放弃，感知的第一身份…"
-    )(fn)
-    fn = click.option(
+    )(cmd)
+    cmd = click.option(
         "--target", "targets", multiple=True, help="目标（可重复，如交换的两名角色）。"
-    )(fn)
-    fn = click.option("--skill", required=True, help="技能名，按规则原文（预言、毒药…）。")(fn)
-    fn = click.option("--actor", required=True, help="发动者（玩家名或别名）。")(fn)
-    return fn
+    )(cmd)
+    cmd = click.option("--skill", required=True, help="技能名，按规则原文（预言、毒药…）。")(cmd)
+    cmd = click.option("--actor", required=True, help="发动者（玩家名或别名）。")(cmd)
+    return cmd
 
 
 @night_group.command("add")
 @game_command
 @click.option("--night", "number", type=int, required=True, help="第几晚（0 = 第零晚）。")
 @_action_options
-def night_add(
-    ctx: GameContext,
-    number: int,
-    actor: str,
-    skill: str,
-    targets: tuple[str, ...],
-    choice: str | None,
-    card: str | None,
-    at: str | None,
-) -> None:
+def night_add(ctx: GameContext, number: int, opts: _ActionOptions) -> None:
     """记录一条夜晚行动（也用于 最后一枪、殉职 等需要即时决定的技能）。"""
     if number < 0:
         raise click.BadParameter("不能为负数", param_hint="--night")
     rs = _ruleset(ctx)
-    action = _action_from_options(ctx, rs, actor, skill, targets, choice, card, at)
+    action = _action_from_options(ctx, rs, *opts)
     action_id = add_action(ctx.store, "night", number, action, recorded_at=_now(ctx))
     click.echo(f"已记录 #{action_id}：第{number}晚 {action.describe()}")
 
@@ -356,22 +378,13 @@ def day_group() -> None:
 @game_command
 @click.option("--day", "number", type=int, required=True, help="第几天。")
 @_action_options
-def day_add(
-    ctx: GameContext,
-    number: int,
-    actor: str,
-    skill: str,
-    targets: tuple[str, ...],
-    choice: str | None,
-    card: str | None,
-    at: str | None,
-) -> None:
+def day_add(ctx: GameContext, number: int, opts: _ActionOptions) -> None:
     """记录白天的一条决定或技能（装傻、翻牌、最后一枪、殉职、投降、猜中）。
 
     狼人真言询问帖中猜中的词语由 day resolve 自动读取，不必再记录；记录了也只计一次。
     """
     rs = _ruleset(ctx)
-    action = _action_from_options(ctx, rs, actor, skill, targets, choice, card, at)
+    action = _action_from_options(ctx, rs, *opts)
     cutoff = rs.day_skill_cutoffs.get(action.skill)
     if cutoff is not None:
         _check_cutoff(ctx, number, action, *cutoff)

@@ -633,6 +633,20 @@ def _seats(game: Game, made: Deal) -> list[tuple[int, str, tuple[str, ...]]]:
     return [(p.uid, p.name, cards) for p, cards in zip(game.players, made.cards, strict=True)]
 
 
+def _deal_reply(key: str, title: str, body: str, *, tid: int | None) -> DraftSpec:
+    """A deal draft: a reply in the game thread, keyed once per game (not per day)."""
+    return DraftSpec(
+        kind=draft_kind(key),
+        day=None,
+        key=key,
+        tid=tid,
+        action=DraftAction.REPLY,
+        edit_pid=None,
+        title=title,
+        body=body,
+    )
+
+
 def commit_spec(game: Game, digest: str, *, tid: int | None, ruleset_name: str) -> DraftSpec:
     """The draft publishing the commitment (before the game; nothing secret in it)."""
     names = "、".join(bbcode_escape(p.name) for p in game.players)
@@ -649,16 +663,7 @@ def commit_spec(game: Game, digest: str, *, tid: int | None, ruleset_name: str) 
             "它还会由种子重新发一次牌，与原文比较。",
         ]
     )
-    return DraftSpec(
-        kind=draft_kind(DEAL_COMMIT),
-        day=None,
-        key=DEAL_COMMIT,
-        tid=tid,
-        action=DraftAction.REPLY,
-        edit_pid=None,
-        title="发牌承诺",
-        body=body,
-    )
+    return _deal_reply(DEAL_COMMIT, "发牌承诺", body, tid=tid)
 
 
 def reveal_spec(text: str, digest: str, seed_hex: str, *, tid: int | None) -> DraftSpec:
@@ -683,16 +688,7 @@ def reveal_spec(text: str, digest: str, seed_hex: str, *, tid: int | None) -> Dr
             "还会由种子重新发牌，与原文逐座比较，并按规则检查阵容。",
         ]
     )
-    return DraftSpec(
-        kind=draft_kind(DEAL_REVEAL),
-        day=None,
-        key=DEAL_REVEAL,
-        tid=tid,
-        action=DraftAction.REPLY,
-        edit_pid=None,
-        title="发牌公开",
-        body=body,
-    )
+    return _deal_reply(DEAL_REVEAL, "发牌公开", body, tid=tid)
 
 
 def _open(path: Path, db_path: str | None) -> Store:

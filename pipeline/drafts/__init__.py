@@ -1394,19 +1394,41 @@ def _refuse(draft: Draft, doing: str) -> DraftError:
     return DraftError(f"不能{doing}第 {draft.id} 号草稿：它{why}")
 
 
+def _move(
+    store: Store,
+    draft: Draft,
+    at: str,
+    sql: str,
+    params: Sequence[Any],
+    *,
+    doing: str,
+    to: DraftState,
+    note: str,
+) -> None:
+    """Run one guarded state change of ``draft`` and log it; refuse (in Chinese, saying why)
+    when the guard matched no row because the draft is no longer in a state that allows it."""
+    cur = store.db.execute(sql, params)
+    if not cur.rowcount:
+        raise _refuse(draft, doing)
+    _event(store, draft.id, at, draft.state.value, to.value, note)
+
+
 def approve(store: Store, draft_id: int, now: datetime) -> Draft:
     """pending -> approved. Only an approved draft is ever posted."""
     at = _stamp(now)
     with store.atomic():
         draft = get_draft(store, draft_id)
-        cur = store.db.execute(
+        _move(
+            store,
+            draft,
+            at,
             "UPDATE drafts SET state = 'approved', approved_at = ?, updated_at = ? "
             "WHERE id = ? AND state = 'pending'",
             [at, at, draft_id],
+            doing="批准",
+            to=DraftState.APPROVED,
+            note="导演批准",
         )
-        if not cur.rowcount:
-            raise _refuse(draft, "批准")
-        _event(store, draft_id, at, draft.state.value, DraftState.APPROVED.value, "导演批准")
     return get_draft(store, draft_id)
 
 
@@ -1418,14 +1440,17 @@ def reject(store: Store, draft_id: int, why: str, now: datetime) -> Draft:
         raise DraftError("驳回草稿必须写明理由（--why）")
     with store.atomic():
         draft = get_draft(store, draft_id)
-        cur = store.db.execute(
+        _move(
+            store,
+            draft,
+            at,
             "UPDATE drafts SET state = 'rejected', reject_why = ?, updated_at = ? "
             "WHERE id = ? AND state IN ('pending', 'approved')",
             [why, at, draft_id],
+            doing="驳回",
+            to=DraftState.REJECTED,
+            note=why,
         )
-        if not cur.rowcount:
-            raise _refuse(draft, "驳回")
-        _event(store, draft_id, at, draft.state.value, DraftState.REJECTED.value, why)
     return get_draft(store, draft_id)
 
 
@@ -1460,15 +1485,17 @@ def edit(
         ensure_editable(draft)
         if body == draft.body:
             return draft
-        cur = store.db.execute(
+        _move(
+            store,
+            draft,
+            at,
             "UPDATE drafts SET body = ?, body_hash = ?, state = 'pending', approved_at = NULL, "
             "updated_at = ? WHERE id = ? AND state IN ('pending', 'approved')",
             [body, _hash(body), at, draft_id],
+            doing="修改",
+            to=DraftState.PENDING,
+            note="导演修改" + ("，需重新批准" if draft.state is DraftState.APPROVED else ""),
         )
-        if not cur.rowcount:
-            raise _refuse(draft, "修改")
-        note = "导演修改" + ("，需重新批准" if draft.state is DraftState.APPROVED else "")
-        _event(store, draft_id, at, draft.state.value, DraftState.PENDING.value, note)
     return get_draft(store, draft_id)
 
 
@@ -1477,14 +1504,17 @@ def mark_posted(store: Store, draft_id: int, *, pid: int | None, now: datetime) 
     at = _stamp(now)
     with store.atomic():
         draft = get_draft(store, draft_id)
-        cur = store.db.execute(
+        _move(
+            store,
+            draft,
+            at,
             "UPDATE drafts SET state = 'posted', posted_at = ?, posted_pid = ?, updated_at = ? "
             "WHERE id = ? AND state = 'approved'",
             [at, pid, at, draft_id],
+            doing="发出",
+            to=DraftState.POSTED,
+            note=f"pid {pid}",
         )
-        if not cur.rowcount:
-            raise _refuse(draft, "发出")
-        _event(store, draft_id, at, draft.state.value, DraftState.POSTED.value, f"pid {pid}")
     return get_draft(store, draft_id)
 
 

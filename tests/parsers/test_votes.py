@@ -352,9 +352,10 @@ def test_fixture_edited_vote_reads_both_versions() -> None:
 
 
 def test_fixture_vote_targets_resolve_to_the_roster() -> None:
+    posts = _vote_posts()  # skips cleanly without the shared fixtures
     manifest = json.loads((FIXTURES / "manifest.json").read_text(encoding="utf-8"))
     roster = [RosterEntry(name) for name in manifest["users"] if name not in ("admin", "导演A")]
-    for post in _vote_posts():
+    for post in posts:
         text, hidden = _visible_text(post["stored_message"])
         r = parse_vote(text, distrusted=hidden)
         if r.kind in (VoteKind.VOTE, VoteKind.CHANGE):
