@@ -140,19 +140,6 @@ def _iso(at: datetime | None) -> str | None:
     return at.isoformat() if at is not None else None
 
 
-def _day_post_dict(item: SheriffAnswer | EditedVote | FoldedName) -> dict[str, Any]:
-    """The keys every per-day flagged post shares, in their serialised order."""
-    return {
-        "player": item.player,
-        "day": item.day,
-        "tid": item.tid,
-        "pid": item.pid,
-        "floor": item.floor,
-        "at": item.at.isoformat(),
-        "url": item.url,
-    }
-
-
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """Where a post is: the same shape as the vote engine's evidence."""
@@ -279,8 +266,8 @@ class PlayerLife:
 
 
 @dataclass(frozen=True, slots=True)
-class SheriffAnswer:
-    """A zhenyan sheriff's post in the inquiry thread; ``problem`` comes from the inquiry parser."""
+class _DayPost:
+    """A player's post on a day, as the flags below name it (their first fields, in order)."""
 
     player: str
     day: int
@@ -289,58 +276,62 @@ class SheriffAnswer:
     floor: int | None
     at: datetime
     url: str = ""
+
+    def _post_dict(self) -> dict[str, Any]:
+        return {
+            "player": self.player,
+            "day": self.day,
+            "tid": self.tid,
+            "pid": self.pid,
+            "floor": self.floor,
+            "at": self.at.isoformat(),
+            "url": self.url,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SheriffAnswer(_DayPost):
+    """A zhenyan sheriff's post in the inquiry thread; ``problem`` comes from the inquiry parser."""
+
     answer: str | None = None  # 是 / 否 / 不知道 when readable
     problem: str | None = None  # Chinese: why it is not one of the three answers
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            **_day_post_dict(self),
+            **self._post_dict(),
             "answer": self.answer,
             "problem": self.problem,
         }
 
 
 @dataclass(frozen=True, slots=True)
-class EditedVote:
+class EditedVote(_DayPost):
     """A vote-thread post carrying 本帖最后由 X 于 T 编辑 (or whose stored revisions differ)."""
 
-    player: str
-    day: int
-    tid: int
-    pid: int
-    floor: int | None
-    at: datetime
-    url: str = ""
     edited_at: datetime | None = None
     editor: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            **_day_post_dict(self),
+            **self._post_dict(),
             "edited_at": _iso(self.edited_at),
             "editor": self.editor,
         }
 
 
 @dataclass(frozen=True, slots=True)
-class FoldedName:
+class FoldedName(_DayPost):
     """A vote whose name matched a player only once invisible characters were removed or
-    full-width letters/digits folded (``parsers.names``): it counts, and the director checks."""
+    full-width letters/digits folded (``parsers.names``): it counts, and the director checks.
+    ``player`` is the voter."""
 
-    player: str  # the voter
-    day: int
-    tid: int
-    pid: int
-    floor: int | None
-    at: datetime
-    url: str = ""
     written: str = ""  # the name as written, invisible characters shown as <U+XXXX>
     target: str = ""  # the player it was counted for
     folded: tuple[str, ...] = ()  # "invisible" / "fullwidth"
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            **_day_post_dict(self),
+            **self._post_dict(),
             "written": self.written,
             "target": self.target,
             "folded": list(self.folded),

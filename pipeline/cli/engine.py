@@ -229,17 +229,8 @@ def _action_options(fn: Any) -> Any:
     handed to the command as one ``opts`` argument (an :class:`_ActionOptions`)."""
 
     @functools.wraps(fn)
-    def wrapper(
-        *args: Any,
-        actor: str,
-        skill: str,
-        targets: tuple[str, ...],
-        choice: str | None,
-        card: str | None,
-        at: str | None,
-        **kwargs: Any,
-    ) -> Any:
-        opts = _ActionOptions(actor, skill, tuple(targets), choice, card, at)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        opts = _ActionOptions(*(kwargs.pop(name) for name in _ActionOptions._fields))
         return fn(*args, opts=opts, **kwargs)
 
     cmd: Any = wrapper

@@ -101,6 +101,15 @@ __all__ = [
 DEAL_COMMIT = "deal_commit"
 DEAL_REVEAL = "deal_reveal"
 
+#: ``--db`` for the commands here that take the game file themselves (not ``game_command``).
+_db_option = click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="数据库路径（默认：游戏文件旁的 <游戏文件名>.db，或环境变量 BANSHA_DB）。",
+)
+
 #: the store's meta keys of the deal (secret: never printed, never logged)
 META_SEED = "deal:seed"
 META_SALT = "deal:salt"
@@ -438,13 +447,7 @@ def _when(e: Entrant | SignupRecord, tz: Any) -> str:
     help="报名截止时间（如 2026-12-01T20:00:00+08:00）：之后的帖子不计。",
 )
 @click.option("--dry-run", is_flag=True, help="只显示结果，不改写游戏文件。")
-@click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="数据库路径（默认：游戏文件旁的 <游戏文件名>.db，或环境变量 BANSHA_DB）。",
-)
+@_db_option
 def signup(
     game_file: Path | None,
     thread: int | None,
@@ -726,13 +729,7 @@ def _load(path: Path) -> Game:
 )
 @click.option("--commitment", default=None, metavar="SHA256", help="--verify：开局前公布的承诺。")
 @click.option("--seed", "seed_hex", default=None, metavar="种子", help="--verify：公开的随机种子。")
-@click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="数据库路径（默认：游戏文件旁的 <游戏文件名>.db，或环境变量 BANSHA_DB）。",
-)
+@_db_option
 def deal_cmd(
     game_file: Path | None,
     redeal: bool,

@@ -494,16 +494,12 @@ def _thread_ballots(
         ballots.append(ballot)
         if who is not None:
             voted.add(who)
+            # the post as both flags below name it: voter, day, tid, pid, floor, time, link
+            where = (who, day, post.tid, post.pid, post.floor, post.posted_at, evidence.url)
             if ballot.folded and not ballot.hidden and folded_names is not None:
                 folded_names.append(
                     FoldedName(
-                        who,
-                        day,
-                        post.tid,
-                        post.pid,
-                        post.floor,
-                        post.posted_at,
-                        evidence.url,
+                        *where,
                         written=visible_repr(vp.target_raw.strip()),
                         target=ballot.target or "",
                         folded=ballot.folded,
@@ -512,13 +508,7 @@ def _thread_ballots(
             if edited:
                 edited_votes.append(
                     EditedVote(
-                        who,
-                        day,
-                        post.tid,
-                        post.pid,
-                        post.floor,
-                        post.posted_at,
-                        evidence.url,
+                        *where,
                         post.edit.edited_at if post.edit else None,
                         post.edit.editor if post.edit else "",
                     )

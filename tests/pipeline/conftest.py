@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +16,11 @@ from click.testing import CliRunner
 from pipeline.cli import cli
 from pipeline.discuz.client import DiscuzClient, RetryPolicy
 from pipeline.discuz.crawl import Crawler, ForumConfig
+from pipeline.sim.simulator import ForumSim, SimClock, SimServer
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_GAME = ROOT / "config" / "games" / "demo.toml"
+DEMO_SCRIPT = ROOT / "config" / "games" / "demo_posts.toml"
 
 
 @pytest.fixture(scope="session")
@@ -54,3 +58,30 @@ def sim_crawler(sim: Any, store: Any, tz: Any) -> Callable[[Any, bool], Any]:
         return Crawler(client, store, forum).crawl(targets, full=full)
 
     return crawl
+
+
+@contextmanager
+def forum_world(
+    tmp_path: Path, start: datetime, *, script: Path = DEMO_SCRIPT
+) -> Iterator[tuple[ForumSim, SimClock, Path, dict[str, str]]]:
+    """The demo game played by the simulator from ``start`` (the demo's posts, or ``script``),
+    served over HTTP: ``(sim, clock, game file pointing at the server with no waits, env with
+    BANSHA_DB and the director's cookie)``; the store is ``tmp_path / "game.db"``."""
+    clock = SimClock(start)
+    sim = ForumSim.from_script(DEMO_GAME, script, clock, floodctrl_s=0)
+    with SimServer(sim) as server:
+        game = tmp_path / "game.toml"
+        text = DEMO_GAME.read_text(encoding="utf-8")
+        text = text.replace("http://127.0.0.1:8080/", server.base_url)
+        game.write_text(
+            text.replace("min_interval_s = 1.0", "min_interval_s = 0.0"), encoding="utf-8"
+        )
+        env = {"BANSHA_DB": str(tmp_path / "game.db"), "BANSHA_COOKIE": sim.login_cookie("导演")}
+        yield sim, clock, game, env
+
+
+def bansha(env: dict[str, str], *args: str, code: int = 0) -> str:
+    """``bansha ARGS`` with ``env``; asserts the exit code and returns the output."""
+    result = CliRunner().invoke(cli, list(args), env=env)
+    assert result.exit_code == code, result.output
+    return result.output

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from pipeline.cli import cli
-from pipeline.sim.simulator import ForumSim, SimClock, SimServer
-
-ROOT = Path(__file__).resolve().parents[2]
-GAME = ROOT / "config" / "games" / "demo.toml"
-SCRIPT = ROOT / "config" / "games" / "demo_posts.toml"
+from tests.pipeline.conftest import bansha, forum_world
 
 
 def at(text: str) -> datetime:
@@ -23,22 +16,8 @@ def at(text: str) -> datetime:
 
 @pytest.fixture
 def forum(tmp_path):
-    clock = SimClock(at("2026-12-02T20:30:00+08:00"))
-    sim = ForumSim.from_script(GAME, SCRIPT, clock, floodctrl_s=0)
-    with SimServer(sim) as server:
-        game = tmp_path / "game.toml"
-        text = GAME.read_text(encoding="utf-8").replace("http://127.0.0.1:8080/", server.base_url)
-        game.write_text(
-            text.replace("min_interval_s = 1.0", "min_interval_s = 0.0"), encoding="utf-8"
-        )
-        env = {"BANSHA_DB": str(tmp_path / "game.db"), "BANSHA_COOKIE": sim.login_cookie("导演")}
-        yield sim, clock, game, env
-
-
-def bansha(env, *args, code=0):
-    result = CliRunner().invoke(cli, list(args), env=env)
-    assert result.exit_code == code, result.output
-    return result.output
+    with forum_world(tmp_path, at("2026-12-02T20:30:00+08:00")) as world:
+        yield world
 
 
 def director_posts(sim):

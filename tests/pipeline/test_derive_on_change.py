@@ -38,13 +38,12 @@ from pipeline.derive import crawled_tids, derive, write_derivation
 from pipeline.discuz.crawl import CrawlReport, ThreadResult
 from pipeline.drafts import make_drafts
 from pipeline.game.gamefile import Game, load_game, parse_game
-from pipeline.sim.simulator import ForumSim, SimClock, SimServer
+from pipeline.sim.simulator import ForumSim, SimClock
 from pipeline.store import Store, open_store
-from tests.pipeline.conftest import sim_crawler
+from tests.pipeline.conftest import DEMO_GAME as GAME
+from tests.pipeline.conftest import DEMO_SCRIPT as SCRIPT
+from tests.pipeline.conftest import ROOT, bansha, forum_world, sim_crawler
 
-ROOT = Path(__file__).resolve().parents[2]
-GAME = ROOT / "config" / "games" / "demo.toml"
-SCRIPT = ROOT / "config" / "games" / "demo_posts.toml"
 TZ = load_game(GAME, env={}).game.tz
 
 
@@ -551,6 +550,12 @@ def _demo_moments() -> list[datetime]:
     return sorted(set(out))
 
 
+def observed(now: datetime, report: Any, store: Store) -> tuple[Any, ...]:
+    """What one cycle is compared by: when, drafted, warnings, errors, the stored verdicts,
+    and (last, not compared) whether it skipped deriving."""
+    return (now, report.drafted, report.warnings, report.errors, verdicts(store), report.skipped)
+
+
 def _run_demo(tmp_path: Path, name: str, *, rederive: bool, monkeypatch) -> list[Any]:
     game = load_game(GAME, env={})
     moments = _demo_moments()
@@ -565,16 +570,7 @@ def _run_demo(tmp_path: Path, name: str, *, rederive: bool, monkeypatch) -> list
             _script_demo(w, i, now)
             report = w.cycle(now, rederive=rederive)
             # (09:31: day 1's threads are not open yet: the errors are part of what is compared)
-            seen.append(
-                (
-                    now,
-                    report.drafted,
-                    report.warnings,
-                    report.errors,
-                    verdicts(store),
-                    report.skipped,
-                )
-            )
+            seen.append(observed(now, report, store))
     finally:
         store.close()
     return seen
@@ -787,16 +783,7 @@ def _run_long(tmp_path: Path, name: str, *, rederive: bool) -> list[Any]:
                 rederive=rederive,
             )
             assert not report.errors, report.errors
-            seen.append(
-                (
-                    now,
-                    report.drafted,
-                    report.warnings,
-                    report.errors,
-                    verdicts(store),
-                    report.skipped,
-                )
-            )
+            seen.append(observed(now, report, store))
     finally:
         store.close()
     return seen
@@ -816,26 +803,12 @@ def test_skipping_gives_the_same_verdicts_and_drafts_as_deriving_every_cycle_lon
 
 
 def test_cycle_verbose_says_when_it_did_not_derive_and_rederive_forces(tmp_path):
-    clock = SimClock(at("2026-12-02T20:40:00"))
-    sim = ForumSim.from_script(GAME, SCRIPT, clock, floodctrl_s=0)
-    with SimServer(sim) as server:
-        game = tmp_path / "game.toml"
-        text = GAME.read_text(encoding="utf-8").replace("http://127.0.0.1:8080/", server.base_url)
-        game.write_text(
-            text.replace("min_interval_s = 1.0", "min_interval_s = 0.0"), encoding="utf-8"
-        )
-        env = {"BANSHA_DB": str(tmp_path / "game.db"), "BANSHA_COOKIE": sim.login_cookie("导演")}
-
-        def bansha(*args: str) -> str:
-            result = CliRunner().invoke(cli, list(args), env=env)
-            assert result.exit_code == 0, result.output
-            return result.output
-
+    with forum_world(tmp_path, at("2026-12-02T20:40:00")) as (_sim, _clock, game, env):
         asof = ["--as-of", "2026-12-02T20:40:00+08:00", "--verbose"]
-        assert "没有新内容" not in bansha("cycle", str(game), *asof)
-        out = bansha("cycle", str(game), *asof)
+        assert "没有新内容" not in bansha(env, "cycle", str(game), *asof)
+        out = bansha(env, "cycle", str(game), *asof)
         assert "没有新内容，未重新推导" in out and "没有新草稿" in out
-        out = bansha("cycle", str(game), *asof, "--rederive")
+        out = bansha(env, "cycle", str(game), *asof, "--rederive")
         assert "没有新内容" not in out and "结论没有变化" in out
         # a file edit is an input: the signature appears in the drafts
         game.write_text(
@@ -844,7 +817,7 @@ def test_cycle_verbose_says_when_it_did_not_derive_and_rederive_forces(tmp_path)
             ),
             encoding="utf-8",
         )
-        out = bansha("cycle", str(game), *asof)
+        out = bansha(env, "cycle", str(game), *asof)
         assert "没有新内容" not in out and "新草稿" in out
 
 

@@ -13,26 +13,15 @@ from pipeline.derive import derive
 from pipeline.drafts import DraftKind, due_drafts
 from pipeline.game.gamefile import load_game
 from pipeline.store import open_store
-from tests.pipeline.test_sun_rounds import (
-    DAY2,
-    LINEUP,
-    VOTE_TID,
-    add_posts,
-    draft_body,
-    h,
-    run,
-    through_day_1,
-    vote,
-    write_game,
-)
+from tests.pipeline.support import day_2_votes, m209_through_day_1
+from tests.pipeline.test_sun_rounds import DAY2, LINEUP, draft_body, run
 
 
 def test_the_day_open_draft_shows_the_nights_public_lines_and_hides_the_causes(
     tmp_path: Path,
 ) -> None:
-    file = write_game(tmp_path / "g.toml", f"vote = {VOTE_TID}")
-    game = (file, tmp_path / "g.db")
-    through_day_1(game)
+    game = m209_through_day_1(tmp_path)
+    file = game[0]
     for actor, skill, target in (("甲", "杀人", "戊"), ("辛", "毒药", "乙")):
         run(game, "night", "add", "--night", "1", "--actor", actor, "--skill", skill,
             "--target", target)  # fmt: skip
@@ -51,15 +40,9 @@ def test_the_day_open_draft_shows_the_nights_public_lines_and_hides_the_causes(
 def test_the_result_draft_carries_the_days_public_lines_once_resolved(tmp_path: Path) -> None:
     """m209.txt:357 白痴[大难不死]: the idiot voted top flips and stays — said in the result."""
     lineup = tuple((n, "白痴") if n == "壬" else (n, r) for n, r in LINEUP)
-    file = write_game(tmp_path / "i.toml", f"vote = {VOTE_TID}", lineup=lineup)
-    game = (file, tmp_path / "i.db")
-    through_day_1(game)
-    run(game, "night", "resolve", "--night", "1")
-    add_posts(
-        game[1],
-        VOTE_TID,
-        [vote(3201 + i, n, "壬", h(12, i)) for i, n in enumerate(("乙", "丙", "丁"))],
-    )
+    game = m209_through_day_1(tmp_path, "i", lineup=lineup)
+    file = game[0]
+    day_2_votes(game, "壬", ("乙", "丙", "丁"))
     closed = DAY2.replace(hour=22, minute=5)
     before = draft_body(file, game[1], DraftKind.RESULT, 2, closed)
     assert "结算公示" not in before
@@ -74,15 +57,9 @@ def test_the_result_draft_carries_the_days_public_lines_once_resolved(tmp_path: 
 def test_a_day_resolved_on_another_count_is_called_out(tmp_path: Path) -> None:
     """After ``day resolve`` the count changed (here a skill's top recorded late, m209.txt:169):
     the engine's 公示 is no longer offered and the tally says to resolve the day again."""
-    file = write_game(tmp_path / "s.toml", f"vote = {VOTE_TID}")
-    game = (file, tmp_path / "s.db")
-    through_day_1(game)
-    run(game, "night", "resolve", "--night", "1")
-    add_posts(
-        game[1],
-        VOTE_TID,
-        [vote(3201 + i, n, "丁", h(12, i)) for i, n in enumerate(("乙", "丙", "戊"))],
-    )
+    game = m209_through_day_1(tmp_path, "s")
+    file = game[0]
+    day_2_votes(game, "丁", ("乙", "丙", "戊"))
     run(game, "day", "resolve", "--day", "2", "--as-of", "2026-12-03T09:00:00+08:00")
     closed = DAY2.replace(hour=22, minute=5)
     assert "[b]结算公示[/b]" in draft_body(file, game[1], DraftKind.RESULT, 2, closed)

@@ -12,17 +12,8 @@ from pathlib import Path
 
 from pipeline.drafts import DraftKind
 from tests.engine.test_nizhuan_support import says
-from tests.pipeline.test_sun_rounds import (
-    DAY2,
-    VOTE_TID,
-    add_posts,
-    draft_body,
-    h,
-    run,
-    through_day_1,
-    vote,
-    write_game,
-)
+from tests.pipeline.support import sun_voted_top
+from tests.pipeline.test_sun_rounds import DAY2, draft_body, h, run
 
 CLOSED = DAY2.replace(hour=22, minute=5)
 AFTER = "2026-12-03T09:00:00+08:00"
@@ -30,16 +21,7 @@ AFTER = "2026-12-03T09:00:00+08:00"
 
 def _sun_is_top(tmp_path: Path) -> tuple[Path, Path]:
     """Day 2: 壬 (太阳, [不死] by day) gets every vote."""
-    file = write_game(tmp_path / "p.toml", f"vote = {VOTE_TID}")
-    game = (file, tmp_path / "p.db")
-    through_day_1(game)
-    run(game, "night", "resolve", "--night", "1")
-    add_posts(
-        game[1],
-        VOTE_TID,
-        [vote(3201 + i, n, "壬", h(12, i)) for i, n in enumerate(("乙", "丙", "丁"))],
-    )
-    return game
+    return sun_voted_top(tmp_path, "p")
 
 
 def test_the_tally_keeps_the_sun_in_without_naming_the_role(tmp_path: Path) -> None:

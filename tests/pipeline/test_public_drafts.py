@@ -16,27 +16,12 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from pipeline.cli import cli
 from pipeline.drafts import DraftKind
-from pipeline.sim.simulator import ForumSim, SimClock, SimServer
 from pipeline.store import open_store
-from tests.pipeline.test_sun_rounds import (
-    DAY2,
-    VOTE_TID,
-    add_posts,
-    draft_body,
-    h,
-    run,
-    through_day_1,
-    vote,
-    write_game,
-)
-
-ROOT = Path(__file__).resolve().parents[2]
-GAME = ROOT / "config" / "games" / "demo.toml"
-SCRIPT = ROOT / "config" / "games" / "demo_posts.toml"
+from tests.pipeline.conftest import DEMO_SCRIPT, bansha, forum_world
+from tests.pipeline.support import sun_voted_top
+from tests.pipeline.test_sun_rounds import DAY2, draft_body, run
 
 #: Words only the director reads: hints to act, post ids, commands (DESIGN.md: drafts are what
 #: the players read; the director's notes go to the console and the CLI).
@@ -103,22 +88,8 @@ def at(text: str) -> datetime:
 
 @pytest.fixture
 def forum(tmp_path: Path):
-    clock = SimClock(at("2026-12-02T20:30:00+08:00"))
-    sim = ForumSim.from_script(GAME, SCRIPT, clock, floodctrl_s=0)
-    with SimServer(sim) as server:
-        game = tmp_path / "game.toml"
-        text = GAME.read_text(encoding="utf-8").replace("http://127.0.0.1:8080/", server.base_url)
-        game.write_text(
-            text.replace("min_interval_s = 1.0", "min_interval_s = 0.0"), encoding="utf-8"
-        )
-        env = {"BANSHA_DB": str(tmp_path / "game.db"), "BANSHA_COOKIE": sim.login_cookie("导演")}
-        yield sim, clock, game, env
-
-
-def bansha(env: dict[str, str], *args: str, code: int = 0) -> str:
-    result = CliRunner().invoke(cli, list(args), env=env)
-    assert result.exit_code == code, result.output
-    return result.output
+    with forum_world(tmp_path, at("2026-12-02T20:30:00+08:00")) as world:
+        yield world
 
 
 def live_drafts(env: dict[str, str]) -> dict[int, tuple[str, int | None, str]]:
@@ -151,14 +122,9 @@ delete_at = 2026-12-03T09:02:00+08:00
 def test_a_moderators_delete_after_the_result_drafts_nothing_new(tmp_path: Path) -> None:
     """Issue #13 item 6: a delete renumbers the floors after it; the drafts must not change."""
     script = tmp_path / "posts.toml"
-    script.write_text(SCRIPT.read_text(encoding="utf-8") + EARLY_POST, encoding="utf-8")
-    clock = SimClock(at("2026-12-02T20:30:00+08:00"))
-    sim = ForumSim.from_script(GAME, script, clock, floodctrl_s=0)
-    with SimServer(sim) as server:
-        game = tmp_path / "game.toml"
-        text = GAME.read_text(encoding="utf-8").replace("http://127.0.0.1:8080/", server.base_url)
-        game.write_text(text.replace("min_interval_s = 1.0", "min_interval_s = 0.0"), "utf-8")
-        env = {"BANSHA_DB": str(tmp_path / "game.db"), "BANSHA_COOKIE": sim.login_cookie("导演")}
+    script.write_text(DEMO_SCRIPT.read_text(encoding="utf-8") + EARLY_POST, encoding="utf-8")
+    start = at("2026-12-02T20:30:00+08:00")
+    with forum_world(tmp_path, start, script=script) as (_sim, clock, game, env):
         # the running tally while votes come in, then the result the next morning
         for moment in ("2026-12-02T21:30:00+08:00", "2026-12-03T09:00:00+08:00"):
             clock.set(at(moment))
@@ -197,23 +163,9 @@ def test_no_draft_of_a_day_from_cron_carries_director_only_text(forum) -> None:
 # --------------------------------------------------------------------------- m209 平安日
 
 
-def _sun_voted_top(tmp_path: Path) -> tuple[Path, Path]:
-    """Day 2: three votes for 壬, the 太阳 — [日] gives it [不死] by day (m209.txt:376)."""
-    file = write_game(tmp_path / "g.toml", f"vote = {VOTE_TID}")
-    game = (file, tmp_path / "g.db")
-    through_day_1(game)
-    run(game, "night", "resolve", "--night", "1")
-    add_posts(
-        game[1],
-        VOTE_TID,
-        [vote(3201 + i, n, "壬", h(12, i)) for i, n in enumerate(("乙", "丙", "丁"))],
-    )
-    return game
-
-
 def test_a_top_holding_busi_is_announced_with_a_peaceful_day(tmp_path: Path) -> None:
     """m209.txt:166-167: the top is announced, and 平安日 — before and after the day resolve."""
-    game = _sun_voted_top(tmp_path)
+    game = sun_voted_top(tmp_path)
     closed = DAY2.replace(hour=22, minute=5)
     for resolved in (False, True):
         if resolved:
@@ -234,7 +186,7 @@ def test_the_top_line_stays_when_the_engines_lines_do_not_name_it(tmp_path: Path
     from pipeline.drafts import load_templates, result_context
     from pipeline.game.gamefile import load_game
 
-    game = _sun_voted_top(tmp_path)
+    game = sun_voted_top(tmp_path)
     g = load_game(game[0], env={"BANSHA_COOKIE": "x"})
     store = open_store(game[1])
     try:

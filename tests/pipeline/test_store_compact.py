@@ -24,7 +24,7 @@ from parsers.records import EditNote, Mark, MarkKind, Post, PostState, ThreadPag
 from pipeline.cli import cli
 from pipeline.discuz.client import DiscuzClient, Fetched, RetryPolicy
 from pipeline.discuz.crawl import Crawler, CrawlTarget, ForumConfig, parse_page, replay_kept_pages
-from pipeline.sim.simulator import ForumSim, SimClock, SimServer
+from pipeline.sim.simulator import ForumSim, SimClock
 from pipeline.store import (
     BODY_ZLIB,
     Store,
@@ -34,10 +34,8 @@ from pipeline.store import (
     open_store,
 )
 from pipeline.store.scrub import SCRUB_MARK, scrub_body
+from tests.pipeline.conftest import forum_world
 
-ROOT = Path(__file__).resolve().parents[2]
-GAME = ROOT / "config" / "games" / "demo.toml"
-SCRIPT = ROOT / "config" / "games" / "demo_posts.toml"
 TZ = ZoneInfo("Asia/Shanghai")
 T0 = datetime(2026, 12, 2, 10, 0, tzinfo=TZ)
 USERS = {"导演": 2, "饺子": 3, "包子": 4, "馄饨": 5}
@@ -182,15 +180,8 @@ def to_old_schema(path: Path) -> None:
 @pytest.fixture
 def demo_forum(tmp_path):
     # day 2's last half hour: the script's last post before the close is at 21:20
-    clock = SimClock(datetime.fromisoformat("2026-12-02T21:30:00+08:00"))
-    sim = ForumSim.from_script(GAME, SCRIPT, clock, floodctrl_s=0)
-    with SimServer(sim) as server:
-        game = tmp_path / "game.toml"
-        text = GAME.read_text(encoding="utf-8").replace("http://127.0.0.1:8080/", server.base_url)
-        game.write_text(
-            text.replace("min_interval_s = 1.0", "min_interval_s = 0.0"), encoding="utf-8"
-        )
-        env = {"BANSHA_DB": str(tmp_path / "game.db"), "BANSHA_COOKIE": sim.login_cookie("导演")}
+    start = datetime.fromisoformat("2026-12-02T21:30:00+08:00")
+    with forum_world(tmp_path, start) as (sim, clock, game, env):
         yield sim, clock, game, env, tmp_path / "game.db"
 
 
