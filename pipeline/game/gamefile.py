@@ -504,7 +504,7 @@ def load_game(
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise GameFileError(path, [Problem("", _toml_error(str(exc)))]) from None
+        raise GameFileError(path, [Problem("", _toml_error(str(exc), text))]) from None
     return parse_game(
         data, source=path, env=env, check_login=check_login, folder=path.resolve().parent
     )
@@ -1055,6 +1055,44 @@ def _parse_iso(text: str) -> datetime | None:
 
 _DATETIME_HINT: Final = "写成 2026-12-01T09:00:00+08:00 这样的日期时间（不加引号）"
 
+#: keys a director may try to write that belong in the environment, never in the file
+_SECRET_KEYS_IN_ENV: Final = {
+    "cookie": (
+        "Cookie 不写在游戏文件里：放进环境变量（[forum] cookie_env 指定名字，默认 BANSHA_COOKIE）"
+    ),
+    "password": "密码不写在游戏文件里：放进环境变量，用 [forum] password_env 指定它的名字",
+    "username": "账号用环境变量：用 [forum] username_env 指定它的名字",
+}
+
+
+def _known_keys(loc: tuple[Any, ...]) -> list[str]:
+    """The keys the model has at ``loc`` (the table holding the unknown key)."""
+    model: Any = Game
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = getattr(model, "model_fields", {}).get(part)
+        if field is None:
+            return []
+        ann = field.annotation
+        args = [a for a in getattr(ann, "__args__", ()) if hasattr(a, "model_fields")]
+        model = ann if hasattr(ann, "model_fields") else (args[0] if args else None)
+        if model is None:
+            return []
+    if model is Game:
+        return [*Game.model_fields, *ruleset_ids()]
+    return list(getattr(model, "model_fields", {}))
+
+
+def _unknown_key(loc: tuple[Any, ...]) -> str:
+    key = str(loc[-1]) if loc else ""
+    if key.casefold() in _SECRET_KEYS_IN_ENV:
+        return f"未知的键：{_SECRET_KEYS_IN_ENV[key.casefold()]}"
+    near = difflib.get_close_matches(key, _known_keys(tuple(loc[:-1])), n=1, cutoff=0.6)
+    if near:
+        return f"未知的键（拼写错误？是不是 {near[0]}？见 docs/游戏文件.md）"
+    return "未知的键（拼写错误？见 docs/游戏文件.md）"
+
 
 def _pydantic_problem(err: ErrorDetails, tz: ZoneInfo | None) -> Problem:
     loc = tuple(err["loc"])
@@ -1067,7 +1105,7 @@ def _pydantic_problem(err: ErrorDetails, tz: ZoneInfo | None) -> Problem:
         if len(loc) == 1:
             message = f"缺少必填的表 [{loc[0]}]" if loc[0] != "players" else "缺少 [[players]]"
     elif kind == "extra_forbidden":
-        message = "未知的键（拼写错误？）"
+        message = _unknown_key(loc)
     elif kind == "literal_error":
         message = f"应为以下之一：{_literal_choices(err)}"
         if isinstance(value, str) and last in ("encoding", "source", "sex"):
@@ -1158,14 +1196,23 @@ _TOML_MESSAGES: Final[tuple[tuple[str, str], ...]] = (
 )
 
 
-def _toml_error(text: str) -> str:
+#: a value that looks like a date written with / or . (``opens = 2026/12/01 09:00``)
+_DATE_TYPO = re.compile(r"^\s*[\w\"'.-]+\s*=\s*\d{4}\s*[/.年]\s*\d")
+
+
+def _toml_error(text: str, source: str = "") -> str:
     """tomllib's English message -> Chinese, with the line and column (never the line's text:
-    it may hold a secret)."""
+    it may hold a secret; it is only looked at, for a date written the wrong way)."""
     where = "文件末尾"
+    line_no = None
     if match := re.search(r"\(at line (\d+), column (\d+)\)", text):
         where = f"第 {match.group(1)} 行第 {match.group(2)} 列"
+        line_no = int(match.group(1))
     if text.startswith("Illegal character '\\n'"):
         what = "字符串缺少结束的引号（普通字符串不能换行）"
     else:
         what = next((zh for en, zh in _TOML_MESSAGES if text.startswith(en)), "")
+    lines = source.splitlines()
+    if line_no is not None and 0 < line_no <= len(lines) and _DATE_TYPO.match(lines[line_no - 1]):
+        what = f"这一行的日期写法不对：{_DATETIME_HINT}，年月日之间用 -，日期和时间之间用 T"
     return f"{where}：TOML 语法错误" + (f"：{what}" if what else "")

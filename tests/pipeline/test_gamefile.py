@@ -241,7 +241,12 @@ BAD_CASES: list[tuple[str, Mutation, str, str]] = [
     # (id, mutation, key path, what the director reads)
     ("missing", _drop("players.1.uid"), 'players[1].uid（玩家 "包子"）', "缺少必填项"),
     ("missing-table", _drop("forum"), "forum", "缺少必填的表 [forum]"),
-    ("typo", _set("forum.encodng", "gbk"), "forum.encodng", "未知的键（拼写错误？）"),
+    (
+        "typo",
+        _set("forum.encodng", "gbk"),
+        "forum.encodng",
+        "未知的键（拼写错误？是不是 encoding？见 docs/游戏文件.md）",
+    ),
     ("uid-string", _set("players.0.uid", "101"), "players[0].uid", "应为整数"),
     ("uid-zero", _set("players.0.uid", 0), "players[0].uid", "应为正整数"),
     ("bool", _set("forum.requires_login", "true"), "forum.requires_login", "应为 true 或 false"),
@@ -594,7 +599,9 @@ def test_drafts_table_problems_name_the_key() -> None:
     message = problems_of(data)
     assert line_for(message, "drafts.reminder_minutes").endswith("：应为正整数")
     assert line_for(message, "drafts.max_post_bytes").endswith("：不能小于 1000")
-    assert line_for(message, "drafts.reminder").endswith("：未知的键（拼写错误？）")
+    assert line_for(message, "drafts.reminder").endswith(
+        "：未知的键（拼写错误？是不是 reminder_minutes？见 docs/游戏文件.md）"
+    )
 
 
 def test_m135_card_rules_are_checked_at_load(tmp_path):
