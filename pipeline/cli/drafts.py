@@ -106,9 +106,18 @@ def _pad(text: str, width: int) -> str:
 @drafts_group.command("show")
 @game_command(readonly=True)
 @click.argument("draft_id", type=int, metavar="ID")
-def drafts_show(ctx: GameContext, draft_id: int) -> None:
+@click.option(
+    "--json", "as_json", is_flag=True, help="输出 JSON（与 drafts --json 中的一项相同）。"
+)
+def drafts_show(ctx: GameContext, draft_id: int, as_json: bool) -> None:
     """显示草稿正文，以及与同一草稿上一稿的差异。"""
     d = _get(ctx, draft_id)
+    if as_json:
+        from pipeline.drafts.view import draft_json
+
+        data = draft_json(ctx.game, d, _now(ctx))
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        return
     day = f"第{d.day}天 " if d.day is not None else ""
     click.echo(f"第 {d.id} 号草稿：{day}{d.kind_zh}（{d.state_zh}）")
     click.echo(f"发往：{where(d)}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -153,7 +154,13 @@ def mark_days_reread(ctx: GameContext, targets: list[CrawlTarget]) -> None:
 @game_command(readonly=True)
 @day_option()
 @click.option("--player", default=None, help="只看这位玩家（名字或别名）。")
-def posts(ctx: GameContext, day: int | None, player: str | None) -> None:
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="输出 JSON（每帖的 tid、pid、楼层、时间、作者、状态、正文）。",
+)
+def posts(ctx: GameContext, day: int | None, player: str | None, as_json: bool) -> None:
     """列出某天各帖子中已抓取的帖子（楼层、时间、作者、内容首行）。只读数据库。"""
     game = ctx.game
     day = resolve_day(ctx, day)
@@ -168,18 +175,32 @@ def posts(ctx: GameContext, day: int | None, player: str | None) -> None:
             raise click.ClickException(f"名单中没有玩家「{player}」")
     tz = game.game.tz
     any_rows = False
+    threads = []
     for d, role, tid in game.thread_roles():
         if d != day_info.day:
             continue
         rows = ctx.store.post_rows(tid)
         if who is not None:
             rows = [r for r in rows if r["uid"] == who.uid]
+        if as_json:
+            threads.append({"tid": tid, "role": role, "posts": [_post_json(r) for r in rows]})
+            continue
         click.echo(f"== {ROLE_ZH.get(role, role)} tid={tid}：{len(rows)} 帖")
         for r in rows:
             any_rows = True
             click.echo(_post_line(r, tz))
+    if as_json:
+        out = {"game": game.game.id, "day": day_info.day, "threads": threads}
+        click.echo(json.dumps(out, ensure_ascii=False, indent=2))
+        return
     if not any_rows:
         click.echo("（没有帖子：先运行 bansha crawl）")
+
+
+def _post_json(r: dict[str, Any]) -> dict[str, Any]:
+    """A stored post as ``posts --json`` prints it (field names are stable)."""
+    keys = ("tid", "pid", "floor", "author", "uid", "state", "posted_at", "edit_at", "text")
+    return {k: r.get(k) for k in keys}
 
 
 ROLE_ZH = {

@@ -185,8 +185,11 @@ def _note(v: Any) -> str:
 @game_command(readonly=True)
 @day_option()
 @click.option("--player", required=True, help="玩家名字（或别名）。")
+@click.option("--json", "as_json", is_flag=True, help="输出 JSON（字段与 tally --json 相同）。")
 @as_of_option
-def why_cmd(ctx: GameContext, day: int | None, player: str, as_of: str | None) -> None:
+def why_cmd(
+    ctx: GameContext, day: int | None, player: str, as_of: str | None, as_json: bool
+) -> None:
     """解释一位玩家某天的票、发言数和违规标记，每条都附帖子链接。"""
     who = ctx.game.player(player)
     if who is None:
@@ -195,6 +198,25 @@ def why_cmd(ctx: GameContext, day: int | None, player: str, as_of: str | None) -
     day = resolve_day(ctx, day, when)
     d = run_derive(ctx, when, write=False)
     res = _day_or_fail(d, day)
+    if as_json:
+        data = tally_json(d, day, flag_decisions(ctx.store))
+        name = who.name
+        mine = {
+            "player": name,
+            "votes": [v.to_dict() for v in res.all_verdicts if v.ballot.voter == name],
+            "against": [v.to_dict() for v in res.all_verdicts if v.counts_for == name],
+            "post_count": data["post_counts"].get(name),
+            "post_exempt": data["post_exempt"].get(name),
+            "flags": [f for f in data["flags"] if f["player"] == name],
+            "out": (
+                {"at": d.outs[name][0].isoformat(), "cause": d.outs[name][1]}
+                if name in d.outs
+                else None
+            ),
+        }
+        keep = ("game", "ruleset", "day", "as_of", "crawled", "notes")
+        click.echo(json.dumps({**{k: data[k] for k in keep}, **mine}, ensure_ascii=False, indent=2))
+        return
     tz = ctx.game.game.tz
     name = who.name
     click.echo(f"{name} 第 {day} 天：")
