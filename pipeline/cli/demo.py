@@ -38,6 +38,7 @@ from pipeline.drafts import KIND_ZH, approve, list_drafts, make_drafts
 from pipeline.drafts.publish import publish_approved
 from pipeline.drafts.report import write_report
 from pipeline.game.gamefile import resolve_db_path
+from pipeline.notify import notify_after_cycle
 from pipeline.sim.simulator import ForumSim, SimClock, SimServer, script_now
 
 CONFIG = ROOT / "config" / "games"
@@ -124,6 +125,8 @@ def demo(db_path: Path | None, show_day: int, now_text: str | None) -> None:
                 crawl=lambda targets, full: run_crawl(ctx, targets, full=full, min_interval_s=0),
                 draft=lambda d, moment=moment: make_drafts(ctx.game, ctx.store, d, now=moment),
             )
+            # recorded like cron's cycle (bansha status shows it); the demo sends nothing
+            notify_after_cycle(ctx.game, ctx.store, report, moment, env={}, send=_no_send)
             if report.errors:
                 raise click.ClickException("演示失败：" + "；".join(report.errors))
             assert report.crawl is not None
@@ -447,3 +450,8 @@ _SHELL_SAFE = re.compile(r"[\w@%+=:,./-]+")
 def _sh(arg: str) -> str:
     """``arg`` for a shell, quoted only when it needs it (a Chinese name needs no quotes)."""
     return arg if _SHELL_SAFE.fullmatch(arg) else shlex.quote(arg)
+
+
+def _no_send(urls: object, notice: object) -> bool:
+    """The demo's notifications go nowhere (it has no [notify] urls anyway)."""
+    return True

@@ -173,7 +173,7 @@ class GameOverview:
     def lines(self) -> list[str]:
         """The overview in the terminal (``bansha status``)."""
         out = [
-            f"{self.title}（{self.id}，规则 {self.ruleset_name}）",
+            f"{self.title}（{self.id}，规则：{self.ruleset_name}）",
             f"  阶段：{self.phase}",
             f"  下一次关门：{self.next_close_zh}",
         ]
@@ -219,7 +219,8 @@ def _last_crawl(store: Store) -> dict[str, Any] | None:
 def game_overview(spec: GameSpec, now: datetime) -> GameOverview:
     game = spec.game
     try:
-        name = get_ruleset(game.game.ruleset).name
+        rs = get_ruleset(game.game.ruleset)
+        name = f"{rs.title}（{rs.id}）"
     except ValueError:
         name = game.game.ruleset
     phase = phase_info(game, now)

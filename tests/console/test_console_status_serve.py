@@ -28,7 +28,7 @@ def test_status_prints_the_overview(morning):
     out = run(status, [str(morning.game)], morning.env)
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
-    assert lines[0] == "[M135]『让子弹飞』（m135-demo，规则 [M135]『让子弹飞』）"
+    assert lines[0] == "[M135]『让子弹飞』（m135-demo，规则：让子弹飞（m135））"
     text = out.output
     for label in (
         "阶段：",
