@@ -86,7 +86,11 @@ def result_line(result: PublishResult) -> str:
 )
 def publish_group() -> None:
     """发帖：把已批准的草稿发到论坛（bansha publish GAME.toml），或登记手动发出的帖子
-    （bansha publish record）。旧名 bansha post 用法完全相同。"""
+    （bansha publish record）。旧名 bansha post 用法完全相同。
+
+    带 * 的 send 是默认命令：bansha publish GAME.toml [--id N] [--wait 秒] 就是 send；
+    它的选项见 bansha publish send --help。
+    """
 
 
 #: the old name, working the same (the same subcommands, the same default); hidden, so that
