@@ -30,7 +30,7 @@ from engine.conduct import (
     count_posts,
 )
 from engine.kernel import Action
-from engine.rulesets import get_ruleset
+from engine.rulesets import Ruleset, get_ruleset
 from engine.speed import SpeedDecision, SpeedKind, SpeedRequest, decide_speed, speed_deadlines
 from engine.state import GameState, Phase, PhaseKind
 from engine.votes import (
@@ -574,16 +574,102 @@ def _out_map(outs: Iterable[tuple[str, datetime, str]]) -> dict[str, tuple[datet
     return result
 
 
+_Outs = dict[str, tuple[datetime, str]]
+
+
+@dataclass
+class _Run:
+    """One derivation's inputs (read once) and what its days feed one another and the flags."""
+
+    game: Game
+    store: Store
+    as_of: datetime
+    roster: Roster
+    ruleset: Ruleset
+    # a card-based set's votes name a card ("傻树的第一身份"): the parser's card target shape
+    target_rule: Any
+    base: str
+    # the engine's resolved phases, when the director resolves nights and days with bansha
+    snaps: list[journal.Snapshot]
+    ledger: Ledger
+    fixed_outs: list[tuple[str, datetime, str]]
+    from_engine: list[tuple[str, datetime, str]]
+    revivals: list[tuple[str, datetime]]
+    read_tids: set[int]
+    # bansha vote sheriff --from-day N: from day N on (N need not be in the game file), until
+    # the game changes the sheriff after it (an election, a hand-over the engine resolved)
+    sheriff_set: dict[int, str]
+    vote_outs: list[tuple[str, datetime, str]] = field(default_factory=list)
+    posts_by_tid: dict[int, list[Post]] = field(default_factory=dict)
+    sheriff: str | None = None
+    held: tuple[str | None, str | None] | None = None  # (the director's, what the game gave)
+    prev_day: int | None = None
+    voted_by_day: dict[int, set[str]] = field(default_factory=dict)
+    accelerated_by_day: dict[int, bool] = field(default_factory=dict)
+    sheriff_by_day: dict[int, str | None] = field(default_factory=dict)
+    edited_votes: list[EditedVote] = field(default_factory=list)
+    folded_names: list[FoldedName] = field(default_factory=list)
+    sheriff_answers: list[SheriffAnswer] = field(default_factory=list)
+    vote_exempt_by_day: dict[int, set[str]] = field(default_factory=dict)
+    stale_days: set[int] = field(default_factory=set)
+    post_exempt_by_day: dict[int, set[str]] = field(default_factory=dict)
+    uncrawled_days: set[int] = field(default_factory=set)
+
+    @property
+    def rs_id(self) -> str:
+        return self.game.game.ruleset
+
+
+@dataclass(frozen=True)
+class _DayView:
+    """One day as its vote steps see it: the roster, the sheriff and the speed are known."""
+
+    day: Day
+    engine_state: GameState | None
+    outs: _Outs
+    players: tuple[PlayerStatus, ...]
+    sheriff: str | None  # as the day opens
+    accelerated: bool
+    closed: bool
+    # once the director resolved the day with the engine, its outs are the ones that count
+    # (白痴[大难不死], 平安日, [封锁投票] … keep a top in the game)
+    engine_day: bool
+    day_actions: tuple[Action, ...]
+
+
 def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
     """Re-derive the whole game (days in order: a day's vote-out feeds the next day)."""
-    roster = Roster(game, substitutions(store))
-    rs_id = game.game.ruleset
-    ruleset = get_ruleset(rs_id)
-    # a card-based set's votes name a card ("傻树的第一身份"): the parser's card target shape
-    target_rule = CARD_TARGET if ruleset.card_units else None
-    base = str(game.forum.base_url)
+    run = _start(game, store, as_of)
+    days: dict[int, DayResult] = {}
+    for day in sorted(game.days, key=lambda d: d.day):
+        days[day.day] = _derive_day(run, day)
+    outs_final = _out_map(_revived(run.revivals, None, [*run.fixed_outs, *run.vote_outs]))
+    sent = [r for r in list_lastwords(store) if r.at <= as_of]
+    said = latest_by_player(sent)  # published: the latest; judged: every record
+    flags = _flags(run, sent, outs_final)
+    snaps = run.snaps
+    return Derivation(
+        game,
+        as_of,
+        days,
+        flags,
+        run.ledger,
+        outs_final,
+        said,
+        public={s.phase.label: tuple(s.report.get("public", ())) for s in snaps},
+        engine_outs=_public_causes(snaps, run.from_engine),
+        lastwords_rights=_rights_at(run.ruleset.lastwords_rights(snaps[-1].state), game)
+        if snaps
+        else None,
+        stale_days=frozenset(run.stale_days),
+        deaths_in={s.phase.label: len(s.report.get("deaths", ())) for s in snaps},
+    )
 
-    # the engine's resolved phases, when the director resolves nights and days with bansha
+
+def _start(game: Game, store: Store, as_of: datetime) -> _Run:
+    """Read what every day needs: the roster, the rule set, the engine's phases, the outs."""
+    roster = Roster(game, substitutions(store))
+    ruleset = get_ruleset(game.game.ruleset)
     snaps = journal.snapshots(store) if ruleset.has_engine else []
     events = card_events(store)
     factions = {p.name: p.faction for p in game.players}
@@ -593,379 +679,449 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
     fixed_outs += from_engine
     revivals = _revivals(snaps, game)
     fixed_outs += [(p, at, "红牌罚下") for p, at in ledger.out_by_red.items()]
-    vote_outs: list[tuple[str, datetime, str]] = []
+    return _Run(
+        game=game,
+        store=store,
+        as_of=as_of,
+        roster=roster,
+        ruleset=ruleset,
+        target_rule=CARD_TARGET if ruleset.card_units else None,
+        base=str(game.forum.base_url),
+        snaps=snaps,
+        ledger=ledger,
+        fixed_outs=fixed_outs,
+        from_engine=from_engine,
+        revivals=revivals,
+        read_tids=crawled_tids(store),
+        sheriff_set=sheriff_settings(store),
+    )
 
-    posts_by_tid: dict[int, list[Post]] = {}
 
-    def posts_of(tid: int | None) -> list[Post]:
-        if tid is None:
-            return []
-        if tid not in posts_by_tid:
-            # a look at a past moment (--as-of) sees only what had been posted by then
-            posts_by_tid[tid] = [
-                p for p in store.posts(tid) if p.posted_at is None or p.posted_at <= as_of
-            ]
-        return posts_by_tid[tid]
-
-    days: dict[int, DayResult] = {}
-    sheriff: str | None = None
-    voted_by_day: dict[int, set[str]] = {}
-    accelerated_by_day: dict[int, bool] = {}
-    sheriff_by_day: dict[int, str | None] = {}
-    edited_votes: list[EditedVote] = []
-    folded_names: list[FoldedName] = []
-    sheriff_answers: list[SheriffAnswer] = []
-    vote_exempt_by_day: dict[int, set[str]] = {}
-    stale_days: set[int] = set()
-    post_exempt_by_day: dict[int, set[str]] = {}
-    read_tids = crawled_tids(store)
-    uncrawled_days: set[int] = set()
-    # bansha vote sheriff --from-day N: from day N on (N need not be in the game file), until
-    # the game changes the sheriff after it (an election, a hand-over the engine resolved)
-    sheriff_set = sheriff_settings(store)
-    held: tuple[str | None, str | None] | None = None  # (the director's, what the game gave)
-    prev_day: int | None = None
-
-    for day in sorted(game.days, key=lambda d: d.day):
-        engine_state = _state_before_day(snaps, day.day)
-        # a revival resolved by this day's opening undoes the outs before it
-        outs = _out_map(_revived(revivals, day.opens, [*fixed_outs, *vote_outs]))
-        if engine_state is not None:
-            sheriff = ruleset.vote_sheriff(engine_state)  # the engine knows 殉职, hand-overs
-        due = [n for n in sheriff_set if n <= day.day and (prev_day is None or n > prev_day)]
-        if due:
-            held = (sheriff_set[max(due)] or None, sheriff)
-        elif held is not None and sheriff != held[1]:
-            held = None  # the game gave another sheriff since the director's record
-        if held is not None:
-            sheriff = held[0]
-        prev_day = day.day
-        if sheriff is not None and sheriff in outs and outs[sheriff][0] <= day.opens:
-            sheriff = None  # 殉职: the hand-over is the director's (bansha vote sheriff)
-        players = tuple(
-            PlayerStatus(
-                p.name,
-                out_at=outs[p.name][0] if p.name in outs else None,
-                card=1 if ruleset.card_units else None,  # nizhuan: the first cards play first
-            )
-            for p in game.players
-        )
-        if engine_state is not None and ruleset.card_units:
-            # card-based sets vote by card: the engine knows which cards are in play
-            players = ruleset.vote_roster(engine_state, opens=day.opens, red_at={})
-        elif engine_state is not None:
-            # who may vote / be voted as the engine says (m209 离开游戏, m209.txt:210)
-            rights = {
-                ps.name: ps for ps in ruleset.vote_roster(engine_state, opens=day.opens, red_at={})
-            }
-            players = tuple(
-                replace(
-                    p,
-                    can_vote=p.can_vote and rights[p.name].can_vote,
-                    can_be_voted=p.can_be_voted and rights[p.name].can_be_voted,
-                )
-                if p.name in rights
-                else p
-                for p in players
-            )
-        living_at = [p.name for p in players if p.out_at is None or p.out_at > day.opens]
-
-        # -- speed (申请加速/延时 in the progress thread) ----------------------------------
-        speed = None
-        if day.progress is not None:
-            deadlines = speed_deadlines(
-                ruleset.speed, closes=day.closes, opens=day.opens, tz=game.game.tz
-            )
-            requests = []
-            for post in posts_of(day.progress):
-                who = roster.player_of(post)
-                if who is None or post.posted_at is None or post.state is PostState.DELETED:
-                    continue
-                req = parse_speed_request(post.text)
-                if req is None or req.kind is None:
-                    continue
-                kind = (
-                    SpeedKind.ACCELERATE
-                    if req.kind is ParsedSpeedKind.ACCELERATE
-                    else SpeedKind.DELAY
-                )
-                requests.append(
-                    SpeedRequest(
-                        who, kind, post.posted_at, post_url(base, post.tid, post.pid), post.pid
-                    )
-                )
-            override = day.accelerated
-            jo = journal_setting(store, f"speed:{day.day}")
-            if jo is not None:
-                override = jo == "accelerate"
-            speed = decide_speed(
-                requests,
-                living=[
-                    n
-                    for n in living_at
-                    if outs.get(n, (None,))[0] is None or outs[n][0] > deadlines.accelerate
-                ],
-                deadline=deadlines.delay,
-                accelerate_deadline=deadlines.accelerate,
-                override=override,
-                rules=ruleset.speed,
-                opens=day.opens,
-            )
-            accelerated = speed.accelerate
-        else:
-            accelerated = bool(day.accelerated)
-        accelerated_by_day[day.day] = accelerated
-        sheriff_by_day[day.day] = sheriff
-
-        # -- ballots (two rounds on a 太阳[日不落] day, m209.txt:377-378) ---------------------
-        read = {
-            tid: _thread_ballots(
-                store,
-                posts_of(tid),
-                day=day.day,
-                roster=roster,
-                base=base,
-                target_rule=target_rule,
-                edited_votes=edited_votes,
-                folded_names=folded_names,
-            )
-            for tid in (day.first_vote, day.vote)
-            if tid is not None
-        }
-        ballots = read[day.vote][0] if day.vote is not None else []
-        first_ballots = read[day.first_vote][0] if day.first_vote is not None else []
-        voted = {who for _b, v, _n in read.values() for who in v}
-        unreadable = sum(n for _b, _v, n in read.values())
-        for row in journal_proxies(store, day.day):
-            at = _dt(row["at"])
-            target = None if row["target"] == "弃权" else row["target"]
-            card: int | None = None
-            if target is not None and target not in roster.by_name:
-                # a card label (nizhuan "丁的第二身份"), stored by bansha vote proxy
-                target, card = ruleset.split_target(target)
-            # on a 日不落 day a proxy entered by the first round's close is a first-round vote
-            first = day.first_closes is not None and at <= day.first_closes
-            (first_ballots if first else ballots).append(
-                Ballot(
-                    voter=row["voter"],
-                    kind=BallotKind.PROXY,
-                    target=target,
-                    target_raw=row["target"],
-                    problem=None,
-                    evidence=Evidence(
-                        (day.first_vote if first else day.vote) or 0,
-                        -int(row["id"]),
-                        None,
-                        at,
-                        f"导演记录：代投 #{row['id']}",
-                    ),
-                    card_index=card,
-                )
-            )
-            voted.add(row["voter"])
-        if day.vote is not None or voted:
-            # a day without a vote thread is not judged for 未投票
-            voted_by_day[day.day] = voted
-
-        verdicts: tuple[VoteVerdict, ...] = ()
-        day_tally = None
-        contexts: list[DayContext] = []
-        first_round: RoundResult | None = None
-        notes: list[str] = []
-        closed = as_of >= day.closes
-        # none of the day's threads was ever read (not crawled yet, the forum was down): what
-        # bansha did not see is not judged (no 潜水, no 未投票)
-        crawled = any(tid in read_tids for tid in _tids(day))
-        if not crawled:
-            notes.append(not_crawled_note(day))
-            uncrawled_days.add(day.day)
-        # once the director resolved the day with the engine, its outs are the ones that count
-        # (白痴[大难不死], 平安日, [封锁投票] … keep a top in the game)
-        engine_day = any(s.phase == Phase.day(day.day) for s in snaps)
-        day_actions = journal_day_actions(store, day.day) if engine_state is not None else ()
-        if day.vote is not None and day.first_vote is not None and day.first_closes is not None:
-            # 太阳[日不落]: everyone living votes in the first 正午 round (m209.txt:377-378)
-            ctx1 = DayContext(
-                day=day.day,
-                opens=day.opens,
-                closes=day.first_closes,
-                players=players,
-                sheriff=sheriff,
-                accelerated=accelerated,
-                modifiers=tuple(journal_modifiers(store, day.day))
-                + (
-                    tuple(ruleset.first_round_modifiers(engine_state, day.day))
-                    if engine_state
-                    else ()
-                ),
-                ruleset=rs_id,
-            )
-            contexts.append(ctx1)
-            first_verdicts = judge_ballots(first_ballots, ctx1)
-            first_round = RoundResult(
-                day.first_vote,
-                day.first_closes,
-                tuple(first_ballots),
-                first_verdicts,
-                tally(first_verdicts, ctx1),
-            )
-            if first_round.tally.out and closed and not engine_day:
-                # the first round's top is not out before 黄昏 (m209.txt:378)
-                vote_outs.append(
-                    (first_round.tally.out, day.closes, f"第{day.day}天第一轮[正午]最高票出局")
-                )
-        if day.vote is not None:
-            ctx = DayContext(
-                day=day.day,
-                # the extra 正午 round opens when the first one ends
-                opens=day.first_closes if first_round is not None else day.opens,
-                closes=day.closes,
-                players=players,
-                sheriff=sheriff,
-                accelerated=accelerated,
-                # the game file's election day, or one the engine's state makes an election
-                # (nizhuan: the 逆转轮's first day, nizhuan.txt:156)
-                sheriff_election=(
-                    bool(day.sheriff_election)
-                    or (
-                        engine_state is not None
-                        and ruleset.sheriff_election_day(engine_state, day.day)
-                    )
-                )
-                and ruleset.has_sheriff_election,
-                modifiers=tuple(journal_modifiers(store, day.day))
-                + (
-                    (
-                        *ruleset.vote_modifiers(engine_state, day.day),
-                        *ruleset.day_vote_modifiers(engine_state, day.day, day_actions),
-                    )
-                    if engine_state
-                    else ()
-                ),
-                ruleset=rs_id,
-            )
-            if engine_state is not None:
-                ballots += ruleset.fixed_ballots(
-                    engine_state, day.day, opens=day.opens, tid=day.vote
-                )
-            contexts.append(ctx)
-            verdicts = judge_ballots(ballots, ctx)
-            day_tally = tally(verdicts, ctx)
-            if day_tally.elected and closed:
-                sheriff = day_tally.elected
-            if day_tally.out and closed and not engine_day and not (snaps and ruleset.dual_card):
-                # one card each: the vote-out is the player's out. With two cards (m135,
-                # nizhuan) only the current card goes: once the director resolves days with
-                # the engine (bansha day resolve), its outs are the ones that count
-                vote_outs.append((day_tally.out, day.closes, f"第{day.day}天投票出局"))
-            if closed and not ruleset.card_units:
-                stale = _resolved_differently(snaps, day.day, day_tally, first_round)
-                if stale:
-                    # the director resolved the day on another count (a proxy, a modifier,
-                    # an edit came later): the engine's result is out of date
-                    notes.append(
-                        f"第{day.day}天的引擎结算与当前计票不一致（{stale}）：请重新运行 "
-                        f"bansha day resolve --day {day.day}，之后已结算的阶段也要按顺序重新结算"
-                    )
-                    stale_days.add(day.day)
-            if not closed:
-                notes.append("投票尚未截止：以上为截至目前的计票")
-            if unreadable:
-                notes.append(
-                    f"投票帖中有 {unreadable} 帖内容不可读（仅作者可见/待审核/屏蔽）："
-                    "若是“回帖仅作者可见”，请确认 cookie 属于开帖的导演账号且未失效"
-                )
-
-        # -- who the day's rules excuse from voting / posting (no 未投票/潜水 for them) --------
-        barred_last: frozenset[str] = frozenset()
-        if contexts:
-            barred = [
-                {p.name for p in c.players if not p.can_vote}
-                | {
-                    m.player
-                    for m in c.modifiers
-                    # [狂躁] (m209.txt:97): no vote by the opening is 弃权, not 未投票
-                    if m.kind in (ModifierKind.NO_VOTE, ModifierKind.BEFORE_OPEN)
-                }
-                for c in contexts
-            ]
-            # a player barred from one 正午 round could still vote in the other (日不落)
-            vote_exempt_by_day[day.day] = set.intersection(*barred)
-            barred_last = frozenset(barred[-1])
-        absent = frozenset(ruleset.absent(engine_state, day.day)) if engine_state else frozenset()
-        post_exempt = dict.fromkeys(sorted(absent), "离开游戏，不能发言")
-        if engine_state is not None:  # m209 太阳[日不落]: the unnamed may not speak at the end
-            for n in sorted(ruleset.silenced(engine_state, day.day, day_actions)):
-                post_exempt.setdefault(n, "太阳[日不落]未指定，额外一轮不能发言")
-        post_exempt_by_day[day.day] = set(post_exempt)
-        # out at the opening as this day saw it (a later revival does not make them owe the day)
-        out_then = {n for n, (at, _c) in outs.items() if at <= day.opens}
-        post_exempt_by_day[day.day] |= out_then
-        vote_exempt_by_day[day.day] = vote_exempt_by_day.get(day.day, set()) | out_then
-        resolved = next((s.state for s in snaps if s.phase == Phase.day(day.day)), None)
-        if resolved is not None and ruleset.vote_void(resolved, day.day):
-            # the day's vote did not take place (m209 [封锁投票]): nobody owed a vote
-            vote_exempt_by_day[day.day] = {p.name for p in game.players}
-
-        # -- post counts ---------------------------------------------------------------------
-        acts = [
-            a
-            for tid in _tids(day)
-            for a in _activities(posts_of(tid), tid, _role(day, tid), roster, base)
+def _posts_of(run: _Run, tid: int | None) -> list[Post]:
+    if tid is None:
+        return []
+    if tid not in run.posts_by_tid:
+        # a look at a past moment (--as-of) sees only what had been posted by then
+        run.posts_by_tid[tid] = [
+            p for p in run.store.posts(tid) if p.posted_at is None or p.posted_at <= run.as_of
         ]
-        counts = count_posts(
-            acts,
+    return run.posts_by_tid[tid]
+
+
+def _derive_day(run: _Run, day: Day) -> DayResult:
+    """One day's steps in order: roster, sheriff, speed, ballots, tally, exemptions, counts."""
+    engine_state = _state_before_day(run.snaps, day.day)
+    # a revival resolved by this day's opening undoes the outs before it
+    outs = _out_map(_revived(run.revivals, day.opens, [*run.fixed_outs, *run.vote_outs]))
+    sheriff = _day_sheriff(run, day, engine_state, outs)
+    players = _day_players(run, day, engine_state, outs)
+    living_at = [p.name for p in players if p.out_at is None or p.out_at > day.opens]
+    speed, accelerated = _day_speed(run, day, outs, living_at)
+    run.accelerated_by_day[day.day] = accelerated
+    run.sheriff_by_day[day.day] = sheriff
+    ballots, first_ballots, unreadable = _day_ballots(run, day)
+    notes: list[str] = []
+    # none of the day's threads was ever read (not crawled yet, the forum was down): what
+    # bansha did not see is not judged (no 潜水, no 未投票)
+    crawled = any(tid in run.read_tids for tid in _tids(day))
+    if not crawled:
+        notes.append(not_crawled_note(day))
+        run.uncrawled_days.add(day.day)
+    view = _DayView(
+        day=day,
+        engine_state=engine_state,
+        outs=outs,
+        players=players,
+        sheriff=sheriff,
+        accelerated=accelerated,
+        closed=run.as_of >= day.closes,
+        engine_day=any(s.phase == Phase.day(day.day) for s in run.snaps),
+        day_actions=journal_day_actions(run.store, day.day) if engine_state is not None else (),
+    )
+    contexts, first_round, verdicts, day_tally = _day_tally(
+        run, view, ballots, first_ballots, unreadable, notes
+    )
+    barred_last, absent, post_exempt = _day_exemptions(run, view, contexts)
+    counts = _day_counts(run, day)
+    _sheriff_answers(run, day)
+    return DayResult(
+        day=day,
+        ballots=tuple(ballots),
+        verdicts=verdicts,
+        tally=day_tally,
+        speed=speed,
+        counts=counts,
+        sheriff=run.sheriff_by_day[day.day],
+        accelerated=accelerated,
+        out_before={p: o[0] for p, o in outs.items()},
+        accounts={p.name: run.roster.account_at(p.name, day.opens) for p in run.game.players},
+        notes=notes,
+        first=first_round,
+        absent=absent,
+        barred=barred_last,
+        post_exempt=post_exempt,
+        crawled=crawled,
+    )
+
+
+def _day_sheriff(run: _Run, day: Day, engine_state: GameState | None, outs: _Outs) -> str | None:
+    """The sheriff as ``day`` opens (kept in ``run.sheriff`` for the days after)."""
+    if engine_state is not None:
+        run.sheriff = run.ruleset.vote_sheriff(engine_state)  # the engine knows 殉职, hand-overs
+    due = [
+        n for n in run.sheriff_set if n <= day.day and (run.prev_day is None or n > run.prev_day)
+    ]
+    if due:
+        run.held = (run.sheriff_set[max(due)] or None, run.sheriff)
+    elif run.held is not None and run.sheriff != run.held[1]:
+        run.held = None  # the game gave another sheriff since the director's record
+    if run.held is not None:
+        run.sheriff = run.held[0]
+    run.prev_day = day.day
+    if run.sheriff is not None and run.sheriff in outs and outs[run.sheriff][0] <= day.opens:
+        run.sheriff = None  # 殉职: the hand-over is the director's (bansha vote sheriff)
+    return run.sheriff
+
+
+def _day_players(
+    run: _Run, day: Day, engine_state: GameState | None, outs: _Outs
+) -> tuple[PlayerStatus, ...]:
+    """Who may vote and be voted on ``day``: the game file's players, as the engine says."""
+    ruleset = run.ruleset
+    players = tuple(
+        PlayerStatus(
+            p.name,
+            out_at=outs[p.name][0] if p.name in outs else None,
+            card=1 if ruleset.card_units else None,  # nizhuan: the first cards play first
+        )
+        for p in run.game.players
+    )
+    if engine_state is not None and ruleset.card_units:
+        # card-based sets vote by card: the engine knows which cards are in play
+        players = ruleset.vote_roster(engine_state, opens=day.opens, red_at={})
+    elif engine_state is not None:
+        # who may vote / be voted as the engine says (m209 离开游戏, m209.txt:210)
+        rights = {
+            ps.name: ps for ps in ruleset.vote_roster(engine_state, opens=day.opens, red_at={})
+        }
+        players = tuple(
+            replace(
+                p,
+                can_vote=p.can_vote and rights[p.name].can_vote,
+                can_be_voted=p.can_be_voted and rights[p.name].can_be_voted,
+            )
+            if p.name in rights
+            else p
+            for p in players
+        )
+    return players
+
+
+def _day_speed(
+    run: _Run, day: Day, outs: _Outs, living_at: Sequence[str]
+) -> tuple[SpeedDecision | None, bool]:
+    """申请加速/延时 in the progress thread: the decision (None without one), and whether the
+    day is accelerated."""
+    if day.progress is None:
+        return None, bool(day.accelerated)
+    ruleset = run.ruleset
+    deadlines = speed_deadlines(
+        ruleset.speed, closes=day.closes, opens=day.opens, tz=run.game.game.tz
+    )
+    requests = []
+    for post in _posts_of(run, day.progress):
+        who = run.roster.player_of(post)
+        if who is None or post.posted_at is None or post.state is PostState.DELETED:
+            continue
+        req = parse_speed_request(post.text)
+        if req is None or req.kind is None:
+            continue
+        kind = SpeedKind.ACCELERATE if req.kind is ParsedSpeedKind.ACCELERATE else SpeedKind.DELAY
+        requests.append(
+            SpeedRequest(
+                who, kind, post.posted_at, post_url(run.base, post.tid, post.pid), post.pid
+            )
+        )
+    override = day.accelerated
+    jo = journal_setting(run.store, f"speed:{day.day}")
+    if jo is not None:
+        override = jo == "accelerate"
+    speed = decide_speed(
+        requests,
+        living=[
+            n
+            for n in living_at
+            if outs.get(n, (None,))[0] is None or outs[n][0] > deadlines.accelerate
+        ],
+        deadline=deadlines.delay,
+        accelerate_deadline=deadlines.accelerate,
+        override=override,
+        rules=ruleset.speed,
+        opens=day.opens,
+    )
+    return speed, speed.accelerate
+
+
+def _day_ballots(run: _Run, day: Day) -> tuple[list[Ballot], list[Ballot], int]:
+    """The day's ballots (two rounds on a 太阳[日不落] day, m209.txt:377-378) with the
+    director's proxies: (the last round's, the first round's, how many posts were unreadable).
+    Records who voted in ``run.voted_by_day``."""
+    read = {
+        tid: _thread_ballots(
+            run.store,
+            _posts_of(run, tid),
             day=day.day,
-            opens=day.opens,
-            closes=day.closes,
-            discussion_tids=(day.discussion,) if day.discussion else (),
+            roster=run.roster,
+            base=run.base,
+            target_rule=run.target_rule,
+            edited_votes=run.edited_votes,
+            folded_names=run.folded_names,
         )
+        for tid in (day.first_vote, day.vote)
+        if tid is not None
+    }
+    ballots = read[day.vote][0] if day.vote is not None else []
+    first_ballots = read[day.first_vote][0] if day.first_vote is not None else []
+    voted = {who for _b, v, _n in read.values() for who in v}
+    unreadable = sum(n for _b, _v, n in read.values())
+    for row in journal_proxies(run.store, day.day):
+        at = _dt(row["at"])
+        target = None if row["target"] == "弃权" else row["target"]
+        card: int | None = None
+        if target is not None and target not in run.roster.by_name:
+            # a card label (nizhuan "丁的第二身份"), stored by bansha vote proxy
+            target, card = run.ruleset.split_target(target)
+        # on a 日不落 day a proxy entered by the first round's close is a first-round vote
+        first = day.first_closes is not None and at <= day.first_closes
+        (first_ballots if first else ballots).append(
+            Ballot(
+                voter=row["voter"],
+                kind=BallotKind.PROXY,
+                target=target,
+                target_raw=row["target"],
+                problem=None,
+                evidence=Evidence(
+                    (day.first_vote if first else day.vote) or 0,
+                    -int(row["id"]),
+                    None,
+                    at,
+                    f"导演记录：代投 #{row['id']}",
+                ),
+                card_index=card,
+            )
+        )
+        voted.add(row["voter"])
+    if day.vote is not None or voted:
+        # a day without a vote thread is not judged for 未投票
+        run.voted_by_day[day.day] = voted
+    return ballots, first_ballots, unreadable
 
-        # -- zhenyan: the sheriff's answers in the inquiry thread ---------------------------
-        if day.inquiry is not None and sheriff is not None:
-            for post in posts_of(day.inquiry):
-                if roster.player_of(post) != sheriff or post.posted_at is None:
-                    continue
-                if not (day.opens <= post.posted_at <= day.closes):
-                    continue
-                ans = parse_answer(post.text)
-                sheriff_answers.append(
-                    SheriffAnswer(
-                        sheriff,
-                        day.day,
-                        post.tid,
-                        post.pid,
-                        post.floor,
-                        post.posted_at,
-                        post_url(base, post.tid, post.pid),
-                        ans.answer.value if ans.answer else None,
-                        ans.problem,
-                    )
+
+def _day_tally(
+    run: _Run,
+    v: _DayView,
+    ballots: list[Ballot],
+    first_ballots: list[Ballot],
+    unreadable: int,
+    notes: list[str],
+) -> tuple[list[DayContext], RoundResult | None, tuple[VoteVerdict, ...], Tally | None]:
+    """Judge and count the day's rounds: (their contexts, the first round of a 太阳[日不落]
+    day, the last round's verdicts and tally). Adds the vote-outs and the notes."""
+    day = v.day
+    contexts: list[DayContext] = []
+    first_round: RoundResult | None = None
+    if day.vote is not None and day.first_vote is not None and day.first_closes is not None:
+        ctx1, first_round = _first_round(run, v, first_ballots)
+        contexts.append(ctx1)
+    verdicts: tuple[VoteVerdict, ...] = ()
+    day_tally = None
+    if day.vote is not None:
+        ctx, verdicts, day_tally = _last_round(run, v, ballots, first_round)
+        contexts.append(ctx)
+        if v.closed and not run.ruleset.card_units:
+            stale = _resolved_differently(run.snaps, day.day, day_tally, first_round)
+            if stale:
+                # the director resolved the day on another count (a proxy, a modifier,
+                # an edit came later): the engine's result is out of date
+                notes.append(
+                    f"第{day.day}天的引擎结算与当前计票不一致（{stale}）：请重新运行 "
+                    f"bansha day resolve --day {day.day}，之后已结算的阶段也要按顺序重新结算"
                 )
+                run.stale_days.add(day.day)
+        if not v.closed:
+            notes.append("投票尚未截止：以上为截至目前的计票")
+        if unreadable:
+            notes.append(
+                f"投票帖中有 {unreadable} 帖内容不可读（仅作者可见/待审核/屏蔽）："
+                "若是“回帖仅作者可见”，请确认 cookie 属于开帖的导演账号且未失效"
+            )
+    return contexts, first_round, verdicts, day_tally
 
-        days[day.day] = DayResult(
-            day=day,
-            ballots=tuple(ballots),
-            verdicts=verdicts,
-            tally=day_tally,
-            speed=speed,
-            counts=counts,
-            sheriff=sheriff_by_day[day.day],
-            accelerated=accelerated,
-            out_before={p: o[0] for p, o in outs.items()},
-            accounts={p.name: roster.account_at(p.name, day.opens) for p in game.players},
-            notes=notes,
-            first=first_round,
-            absent=absent,
-            barred=barred_last,
-            post_exempt=post_exempt,
-            crawled=crawled,
+
+def _first_round(
+    run: _Run, v: _DayView, first_ballots: list[Ballot]
+) -> tuple[DayContext, RoundResult]:
+    """太阳[日不落]: everyone living votes in the first 正午 round (m209.txt:377-378)."""
+    day, ruleset, engine_state = v.day, run.ruleset, v.engine_state
+    assert day.first_vote is not None and day.first_closes is not None
+    ctx1 = DayContext(
+        day=day.day,
+        opens=day.opens,
+        closes=day.first_closes,
+        players=v.players,
+        sheriff=v.sheriff,
+        accelerated=v.accelerated,
+        modifiers=tuple(journal_modifiers(run.store, day.day))
+        + (tuple(ruleset.first_round_modifiers(engine_state, day.day)) if engine_state else ()),
+        ruleset=run.rs_id,
+    )
+    first_verdicts = judge_ballots(first_ballots, ctx1)
+    first_round = RoundResult(
+        day.first_vote,
+        day.first_closes,
+        tuple(first_ballots),
+        first_verdicts,
+        tally(first_verdicts, ctx1),
+    )
+    if first_round.tally.out and v.closed and not v.engine_day:
+        # the first round's top is not out before 黄昏 (m209.txt:378)
+        run.vote_outs.append(
+            (first_round.tally.out, day.closes, f"第{day.day}天第一轮[正午]最高票出局")
+        )
+    return ctx1, first_round
+
+
+def _last_round(
+    run: _Run, v: _DayView, ballots: list[Ballot], first_round: RoundResult | None
+) -> tuple[DayContext, tuple[VoteVerdict, ...], Tally]:
+    """The day's (last) round: judged and counted; an election on a closed day makes the
+    sheriff (``run.sheriff``), a top on a closed day is out. Adds the fixed ballots to
+    ``ballots``."""
+    day, ruleset, engine_state = v.day, run.ruleset, v.engine_state
+    assert day.vote is not None
+    ctx = DayContext(
+        day=day.day,
+        # the extra 正午 round opens when the first one ends
+        opens=day.first_closes if first_round is not None else day.opens,
+        closes=day.closes,
+        players=v.players,
+        sheriff=v.sheriff,
+        accelerated=v.accelerated,
+        # the game file's election day, or one the engine's state makes an election
+        # (nizhuan: the 逆转轮's first day, nizhuan.txt:156)
+        sheriff_election=(
+            bool(day.sheriff_election)
+            or (engine_state is not None and ruleset.sheriff_election_day(engine_state, day.day))
+        )
+        and ruleset.has_sheriff_election,
+        modifiers=tuple(journal_modifiers(run.store, day.day))
+        + (
+            (
+                *ruleset.vote_modifiers(engine_state, day.day),
+                *ruleset.day_vote_modifiers(engine_state, day.day, v.day_actions),
+            )
+            if engine_state
+            else ()
+        ),
+        ruleset=run.rs_id,
+    )
+    if engine_state is not None:
+        ballots += ruleset.fixed_ballots(engine_state, day.day, opens=day.opens, tid=day.vote)
+    verdicts = judge_ballots(ballots, ctx)
+    day_tally = tally(verdicts, ctx)
+    if day_tally.elected and v.closed:
+        run.sheriff = day_tally.elected
+    if day_tally.out and v.closed and not v.engine_day and not (run.snaps and ruleset.dual_card):
+        # one card each: the vote-out is the player's out. With two cards (m135,
+        # nizhuan) only the current card goes: once the director resolves days with
+        # the engine (bansha day resolve), its outs are the ones that count
+        run.vote_outs.append((day_tally.out, day.closes, f"第{day.day}天投票出局"))
+    return ctx, verdicts, day_tally
+
+
+def _day_exemptions(
+    run: _Run, v: _DayView, contexts: Sequence[DayContext]
+) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
+    """Who the day's rules excuse from voting / posting (no 未投票/潜水 for them): (barred from
+    the last round, absent, excused from posting and why). Fills the ``run`` exemptions."""
+    day, ruleset, engine_state = v.day, run.ruleset, v.engine_state
+    barred_last: frozenset[str] = frozenset()
+    if contexts:
+        barred = [
+            {p.name for p in c.players if not p.can_vote}
+            | {
+                m.player
+                for m in c.modifiers
+                # [狂躁] (m209.txt:97): no vote by the opening is 弃权, not 未投票
+                if m.kind in (ModifierKind.NO_VOTE, ModifierKind.BEFORE_OPEN)
+            }
+            for c in contexts
+        ]
+        # a player barred from one 正午 round could still vote in the other (日不落)
+        run.vote_exempt_by_day[day.day] = set.intersection(*barred)
+        barred_last = frozenset(barred[-1])
+    absent = frozenset(ruleset.absent(engine_state, day.day)) if engine_state else frozenset()
+    post_exempt = dict.fromkeys(sorted(absent), "离开游戏，不能发言")
+    if engine_state is not None:  # m209 太阳[日不落]: the unnamed may not speak at the end
+        for n in sorted(ruleset.silenced(engine_state, day.day, v.day_actions)):
+            post_exempt.setdefault(n, "太阳[日不落]未指定，额外一轮不能发言")
+    run.post_exempt_by_day[day.day] = set(post_exempt)
+    # out at the opening as this day saw it (a later revival does not make them owe the day)
+    out_then = {n for n, (at, _c) in v.outs.items() if at <= day.opens}
+    run.post_exempt_by_day[day.day] |= out_then
+    run.vote_exempt_by_day[day.day] = run.vote_exempt_by_day.get(day.day, set()) | out_then
+    resolved = next((s.state for s in run.snaps if s.phase == Phase.day(day.day)), None)
+    if resolved is not None and ruleset.vote_void(resolved, day.day):
+        # the day's vote did not take place (m209 [封锁投票]): nobody owed a vote
+        run.vote_exempt_by_day[day.day] = {p.name for p in run.game.players}
+    return barred_last, absent, post_exempt
+
+
+def _day_counts(run: _Run, day: Day) -> dict[str, PostCount]:
+    """The day's post counts (潜水 is judged from them)."""
+    acts = [
+        a
+        for tid in _tids(day)
+        for a in _activities(_posts_of(run, tid), tid, _role(day, tid), run.roster, run.base)
+    ]
+    return count_posts(
+        acts,
+        day=day.day,
+        opens=day.opens,
+        closes=day.closes,
+        discussion_tids=(day.discussion,) if day.discussion else (),
+    )
+
+
+def _sheriff_answers(run: _Run, day: Day) -> None:
+    """zhenyan: the sheriff's answers in the inquiry thread (into ``run.sheriff_answers``)."""
+    sheriff = run.sheriff
+    if day.inquiry is None or sheriff is None:
+        return
+    for post in _posts_of(run, day.inquiry):
+        if run.roster.player_of(post) != sheriff or post.posted_at is None:
+            continue
+        if not (day.opens <= post.posted_at <= day.closes):
+            continue
+        ans = parse_answer(post.text)
+        run.sheriff_answers.append(
+            SheriffAnswer(
+                sheriff,
+                day.day,
+                post.tid,
+                post.pid,
+                post.floor,
+                post.posted_at,
+                post_url(run.base, post.tid, post.pid),
+                ans.answer.value if ans.answer else None,
+                ans.problem,
+            )
         )
 
-    outs_final = _out_map(_revived(revivals, None, [*fixed_outs, *vote_outs]))
-    sent = [r for r in list_lastwords(store) if r.at <= as_of]
-    said = latest_by_player(sent)  # published: the latest; judged: every record
-    all_acts: list[Activity] = [
+
+def _all_activities(run: _Run, sent: Sequence[LastWords]) -> list[Activity]:
+    """Every post of the game's threads (each thread once) and every recorded 遗言."""
+    acts: list[Activity] = [
         Activity(
             player=r.player,
             tid=0,
@@ -980,12 +1136,18 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         for r in sent
     ]
     seen_tids: set[int] = set()
-    for day in game.days:
+    for day in run.game.days:
         for tid in _tids(day):
             if tid in seen_tids:
                 continue
             seen_tids.add(tid)
-            all_acts += _activities(posts_of(tid), tid, _role(day, tid), roster, base)
+            acts += _activities(_posts_of(run, tid), tid, _role(day, tid), run.roster, run.base)
+    return acts
+
+
+def _flags(run: _Run, sent: Sequence[LastWords], outs_final: _Outs) -> tuple[Flag, ...]:
+    """The conduct flags of the whole game (潜水, 未投票, hidden text …)."""
+    game = run.game
     summaries = [
         DaySummary(
             d.day,
@@ -998,40 +1160,24 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
         )
         for d in game.days
     ]
-    flags = conduct_flags(
+    return conduct_flags(
         days=summaries,
-        activities=all_acts,
+        activities=_all_activities(run, sent),
         players=[
             PlayerLife(p.name, outs_final[p.name][0] if p.name in outs_final else None)
             for p in game.players
         ],
-        rules=ruleset.conduct,
-        sheriff_by_day=sheriff_by_day,
-        voted_by_day=voted_by_day,
-        accelerated_by_day=accelerated_by_day,
-        sheriff_answers=sheriff_answers,
-        edited_votes=edited_votes,
-        vote_exempt_by_day=vote_exempt_by_day,
-        post_exempt_by_day=post_exempt_by_day,
-        as_of=as_of,
-        folded_names=folded_names,
-        uncrawled_days=uncrawled_days,
-    )
-    return Derivation(
-        game,
-        as_of,
-        days,
-        flags,
-        ledger,
-        outs_final,
-        said,
-        public={s.phase.label: tuple(s.report.get("public", ())) for s in snaps},
-        engine_outs=_public_causes(snaps, from_engine),
-        lastwords_rights=_rights_at(ruleset.lastwords_rights(snaps[-1].state), game)
-        if snaps
-        else None,
-        stale_days=frozenset(stale_days),
-        deaths_in={s.phase.label: len(s.report.get("deaths", ())) for s in snaps},
+        rules=run.ruleset.conduct,
+        sheriff_by_day=run.sheriff_by_day,
+        voted_by_day=run.voted_by_day,
+        accelerated_by_day=run.accelerated_by_day,
+        sheriff_answers=run.sheriff_answers,
+        edited_votes=run.edited_votes,
+        vote_exempt_by_day=run.vote_exempt_by_day,
+        post_exempt_by_day=run.post_exempt_by_day,
+        as_of=run.as_of,
+        folded_names=run.folded_names,
+        uncrawled_days=run.uncrawled_days,
     )
 
 
