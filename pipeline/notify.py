@@ -254,6 +254,8 @@ def _capped(lines: list[str], what: str) -> list[str]:
     return [*lines[:MAX_LINES], f"  ……另有 {len(lines) - MAX_LINES} {what}"]
 
 
+# long (92 lines): one decision per notification kind, in the order they are said; each needs the
+# same cycle record
 def _plan(
     game: Game,
     store: Store,

@@ -48,6 +48,7 @@ CONFIG = ROOT / "config" / "games"
 MARK = "# 由 bansha demo 生成"
 
 
+# long (88 lines): the demo's script, step by step, as it is printed
 @cli.command("demo")
 @click.option(
     "--db",

@@ -433,6 +433,8 @@ def _as_of(ctx: GameContext, raw: str | None) -> datetime:
     return value if value is not None else _now(ctx)
 
 
+# long (116 lines): a command's whole conversation with the director (checks, resolution, what it
+# prints) in the order the director reads it
 @day_group.command("resolve")
 @game_command
 @click.option("--day", "number", type=int, required=True, help="第几天。")

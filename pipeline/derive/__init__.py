@@ -432,6 +432,8 @@ def ballot_from_parse(
 # --------------------------------------------------------------------------- derivation
 
 
+# long (82 lines): one pass over a vote thread's posts in order: a change is judged against the
+# posts before it
 def _thread_ballots(
     store: Store,
     posts: Sequence[Post],

@@ -231,6 +231,8 @@ def inquiry_days(
     return result
 
 
+# long (153 lines): one pass over the day's inquiry thread in post order: the question limit, the
+# sheriff's answers and the guesses depend on what came before
 def _inquiry_day(
     game: Game,
     store: Store,

@@ -1052,6 +1052,8 @@ def _specs(
     ]
 
 
+# long (110 lines): the list of every draft kind's due rule, one after another: it reads as the
+# drafting schedule
 def due_drafts(
     game: Game,
     derivation: Derivation,

@@ -358,6 +358,8 @@ def _result(draft: dict[str, Any], status: str, **kw: Any) -> PublishResult:
     return PublishResult(draft["id"], draft["kind"], draft["day"], draft["tid"], status, **kw)
 
 
+# long (174 lines): the exactly-once protocol as one state machine, read top to bottom: split up,
+# the order of the checks that make it exactly-once would be hidden
 def _publish_one(
     store: Store,
     game: Game,
@@ -580,6 +582,8 @@ def _after_uncertain(
     )
 
 
+# long (83 lines): the director's manual record: the checks (thread, author, text) and the record
+# in one transaction
 def record_manual_post(
     store: Store,
     poster: Poster,

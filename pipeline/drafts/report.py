@@ -241,6 +241,8 @@ def _short(name: str, limit: int = CHART_NAME_CHARS) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
+# long (197 lines): one flat view model for one template: each key is read once by report.html.j2,
+# in order
 def _view(data: ReportData) -> dict[str, Any]:
     t = data.tally
     tz = data.tz

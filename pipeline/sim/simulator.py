@@ -875,6 +875,8 @@ class ForumSim:
 
     # ------------------------------------------------------------------ desktop viewthread
 
+    # long (88 lines): mirrors Discuz's viewthread.php dispatch (page, ordertype, authorid, faults)
+    # in one piece
     def _viewthread(self, req: _Req) -> SimResponse:
         thread = self._visible_thread(req)
         if thread is None:

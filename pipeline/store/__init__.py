@@ -65,6 +65,7 @@ def _busy_message(path: Path) -> str:
     )
 
 
+# long (105 lines): a recorded migration is the schema it created: it stays as it was written
 def _m001_initial(db: sqlite_utils.Database) -> None:
     db.execute(
         """
@@ -172,6 +173,7 @@ def _m001_initial(db: sqlite_utils.Database) -> None:
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
 
 
+# long (122 lines): a recorded migration is the schema it created: it stays as it was written
 def _m002_journal_and_verdicts(db: sqlite_utils.Database) -> None:
     # -- the director's journal: what only the director knows, each entry with a time --------
     db.execute(
@@ -943,6 +945,8 @@ class Store:
         )
         return rows[0] if rows else None
 
+    # long (170 lines): one page in one transaction: every write of a page (posts, revisions,
+    # vanished, the kept body) must commit or roll back together
     def save_page(
         self,
         parsed: ThreadPage,
