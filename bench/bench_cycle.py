@@ -33,6 +33,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_crawl import TimedTransport
+
 from pipeline.cycle import run_cycle
 from pipeline.discuz.client import DiscuzClient, RetryPolicy
 from pipeline.discuz.crawl import Crawler, CrawlTarget, ForumConfig
@@ -92,21 +94,6 @@ def build(n_posts: int) -> tuple[ForumSim, SimClock]:
         at = OPENS + timedelta(seconds=60 + i)
         sim.add_post(VOTE, name, f"投票对象：{NAMES[(i + 1) % 24]}\n投票理由：跟票", at)
     return sim, clock
-
-
-class TimedTransport(httpx.BaseTransport):
-    """The simulator's transport, timing the forum's own work (rendering pages) apart."""
-
-    def __init__(self, inner: httpx.BaseTransport) -> None:
-        self.inner = inner
-        self.forum_s = 0.0
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        start = time.perf_counter()
-        response = self.inner.handle_request(request)
-        response.read()
-        self.forum_s += time.perf_counter() - start
-        return response
 
 
 class Bench:
