@@ -68,9 +68,9 @@ class CardRules:
     blue_per_yellow: int = 3
     yellow_per_red: int = 3
     reds_to_lose: int | None = 2  # None: no automatic faction loss
-    escalation_rule: str = "DESIGN.md 违规（默认）"
-    red_out_rule: str = "DESIGN.md 违规（默认）"
-    faction_rule: str = "DESIGN.md 违规（默认）"
+    escalation_rule: str = "docs/rulings.md#conduct-defaults"
+    red_out_rule: str = "docs/rulings.md#conduct-defaults"
+    faction_rule: str = "docs/rulings.md#conduct-defaults"
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,7 +52,7 @@ ROLE_ZH: dict[str, str] = {
     "rules": "规则帖",
 }
 
-DEFAULT_RULE = "DESIGN.md 违规（默认）"
+DEFAULT_RULE = "docs/rulings.md#conduct-defaults"
 
 
 class FlagKind(StrEnum):

@@ -152,7 +152,7 @@ SKILL_RULES: Mapping[str, str] = {
     "投票": "nizhuan.txt:193",
     "红牌罚下": "nizhuan.txt:50",
     "投降": "nizhuan.txt:58",
-    "判负": "DESIGN.md 违规（默认）",
+    "判负": "docs/rulings.md#conduct-defaults",
 }
 LIMITED = ("救药", "毒药", "决斗", "时间吞噬", "重定之理", "长寿之命")
 NIGHT_SKILLS = ("杀人", "预言", "救药", "毒药", "时间吞噬", "重定之理")

@@ -98,7 +98,7 @@ def test_nizhuan_uses_design_defaults() -> None:
     events = [card("饺子", "红", 10), card("包子", "红", 11)]
     ledger = card_ledger(events, FACTIONS, rules=CARDS["nizhuan"])
     assert [x.faction for x in ledger.losing_factions] == ["狼人阵营"]
-    assert ledger.rules.faction_rule.startswith("DESIGN.md")
+    assert ledger.rules.faction_rule == "docs/rulings.md#conduct-defaults"
 
 
 def test_card_words_and_errors() -> None:

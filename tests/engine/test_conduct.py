@@ -127,7 +127,7 @@ def test_no_post_at_all_is_qianshui() -> None:
         # tubian24.txt:294 （1）在未加快进程的单个讨论日不足五帖；324 将直接判作黄牌
         ("tubian24", "tubian24.txt:294, tubian24.txt:324"),
         # nizhuan.txt:227 违规判定 占楼待编辑 → DESIGN.md default; 180 implies the penalty exists
-        ("nizhuan", "DESIGN.md 违规（默认）；nizhuan.txt:180"),
+        ("nizhuan", "docs/rulings.md#conduct-defaults；nizhuan.txt:180"),
     ],
 )
 def test_every_ruleset_flags_four_posts(ruleset: str, rule: str) -> None:
