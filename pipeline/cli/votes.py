@@ -603,8 +603,8 @@ def vote_sheriff(ctx: GameContext, from_day: int, player: str) -> None:
 def vote_speed(ctx: GameContext, day: int, mode: str) -> None:
     """导演裁定当天是否加速（覆盖按申请人数的计算）。"""
     if mode == "auto":
-        ctx.store.db.execute("DELETE FROM journal_settings WHERE key = ?", [f"speed:{day}"])
-        ctx.store.db.conn.commit()
+        with ctx.store.atomic():  # the write lock first, like every other journal write
+            ctx.store.db.execute("DELETE FROM journal_settings WHERE key = ?", [f"speed:{day}"])
     else:
         _setting(ctx, f"speed:{day}", mode)
     click.echo(

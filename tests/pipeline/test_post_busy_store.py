@@ -126,3 +126,22 @@ def test_cycle_with_a_locked_store_says_so(busy, as_of):
 
     assert_said_in_chinese(out)
     assert "本轮未完成：数据库" in out.output
+
+
+def test_vote_speed_auto_forgets_the_directors_ruling(tmp_path):
+    """``vote speed --mode auto`` removes the ruling inside a write transaction (the write lock
+    first, as every journal write)."""
+    import sqlite3
+
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+
+    game = Path(__file__).resolve().parents[2] / "config" / "games" / "demo.toml"
+    db = tmp_path / "g.db"
+    run = CliRunner().invoke
+    base = ["--db", str(db), "--day", "2"]
+    assert run(cli, ["vote", "speed", str(game), *base, "--mode", "accelerate"]).exit_code == 0
+    assert run(cli, ["vote", "speed", str(game), *base, "--mode", "auto"]).exit_code == 0
+    rows = sqlite3.connect(db).execute("SELECT key FROM journal_settings").fetchall()
+    assert ("speed:2",) not in rows
