@@ -1,36 +1,50 @@
 """Re-derivation benchmark: a 24-player, 10-day game with 20,000 stored posts.
 
-    python bench/bench_derive.py [--posts 20000]
+    python bench/bench_derive.py [--posts 20000] [--baseline REV] [--scale 5000,...,80000]
 
 Writes the posts straight into a fresh store (no HTML), then times ``derive`` — parse every vote,
-decide validity, tally, count posts, raise flags — and ``write_derivation``. Target: the whole
-re-derivation under 2 s on this machine (a benchmark, not a timed test).
+decide validity, tally, count posts, raise flags — and ``write_derivation`` (best of ``--repeat``).
+
+``--baseline REV`` runs the same measurement, in the same run, against the code of git revision
+REV (``git archive`` into a temporary folder) and prints both times, their ratio and whether the
+verdicts are identical (a digest of every derived row). Both sides run in a child process started
+with ``python -S`` whose ``sys.path`` is the tree under test and this venv's site-packages (the
+editable install's import hook would otherwise load this checkout whatever the path says);
+the two children alternate ``--rounds`` times and each side keeps its best time.
+
+``--scale`` re-derives games of several sizes (the same 10 days) and prints seconds, microseconds
+per post and the per-post cost of the largest over the smallest (linear: about 1×).
+
+Targets (issue #14 item 3): ≤ ½ the time before that work on the same machine, linear from 5,000
+to 80,000 posts (a benchmark, not a timed test).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import random
+import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from parsers.records import Post, ThreadPage
-from pipeline.derive import derive, write_derivation
-from pipeline.game.gamefile import parse_game
-from pipeline.store import open_store
-
+HERE = Path(__file__).resolve()
+ROOT = HERE.parents[1]
 TZ = ZoneInfo("Asia/Shanghai")
 START = datetime(2026, 12, 1, 10, 0, tzinfo=TZ)
 NAMES = [f"玩家{i:02d}" for i in range(1, 25)]
 
 
-def make_game(days: int):
+def make_game(days: int) -> Any:
+    from pipeline.game.gamefile import parse_game
+
     return parse_game(
         {
             "game": {
@@ -58,7 +72,9 @@ def make_game(days: int):
     )
 
 
-def fill(store, game, n_posts: int, rng: random.Random) -> None:
+def fill(store: Any, game: Any, n_posts: int, rng: random.Random) -> None:
+    from parsers.records import Post, ThreadPage
+
     pid = 1
     per_day = n_posts // len(game.days)
     for day in game.days:
@@ -106,36 +122,130 @@ def fill(store, game, n_posts: int, rng: random.Random) -> None:
             )
 
 
+def measure(n_posts: int, days: int, repeat: int) -> dict[str, Any]:
+    """Fill a store, re-derive it ``repeat`` times: the best time, the write-back, a digest."""
+    import pipeline
+    from pipeline.derive import derive, derived_rows, write_derivation
+    from pipeline.store import open_store
+
+    game = make_game(days)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(Path(tmp) / "bench.db")
+        fill(store, game, n_posts, random.Random(2026))
+        n = store.counts()["posts"]
+        as_of = START + timedelta(days=days + 1)
+        best = float("inf")
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            d = derive(game, store, as_of=as_of)
+            best = min(best, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        write_derivation(store, d, now=as_of)
+        write_s = time.perf_counter() - t0
+        rows = json.dumps(derived_rows(d), ensure_ascii=False, sort_keys=True, default=str)
+        store.close()
+    return {
+        "tree": str(Path(pipeline.__file__).resolve().parents[1]),
+        "posts": n,
+        "derive_s": best,
+        "write_s": write_s,
+        "votes": sum(len(r.verdicts) for r in d.days.values()),
+        "flags": len(d.flags),
+        "digest": hashlib.sha256(rows.encode()).hexdigest()[:16],
+    }
+
+
+def child(tree: Path, n_posts: int, days: int, repeat: int) -> dict[str, Any]:
+    """``measure`` in a fresh ``python -S`` whose imports come from ``tree``."""
+    paths = [str(tree), *dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))]
+    boot = (
+        "import sys, json; sys.path[:0] = json.loads(sys.argv[1]); "
+        "sys.argv = sys.argv[2:]; import runpy; runpy.run_path(sys.argv[0], run_name='__main__')"
+    )
+    argv = [str(HERE), "--child", "--posts", str(n_posts), "--days", str(days)]
+    argv += ["--repeat", str(repeat)]
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", boot, json.dumps(paths), *argv],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    if Path(result["tree"]) != tree.resolve():
+        raise SystemExit(f"子进程载入的代码不在 {tree}，而在 {result['tree']}")
+    return result
+
+
+def archive(rev: str, into: Path) -> Path:
+    """The tree of ``rev`` (``git archive``) in ``into``."""
+    tar = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", rev], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=tar, check=True)
+    return into
+
+
+def report(m: dict[str, Any], days: int, label: str) -> None:
+    n, best = m["posts"], m["derive_s"]
+    print(
+        f"{label}24 名玩家、{days} 天、{n} 帖：重新推导（解析、判票、计票、发言数、违规）"
+        f"{best:.3f} 秒（取最好），{n / best:,.0f} 帖/秒；写回 {m['write_s']:.3f} 秒；"
+        f"{m['votes']} 张票、{m['flags']} 条违规标记"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--posts", type=int, default=20000)
     ap.add_argument("--days", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=3, help="derivations per store (best kept)")
+    ap.add_argument("--baseline", metavar="REV", help="also measure git revision REV, side by side")
+    ap.add_argument("--rounds", type=int, default=2, help="alternations with --baseline")
+    ap.add_argument("--scale", help="post counts to check linearity, e.g. 5000,20000,80000")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    game = make_game(args.days)
+    if args.child:  # imports come from the path the parent gave
+        print(json.dumps(measure(args.posts, args.days, args.repeat)))
+        return
+    if args.scale:
+        sizes = [int(x) for x in args.scale.split(",")]
+        found = [child(ROOT, n, args.days, args.repeat) for n in sizes]
+        for m in found:
+            print(
+                f"scale {m['posts']:>6} posts: derive {m['derive_s']:.3f} s, "
+                f"{m['derive_s'] / m['posts'] * 1e6:.1f} µs/post"
+            )
+        lo, hi = found[0], found[-1]
+        per = (hi["derive_s"] / hi["posts"]) / (lo["derive_s"] / lo["posts"])
+        print(
+            f"per-post cost {hi['posts']}/{lo['posts']} posts: {per:.2f}× "
+            f"(linear ≈ 1×; time {hi['derive_s'] / lo['derive_s']:.1f}× for "
+            f"{hi['posts'] / lo['posts']:.0f}× the posts)"
+        )
+        return
+    if not args.baseline:
+        m = child(ROOT, args.posts, args.days, args.repeat)
+        report(m, args.days, "")
+        return
     with tempfile.TemporaryDirectory() as tmp:
-        store = open_store(Path(tmp) / "bench.db")
-        fill(store, game, args.posts, random.Random(2026))
-        n = store.counts()["posts"]
-        as_of = START + timedelta(days=args.days + 1)
-        best = float("inf")
-        for _ in range(3):
-            t0 = time.perf_counter()
-            d = derive(game, store, as_of=as_of)
-            t1 = time.perf_counter()
-            best = min(best, t1 - t0)
-        t0 = time.perf_counter()
-        write_derivation(store, d, now=as_of)
-        write_s = time.perf_counter() - t0
-        votes = sum(len(r.verdicts) for r in d.days.values())
-        print(
-            f"24 名玩家、{args.days} 天、{n} 帖：重新推导（解析、判票、计票、发言数、违规）"
-            f"{best:.2f} 秒（三次取最好），{n / best:,.0f} 帖/秒；写回 {write_s:.2f} 秒"
-        )
-        print(
-            f"  共 {votes} 张票、{len(d.flags)} 条违规标记；目标：2 秒以内 —— "
-            f"{'达到' if best + write_s < 2 else '未达到'}（{best + write_s:.2f} 秒）"
-        )
-        store.close()
+        base_tree = archive(args.baseline, Path(tmp))
+        base: dict[str, Any] | None = None
+        now: dict[str, Any] | None = None
+        for _ in range(args.rounds):
+            b = child(base_tree, args.posts, args.days, args.repeat)
+            c = child(ROOT, args.posts, args.days, args.repeat)
+            base = b if base is None or b["derive_s"] < base["derive_s"] else base
+            now = c if now is None or c["derive_s"] < now["derive_s"] else now
+    assert base is not None and now is not None
+    report(base, args.days, f"[{args.baseline}] ")
+    report(now, args.days, "[工作区] ")
+    same = base["digest"] == now["digest"]
+    print(
+        f"derive {now['posts']} posts now/{args.baseline}: "
+        f"{now['derive_s'] / base['derive_s']:.2f}× (target ≤ 0.5×; "
+        f"{now['derive_s']:.3f} s / {base['derive_s']:.3f} s); verdicts "
+        f"{'identical' if same else 'DIFFER'} (digest {now['digest']} / {base['digest']})"
+    )
 
 
 if __name__ == "__main__":

@@ -451,14 +451,38 @@ def _act_key(a: Activity) -> tuple[Any, ...]:
 
 
 def _dedupe(activities: Iterable[Activity]) -> list[Activity]:
-    """One activity per (tid, pid), chosen independently of input order; sorted by time."""
+    """One activity per (tid, pid), chosen independently of input order; sorted by time.
+
+    Of two activities of one post the greater ``_act_key`` is kept. Once (tid, pid) is unique,
+    ``(at, tid, pid)`` orders them exactly as the whole ``_act_key`` would."""
     best: dict[tuple[int, int], Activity] = {}
     for a in activities:
         key = (a.tid, a.pid)
         kept = best.get(key)
-        if kept is None or _act_key(a) > _act_key(kept):
+        if kept is None or (kept is not a and _act_key(a) > _act_key(kept)):
             best[key] = a
-    return sorted(best.values(), key=_act_key)
+    return sorted(best.values(), key=_time_key)
+
+
+def _time_key(a: Activity) -> tuple[datetime, int, int]:
+    return (a.at, a.tid, a.pid)
+
+
+def _by_tid(acts: Iterable[Activity]) -> dict[int, list[Activity]]:
+    """Activities grouped by thread, each group in the order given."""
+    found: dict[int, list[Activity]] = defaultdict(list)
+    for a in acts:
+        found[a.tid].append(a)
+    return found
+
+
+def _of_tids(by_tid: Mapping[int, list[Activity]], tids: Collection[int]) -> list[Activity]:
+    """The activities of ``tids`` from :func:`_by_tid` of a deduplicated, time-ordered list, in
+    that order."""
+    groups = [by_tid[t] for t in dict.fromkeys(tids) if t in by_tid]
+    if len(groups) == 1:
+        return groups[0]
+    return sorted((a for g in groups for a in g), key=_time_key)
 
 
 def _ev_sorted(items: Iterable[Evidence]) -> tuple[Evidence, ...]:
@@ -476,9 +500,25 @@ def _roles_zh(roles: Iterable[str]) -> str:
     return "、".join(ROLE_ZH[r] for r in ROLES if r in present)
 
 
-def _day_of(act: Activity, days: Sequence[DaySummary]) -> int:
-    """The game day a post belongs to: by its thread, then by its time."""
-    candidates = [d for d in days if act.tid in d.tids]
+def _days_by_tid(days: Sequence[DaySummary]) -> dict[int, list[DaySummary]]:
+    """The days each thread belongs to, in the order of ``days``."""
+    found: dict[int, list[DaySummary]] = defaultdict(list)
+    for d in days:
+        for tid in d.tids:
+            found[tid].append(d)
+    return found
+
+
+def _day_of(
+    act: Activity,
+    days: Sequence[DaySummary],
+    by_tid: Mapping[int, list[DaySummary]] | None = None,
+) -> int:
+    """The game day a post belongs to: by its thread, then by its time (``by_tid``: the
+    threads' days, :func:`_days_by_tid` of ``days``)."""
+    if by_tid is None:
+        by_tid = _days_by_tid(days)
+    candidates = by_tid.get(act.tid, [])
     if len(candidates) == 1:
         return candidates[0].day
     pool = candidates or list(days)
@@ -516,13 +556,19 @@ def count_posts(
     Posts in the thread outside the window appear in ``excluded`` with the reason.
     """
     tids = set(discussion_tids)
+    acts = _dedupe(a for a in activities if a.tid in tids)
+    return _count(acts, day=day, opens=opens, closes=closes, policy=policy)
+
+
+def _count(
+    acts: Iterable[Activity], *, day: int, opens: datetime, closes: datetime, policy: CountPolicy
+) -> dict[str, PostCount]:
+    """``count_posts`` of the discussion thread(s)' activities, deduplicated and in time order."""
     counted: dict[str, list[Activity]] = defaultdict(list)
     excluded: dict[str, list[tuple[int, str]]] = defaultdict(list)
     notes: dict[str, list[tuple[int, str]]] = defaultdict(list)
     seen: set[str] = set()
-    for a in _dedupe(activities):
-        if a.tid not in tids:
-            continue
+    for a in acts:
         seen.add(a.player)
         if a.at < opens:
             excluded[a.player].append((a.pid, f"开门前发帖（{_when(a.at)}），不计入第{day}天"))
@@ -574,6 +620,7 @@ def conduct_flags(
     streak_skips_accelerated: bool = False,
     folded_names: Iterable[FoldedName] = (),
     uncrawled_days: Collection[int] = (),
+    counts_by_day: Mapping[int, Mapping[str, PostCount]] | None = None,
 ) -> tuple[Flag, ...]:
     """Every conduct flag the rule set asks the tool to raise, in a stable order.
 
@@ -594,6 +641,9 @@ def conduct_flags(
     - ``uncrawled_days``: days none of whose threads bansha could read yet: nobody is judged
       for 潜水 or 未投票 on them (nothing was seen, which is not the same as nothing posted), and
       such a day breaks a run of 连续三个 days (no flag rests on a day nobody read).
+    - ``counts_by_day[d]``: day d's post counts when the caller already made them with
+      :func:`count_posts` from the same activities and ``policy`` (the pipeline does, for each
+      day's result); the days missing are counted here.
     """
     acts = _dedupe(activities)
     days_sorted = sorted(days, key=lambda d: d.day)
@@ -631,13 +681,16 @@ def conduct_flags(
     unread = set(uncrawled_days)
     closed = [d for d in days_sorted if as_of is None or d.closes <= as_of]
     judged = [d for d in closed if d.day not in unread]
+    by_tid = _by_tid(acts)
+    made = counts_by_day or {}
     counts = {
-        d.day: count_posts(
-            acts,
+        d.day: made[d.day]
+        if d.day in made
+        else _count(
+            _of_tids(by_tid, d.discussion_tids),
             day=d.day,
             opens=d.opens,
             closes=d.closes,
-            discussion_tids=d.discussion_tids,
             policy=policy,
         )
         for d in judged
@@ -708,13 +761,14 @@ def conduct_flags(
                 run = []
 
     # -- 诈尸 and fonts, grouped per player and day
+    days_of_tid = _days_by_tid(days_sorted)
     zhashi: dict[tuple[str, int], list[Activity]] = defaultdict(list)
     fonts: dict[tuple[str, int], list[Activity]] = defaultdict(list)
     for a in acts:
         p_life = life.get(a.player)
         if p_life is None:
             continue
-        day = _day_of(a, days_sorted)
+        day = _day_of(a, days_sorted, days_of_tid)
         if (
             p_life.out_at is not None
             and a.at > p_life.out_at
@@ -771,12 +825,12 @@ def conduct_flags(
 
     # -- zhenyan: inquiries per day, the sheriff's posts and answers
     if rules.inquiry_limit is not None:
-        pool = _dedupe(inquiries) if inquiries is not None else acts
+        pool = _by_tid(_dedupe(inquiries)) if inquiries is not None else by_tid
         limit = rules.inquiry_limit
         for d in days_sorted:
             asked: dict[str, list[Activity]] = defaultdict(list)
-            for a in pool:
-                if a.tid not in d.inquiry_tids or not d.contains(a.at):
+            for a in _of_tids(pool, d.inquiry_tids):
+                if not d.contains(a.at):
                     continue
                 if a.player == sheriffs.get(d.day) or a.player not in life:
                     continue
@@ -801,8 +855,8 @@ def conduct_flags(
                 continue
             posts = [
                 a
-                for a in acts
-                if a.player == sheriff and a.tid in d.discussion_tids and d.contains(a.at)
+                for a in _of_tids(by_tid, d.discussion_tids)
+                if a.player == sheriff and d.contains(a.at)
             ]
             if posts:
                 add(

@@ -278,6 +278,7 @@ class Roster:
         # or full-width letters, parsers.names)
         self.strict = bool(game.votes.strict_names)
         self.by_uid = {p.uid: p.name for p in game.players}
+        self.uid_of = {p.name: p.uid for p in game.players}
         self.by_name = {p.name: p.name for p in game.players}
         self.director_uids = set(game.director.uids)
         self.director_names = set(game.director.names)
@@ -295,13 +296,15 @@ class Roster:
 
     def _holder_uids(self, player: str, at: datetime | None) -> set[int]:
         """The accounts playing ``player`` at ``at`` (the original, or the latest substitute)."""
-        uid = next(p.uid for p in self.game.players if p.name == player)
+        uid = self.uid_of[player]
         for sub in self.subs:
             if sub.player == player and at is not None and at >= sub.since:
                 uid = sub.uid
         return {uid}
 
     def player_of(self, post: Post) -> str | None:
+        if not self.subs:  # nobody took a slot over: the account's own slot
+            return self.by_uid.get(post.uid) if post.uid else self.by_name.get(post.author)
         for sub in self.subs:
             if post.uid == sub.uid and post.posted_at is not None and post.posted_at >= sub.since:
                 return (
@@ -603,6 +606,8 @@ class _Run:
     sheriff_set: dict[int, str]
     vote_outs: list[tuple[str, datetime, str]] = field(default_factory=list)
     posts_by_tid: dict[int, list[Post]] = field(default_factory=dict)
+    # each thread's posts as conduct sees them, per role it plays (built once)
+    acts_by_tid: dict[tuple[int, str], list[Activity]] = field(default_factory=dict)
     sheriff: str | None = None
     held: tuple[str | None, str | None] | None = None  # (the director's, what the game gave)
     prev_day: int | None = None
@@ -648,7 +653,7 @@ def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
     outs_final = _out_map(_revived(run.revivals, None, [*run.fixed_outs, *run.vote_outs]))
     sent = [r for r in list_lastwords(store) if r.at <= as_of]
     said = latest_by_player(sent)  # published: the latest; judged: every record
-    flags = _flags(run, sent, outs_final)
+    flags = _flags(run, sent, outs_final, {n: r.counts for n, r in days.items()})
     snaps = run.snaps
     return Derivation(
         game,
@@ -1081,11 +1086,7 @@ def _day_exemptions(
 
 def _day_counts(run: _Run, day: Day) -> dict[str, PostCount]:
     """The day's post counts (潜水 is judged from them)."""
-    acts = [
-        a
-        for tid in _tids(day)
-        for a in _activities(_posts_of(run, tid), tid, _role(day, tid), run.roster, run.base)
-    ]
+    acts = _acts_of(run, day, day.discussion) if day.discussion is not None else []
     return count_posts(
         acts,
         day=day.day,
@@ -1143,12 +1144,27 @@ def _all_activities(run: _Run, sent: Sequence[LastWords]) -> list[Activity]:
             if tid in seen_tids:
                 continue
             seen_tids.add(tid)
-            acts += _activities(_posts_of(run, tid), tid, _role(day, tid), run.roster, run.base)
+            acts += _acts_of(run, day, tid)
     return acts
 
 
-def _flags(run: _Run, sent: Sequence[LastWords], outs_final: _Outs) -> tuple[Flag, ...]:
-    """The conduct flags of the whole game (潜水, 未投票, hidden text …)."""
+def _acts_of(run: _Run, day: Day, tid: int) -> list[Activity]:
+    """The posts of ``tid`` (a thread of ``day``) as activities, built once per role."""
+    role = _role(day, tid)
+    key = (tid, role)
+    if key not in run.acts_by_tid:
+        run.acts_by_tid[key] = _activities(_posts_of(run, tid), tid, role, run.roster, run.base)
+    return run.acts_by_tid[key]
+
+
+def _flags(
+    run: _Run,
+    sent: Sequence[LastWords],
+    outs_final: _Outs,
+    counts: Mapping[int, Mapping[str, PostCount]],
+) -> tuple[Flag, ...]:
+    """The conduct flags of the whole game (潜水, 未投票, hidden text …); ``counts``: each day's
+    post counts (``DayResult.counts``, made from the same posts)."""
     game = run.game
     summaries = [
         DaySummary(
@@ -1180,6 +1196,7 @@ def _flags(run: _Run, sent: Sequence[LastWords], outs_final: _Outs) -> tuple[Fla
         as_of=run.as_of,
         folded_names=run.folded_names,
         uncrawled_days=run.uncrawled_days,
+        counts_by_day=counts,
     )
 
 
@@ -1323,6 +1340,9 @@ def _role(day: Day, tid: int) -> str:
     return "discussion"
 
 
+_NO_KINDS: frozenset[MarkKind] = frozenset()
+
+
 def _activities(
     posts: Sequence[Post], tid: int, role: str, roster: Roster, base: str
 ) -> list[Activity]:
@@ -1331,13 +1351,18 @@ def _activities(
         who = roster.player_of(post)
         if who is None or post.posted_at is None:
             continue
-        kinds = {m.kind for m in post.marks}
-        hidden = tuple(
-            dict.fromkeys(
-                HIDDEN_KEYS[m.kind]
-                for m in post.marks
-                if m.kind in HIDDEN_KEYS and (m.text.strip() or m.kind is MarkKind.HIDE_TAG)
+        marks = post.marks
+        kinds = {m.kind for m in marks} if marks else _NO_KINDS
+        hidden = (
+            tuple(
+                dict.fromkeys(
+                    HIDDEN_KEYS[m.kind]
+                    for m in marks
+                    if m.kind in HIDDEN_KEYS and (m.text.strip() or m.kind is MarkKind.HIDE_TAG)
+                )
             )
+            if marks
+            else ()
         )
         acts.append(
             Activity(
