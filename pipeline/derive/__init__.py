@@ -56,7 +56,7 @@ from parsers.votes import CARD_TARGET, VoteKind, VoteParse, parse_vote, split_pr
 from pipeline.game import journal
 from pipeline.game.gamefile import Day, Game, ThreadRole
 from pipeline.game.lastwords import LastWords, latest_by_player, list_lastwords, refusal
-from pipeline.store import Store, post_from_row
+from pipeline.store import PostSketch, Store, post_from_row
 
 log = logging.getLogger(__name__)
 
@@ -302,7 +302,7 @@ class Roster:
                 uid = sub.uid
         return {uid}
 
-    def player_of(self, post: Post) -> str | None:
+    def player_of(self, post: Post | PostSketch) -> str | None:
         if not self.subs:  # nobody took a slot over: the account's own slot
             return self.by_uid.get(post.uid) if post.uid else self.by_name.get(post.author)
         for sub in self.subs:
@@ -708,9 +708,13 @@ def _posts_of(run: _Run, tid: int | None) -> list[Post]:
     if tid is None:
         return []
     if tid not in run.posts_by_tid:
-        # a look at a past moment (--as-of) sees only what had been posted by then
+        # a look at a past moment (--as-of) sees only what had been posted by then; derive
+        # reads a post's words and marks, never its HTML (a vote's counted version is read
+        # from its revisions, counted_version)
         run.posts_by_tid[tid] = [
-            p for p in run.store.posts(tid) if p.posted_at is None or p.posted_at <= run.as_of
+            p
+            for p in run.store.posts(tid, html=False)
+            if p.posted_at is None or p.posted_at <= run.as_of
         ]
     return run.posts_by_tid[tid]
 
@@ -1153,8 +1157,18 @@ def _acts_of(run: _Run, day: Day, tid: int) -> list[Activity]:
     role = _role(day, tid)
     key = (tid, role)
     if key not in run.acts_by_tid:
-        run.acts_by_tid[key] = _activities(_posts_of(run, tid), tid, role, run.roster, run.base)
+        run.acts_by_tid[key] = _activities(_sketches_of(run, tid), tid, role, run.roster, run.base)
     return run.acts_by_tid[key]
+
+
+def _sketches_of(run: _Run, tid: int) -> Sequence[Post | PostSketch]:
+    """The posts of ``tid`` as conduct reads them: the posts if read already (a vote
+    thread's), else their sketches (a discussion thread of thousands), up to ``as_of``."""
+    if tid in run.posts_by_tid:
+        return run.posts_by_tid[tid]
+    return [
+        p for p in run.store.post_sketches(tid) if p.posted_at is None or p.posted_at <= run.as_of
+    ]
 
 
 def _flags(
@@ -1344,7 +1358,7 @@ _NO_KINDS: frozenset[MarkKind] = frozenset()
 
 
 def _activities(
-    posts: Sequence[Post], tid: int, role: str, roster: Roster, base: str
+    posts: Sequence[Post | PostSketch], tid: int, role: str, roster: Roster, base: str
 ) -> list[Activity]:
     acts = []
     for post in posts:
