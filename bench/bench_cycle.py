@@ -14,33 +14,38 @@ A one-day, 24-player m135 game whose discussion thread holds ``--small`` or ``--
    cycle — ``store bytes per nothing-new cycle: N B`` (target ≤ 4 KiB) — and per new page.
 
 SQLite grows its file a page (4 KiB) at a time: the bytes are averaged over ``--idle`` cycles.
+
+4. a cycle with one new page on the large game vs the small one, side by side —
+   ``one-new-page cycle 10000/100 posts: R×`` (issue #14 item 2: a cycle should cost what is new;
+   today it re-derives the day, whose discussion thread is the whole game).
+
+``--baseline REV`` measures the same cycles, in the same run, on the code of git revision REV
+(``bench/tree.py``: each side in a child process that imports only its own tree) and prints the
+one-new-page cycle of both.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-import httpx
+from tree import ROOT, archive, check, child, pin
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if TYPE_CHECKING:  # bansha is imported where used: a child pins its tree first (bench/tree.py)
+    from pipeline.discuz.crawl import CrawlTarget
+    from pipeline.game.gamefile import Game
+    from pipeline.sim.simulator import ForumSim, SimClock
+    from pipeline.store import Store
 
-from bench_crawl import TimedTransport
-
-from pipeline.cycle import run_cycle
-from pipeline.discuz.client import DiscuzClient, RetryPolicy
-from pipeline.discuz.crawl import Crawler, CrawlTarget, ForumConfig
-from pipeline.game.gamefile import Game, parse_game
-from pipeline.sim.simulator import ForumSim, SimClock
-from pipeline.store import Store, open_store
+HERE = Path(__file__).resolve()
 
 TZ = ZoneInfo("Asia/Shanghai")
 OPENS = datetime(2026, 12, 2, 9, 0, tzinfo=TZ)
@@ -52,6 +57,8 @@ CYCLE = timedelta(minutes=5)
 
 
 def make_game() -> Game:
+    from pipeline.game.gamefile import parse_game
+
     return parse_game(
         {
             "game": {
@@ -80,6 +87,8 @@ def make_game() -> Game:
 
 def build(n_posts: int) -> tuple[ForumSim, SimClock]:
     """The forum of a game whose discussion thread has ``n_posts`` posts."""
+    from pipeline.sim.simulator import ForumSim, SimClock
+
     clock = SimClock(OPENS + timedelta(hours=1))
     users = {"导演": 1, **{name: 100 + i for i, name in enumerate(NAMES)}}
     sim = ForumSim(users=users, clock=clock, floodctrl_s=0, ppp=PPP)
@@ -98,6 +107,10 @@ def build(n_posts: int) -> tuple[ForumSim, SimClock]:
 
 class Bench:
     def __init__(self, n_posts: int, db: Path) -> None:
+        from bench_crawl import TimedTransport
+
+        from pipeline.store import open_store
+
         self.sim, self.clock = build(n_posts)
         self.game = make_game()
         self.db = db
@@ -107,6 +120,11 @@ class Bench:
         self.new_posts = 0
 
     def crawler(self) -> Callable[[list[CrawlTarget], bool], Any]:
+        import httpx
+
+        from pipeline.discuz.client import DiscuzClient, RetryPolicy
+        from pipeline.discuz.crawl import Crawler, ForumConfig
+
         def crawl(targets: list[CrawlTarget], full: bool) -> Any:
             http = httpx.Client(transport=self.transport, follow_redirects=True)
             client = DiscuzClient(
@@ -125,6 +143,8 @@ class Bench:
 
     def cycle(self) -> float:
         """One cycle 5 minutes after the last; bansha's own seconds."""
+        from pipeline.cycle import run_cycle
+
         now = self.clock.advance(CYCLE.total_seconds())
         before_forum, before_req = self.transport.forum_s, len(self.sim.requests)
         start = time.perf_counter()
@@ -193,9 +213,19 @@ def main() -> None:
     ap.add_argument("--large", type=int, default=10000)
     ap.add_argument("--idle", type=int, default=20, help="nothing-new cycles per game")
     ap.add_argument("--pages", type=int, default=5, help="cycles with one new page per game")
+    ap.add_argument("--baseline", metavar="REV", help="also measure git revision REV, side by side")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--tree", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    small = measure(args.small, args.idle, args.pages)
-    large = measure(args.large, args.idle, args.pages)
+    if args.child:  # bench/tree.py: imports come from the tree the parent gave
+        pin(args.tree)
+        found = [measure(n, args.idle, args.pages) for n in (args.small, args.large)]
+        check(args.tree)
+        print(json.dumps(found))
+        return
+    argv = ["--small", str(args.small), "--large", str(args.large)]
+    argv += ["--idle", str(args.idle), "--pages", str(args.pages)]
+    small, large = child(HERE, ROOT, argv)
     print(
         f"模拟论坛：24 名玩家的一天，讨论帖 {args.small} / {args.large} 帖（每页 {PPP} 帖），"
         "每轮间隔 5 分钟；时间是 bansha 自己的（不含模拟论坛生成页面的时间）"
@@ -213,6 +243,12 @@ def main() -> None:
         f"{large['idle_s'] * 1000:.0f} ms / {small['idle_s'] * 1000:.0f} ms; "
         "it follows from deriving only on change, issue #14 item 1)"
     )
+    print(
+        f"one-new-page cycle {args.large}/{args.small} posts: "
+        f"{large['busy_s'] / small['busy_s']:.1f}× ({large['busy_s'] * 1000:.0f} ms / "
+        f"{small['busy_s'] * 1000:.0f} ms; the day is re-derived: its discussion thread is read "
+        "whole, issue #14 item 2)"
+    )
     for m in (small, large):
         print(
             f"one-new-page cycle / nothing-new cycle ({m['posts']:.0f} posts): "
@@ -226,6 +262,15 @@ def main() -> None:
         )
     for m in (small, large):
         print(f"store bytes per new page: {m['page_bytes']:,.0f} B ({m['posts']:.0f} posts)")
+    if args.baseline:
+        with tempfile.TemporaryDirectory() as tmp:
+            b_small, b_large = child(HERE, archive(args.baseline, Path(tmp)), argv)
+        for b, m in ((b_small, small), (b_large, large)):
+            print(
+                f"one-new-page cycle {m['posts']:.0f} posts now/{args.baseline}: "
+                f"{m['busy_s'] / b['busy_s']:.2f}× ({m['busy_s'] * 1000:.0f} ms / "
+                f"{b['busy_s'] * 1000:.0f} ms)"
+            )
 
 
 if __name__ == "__main__":

@@ -7,10 +7,9 @@ decide validity, tally, count posts, raise flags — and ``write_derivation`` (b
 
 ``--baseline REV`` runs the same measurement, in the same run, against the code of git revision
 REV (``git archive`` into a temporary folder) and prints both times, their ratio and whether the
-verdicts are identical (a digest of every derived row). Both sides run in a child process started
-with ``python -S`` whose ``sys.path`` is the tree under test and this venv's site-packages (the
-editable install's import hook would otherwise load this checkout whatever the path says);
-the two children alternate ``--rounds`` times and each side keeps its best time.
+verdicts are identical (a digest of every derived row). Each side runs in a child process that
+imports only the tree under test (``bench/tree.py``); the two alternate ``--rounds`` times and
+each side keeps its best time.
 
 ``--scale`` re-derives games of several sizes (the same 10 days) and prints seconds, microseconds
 per post and the per-post cost of the largest over the smallest (linear: about 1×).
@@ -25,9 +24,6 @@ import argparse
 import hashlib
 import json
 import random
-import subprocess
-import sys
-import sysconfig
 import tempfile
 import time
 from datetime import datetime, timedelta
@@ -35,8 +31,9 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from tree import ROOT, archive, check, child, pin
+
 HERE = Path(__file__).resolve()
-ROOT = HERE.parents[1]
 TZ = ZoneInfo("Asia/Shanghai")
 START = datetime(2026, 12, 1, 10, 0, tzinfo=TZ)
 NAMES = [f"玩家{i:02d}" for i in range(1, 25)]
@@ -124,7 +121,6 @@ def fill(store: Any, game: Any, n_posts: int, rng: random.Random) -> None:
 
 def measure(n_posts: int, days: int, repeat: int) -> dict[str, Any]:
     """Fill a store, re-derive it ``repeat`` times: the best time, the write-back, a digest."""
-    import pipeline
     from pipeline.derive import derive, derived_rows, write_derivation
     from pipeline.store import open_store
 
@@ -145,7 +141,6 @@ def measure(n_posts: int, days: int, repeat: int) -> dict[str, Any]:
         rows = json.dumps(derived_rows(d), ensure_ascii=False, sort_keys=True, default=str)
         store.close()
     return {
-        "tree": str(Path(pipeline.__file__).resolve().parents[1]),
         "posts": n,
         "derive_s": best,
         "write_s": write_s,
@@ -153,36 +148,6 @@ def measure(n_posts: int, days: int, repeat: int) -> dict[str, Any]:
         "flags": len(d.flags),
         "digest": hashlib.sha256(rows.encode()).hexdigest()[:16],
     }
-
-
-def child(tree: Path, n_posts: int, days: int, repeat: int) -> dict[str, Any]:
-    """``measure`` in a fresh ``python -S`` whose imports come from ``tree``."""
-    paths = [str(tree), *dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))]
-    boot = (
-        "import sys, json; sys.path[:0] = json.loads(sys.argv[1]); "
-        "sys.argv = sys.argv[2:]; import runpy; runpy.run_path(sys.argv[0], run_name='__main__')"
-    )
-    argv = [str(HERE), "--child", "--posts", str(n_posts), "--days", str(days)]
-    argv += ["--repeat", str(repeat)]
-    out = subprocess.run(
-        [sys.executable, "-S", "-c", boot, json.dumps(paths), *argv],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    result = json.loads(out.strip().splitlines()[-1])
-    if Path(result["tree"]) != tree.resolve():
-        raise SystemExit(f"子进程载入的代码不在 {tree}，而在 {result['tree']}")
-    return result
-
-
-def archive(rev: str, into: Path) -> Path:
-    """The tree of ``rev`` (``git archive``) in ``into``."""
-    tar = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "--format=tar", rev], check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=tar, check=True)
-    return into
 
 
 def report(m: dict[str, Any], days: int, label: str) -> None:
@@ -203,13 +168,22 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2, help="alternations with --baseline")
     ap.add_argument("--scale", help="post counts to check linearity, e.g. 5000,20000,80000")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--tree", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.child:  # imports come from the path the parent gave
-        print(json.dumps(measure(args.posts, args.days, args.repeat)))
+    if args.child:  # bench/tree.py: imports come from the tree the parent gave
+        pin(args.tree)
+        result = measure(args.posts, args.days, args.repeat)
+        check(args.tree)
+        print(json.dumps(result))
         return
+
+    def run(tree: Path, posts: int) -> dict[str, Any]:
+        return child(HERE, tree, ["--posts", str(posts), "--days", str(args.days), *repeat])
+
+    repeat = ["--repeat", str(args.repeat)]
     if args.scale:
         sizes = [int(x) for x in args.scale.split(",")]
-        found = [child(ROOT, n, args.days, args.repeat) for n in sizes]
+        found = [run(ROOT, n) for n in sizes]
         for m in found:
             print(
                 f"scale {m['posts']:>6} posts: derive {m['derive_s']:.3f} s, "
@@ -224,16 +198,15 @@ def main() -> None:
         )
         return
     if not args.baseline:
-        m = child(ROOT, args.posts, args.days, args.repeat)
-        report(m, args.days, "")
+        report(run(ROOT, args.posts), args.days, "")
         return
     with tempfile.TemporaryDirectory() as tmp:
         base_tree = archive(args.baseline, Path(tmp))
         base: dict[str, Any] | None = None
         now: dict[str, Any] | None = None
         for _ in range(args.rounds):
-            b = child(base_tree, args.posts, args.days, args.repeat)
-            c = child(ROOT, args.posts, args.days, args.repeat)
+            b = run(base_tree, args.posts)
+            c = run(ROOT, args.posts)
             base = b if base is None or b["derive_s"] < base["derive_s"] else base
             now = c if now is None or c["derive_s"] < now["derive_s"] else now
     assert base is not None and now is not None
