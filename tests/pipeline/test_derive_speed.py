@@ -20,8 +20,10 @@ from typing import Any
 import pytest
 
 import pipeline.derive as derive_mod
+from pipeline.cycle import targets_due
 from pipeline.derive import Derivation, derive, derived_rows
 from pipeline.game.gamefile import Game, load_game
+from pipeline.sim.simulator import SimClock
 from pipeline.store import Store, open_store
 from tests.pipeline.conftest import DEMO_GAME
 from tests.pipeline.test_derive_on_change import START, LongForum, long_game
@@ -112,24 +114,11 @@ def test_derive_with_shortcuts_is_derive_without_them_long_game(tmp_path, monkey
     store = open_store(tmp_path / "long.db")
     try:
         # the forum read every 3 hours for 11 days: edits, deletions (renumbered floors)
-        moments = [START + timedelta(hours=3 * i) for i in range(11 * 8)]
-        for now in moments:
-            for day in game.days:
-                if day.opens - timedelta(minutes=30) > now:
-                    continue
-                for tid in day.threads.values():
-                    page = forum.page(tid, now)
-                    store.register_thread(tid, day=day.day, role=None)
-                    store.save_page(
-                        page,
-                        source="html",
-                        url=f"long:{tid}",
-                        status=200,
-                        headers={},
-                        body=repr(page).encode(),
-                        fetched_at=now,
-                        ppp=None,
-                    )
+        clock = SimClock(START)
+        crawl = forum.crawler(store, clock)
+        for now in (START + timedelta(hours=3 * i) for i in range(11 * 8)):
+            clock.set(now)
+            crawl(targets_due(game, now), False)
         # a 替补 takes 玩家04's slot from day 4 on: 玩家04's later posts are a non-player's
         store.db.table("journal_substitutions").insert(
             {
