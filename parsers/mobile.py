@@ -65,6 +65,7 @@ class _MobilePost(_Model):
 class _MobileThread(_Model):
     subject: str | None = None
     replies: int
+    closed: int = 0  # forum_thread.closed: 1 closed, > 1 moved (the new tid)
 
 
 class _Variables(_Model):
@@ -201,6 +202,8 @@ def _parse(body: bytes, *, tid: int, tz: tzinfo, page: int) -> ThreadPage:
     extra: dict[str, str] = {}
     if parsed.member_uid is not None:
         extra["member_uid"] = parsed.member_uid
+    if parsed.thread.closed == 1:
+        extra["closed"] = "1"  # as the desktop page's lock icon
     return ThreadPage(
         tid=tid,
         page=min(max(page, 1), total_pages),
