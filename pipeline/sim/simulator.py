@@ -40,9 +40,11 @@ thread pages until :meth:`ForumSim.approve_thread`).
 
 Moderators: ``moderators`` moderate the sim's forum, ``admins`` moderate everywhere. A closed
 thread (:meth:`ForumSim.close_thread`, or topicadmin) shows the lock in viewthread
-(``fico-lock``) and ``closed: "1"`` in the mobile API; a reply to it by anyone else is refused
-with 抱歉，本主题已关闭，不再接受新内容, a moderator's is accepted. Fault ``lost_answer``: the
-forum handles the request, then the connection drops before the answer arrives;
+(``fico-lock``) and ``closed: "1"`` in the mobile API; a reply or an edit in it by anyone else
+is refused with 抱歉，本主题已关闭，不再接受新内容, a moderator's is accepted.
+
+Fault ``lost_answer``: the forum handles the request (a reply, an edit, a new thread, a close),
+then the connection drops before the answer arrives;
 ``transport(after=…)`` runs a hook after the forum handled a request (e.g. to simulate bansha
 crashing right then). Faults of a forum that is not usable: ``garbage`` (HTTP 200, random bytes),
 ``redirect_loop`` (302 back to the same address, every time); ``echo_cookie`` answers with an
@@ -1417,12 +1419,12 @@ class ForumSim:
         thread = self._visible_thread(req)
         if thread is None:
             return self._message(req, render.MSG_THREAD_NONEXISTENCE, status=404)
+        if thread.closed(req.now) and not self.is_moderator(req.username):
+            return self._message(req, render.MSG_THREAD_CLOSED)  # forum_post.php, before login
         if not req.uid:
             return self._message(
                 req, render.MSG_REPLYPERM_LOGIN, alert="alert_info", login_form=True
             )
-        if thread.closed(req.now) and not self.is_moderator(req.username):
-            return self._message(req, render.MSG_THREAD_CLOSED)
         trim = ""
         quoted = _int(req.params.get("repquote"))
         if quoted and quoted in self._posts and self._posts[quoted].tid == thread.tid:
@@ -1452,10 +1454,10 @@ class ForumSim:
         thread = self._visible_thread(req)
         if thread is None:
             return fail(render.MSG_THREAD_NONEXISTENCE)
+        if thread.closed(req.now) and not self.is_moderator(req.username):
+            return fail(render.MSG_THREAD_CLOSED)  # forum_post.php: moderators may still reply
         if not req.uid:
             return fail(render.MSG_REPLYPERM_LOGIN)
-        if thread.closed(req.now) and not self.is_moderator(req.username):
-            return fail(render.MSG_THREAD_CLOSED)  # post_newreply.php: moderators may still reply
         if self.seccode_post:  # submit_seccode_invalid: a captcha bansha never solves
             return fail(render.MSG_SECCODE_INVALID)
         message = p.get("message", "").replace("\r\n", "\n")
@@ -1531,6 +1533,8 @@ class ForumSim:
         thread = self._visible_thread(req)
         if thread is None:
             return None, None, render.MSG_THREAD_NONEXISTENCE
+        if thread.closed(req.now) and not self.is_moderator(req.username):
+            return thread, None, render.MSG_THREAD_CLOSED  # forum_post.php: edits too
         if not req.uid:
             return thread, None, render.MSG_NOT_LOGGEDIN
         post = self._posts.get(_int(req.params.get("pid")) or 0)

@@ -217,6 +217,14 @@ def test_a_closed_thread_takes_replies_only_from_moderators(sim):
         cookie(sim, "饺子"),
     )
     assert render.MSG_THREAD_CLOSED in form.text
+    guest = answer(post(sim, None, {"mod": "post", "action": "reply", "tid": VOTE}, {}))
+    assert guest.message == render.MSG_THREAD_CLOSED  # forum_post.php asks before the login
+    edit = {"mod": "post", "action": "edit", "editsubmit": "yes"}
+    first = sim.thread_pids(VOTE)[0]
+    edited = answer(
+        post(sim, "导演", edit, {"tid": VOTE, "pid": first, "message": "改过的正文正文"})
+    )
+    assert edited.message == render.MSG_THREAD_CLOSED  # edits too, even the starter's own
     for who in ("版主", "admin"):  # a moderator of the forum, an admin (moderates everywhere)
         assert reply(sim, who, f"{who}：本帖已关闭，结果稍后公布。").outcome is ReplyOutcome.POSTED
     assert len(sim.thread_pids(VOTE)) == 3
