@@ -1445,12 +1445,7 @@ class ForumSim:
         p = req.params
         inajax = bool(p.get("inajax"))
         handlekey = p.get("handlekey", "")
-
-        def fail(message: str, values: dict[str, str] | None = None) -> SimResponse:
-            if inajax:
-                return self._xml(req, render.ajax_error(handlekey, message, values or {}))
-            return self._message(req, message)
-
+        fail = self._refuser(req)
         thread = self._visible_thread(req)
         if thread is None:
             return fail(render.MSG_THREAD_NONEXISTENCE)
@@ -1517,6 +1512,19 @@ class ForumSim:
             )
         return self._redirect(req, 301, url)
 
+    def _refuser(self, req: _Req) -> Callable[..., SimResponse]:
+        """``showmessage()`` of a refusal to a form POST: ``errorhandle_<key>`` in the ajax
+        envelope when ``inajax``, else the message page."""
+        inajax = bool(req.params.get("inajax"))
+        handlekey = req.params.get("handlekey", "")
+
+        def fail(message: str, values: dict[str, str] | None = None) -> SimResponse:
+            if inajax:
+                return self._xml(req, render.ajax_error(handlekey, message, values or {}))
+            return self._message(req, message)
+
+        return fail
+
     def _body_problem(self, message: str, username: str) -> str | None:
         """``checkpost()``'s size limits (quotes not counted) and the [hide] permission."""
         counted = render.QUOTE_RE.sub("", message).strip()
@@ -1573,12 +1581,7 @@ class ForumSim:
         p = req.params
         inajax = bool(p.get("inajax"))
         handlekey = p.get("handlekey", "")
-
-        def fail(message: str) -> SimResponse:
-            if inajax:
-                return self._xml(req, render.ajax_error(handlekey, message, {}))
-            return self._message(req, message)
-
+        fail = self._refuser(req)
         thread, post, problem = self._edit_target(req)
         if problem is not None or thread is None or post is None:
             return fail(problem or render.MSG_POST_NONEXISTENCE)
@@ -1812,12 +1815,7 @@ class ForumSim:
         p = req.params
         inajax = bool(p.get("inajax"))
         handlekey = p.get("handlekey", "")
-
-        def fail(message: str, values: dict[str, str] | None = None) -> SimResponse:
-            if inajax:
-                return self._xml(req, render.ajax_error(handlekey, message, values or {}))
-            return self._message(req, message)
-
+        fail = self._refuser(req)
         refusal = self._newthread_refusal(req)
         if refusal is not None:
             return fail(refusal)
