@@ -195,3 +195,10 @@ def test_a_forum_the_account_may_not_read_is_a_permission_error():
     with pytest.raises(PageError) as caught:
         parse_forumdisplay(page.encode(), tz=TZ)
     assert caught.value.kind is PageErrorKind.NO_PERMISSION
+
+
+def test_an_empty_forum_is_an_empty_listing_not_an_error():
+    sim, _ = sim_forum()
+    page = listing(sim)
+    assert (page.threads, page.page, page.total_pages, page.fid) == ((), 1, 1, 3)
+    assert mobile_listing(sim).threads == ()
