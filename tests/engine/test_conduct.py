@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -632,7 +634,7 @@ def activity_lists(draw: st.DrawFn) -> list[Activity]:
     return out
 
 
-def _run(acts: list[Activity], ruleset: str) -> tuple[Flag, ...]:
+def _run(acts: list[Activity], ruleset: str, **kw: Any) -> tuple[Flag, ...]:
     return conduct_flags(
         days=_DAYS,
         activities=acts,
@@ -641,6 +643,7 @@ def _run(acts: list[Activity], ruleset: str) -> tuple[Flag, ...]:
         sheriff_by_day={3: "馄饨", 4: "馄饨"},
         voted_by_day={2: {"饺子"}, 3: {"包子"}},
         accelerated_by_day={3: True},
+        **kw,
     )
 
 
@@ -656,6 +659,48 @@ def test_activity_order_changes_nothing(
     d = _DAYS[0]
     kw = {"day": 2, "opens": d.opens, "closes": d.closes, "discussion_tids": d.discussion_tids}
     assert count_posts(shuffled, **kw) == count_posts(acts, **kw)  # type: ignore[arg-type]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    acts=activity_lists(), ruleset=st.sampled_from(["m209", "zhenyan", "tubian24"]), data=st.data()
+)
+def test_two_readings_of_one_post_keep_the_same_one_in_any_order(
+    acts: list[Activity], ruleset: str, data: st.DataObject
+) -> None:
+    """A post seen twice (another state, other marks) counts once, the same reading whatever
+    the order they come in."""
+    again = (
+        [
+            dataclasses.replace(
+                a, red=not a.red, state="visible" if a.state != "visible" else "blocked"
+            )
+            for a in data.draw(st.lists(st.sampled_from(acts), max_size=6, unique=True))
+        ]
+        if acts
+        else []
+    )
+    both = acts + again
+    shuffled = data.draw(st.permutations(both))
+    assert _run(shuffled, ruleset) == _run(both, ruleset)
+    for d in _DAYS:
+        kw = {"day": d.day, "opens": d.opens, "closes": d.closes}
+        kw["discussion_tids"] = d.discussion_tids
+        assert count_posts(shuffled, **kw) == count_posts(both, **kw)  # type: ignore[arg-type]
+
+
+@settings(max_examples=40, deadline=None)
+@given(acts=activity_lists(), ruleset=st.sampled_from(["m209", "zhenyan", "tubian24"]))
+def test_counts_the_caller_made_change_no_flag(acts: list[Activity], ruleset: str) -> None:
+    """derive hands conduct_flags each day's count_posts (counted once, for the day's result):
+    the flags are the ones conduct_flags counts for itself."""
+    counts = {
+        d.day: count_posts(
+            acts, day=d.day, opens=d.opens, closes=d.closes, discussion_tids=d.discussion_tids
+        )
+        for d in _DAYS
+    }
+    assert _run(acts, ruleset, counts_by_day=counts) == _run(acts, ruleset)
 
 
 @settings(max_examples=40, deadline=None)
