@@ -39,7 +39,6 @@ def environment() -> dict[str, str]:
     env = {
         k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "BANSHA_GAME")
     }
-    env["PYTHONPATH"] = str(ROOT)
     return env
 
 
