@@ -51,7 +51,7 @@ def _load(id: str) -> type[Ruleset]:
     """The class of rule set ``id`` (a registered id), its module imported on first use."""
     cls = getattr(importlib.import_module(f"{__name__}.{id}"), _CLASSES[id])
     if not (isinstance(cls, type) and issubclass(cls, Ruleset) and cls.id == id):
-        raise TypeError(f"engine/rulesets/{id}.py: {_CLASSES[id]} is not rule set {id!r}")
+        raise TypeError(f"内部错误：engine/rulesets/{id}.py 中的 {_CLASSES[id]} 不是规则集 {id}")
     return cls
 
 
