@@ -47,11 +47,18 @@ EXAMPLE_RULESET: str = "m135"
 EXAMPLE_SECRET_TABLE: str = "zhenyan"
 
 
+_LOADED: dict[str, type[Ruleset]] = {}  # the classes imported so far, by id
+
+
 def _load(id: str) -> type[Ruleset]:
     """The class of rule set ``id`` (a registered id), its module imported on first use."""
-    cls = getattr(importlib.import_module(f"{__name__}.{id}"), _CLASSES[id])
-    if not (isinstance(cls, type) and issubclass(cls, Ruleset) and cls.id == id):
-        raise TypeError(f"内部错误：engine/rulesets/{id}.py 中的 {_CLASSES[id]} 不是规则集 {id}")
+    cls = _LOADED.get(id)
+    if cls is None:
+        cls = getattr(importlib.import_module(f"{__name__}.{id}"), _CLASSES[id])
+        if not (isinstance(cls, type) and issubclass(cls, Ruleset) and cls.id == id):
+            where = f"engine/rulesets/{id}.py"
+            raise TypeError(f"内部错误：{where} 中的 {_CLASSES[id]} 不是规则集 {id}")
+        _LOADED[id] = cls
     return cls
 
 
