@@ -260,11 +260,28 @@ class GameContext:
         self, game_path: Path, game: Game, db_path: Path, *, readonly: bool = False
     ) -> None:
         self.game_path = game_path
-        self.game = game
+        #: the game as the file says it (:attr:`game` adds the threads bansha opened)
+        self.file_game = game
+        self._game: Game | None = None
         self.db_path = db_path
         #: a read-only command: the store is opened read-only and must exist
         self.readonly = readonly
         self._store: Store | None = None
+
+    @property
+    def game(self) -> Game:
+        """The game every command works on: the file's, with the threads bansha opened in the
+        store where the file has no tid (the file's tid wins; pipeline.game.threads)."""
+        if self._game is None:
+            from pipeline.game.threads import opened_threads, with_opened
+
+            rows = opened_threads(self.store) if self.db_path.exists() else []
+            self._game = with_opened(self.file_game, rows)
+        return self._game
+
+    @game.setter
+    def game(self, game: Game) -> None:
+        self._game = game
 
     def close(self) -> None:
         """Close the store (the last connection folds the WAL back into the file)."""
