@@ -183,6 +183,12 @@ LAZY_COMMANDS: dict[str, tuple[str, str | None, str, bool]] = {
         "计票：按发帖顺序列出每一票（有效/无效及理由）、票数（含权重）、结果和违规标记。",
         False,
     ),
+    "threads": (
+        "pipeline.cli.threads",
+        None,
+        "列出这局游戏每天的帖子：游戏文件里写的、bansha 开的、等待开帖的草稿，以及投票帖的锁帖。",
+        False,
+    ),
     "vote": (
         "pipeline.cli.votes",
         None,
@@ -543,3 +549,14 @@ def make_http_client(timeout_s: float = 20.0) -> httpx.Client:
     import httpx
 
     return httpx.Client(timeout=httpx.Timeout(timeout_s), follow_redirects=True)
+
+
+def templates_dir_or_none(ctx: GameContext) -> Path | None:
+    """The director's template folder (``[drafts] templates``), or None when it is wrong
+    (drafting says what is wrong with it): what the 电梯 after a new discussion thread uses."""
+    from pipeline.drafts import DraftError, templates_dir_for
+
+    try:
+        return templates_dir_for(ctx.game, ctx.game_path)
+    except DraftError:
+        return None

@@ -27,7 +27,13 @@ import click
 import httpx
 from click_default_group import DefaultGroup
 
-from pipeline.cli import GameContext, cli, game_command, make_http_client
+from pipeline.cli import (
+    GameContext,
+    cli,
+    game_command,
+    make_http_client,
+    templates_dir_or_none,
+)
 from pipeline.cycle import CycleLocked, cycle_lock
 from pipeline.discuz.poster import STATE_ZH, Poster, PostError
 from pipeline.drafts import KIND_ZH
@@ -138,6 +144,7 @@ def post_send(ctx: GameContext, draft_ids: tuple[int, ...], wait_s: int) -> None
                     now=datetime.now(tz),
                     clock=lambda: datetime.now(tz),
                     ids=wanted or None,
+                    templates_dir=templates_dir_or_none(ctx),
                 )
     except (PostError, StoreError) as exc:
         raise click.ClickException(str(exc)) from exc

@@ -26,6 +26,7 @@ __all__ = [
     "day_roles",
     "game_for_store",
     "game_wide",
+    "missing_threads",
     "opened_threads",
     "thread_subject",
     "thread_tag",
@@ -60,15 +61,26 @@ def day_roles(game: Game, day: Day) -> list[ThreadRole]:
     text names the three: m135.txt:197/206, m209.txt:591/601, zhenyan.txt:154/177,
     nizhuan.txt:176/192, tubian24.txt:330/326), the inquiry thread where the rule set has one
     (zhenyan.txt:147), and on a 太阳[日不落] day (``first_closes`` written, m209.txt:377-378)
-    the first 正午 round's vote thread (the day's ``vote`` is then the extra round's)."""
+    the first 正午 round's vote thread (the day's ``vote`` is then the extra round's). No
+    inquiry thread on a sheriff election day: its questions are the sheriff's (zhenyan.txt:147)."""
     rs = get_ruleset(game.game.ruleset)
     roles = [ThreadRole.DISCUSSION]
     if day.first_closes is not None and rs.two_vote_rounds:
         roles.append(ThreadRole.FIRST_VOTE)
     roles += [ThreadRole.VOTE, ThreadRole.PROGRESS]
-    if rs.inquiry is not None:
-        roles.append(ThreadRole.INQUIRY)
+    if rs.inquiry is not None and not day.sheriff_election:
+        roles.append(ThreadRole.INQUIRY)  # the questions go to the sheriff: none before one
     return roles
+
+
+def missing_threads(game: Game) -> dict[int, list[ThreadRole]]:
+    """Day -> the threads the rule set has that day and the game has no tid for."""
+    out: dict[int, list[ThreadRole]] = {}
+    for day in game.days:
+        missing = [r for r in day_roles(game, day) if getattr(day, r.value) is None]
+        if missing:
+            out[day.day] = missing
+    return out
 
 
 def with_opened(game: Game, opened: Iterable[OpenedThread]) -> Game:
