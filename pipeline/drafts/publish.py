@@ -819,14 +819,14 @@ def _check_manual_post(poster: Poster, draft: dict[str, Any], pid: int) -> Post:
 #
 # Opening a day's thread and closing a vote thread, exactly once (issue #17 items 3-5).
 #
-# The same protocol as a reply (:mod:`pipeline.drafts.publish`): the intent is committed in
+# The same protocol as a reply (above): the intent is committed in
 # ``post_attempts`` before anything is sent, the outcome after. Before a new thread is sent the
 # game's section is looked at (``Poster.find_thread``: the newest thread with this subject by the
 # director): a crash or an unclear answer after the forum made it, or a director who opened it by
 # hand, leaves it there, and it is recorded instead of opened twice. A thread found there counts
-# only when it is newer than every thread the game already knows (an older one with the same
-# subject is another game's). The tid is recorded in ``game_threads`` in the same transaction as
-# the draft's ``posted`` state.
+# only when it is newer than the game's rules and sign-up threads and every earlier day's thread
+# (an older one with the same subject is another game's). The tid is recorded in
+# ``game_threads`` in the same transaction as the draft's ``posted`` state.
 #
 # A discussion thread's 电梯 follows at once (docs/rulings.md#threads-elevator): drafted from the
 # derivation at that moment, approved by the thread's approval (the draft's event says so), and
@@ -857,20 +857,22 @@ def _known_tid(store: Store, game: Game, day: int, role: ThreadRole) -> int | No
     return None
 
 
-def _floor(game: Game, store: Store) -> int | None:
-    """The oldest thread the game knows: a thread found by its subject must be newer."""
-    tids = {t for _, _, t in game.thread_roles()}
+def _floor(game: Game, store: Store, day: int) -> int | None:
+    """A thread found by its subject must be newer than the game's rules and sign-up threads
+    and than every thread of an earlier day: an older one with the same subject is another
+    game's (the same rule set's tag)."""
+    tids = {t for n, _, t in game.thread_roles() if n < day}
     tids |= {t for t in (game.game.rules_thread, game.game.signup_thread) if t is not None}
-    tids |= {int(r["tid"]) for r in store.opened_threads()}
-    return min(tids) if tids else None
+    tids |= {int(r["tid"]) for r in store.opened_threads() if int(r["day"]) < day}
+    return max(tids) if tids else None
 
 
-def _look(poster: Poster, game: Game, store: Store, fid: int, subject: str) -> int | None:
+def _look(poster: Poster, game: Game, store: Store, fid: int, subject: str, day: int) -> int | None:
     """The tid of this thread when the section has it already (see the module's text)."""
     ref = poster.find_thread(fid, subject)
     if ref is None:
         return None
-    floor = _floor(game, store)
+    floor = _floor(game, store, day)
     if floor is not None and ref.tid <= floor:
         return None
     return int(ref.tid)
@@ -952,7 +954,7 @@ def open_thread(
     last = attempts[-1] if attempts else None
 
     # Look before anything is sent: a crash, a lost answer, or the director by hand.
-    found = _look(poster, game, store, fid, subject)
+    found = _look(poster, game, store, fid, subject, day)
     if found is not None:
         open_ids = [a["id"] for a in unsure if a["outcome"] is None]
         if not open_ids:
@@ -1038,7 +1040,7 @@ def open_thread(
     except UncertainSend as exc:
         _note(store, attempt_id, str(exc))
         try:
-            found = _look(poster, game, store, fid, subject)
+            found = _look(poster, game, store, fid, subject, day)
         except PostError:
             found = None
         if found is None:
