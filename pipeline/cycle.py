@@ -483,7 +483,7 @@ def nothing_new(
     return _crawl_unchanged(game, store, record.get("crawl") or {})
 
 
-# long (105 lines): the cycle's steps in their order (crawl, re-reads, skip or derive, draft,
+# long (111 lines): the cycle's steps in their order (crawl, re-reads, skip or derive, draft,
 # publish) with the one write transaction around them
 def run_cycle(
     game: Game,

@@ -21,6 +21,7 @@ write is repeated inside the write's transaction (``BEGIN IMMEDIATE``, :meth:`St
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import re
@@ -436,7 +437,102 @@ def _result(draft: dict[str, Any], status: str, **kw: Any) -> PublishResult:
     return PublishResult(draft["id"], draft["kind"], draft["day"], draft["tid"], status, **kw)
 
 
-# long (174 lines): the exactly-once protocol as one state machine, read top to bottom: split up,
+def _give_up(store: Store, unsure: Sequence[dict[str, Any]], at: datetime, detail: str) -> None:
+    """Attempts left without an outcome whose result was looked for and not found: not sent."""
+    for a in unsure:
+        if a["outcome"] is None:
+            _finish(store, a["id"], at, "failed", detail=detail)
+
+
+def _refused_before(draft: dict[str, Any], last: dict[str, Any], what: str) -> PublishResult:
+    """The forum refused this very text before: not tried again until it changes or the
+    director names it (``--id``)."""
+    return _result(
+        draft,
+        "refused",
+        message=(
+            f"论坛上次拒绝了{what}（{last['detail']}）；请修改后重新批准，"
+            f"或用 bansha publish 游戏文件 --id {draft['id']} 再试"
+        ),
+    )
+
+
+def _begin(
+    store: Store,
+    poster: Poster,
+    draft: dict[str, Any],
+    tick: Callable[[], datetime],
+    seen_upto: int,
+    text: str | None,
+) -> int | PublishResult:
+    """The intent of a send, committed: its attempt's id — or the run's answer when there is
+    nothing to send (``text`` the forum's charset cannot hold: refused; no longer approved)."""
+    draft_id, body_hash = int(draft["id"]), draft["body_hash"]
+    if text is not None:
+        try:
+            poster.check_encodable(text)
+        except PostRefused as exc:
+            attempt_id = _record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)
+            _finish(store, attempt_id, tick(), "refused", detail=str(exc))
+            return _result(draft, "refused", message=str(exc))
+    # The last check: approved, with this very text, read from the store now.
+    try:
+        return _record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)
+    except NotApproved as exc:
+        return _result(draft, "skipped", message=str(exc))
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """What one send got: the forum's value, or the run's answer for the draft, or an
+    unclear answer (the forum may have done it) for the caller to look for."""
+
+    value: Any = None
+    result: PublishResult | None = None
+    uncertain: UncertainSend | None = None
+
+
+def _send(
+    store: Store,
+    draft: dict[str, Any],
+    attempt_id: int,
+    tick: Callable[[], datetime],
+    send: Callable[[Callable[[], None]], Any],
+    *,
+    keep: tuple[type[PostError], ...] = (),
+) -> _Answer:
+    """``send(guard)`` once, its intent recorded: every answer of the forum to its outcome, as
+    every send shares them (``keep``: errors the caller settles itself)."""
+    draft_id, body_hash = int(draft["id"]), draft["body_hash"]
+
+    def guard() -> None:
+        assert_approved(store, draft_id, body_hash)
+
+    try:
+        return _Answer(value=send(guard))
+    except keep:
+        raise
+    except NotApproved as exc:
+        _finish(store, attempt_id, tick(), "failed", detail=str(exc))
+        return _Answer(result=_result(draft, "skipped", message=str(exc)))
+    except CaptchaRequired as exc:
+        _finish(store, attempt_id, tick(), "captcha", detail=str(exc))
+        raise
+    except PostRefused as exc:
+        outcome = "failed" if exc.transient else "refused"
+        _finish(store, attempt_id, tick(), outcome, detail=str(exc))
+        return _Answer(result=_result(draft, outcome, message=str(exc)))
+    except UncertainSend as exc:
+        _note(store, attempt_id, str(exc))
+        return _Answer(uncertain=exc)
+    except PostError as exc:
+        # a login or account problem, or e.g. the page for a fresh formhash could not be read:
+        # nothing was sent then
+        _finish(store, attempt_id, tick(), "failed", detail=str(exc))
+        raise
+
+
+# long (136 lines): the exactly-once protocol as one state machine, read top to bottom: split up,
 # the order of the checks that make it exactly-once would be hidden
 def _publish_one(
     store: Store,
@@ -520,67 +616,29 @@ def _publish_one(
                     f"或用 bansha publish 游戏文件 --id {draft_id} 再试一次"
                 ),
             )
-        for a in unsure:
-            if a["outcome"] is None:
-                _finish(
-                    store,
-                    a["id"],
-                    tick(),
-                    "failed",
-                    detail="上次发送结果不明；帖子中没有找到，视为没有发出",
-                )
+        _give_up(store, unsure, tick(), "上次发送结果不明；帖子中没有找到，视为没有发出")
     elif last is not None and last["outcome"] == "refused" and not requested:
-        return _result(
-            draft,
-            "refused",
-            message=(
-                f"论坛上次拒绝了这份草稿（{last['detail']}）；请修改草稿后重新批准，"
-                f"或用 bansha publish 游戏文件 --id {draft_id} 再试"
-            ),
-        )
+        return _refused_before(draft, last, "这份草稿")
 
     poster.session(tid)
-    try:
-        poster.check_encodable(draft["body"])
-    except PostRefused as exc:
-        attempt_id = _record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)
-        _finish(store, attempt_id, tick(), "refused", detail=str(exc))
-        return _result(draft, "refused", message=str(exc))
+    begun = _begin(store, poster, draft, tick, seen_upto, draft["body"])
+    if isinstance(begun, PublishResult):
+        return begun
+    attempt_id = begun
 
-    # The last check: approved, with this very text, read from the store now.
-    try:
-        attempt_id = _record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)
-    except NotApproved as exc:
-        return _result(draft, "skipped", message=str(exc))
-
-    def guard() -> None:
-        assert_approved(store, draft_id, body_hash)
-
-    try:
+    def send(guard: Callable[[], None]) -> Any:
         if is_edit:
-            sent = poster.edit(tid, int(draft["edit_pid"]), draft["body"], guard=guard)
-        else:
-            sent = poster.reply(tid, draft["body"], guard=guard)
-    except NotApproved as exc:
-        _finish(store, attempt_id, tick(), "failed", detail=str(exc))
-        return _result(draft, "skipped", message=str(exc))
-    except CaptchaRequired as exc:
-        _finish(store, attempt_id, tick(), "captcha", detail=str(exc))
-        raise
-    except PostRefused as exc:
-        outcome = "failed" if exc.transient else "refused"
-        _finish(store, attempt_id, tick(), outcome, detail=str(exc))
-        return _result(draft, outcome, message=str(exc))
-    except UncertainSend as exc:
-        _note(store, attempt_id, str(exc))
-        return _after_uncertain(store, poster, draft, attempt_id, fingerprint, tick, exc)
-    except (LoginFailed, WrongAccount) as exc:
-        _finish(store, attempt_id, tick(), "failed", detail=str(exc))
-        raise
-    except PostError as exc:
-        # e.g. the thread could not be re-read for a fresh formhash: nothing was sent then
-        _finish(store, attempt_id, tick(), "failed", detail=str(exc))
-        raise
+            return poster.edit(tid, int(draft["edit_pid"]), draft["body"], guard=guard)
+        return poster.reply(tid, draft["body"], guard=guard)
+
+    answer = _send(store, draft, attempt_id, tick, send)
+    if answer.result is not None:
+        return answer.result
+    if answer.uncertain is not None:
+        return _after_uncertain(
+            store, poster, draft, attempt_id, fingerprint, tick, answer.uncertain
+        )
+    sent = answer.value
 
     if sent.outcome is ReplyOutcome.PENDING_MODERATION:
         _finish(store, attempt_id, tick(), "pending_moderation", pid=sent.pid, detail=sent.message)
@@ -907,8 +965,8 @@ def _record(
     return with_opened(game, [OpenedThread(int(draft["day"]), role, tid)])
 
 
-# long (125 lines): the exactly-once protocol of a new thread as one state machine, read top to
-# bottom like publish._publish_one's: look, intent, send, outcome
+# long (103 lines): the exactly-once protocol of a new thread as one state machine, read top to
+# bottom like _publish_one's: look, intent, send, outcome
 def open_thread(
     store: Store,
     game: Game,
@@ -923,27 +981,34 @@ def open_thread(
     draft_id, body_hash = int(draft["id"]), draft["body_hash"]
     fid = game.forum.fid
     if fid is None:
-        return Opened(
-            game,
-            [
-                _result(
-                    draft, "failed", message="游戏文件没有 [forum] fid（游戏的版块），无法开新帖"
-                )
-            ],
-        )
+        message = "游戏文件没有 [forum] fid（游戏的版块），无法开新帖"
+        return Opened(game, [_result(draft, "failed", message=message)])
     day, role, subject = int(draft["day"]), ThreadRole(draft["role"]), draft["subject"] or ""
     what = f"第{day}天的{THREAD_ROLE_TITLES[role]}"
     known = _known_tid(store, game, day, role)
     if known is not None:
         retire_opened(store, with_opened(game, [OpenedThread(day, role, known)]), now=tick())
-        return Opened(
-            game,
-            [_result(draft, "skipped", message=f"{what}已有帖子 tid={known}，没有再开一个")],
-        )
+        message = f"{what}已有帖子 tid={known}，没有再开一个"
+        return Opened(game, [_result(draft, "skipped", message=message)])
     seen_upto = _last_attempt_id(store, draft_id)
     attempts = [a for a in _attempts(store, draft_id, body_hash) if a["id"] <= seen_upto]
     unsure = [a for a in attempts if a["outcome"] is None or a["outcome"] in UNSURE_OUTCOMES]
     last = attempts[-1] if attempts else None
+
+    def found_it(tid: int, attempt_ids: list[int], note: str) -> Opened:
+        opened = _record(
+            store,
+            game,
+            draft,
+            tid,
+            attempt_ids=attempt_ids,
+            outcome="found",
+            how="found",
+            at=tick(),
+            note=note,
+        )
+        res = _result(draft, "found", url=poster.thread_url(tid, 1))
+        return _after_open(store, opened, poster, draft, tid, tick, templates_dir, res)
 
     # Look before anything is sent: a crash, a lost answer, or the director by hand.
     found = _look(poster, game, store, fid, subject, day)
@@ -951,129 +1016,60 @@ def open_thread(
         open_ids = [a["id"] for a in unsure if a["outcome"] is None]
         if not open_ids:
             open_ids = [_record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)]
-        game = _record(
-            store,
-            game,
-            draft,
-            found,
-            attempt_ids=open_ids,
-            outcome="found",
-            how="found",
-            at=tick(),
-            note=f"在版块中找到同名的新帖（导演账号发的）：tid={found}，没有再开",
-        )
-        res = _result(draft, "found", url=poster.thread_url(found, 1), message="")
-        return _after_open(store, game, poster, draft, found, tick, templates_dir, res)
+        note = f"在版块中找到同名的新帖（导演账号发的）：tid={found}，没有再开"
+        return found_it(found, open_ids, note)
     if last is not None and last["outcome"] == "captcha" and not requested:
-        return Opened(
-            game,
-            [
-                _result(
-                    draft,
-                    "captcha",
-                    message=(
-                        f"上次开帖时论坛要求验证码：请手动发帖（标题「{subject}」），"
-                        f"把 tid 写进游戏文件第{day}天的 {role.value}；"
-                        f"或用 bansha publish 游戏文件 --id {draft_id} 再试一次"
-                    ),
-                )
-            ],
+        message = (
+            f"上次开帖时论坛要求验证码：请手动发帖（标题「{subject}」），"
+            f"把 tid 写进游戏文件第{day}天的 {role.value}；"
+            f"或用 bansha publish 游戏文件 --id {draft_id} 再试一次"
         )
+        return Opened(game, [_result(draft, "captcha", message=message)])
     if last is not None and last["outcome"] == "refused" and not requested:
-        return Opened(
-            game,
-            [
-                _result(
-                    draft,
-                    "refused",
-                    message=(
-                        f"论坛上次拒绝了这个新帖（{last['detail']}）；请修改后重新批准，"
-                        f"或用 bansha publish 游戏文件 --id {draft_id} 再试"
-                    ),
-                )
-            ],
-        )
-    for a in unsure:
-        if a["outcome"] is None:
-            _finish(
-                store,
-                a["id"],
-                tick(),
-                "failed",
-                detail="上次开帖结果不明；版块中没有找到，视为没有开出",
-            )
+        return Opened(game, [_refused_before(draft, last, "这个新帖")])
+    _give_up(store, unsure, tick(), "上次开帖结果不明；版块中没有找到，视为没有开出")
 
-    try:
-        poster.check_encodable(subject + "\n" + draft["body"])
-    except PostRefused as exc:
-        attempt_id = _record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)
-        _finish(store, attempt_id, tick(), "refused", detail=str(exc))
-        return Opened(game, [_result(draft, "refused", message=str(exc))])
-    try:
-        attempt_id = _record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)
-    except NotApproved as exc:
-        return Opened(game, [_result(draft, "skipped", message=str(exc))])
-
-    def guard() -> None:
-        assert_approved(store, draft_id, body_hash)
-
-    try:
-        made = poster.new_thread(fid, subject, draft["body"], guard=guard)
-    except NotApproved as exc:
-        _finish(store, attempt_id, tick(), "failed", detail=str(exc))
-        return Opened(game, [_result(draft, "skipped", message=str(exc))])
-    except CaptchaRequired as exc:
-        _finish(store, attempt_id, tick(), "captcha", detail=str(exc))
-        raise
-    except PostRefused as exc:
-        outcome = "failed" if exc.transient else "refused"
-        _finish(store, attempt_id, tick(), outcome, detail=str(exc))
-        return Opened(game, [_result(draft, outcome, message=str(exc))])
-    except UncertainSend as exc:
-        _note(store, attempt_id, str(exc))
+    begun = _begin(store, poster, draft, tick, seen_upto, subject + "\n" + draft["body"])
+    if isinstance(begun, PublishResult):
+        return Opened(game, [begun])
+    attempt_id = begun
+    answer = _send(
+        store,
+        draft,
+        attempt_id,
+        tick,
+        lambda guard: poster.new_thread(fid, subject, draft["body"], guard=guard),
+    )
+    if answer.result is not None:
+        return Opened(game, [answer.result])
+    if answer.uncertain is not None:
         try:
             found = _look(poster, game, store, fid, subject, day)
         except PostError:
             found = None
         if found is None:
-            message = f"{exc}；下次运行会先在版块里找这个新帖，找不到才重开"
+            message = f"{answer.uncertain}；下次运行会先在版块里找这个新帖，找不到才重开"
             return Opened(game, [_result(draft, "uncertain", message=message)])
-        game = _record(
-            store,
-            game,
-            draft,
-            found,
-            attempt_ids=[attempt_id],
-            outcome="found",
-            how="found",
-            at=tick(),
-            note=f"网络中断后在版块中找到：tid={found}",
-        )
-        res = _result(draft, "found", url=poster.thread_url(found, 1))
-        return _after_open(store, game, poster, draft, found, tick, templates_dir, res)
-    except (LoginFailed, WrongAccount, PostError) as exc:
-        _finish(store, attempt_id, tick(), "failed", detail=str(exc))
-        raise
-    how = "moderated" if made.moderated else "posted"
-    note = f"已开新帖：tid={made.tid}「{subject}」"
+        return found_it(found, [attempt_id], f"网络中断后在版块中找到：tid={found}")
+    made = answer.value
+    tid = int(made.tid)
+    note = f"已开新帖：tid={tid}「{subject}」"
     if made.moderated:
         note += "（论坛要求版主审核后才显示）"
     game = _record(
         store,
         game,
         draft,
-        int(made.tid),
+        tid,
         attempt_ids=[attempt_id],
         outcome="posted",
-        how=how,
+        how="moderated" if made.moderated else "posted",
         at=tick(),
         note=note,
     )
     message = "论坛要求版主审核后才会显示这个新帖" if made.moderated else ""
-    res = PublishResult(
-        draft_id, draft["kind"], day, int(made.tid), "posted", url=made.url, message=message
-    )
-    return _after_open(store, game, poster, draft, int(made.tid), tick, templates_dir, res)
+    res = PublishResult(draft_id, draft["kind"], day, tid, "posted", url=made.url, message=message)
+    return _after_open(store, game, poster, draft, tid, tick, templates_dir, res)
 
 
 def _after_open(
@@ -1087,17 +1083,7 @@ def _after_open(
     result: PublishResult,
 ) -> Opened:
     """The thread's result (with its tid), then, for a discussion thread, its 电梯."""
-    result = PublishResult(
-        result.draft_id,
-        result.kind,
-        result.day,
-        tid,
-        result.status,
-        result.pid,
-        result.url,
-        result.message,
-    )
-    opened = Opened(game, [result])
+    opened = Opened(game, [dataclasses.replace(result, tid=tid)])
     if draft["role"] == ThreadRole.DISCUSSION.value:
         opened.results += send_elevator(store, game, poster, draft, tid, tick, templates_dir)
     return opened
@@ -1136,8 +1122,6 @@ def send_elevator(
     return results
 
 
-# long (95 lines): closing as one state machine like a send: look, intent, close, outcome, and
-# the one answer (no moderator rights) that is said once and never tried again
 def close_thread(
     store: Store,
     game: Game,
@@ -1153,86 +1137,62 @@ def close_thread(
         return _result(draft, "failed", message="游戏文件没有 [forum] fid（游戏的版块），无法锁帖")
     tid = int(tid)
     if tid not in {t for _, _, t in game.thread_roles()}:
-        return _result(
-            draft, "failed", message=f"帖子 tid={tid} 不是这局游戏的帖子；为免锁错，没有锁帖"
-        )
+        message = f"帖子 tid={tid} 不是这局游戏的帖子；为免锁错，没有锁帖"
+        return _result(draft, "failed", message=message)
     seen_upto = _last_attempt_id(store, draft_id)
     attempts = [a for a in _attempts(store, draft_id, body_hash) if a["id"] <= seen_upto]
     unsure = [a for a in attempts if a["outcome"] is None]
     last = attempts[-1] if attempts else None
     if unsure and poster.thread_closed(tid):
-        _mark_posted(
-            store,
-            draft,
-            attempt_ids=[a["id"] for a in unsure],
-            outcome="closed",
-            pid=None,
-            at=tick(),
-            note=f"上次锁帖结果不明；帖子 tid={tid} 在论坛上已锁定",
-        )
-        return _result(draft, "closed", message="上次锁帖后没来得及记录，论坛上已锁定")
-    for a in unsure:
-        _finish(
-            store,
-            a["id"],
-            tick(),
-            "failed",
-            detail="上次锁帖结果不明；帖子没有锁定，视为没有锁",
-        )
+        note = f"上次锁帖结果不明；帖子 tid={tid} 在论坛上已锁定"
+        return _closed(store, draft, [a["id"] for a in unsure], "closed", note, tick())
+    _give_up(store, unsure, tick(), "上次锁帖结果不明；帖子没有锁定，视为没有锁")
     if last is not None and last["outcome"] == "refused" and not requested:
-        return _result(
+        return _refused_before(draft, last, "锁帖")
+    begun = _begin(store, poster, draft, tick, seen_upto, None)
+    if isinstance(begun, PublishResult):
+        return begun
+    attempt_id = begun
+    try:
+        answer = _send(
+            store,
             draft,
-            "refused",
-            message=(
-                f"论坛上次拒绝锁帖（{last['detail']}）；"
-                f"可用 bansha publish 游戏文件 --id {draft_id} 再试"
-            ),
+            attempt_id,
+            tick,
+            lambda guard: poster.close_thread(fid, tid, guard=guard),
+            keep=(NoModeratorRights,),
         )
-    try:
-        attempt_id = _record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)
-    except NotApproved as exc:
-        return _result(draft, "skipped", message=str(exc))
-
-    def guard() -> None:
-        assert_approved(store, draft_id, body_hash)
-
-    try:
-        outcome = poster.close_thread(fid, tid, guard=guard)
     except NoModeratorRights as exc:
         return _no_rights(store, draft, attempt_id, fid, str(exc), tick())
-    except NotApproved as exc:
-        _finish(store, attempt_id, tick(), "failed", detail=str(exc))
-        return _result(draft, "skipped", message=str(exc))
-    except CaptchaRequired as exc:
-        _finish(store, attempt_id, tick(), "captcha", detail=str(exc))
-        raise
-    except PostRefused as exc:
-        kind = "failed" if exc.transient else "refused"
-        _finish(store, attempt_id, tick(), kind, detail=str(exc))
-        return _result(draft, kind, message=str(exc))
-    except UncertainSend as exc:
-        _note(store, attempt_id, str(exc))
+    if answer.result is not None:
+        return answer.result
+    outcome = answer.value
+    if answer.uncertain is not None:
         try:
             closed = poster.thread_closed(tid)
         except PostError:
             closed = False
         if not closed:
-            return _result(draft, "uncertain", message=f"{exc}；下次运行会先看帖子是否已锁定")
+            message = f"{answer.uncertain}；下次运行会先看帖子是否已锁定"
+            return _result(draft, "uncertain", message=message)
         outcome = "closed"
-    except (LoginFailed, WrongAccount, PostError) as exc:
-        _finish(store, attempt_id, tick(), "failed", detail=str(exc))
-        raise
     already = outcome == "already_closed"
-    _mark_posted(
-        store,
-        draft,
-        attempt_ids=[attempt_id],
-        outcome="already_closed" if already else "closed",
-        pid=None,
-        at=tick(),
-        note=f"帖子 tid={tid} " + ("在论坛上已是锁定状态" if already else "已锁帖"),
-    )
-    return _result(draft, "closed", message="论坛上已是锁定状态" if already else "")
+    note = f"帖子 tid={tid} " + ("在论坛上已是锁定状态" if already else "已锁帖")
+    return _closed(store, draft, [attempt_id], outcome, note, tick())
+
+
+def _closed(
+    store: Store,
+    draft: dict[str, Any],
+    attempt_ids: list[int],
+    outcome: str,
+    note: str,
+    at: datetime,
+) -> PublishResult:
+    """The close recorded: the attempts and the draft (``posted``), one transaction."""
+    _mark_posted(store, draft, attempt_ids=attempt_ids, outcome=outcome, pid=None, at=at, note=note)
+    said = "论坛上已是锁定状态" if outcome == "already_closed" else ""
+    return _result(draft, "closed", message=said)
 
 
 def _no_rights(
