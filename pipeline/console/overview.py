@@ -176,6 +176,17 @@ class GameOverview:
             return f"可以访问{at}"
         return f"无法访问{at}：{f.get('detail') or '见日志'}"
 
+    @property
+    def opened_zh(self) -> str:
+        """The threads bansha opened, by day: 第3天 讨论帖 tid=2014、投票帖 tid=2015."""
+        from pipeline.game.gamefile import THREAD_ROLE_TITLES, ThreadRole
+
+        by_day: dict[int, list[str]] = {}
+        for t in self.opened_threads:
+            role = THREAD_ROLE_TITLES[ThreadRole(t["role"])]
+            by_day.setdefault(t["day"], []).append(f"{role} tid={t['tid']}")
+        return "；".join(f"第{n}天 " + "、".join(v) for n, v in sorted(by_day.items()))
+
     def lines(self) -> list[str]:
         """The overview in the terminal (``bansha status``)."""
         out = [
@@ -194,15 +205,8 @@ class GameOverview:
             f"  上一轮：{self.last_cycle_zh}",
             f"  论坛：{self.forum_zh}",
         ]
-        if self.opened_threads:
-            from pipeline.game.gamefile import THREAD_ROLE_TITLES, ThreadRole
-
-            by_day: dict[int, list[str]] = {}
-            for t in self.opened_threads:
-                role = THREAD_ROLE_TITLES[ThreadRole(t["role"])]
-                by_day.setdefault(t["day"], []).append(f"{role} tid={t['tid']}")
-            said = "；".join(f"第{n}天 " + "、".join(v) for n, v in sorted(by_day.items()))
-            out.append(f"  bansha 开的帖子：{said}")
+        if self.opened_zh:
+            out.append(f"  bansha 开的帖子：{self.opened_zh}")
         if self.no_moderator_rights:
             out.append(
                 f"  注意：导演账号没有版主权限，投票帖需手动锁帖（{self.no_moderator_rights}）"
