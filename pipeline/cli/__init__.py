@@ -289,6 +289,14 @@ class GameContext:
     def game(self, game: Game) -> None:
         self._game = game
 
+    def refresh_threads(self) -> Game:
+        """:attr:`game` with the threads bansha opened since it was read (after a publish
+        that opened a day's threads, in the same process: the demo)."""
+        from pipeline.game.threads import opened_threads, with_opened
+
+        self._game = with_opened(self.game, opened_threads(self.store))
+        return self._game
+
     def close(self) -> None:
         """Close the store (the last connection folds the WAL back into the file)."""
         if self._store is not None:

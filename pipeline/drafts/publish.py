@@ -56,6 +56,7 @@ from pipeline.drafts import (
     KIND_ZH,
     NO_RIGHTS_KEY,
     DraftAction,
+    DraftError,
     DraftKind,
     DraftState,
     _latest,
@@ -1085,7 +1086,12 @@ def _after_open(
     """The thread's result (with its tid), then, for a discussion thread, its 电梯."""
     opened = Opened(game, [dataclasses.replace(result, tid=tid)])
     if draft["role"] == ThreadRole.DISCUSSION.value:
-        opened.results += send_elevator(store, game, poster, draft, tid, tick, templates_dir)
+        try:
+            opened.results += send_elevator(store, game, poster, draft, tid, tick, templates_dir)
+        except DraftError as exc:  # e.g. the director's elevator.j2: the thread stays opened
+            message = f"讨论帖已开出，但电梯没有起草：{exc}（改好模板后下一轮会起草电梯）"
+            failed = dataclasses.replace(result, kind="elevator", status="failed", message=message)
+            opened.results.append(failed)
     return opened
 
 

@@ -442,3 +442,22 @@ def test_no_moderator_rights_is_a_warning_of_the_cycle_once_not_a_failure(world)
     again = _cycle(path, store, forum, CLOSED + timedelta(minutes=5))
     assert not [w for w in again.warnings if "版主权限" in w]
     assert again.errors == []
+
+
+def test_every_command_sees_the_opened_threads_through_its_game_context(world, tmp_path):
+    from pipeline.cli import GameContext
+    from pipeline.game.gamefile import load_game
+
+    path, store, forum = world
+    ctx = GameContext(path, load_game(path, env={}, check_login=False), tmp_path / "g.db")
+    assert ctx.game.day(1).vote is None  # nothing opened yet
+    draft(path, store, AHEAD)
+    approve_all(store)
+    publish(path, store, forum, OPEN)
+    assert ctx.game.day(1).vote is None  # read once per command …
+    assert ctx.refresh_threads().day(1).vote == game(path, store).day(1).vote  # … or again
+    fresh = GameContext(path, ctx.file_game, tmp_path / "g.db")
+    assert fresh.game.day(1).vote == game(path, store).day(1).vote
+    assert fresh.file_game.day(1).vote is None  # the file itself is untouched
+    ctx.close()
+    fresh.close()
