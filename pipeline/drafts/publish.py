@@ -1206,10 +1206,7 @@ def _no_rights(
 ) -> PublishResult:
     """Said once: the attempt refused, the draft set aside with the forum's words, the store
     remembers (no close is drafted again), every other close draft waiting set aside too."""
-    why = (
-        f"导演账号没有版块 fid={fid} 的版主权限，不能锁帖（论坛：{said}）；"
-        "请手动锁帖或请版主锁帖，bansha 不再起草锁帖"
-    )
+    why = f"{said}；bansha 之后不再起草锁帖"
     _finish(store, attempt_id, at, "refused", detail=said)
     with store.atomic():
         store.db.execute(

@@ -205,7 +205,7 @@ def test_bansha_cycle_opens_day_3_and_every_command_uses_its_tids(tmp_path):
     now = script_now(DEMO_POSTS)
     assert now is not None
     clock = SimClock(now)
-    sim = ForumSim.from_script(DEMO_GAME, DEMO_POSTS, clock, floodctrl_s=0)
+    sim = ForumSim.from_script(DEMO_GAME, DEMO_POSTS, clock, floodctrl_s=0, moderators=["导演"])
     with SimServer(sim) as server:
         text = DEMO_GAME.read_text("utf-8").replace("http://127.0.0.1:8080/", server.base_url)
         text = text.replace("min_interval_s = 1.0", "min_interval_s = 0.0")
@@ -248,3 +248,17 @@ def test_bansha_cycle_opens_day_3_and_every_command_uses_its_tids(tmp_path):
         ]
         status = run("status", str(path))
         assert f"讨论帖 tid={day3['discussion']['tid']}" in status
+        # day 3's vote thread is closed after its close (approved in advance), and the first
+        # cycle after the close still re-reads the day's threads whole
+        listed = json.loads(run("drafts", str(path), "--json"))["drafts"]
+        [close] = [d for d in listed if d["kind"] == "close" and d["day"] == 3]
+        assert close["tid"] == vote_tid and close["state"] == "pending"
+        run("drafts", "approve", str(path), str(close["id"]))
+        run("cycle", str(path), "--as-of", "2026-12-03T21:00:00+08:00")
+        assert not sim.thread_closed(vote_tid)  # not before the close
+        clock.set(datetime.fromisoformat("2026-12-03T22:01:00+08:00"))
+        out = run("cycle", str(path), "--as-of", "2026-12-03T22:01:00+08:00", "--verbose")
+        assert sim.thread_closed(vote_tid)
+        assert "已关门、重读全帖以核对编辑和删除：第 3 天" in out
+        assert f"草稿 #{close['id']}（锁帖，第3天）已锁帖" in out
+        assert f"帖子 {vote_tid}：读取" in out

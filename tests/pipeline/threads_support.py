@@ -152,7 +152,10 @@ class FakeForum:
         if guard is not None:
             guard()
         if not self.moderator:
-            raise NoModeratorRights("抱歉，您没有权限使用该功能")
+            raise NoModeratorRights(
+                f"导演账号「{self.director}」没有版块 {fid} 的管理权限，无法关闭主题 {tid}"
+                "（论坛提示：抱歉，您没有权限使用管理功能）"
+            )
         t = self.threads.get(tid)
         if t is None:
             raise PostError(f"没有帖子 {tid}")
