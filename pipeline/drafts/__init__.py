@@ -1808,7 +1808,7 @@ def _context(game: Game, day: Day, role: ThreadRole, subject: str) -> dict[str, 
 
 
 def newthread_specs(game: Game, *, as_of: datetime, templates: Templates) -> list[DraftSpec]:
-    """The new threads due at ``as_of`` (see the module's text). ``game``: with the store's
+    """The new threads due at ``as_of`` (see the section's text above). ``game``: with the store's
     threads (:func:`pipeline.game.threads.with_opened`)."""
     if game.forum.fid is None:
         return []

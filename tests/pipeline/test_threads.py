@@ -464,3 +464,19 @@ def test_every_command_sees_the_opened_threads_through_its_game_context(world, t
     assert fresh.file_game.day(1).vote is None  # the file itself is untouched
     ctx.close()
     fresh.close()
+
+
+def test_zhenyan_gets_an_inquiry_thread_but_not_on_the_sheriff_election_day():
+    """zhenyan.txt:147: the questions go to the sheriff — none before day 1 elects one."""
+    from pipeline.game.gamefile import load_game
+    from pipeline.game.threads import day_roles
+
+    g = load_game(ROOT / "config" / "games" / "zhenyan.toml", env={}, check_login=False)
+    assert ThreadRole.INQUIRY not in day_roles(g, g.day(1))
+    assert day_roles(g, g.day(2)) == [
+        ThreadRole.DISCUSSION,
+        ThreadRole.VOTE,
+        ThreadRole.PROGRESS,
+        ThreadRole.INQUIRY,
+    ]
+    assert thread_subject(g, 2, ThreadRole.INQUIRY).endswith("第2天询问帖")
