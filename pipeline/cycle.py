@@ -354,11 +354,12 @@ def moments(game: Game, store: Store, d: Derivation) -> set[datetime]:
     ahead = timedelta(hours=game.threads.draft_hours)
     for day in game.days:
         found |= {day.opens, day.opens - EARLY, day.closes, day.closes - reminder}
-        # a day's new threads and its vote threads' close are drafted from this moment on,
-        # the close until a day after the close (pipeline.drafts: the game's threads)
-        found |= {day.opens - ahead, day.closes + CLOSE_WINDOW}
-        if day.first_closes is not None:
-            found.add(day.first_closes + CLOSE_WINDOW)
+        if game.forum.fid is not None:
+            # a day's new threads and its vote threads' close are drafted from this moment on,
+            # the close until a day after the close (pipeline.drafts: the game's threads)
+            found |= {day.opens - ahead, day.closes + CLOSE_WINDOW}
+            if day.first_closes is not None:
+                found.add(day.first_closes + CLOSE_WINDOW)
         found.add(day.closes - timedelta(hours=1))
         if rs.inquiry is not None:  # the inquiry thread closes before the day (zhenyan.txt:188)
             found.add(day.closes - rs.inquiry.close_before)
