@@ -1292,21 +1292,6 @@ def _unchanged(latest: Draft, spec: DraftSpec) -> bool:
     return True
 
 
-def _keeps_approval(latest: Draft | None, spec: DraftSpec) -> bool:
-    """An approved draft that had no thread to go to (the day's thread was not opened yet),
-    drafted again with the same text for the thread bansha has opened since: the director's
-    approval holds (what is posted is exactly what was approved, where it was meant to go)."""
-    return (
-        latest is not None
-        and latest.state is DraftState.APPROVED
-        and latest.tid is None
-        and spec.tid is not None
-        and latest.body == spec.body
-        and latest.action == spec.action.value
-        and spec.action in (DraftAction.REPLY, DraftAction.EDIT)
-    )
-
-
 #: The key suffix of a 太阳[日不落] day's first-round running tally.
 FIRST_ROUND_KEY = ":first"
 
@@ -1360,21 +1345,6 @@ def save_drafts(store: Store, specs: Iterable[DraftSpec], *, now: datetime) -> l
             )
             new_id = int(cur.lastrowid or 0)
             _event(store, new_id, at, None, DraftState.PENDING.value, "生成")
-            if _keeps_approval(latest, spec):
-                assert latest is not None
-                store.db.execute(
-                    "UPDATE drafts SET state = 'approved', approved_at = ? WHERE id = ?",
-                    [at, new_id],
-                )
-                _event(
-                    store,
-                    new_id,
-                    at,
-                    DraftState.PENDING.value,
-                    DraftState.APPROVED.value,
-                    f"沿用第 {latest.id} 号草稿的批准：正文相同，只是有了目标帖子 tid={spec.tid}"
-                    "（bansha 刚开的帖子）",
-                )
             for old in store.db.query(
                 "SELECT * FROM drafts WHERE key = ? AND id != ? AND state IN "
                 "('pending', 'approved')",

@@ -480,3 +480,37 @@ def test_zhenyan_gets_an_inquiry_thread_but_not_on_the_sheriff_election_day():
         ThreadRole.INQUIRY,
     ]
     assert thread_subject(g, 2, ThreadRole.INQUIRY).endswith("第2天询问帖")
+
+
+def test_an_approved_opening_waits_for_the_thread_bansha_opens_then_goes_after_the_elevator(
+    world,
+):
+    """docs/rulings.md#threads-waiting-replies: the day-open post of day 2 was approved before
+    its discussion thread existed; it waits (no failure), is drafted again for the new thread
+    (now linking the vote thread bansha opened), approved again, and lands on floor 3, after
+    the 电梯."""
+    path, store, forum = world
+    draft(path, store, AHEAD)
+    approve_all(store)
+    publish(path, store, forum, OPEN)  # day 1's threads
+    draft(path, store, CLOSED)  # day 1 closed: its result, day 2's opening, day 2's threads
+    opening = next(d for d in list_drafts(store) if d.kind == "day_open" and d.day == 2)
+    assert opening.tid is None
+    approve(store, opening.id, CLOSED)
+    approve_all(store)  # day 2's new threads
+    results = publish(path, store, forum, CLOSED)
+    assert all(r.draft_id != opening.id for r in results)  # waits quietly, not a failure
+    day2 = datetime.fromisoformat("2026-12-02T10:01:00+08:00")
+    publish(path, store, forum, day2)  # day 2's threads and the 电梯
+    draft(path, store, day2 + timedelta(minutes=1))
+    again = next(
+        d for d in list_drafts(store) if d.kind == "day_open" and d.day == 2 and d.tid is not None
+    )
+    vote = game(path, store).day(2).vote
+    assert again.state is DraftState.PENDING and f"tid={vote}" in again.body
+    assert get_draft(store, opening.id).state is DraftState.SUPERSEDED
+    approve(store, again.id, day2)
+    publish(path, store, forum, day2 + timedelta(minutes=2))
+    tid = game(path, store).day(2).discussion
+    bodies = [b for _pid, b in forum.threads[tid].posts]
+    assert len(bodies) == 3 and "【电梯】" in bodies[1] and bodies[2] == again.body
