@@ -5,10 +5,12 @@ identical from X3.1 to X3.5). Every selector the parser relies on is in :data:`S
 
 Speed (bench/bench_parse.py): lexbor is given only the part of the page from the top pager to
 the end of the post list (the head, the fast-reply editor and the footer are a quarter of the
-bytes); the post tables and their parts come from ONE selection over the post list; a message
-is read in one walk of its nodes, with no re-parsing and no regex over the page. The walk keeps
-its own stack (any depth, no recursion) and each element's text is sliced from the text as it
-is built, so nested markup costs time in proportion to its size, not size × depth.
+bytes), less each post's profile card (half of what is left; :func:`_without_profiles` says
+when a card is left out); the post tables and their parts come from ONE selection over the
+post list; a message is read in one walk of its nodes, with no re-parsing and no regex over the
+page. The walk keeps its own stack (any depth, no recursion) and each element's text is sliced
+from the text as it is built, so nested markup costs time in proportion to its size, not size ×
+depth.
 
 The message helper :func:`extract_message` is shared with :mod:`parsers.mobile`: it turns a
 message's HTML node into the visible text (quotes removed), the quoted pids, the quoted texts,
@@ -836,6 +838,61 @@ def _thread_part(page: bytes) -> bytes:
     return page[start:]
 
 
+_FAVATAR = b'<div id="favatar'  # a post's left column: div.pi with the author link first
+_PROFILE = b'<div class="p_pop blk bui'  # then the author's profile card (hidden), stats, medals
+_CELL_END = b"</td>"
+_NEXT_CELL = b'<td class="plc"'  # the post's right column: floor, time, message
+_POST_IDS = b'id="p'  # the post table (pid), its floor link (postnum), its message (postmessage_)
+_READ_IN_CARD = (b"authi", b"authorposton")  # the author link's box, the time
+
+
+def _without_profiles(part: bytes) -> bytes:
+    """``part`` without the profile card in each post's left column (half the bytes of a post).
+
+    In each ``div.favatar`` the author link (``div.pi``) comes first; what follows up to the
+    column's closing ``</div></td>`` is the author's profile card, stats, group and medals, read
+    by nothing here. It is left out only where it looks exactly so: it lies between
+    ``<div id="favatar`` and the next ``<td class="plc"``, its end is ``</div>`` then
+    ``</td>``, and neither it nor the left column before it holds anything the parser reads
+    (no ``id="p…`` — a post table, floor link or message — no ``authi``, no
+    ``authorposton``). Anything else is kept as it is, so a page of another shape parses as a
+    whole. A message cannot contain these bytes unless its author may post raw HTML; even then
+    the cut stays inside the one post (no ``id="p…`` in it) and a cut that does not end in
+    ``</div></td><td class="plc"`` is not made.
+    """
+    pieces: list[bytes] = []
+    kept = 0  # part[:kept] is in pieces
+    at = 0
+    while True:
+        column = part.find(_FAVATAR, at)
+        if column < 0:
+            break
+        start = part.find(_PROFILE, column)
+        if start < 0:
+            break
+        next_cell = part.find(_NEXT_CELL, start)
+        if next_cell < 0:
+            break
+        at = next_cell
+        cell_end = part.rfind(_CELL_END, start, next_cell)
+        if cell_end < 0 or part[cell_end + len(_CELL_END) : next_cell].strip():
+            continue
+        end = part.rfind(b"</div>", start, cell_end)  # the column's own closing </div>
+        if end < 0 or part[end + 6 : cell_end].strip():
+            continue
+        inner = column + len(_FAVATAR)
+        if part.find(_POST_IDS, inner, end) >= 0 or part.find(_FAVATAR, inner, end) >= 0:
+            continue
+        if any(part.find(mark, start, end) >= 0 for mark in _READ_IN_CARD):
+            continue
+        pieces.append(part[kept:start])
+        kept = end
+    if not pieces:
+        return part
+    pieces.append(part[kept:])
+    return b"".join(pieces)
+
+
 def _formhash(body: bytes) -> str | None:
     """``<input type="hidden" name="formhash" value="xxxxxxxx" />``: the first one is the page
     header's (before any post), found without the parser."""
@@ -883,7 +940,7 @@ def _parse_viewthread(
         raise PageError(PageErrorKind.MALFORMED, "页面不完整（没有 </html> 结尾，可能被截断）")
     member = _MEMBER_UID.search(body, 0, 16384)
     member_uid = member.group(1).decode("ascii") if member else None
-    part = _thread_part(body)
+    part = _without_profiles(_thread_part(body))
     tree = LexborHTMLParser(part if codec == "utf-8" else part.decode(codec, errors="replace"))
     postlist = tree.css_first(SELECTORS["postlist"])
     if postlist is None:

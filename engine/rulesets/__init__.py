@@ -6,16 +6,18 @@ conduct, card, speed, announcement, last-words, election, inquiry and line-up ru
 declared on its class in ``engine/rulesets/<id>.py``, and the engine modules and the pipeline
 read it from ``get_ruleset(id)``. A sixth rule set is one new module plus its rule text, and a
 line here.
+
+The registry is lazy: a rule set's module is imported the first time its id is asked for, so a
+command about one game loads that game's rule set only (``bansha tally`` starts faster). Only
+an alias (``"狼人真言"``) or an unknown name loads them all, to read every class's ``aliases``.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping
+
 from engine.rulesets.base import RULE_KEYS, CountSheet, Decision, Ruleset
-from engine.rulesets.m135 import M135
-from engine.rulesets.m209 import M209
-from engine.rulesets.nizhuan import Nizhuan
-from engine.rulesets.tubian24 import Tubian24
-from engine.rulesets.zhenyan import Zhenyan
 
 __all__ = [
     "EXAMPLE_RULESET",
@@ -29,24 +31,73 @@ __all__ = [
     "ruleset_ids",
 ]
 
-#: Rule sets by id, in the order DESIGN.md lists them.
-REGISTRY: dict[str, type[Ruleset]] = {
-    cls.id: cls for cls in (M209, Zhenyan, M135, Tubian24, Nizhuan)
+#: Rule set id → the name of its class in ``engine/rulesets/<id>.py``, in the order DESIGN.md
+#: lists them.
+_CLASSES: dict[str, str] = {
+    "m209": "M209",
+    "zhenyan": "Zhenyan",
+    "m135": "M135",
+    "tubian24": "Tubian24",
+    "nizhuan": "Nizhuan",
 }
 
 #: The id messages show as an example (``ruleset = "m135"``): the demo game's rule set.
-EXAMPLE_RULESET: str = M135.id
+EXAMPLE_RULESET: str = "m135"
 #: The secret table messages show as an example (``[zhenyan]``, the secret words).
-EXAMPLE_SECRET_TABLE: str = Zhenyan.id
+EXAMPLE_SECRET_TABLE: str = "zhenyan"
 
-_BY_NAME: dict[str, type[Ruleset]] = {}
-for _cls in REGISTRY.values():
-    for _name in (_cls.id, *_cls.aliases):
-        _BY_NAME[_name.casefold()] = _cls
+
+_LOADED: dict[str, type[Ruleset]] = {}  # the classes imported so far, by id
+
+
+def _load(id: str) -> type[Ruleset]:
+    """The class of rule set ``id`` (a registered id), its module imported on first use."""
+    cls = _LOADED.get(id)
+    if cls is None:
+        cls = getattr(importlib.import_module(f"{__name__}.{id}"), _CLASSES[id])
+        if not (isinstance(cls, type) and issubclass(cls, Ruleset) and cls.id == id):
+            where = f"engine/rulesets/{id}.py"
+            raise TypeError(f"内部错误：{where} 中的 {_CLASSES[id]} 不是规则集 {id}")
+        _LOADED[id] = cls
+    return cls
+
+
+class _Registry(Mapping[str, type[Ruleset]]):
+    """Rule sets by id, in the order DESIGN.md lists them; iterating, ``len`` and ``in`` import
+    nothing, looking one up imports its module."""
+
+    def __getitem__(self, id: str) -> type[Ruleset]:
+        if id not in _CLASSES:
+            raise KeyError(id)
+        return _load(id)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_CLASSES)
+
+    def __len__(self) -> int:
+        return len(_CLASSES)
+
+    def __contains__(self, id: object) -> bool:
+        return id in _CLASSES
+
+
+#: Rule sets by id (a lazy mapping: see :class:`_Registry`).
+REGISTRY: Mapping[str, type[Ruleset]] = _Registry()
+
+_BY_ID: dict[str, str] = {id.casefold(): id for id in _CLASSES}
+_BY_ALIAS: dict[str, str] | None = None  # built on the first lookup that is not an id
+
+
+def _by_alias() -> dict[str, str]:
+    """Every alias (casefolded) → its rule set's id; imports every rule set, once."""
+    global _BY_ALIAS
+    if _BY_ALIAS is None:
+        _BY_ALIAS = {a.casefold(): id for id in _CLASSES for a in _load(id).aliases}
+    return _BY_ALIAS
 
 
 def ruleset_ids() -> tuple[str, ...]:
-    return tuple(REGISTRY)
+    return tuple(_CLASSES)
 
 
 def get_ruleset(id: str) -> Ruleset:
@@ -54,7 +105,8 @@ def get_ruleset(id: str) -> Ruleset:
 
     Raises ValueError with a Chinese message naming the valid ids when there is none.
     """
-    cls = _BY_NAME.get(id.strip().casefold())
-    if cls is None:
-        raise ValueError(f"未知的规则集：{id!r}（可选：{'、'.join(REGISTRY)}）")
-    return cls()
+    name = id.strip().casefold()
+    found = _BY_ID.get(name) or _by_alias().get(name)
+    if found is None:
+        raise ValueError(f"未知的规则集：{id!r}（可选：{'、'.join(_CLASSES)}）")
+    return _load(found)()

@@ -1,0 +1,105 @@
+"""Start-up benchmark: ``bansha --help`` and ``bansha tally`` as ratios to ``python -c pass``.
+
+    python bench/bench_start.py [--repeats 15] [--db PATH]
+
+All three run in the same venv (this interpreter and the ``bansha`` script beside it), as a
+director's install runs them: with bytecode cached. The modules are compiled first and every
+run has ``PYTHONDONTWRITEBYTECODE`` removed from its environment (this machine sets it), and
+each command runs once before timing. ``bansha tally`` reads the demo game, which this script
+makes itself with ``bansha demo --db`` in a temporary folder (or ``--db``); tally is read-only,
+so every run sees the same store. The three commands are run in turn, ``--repeats`` rounds, and
+the best time of each is kept (machine load hits all three alike); the ratios are printed side
+by side (targets from issue #14: ``--help`` ≤ 4×, ``tally`` ≤ 8×).
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGETS = {"bansha --help": 4.0, "bansha tally": 8.0}
+
+
+def bansha() -> list[str]:
+    """The ``bansha`` console script of this venv (what a director runs)."""
+    script = Path(sys.executable).with_name("bansha")
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-c", "from pipeline.cli import cli; cli()"]
+
+
+def environment() -> dict[str, str]:
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "BANSHA_GAME")
+    }
+    return env
+
+
+def make_demo(db: Path, env: dict[str, str]) -> Path:
+    """The demo game (its game file beside ``db``), made by ``bansha demo``."""
+    subprocess.run(
+        [*bansha(), "demo", "--db", str(db)],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    game = db.with_suffix(".toml")
+    if not game.is_file():
+        raise SystemExit(f"bansha demo 没有写出游戏文件：{game}")
+    return game
+
+
+def run_once(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} 失败：{done.stderr.decode(errors='replace')}")
+    return seconds
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15, help="rounds (the best is kept)")
+    parser.add_argument("--db", type=Path, default=None, help="demo store (default: a temp dir)")
+    args = parser.parse_args()
+    env = environment()
+    for package in ("engine", "parsers", "pipeline"):
+        compileall.compile_dir(ROOT / package, quiet=1)
+    with tempfile.TemporaryDirectory(prefix="bansha-bench-start-") as tmp:
+        db = args.db or Path(tmp) / "demo.db"
+        game = make_demo(db, env)
+        commands = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "bansha --help": [*bansha(), "--help"],
+            "bansha tally": [*bansha(), "tally", str(game), "--day", "2"],
+        }
+        for argv in commands.values():  # warm-up: caches, the bytecode of anything missed
+            run_once(argv, env)
+        best = dict.fromkeys(commands, float("inf"))
+        for _ in range(args.repeats):
+            for name, argv in commands.items():
+                best[name] = min(best[name], run_once(argv, env))
+    base = best["python -c pass"]
+    print(
+        f"best of {args.repeats} interleaved runs, bytecode cached, {sys.executable}; "
+        f"demo game: {game.name} (day 2)"
+    )
+    print(f"{'command':<18}{'ms':>9}")
+    for name, seconds in best.items():
+        print(f"{name:<18}{seconds * 1000:>9.1f}")
+    for name, target in TARGETS.items():
+        print(f"{name} / python -c pass: {best[name] / base:.1f}x (target <= {target:g}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
