@@ -446,14 +446,7 @@ def current_inputs(
 
 
 def last_derivation(store: Store) -> dict[str, Any] | None:
-    raw = store.get_meta(RECORD_KEY)
-    if not raw:
-        return None
-    try:
-        record = json.loads(raw)
-    except ValueError:
-        return None
-    return record if isinstance(record, dict) else None
+    return store.get_meta_json(RECORD_KEY)
 
 
 def nothing_new(

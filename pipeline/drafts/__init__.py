@@ -21,7 +21,6 @@ parts keyed ``key#1``, ``key#2`` …, each beginning with ``〔1/2〕``.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -1867,14 +1866,9 @@ def close_specs(game: Game, *, as_of: datetime, no_rights: bool) -> list[DraftSp
 
 def no_moderator_rights(store: Store) -> dict[str, Any] | None:
     """What the forum said when the director's account could not close a thread, if it did."""
-    raw = store.get_meta(NO_RIGHTS_KEY)
-    if not raw:
+    if store.get_meta(NO_RIGHTS_KEY) is None:
         return None
-    try:
-        note = json.loads(raw)
-    except ValueError:
-        return {"message": raw}
-    return note if isinstance(note, dict) else {"message": raw}
+    return store.get_meta_json(NO_RIGHTS_KEY) or {"message": ""}
 
 
 def thread_drafts(

@@ -842,6 +842,17 @@ class Store:
         rows = list(self.db.query("SELECT value FROM meta WHERE key = ?", [key]))
         return rows[0]["value"] if rows else None
 
+    def get_meta_json(self, key: str) -> dict[str, Any] | None:
+        """A ``meta`` value that holds a JSON object; None when absent or not an object."""
+        raw = self.get_meta(key)
+        if not raw:
+            return None
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
     def set_meta(self, key: str, value: str) -> None:
         with self.atomic():
             self.db.execute(

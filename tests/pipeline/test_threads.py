@@ -208,12 +208,17 @@ def test_the_running_tally_goes_to_the_vote_thread_bansha_opened(world):
     assert tally.tid == vote_tid and c.name in tally.body
 
 
-def test_the_vote_thread_is_closed_once_after_its_close(world):
-    path, store, forum = world
+def _day_1_opened(path, store, forum):
+    """Day 1's threads drafted, approved and opened; drafted again after (its close)."""
     draft(path, store, AHEAD)
     approve_all(store)
     publish(path, store, forum, OPEN)
     draft(path, store, OPEN)
+
+
+def test_the_vote_thread_is_closed_once_after_its_close(world):
+    path, store, forum = world
+    _day_1_opened(path, store, forum)
     close = next(d for d in list_drafts(store) if d.kind == "close")
     vote = game(path, store).day(1).vote
     assert close.tid == vote and close.not_before == "2026-12-01T22:00:00+08:00"
@@ -230,10 +235,7 @@ def test_the_vote_thread_is_closed_once_after_its_close(world):
 
 def test_a_lost_answer_to_the_close_is_settled_by_reading_the_thread(world):
     path, store, forum = world
-    draft(path, store, AHEAD)
-    approve_all(store)
-    publish(path, store, forum, OPEN)
-    draft(path, store, OPEN)
+    _day_1_opened(path, store, forum)
     approve_all(store, "close")
     forum.fault = "crash_after"
     with pytest.raises(Crash):
@@ -261,10 +263,7 @@ def test_close_vote_auto_is_approved_by_the_game_file(tmp_path):
 def test_without_moderator_rights_it_says_so_once_and_drafts_no_close_again(world):
     path, store, forum = world
     forum.moderator = False
-    draft(path, store, AHEAD)
-    approve_all(store)
-    publish(path, store, forum, OPEN)
-    draft(path, store, OPEN)
+    _day_1_opened(path, store, forum)
     approve_all(store, "close")
     results = publish(path, store, forum, CLOSED)
     assert [r.status for r in results] == ["no_rights"]
