@@ -1636,7 +1636,7 @@ def make_drafts(
     approve_elevators(store, created, now=now)
     hold_stale(store, derivation, now=now)
     retire_stale(store, game, as_of=as_of, now=now)
-    retire_opened(store, game, now=now)
+    retire_opened(store, game, now=now, as_of=as_of)
     return created
 
 
@@ -1880,9 +1880,13 @@ def thread_drafts(
     )
 
 
-def retire_opened(store: Store, game: Game, *, now: datetime) -> list[int]:
+def retire_opened(
+    store: Store, game: Game, *, now: datetime, as_of: datetime | None = None
+) -> list[int]:
     """New-thread drafts still waiting whose thread has a tid now (the director wrote it in the
-    game file, or bansha opened it): superseded, so no second thread is ever opened."""
+    game file, or bansha opened it): superseded, so no second thread is ever opened. With
+    ``as_of``: also those of a day that has closed (a thread for a day that is over is never
+    opened; the game's one progress thread is drafted again with the next day)."""
     at = _stamp(now)
     retired: list[int] = []
     days = {d.day: d for d in game.days}
@@ -1894,16 +1898,15 @@ def retire_opened(store: Store, game: Game, *, now: datetime) -> list[int]:
             day = days.get(draft.day) if draft.day is not None else None
             if day is None or draft.role is None:
                 continue
+            what = f"第{draft.day}天的{THREAD_ROLE_TITLES[ThreadRole(draft.role)]}"
             tid = getattr(day, draft.role, None)
-            if tid is None:
+            if tid is not None:
+                note = f"{what}已有帖子 tid={tid}，此草稿作废（不会再开一个）"
+            elif as_of is not None and as_of >= day.closes:
+                note = f"第{draft.day}天已关门，{what}不再开出，此草稿作废"
+            else:
                 continue
-            _supersede(
-                store,
-                draft,
-                at,
-                f"第{draft.day}天的{THREAD_ROLE_TITLES[ThreadRole(draft.role)]}已有帖子 tid={tid}，"
-                "此草稿作废（不会再开一个）",
-            )
+            _supersede(store, draft, at, note)
             retired.append(draft.id)
     return retired
 

@@ -513,3 +513,17 @@ def test_an_approved_opening_waits_for_the_thread_bansha_opens_then_goes_after_t
     tid = game(path, store).day(2).discussion
     bodies = [b for _pid, b in forum.threads[tid].posts]
     assert len(bodies) == 3 and "【电梯】" in bodies[1] and bodies[2] == again.body
+
+
+def test_a_new_thread_never_approved_is_set_aside_when_its_day_closes(world):
+    path, store, _forum = world
+    draft(path, store, AHEAD)
+    draft(path, store, CLOSED)  # nobody approved day 1's threads
+    day1 = [d for d in list_drafts(store, include_superseded=True) if d.kind == "newthread"]
+    waiting = [d for d in day1 if d.day == 1 and d.state is not DraftState.SUPERSEDED]
+    assert waiting == []
+    notes = [draft_events(store, d.id)[-1]["note"] for d in day1 if d.day == 1]
+    assert sum("第1天已关门" in n for n in notes) == 2  # the discussion and the vote thread
+    # the game's one progress thread is drafted again with day 2 (it opens within 24 h)
+    progress = [d for d in list_drafts(store) if d.role == "progress"]
+    assert [d.day for d in progress] == [2]
