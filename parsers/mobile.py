@@ -33,7 +33,7 @@ from parsers.pagecheck import check_page, classify_message
 from parsers.records import PageError, PageErrorKind, Post, PostState, ThreadPage
 from parsers.viewthread import extract_message
 
-__all__ = ["parse_mobile_check", "parse_mobile_viewthread"]
+__all__ = ["mobile_variables", "parse_mobile_check", "parse_mobile_viewthread"]
 
 K = PageErrorKind
 
@@ -65,6 +65,7 @@ class _MobilePost(_Model):
 class _MobileThread(_Model):
     subject: str | None = None
     replies: int
+    closed: int = 0  # forum_thread.closed: 1 closed, > 1 moved (the new tid)
 
 
 class _Variables(_Model):
@@ -160,7 +161,10 @@ def parse_mobile_viewthread(body: bytes, *, tid: int, tz: tzinfo, page: int) -> 
         raise PageError(K.MALFORMED, f"移动接口解析失败：{exc}") from exc
 
 
-def _parse(body: bytes, *, tid: int, tz: tzinfo, page: int) -> ThreadPage:
+def mobile_variables(body: bytes, content: str) -> dict[str, Any]:
+    """The ``Variables`` of a mobile API answer whose payload is the list ``content``
+    (``postlist``, ``forum_threadlist``); raises :class:`PageError` for an error answer, a
+    refusal (a ``Message`` and no payload), an HTML page or broken JSON."""
     data = _load(body)
     if not isinstance(data, dict):
         raise PageError(K.MALFORMED, "移动接口返回的不是对象")
@@ -172,12 +176,17 @@ def _parse(body: bytes, *, tid: int, tz: tzinfo, page: int) -> ThreadPage:
     if not isinstance(variables, dict):
         raise PageError(K.MALFORMED, "移动接口缺少 Variables")
     raw_message = data.get("Message")
-    if isinstance(raw_message, dict) and not variables.get("postlist"):
+    if isinstance(raw_message, dict) and not variables.get(content):
         try:
             message = _Message.model_validate(raw_message)
         except ValidationError as exc:
             raise PageError(K.MALFORMED, "移动接口的 Message 格式不符") from exc
         _raise_for_message(message)
+    return variables
+
+
+def _parse(body: bytes, *, tid: int, tz: tzinfo, page: int) -> ThreadPage:
+    variables = mobile_variables(body, "postlist")
     try:
         parsed = _Variables.model_validate(variables)
     except ValidationError as exc:
@@ -193,6 +202,8 @@ def _parse(body: bytes, *, tid: int, tz: tzinfo, page: int) -> ThreadPage:
     extra: dict[str, str] = {}
     if parsed.member_uid is not None:
         extra["member_uid"] = parsed.member_uid
+    if parsed.thread.closed == 1:
+        extra["closed"] = "1"  # as the desktop page's lock icon
     return ThreadPage(
         tid=tid,
         page=min(max(page, 1), total_pages),

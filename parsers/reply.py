@@ -14,9 +14,10 @@ What the forum answers (DISCUZ.md §4, Discuz X3.5 ``function_message.php`` and
   Error" with 您当前的访问请求当中含有非法字符 (not the ``submit_invalid`` text).
 
 Desktop answers carry only localized text, never the language key, so the outcome is read from
-the words (the X3.5 zh_CN strings): ``post_reply_succeed`` 回复发布成功, ``post_edit_succeed``
-帖子编辑成功, ``post_reply_mod_succeed`` 回复需要审核，请等待通过, ``edit_reply_mod_succeed``
-编辑后的回复需要审核, ``post_flood_ctrl`` 两次发表间隔少于 {N} 秒,
+the words (the X3.5 zh_CN strings): ``post_reply_succeed`` 回复发布成功,
+``post_newthread_succeed`` 您的主题已发布, ``post_edit_succeed`` 帖子编辑成功,
+``post_reply_mod_succeed`` 回复需要审核，请等待通过, ``post_newthread_mod_succeed`` 新主题需要审核,
+``edit_reply_mod_succeed`` 编辑后的回复需要审核, ``post_flood_ctrl`` 两次发表间隔少于 {N} 秒,
 ``post_flood_ctrl_posts_per_hour`` 每小时限制发回帖, ``submit_seccode_invalid`` 验证码填写错误,
 ``submit_secqaa_invalid`` 验证问答,
 ``login_seccheck2`` 请输入验证码后继续登录, ``login_invalid`` 登录失败，您还可以尝试 {N} 次,
@@ -200,7 +201,7 @@ def _int(text: str | None) -> int | None:
 _POST_RULES: tuple[tuple[ReplyOutcome, tuple[str, ...]], ...] = (
     (ReplyOutcome.CAPTCHA, ("验证码", "验证问答", "seccode", "secqaa")),
     (ReplyOutcome.PENDING_MODERATION, ("需要审核", "通过审核后才能显示")),
-    (ReplyOutcome.POSTED, ("发布成功", "编辑成功", "回复成功", "已经发布")),
+    (ReplyOutcome.POSTED, ("发布成功", "编辑成功", "回复成功", "已经发布", "主题已发布")),
     (ReplyOutcome.FLOOD, ("两次发表间隔少于",)),
     (ReplyOutcome.HOURLY_LIMIT, ("每小时限制发",)),
     (ReplyOutcome.BAD_FORMHASH, ("非法字符", "表单验证串不符", "来路不正确")),

@@ -926,6 +926,8 @@ def _parse_viewthread(
         extra["member_uid"] = member_uid  # discuz_uid in the header script: 0 = guest
     if author_filter:
         extra["author_filter"] = "1"  # 只看该作者: floors count this author's posts only
+    if header is not None and header.css_first("i.fico-lock") is not None:
+        extra["closed"] = "1"  # viewthread.htm: forum_thread.closed == 1 shows the lock icon
     return ThreadPage(
         tid=tid,
         page=page,

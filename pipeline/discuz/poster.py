@@ -30,12 +30,13 @@ import os
 import re
 import time
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
+from parsers.forumdisplay import ForumPage, parse_forumdisplay
 from parsers.records import PageError, PageErrorKind, Post, ThreadPage
 from parsers.reply import (
     ForumAnswer,
@@ -60,6 +61,8 @@ from pipeline.discuz.client import (
 from pipeline.game.gamefile import Game
 
 log = logging.getLogger(__name__)
+
+_P = TypeVar("_P")  # a page read as the director (a thread page, the forum listing)
 
 #: a page number past the end: Discuz answers with the last page (DISCUZ.md §1.8)
 LAST_PAGE = 99999
@@ -119,6 +122,10 @@ class PostRefused(PostError):
 
 class UncertainSend(PostError):
     """The POST may have reached the forum, but its answer did not reach us."""
+
+
+class NoModeratorRights(PostError):
+    """The director's account may not moderate the forum (close a thread there)."""
 
 
 class NotApproved(PostError):
@@ -201,6 +208,26 @@ class Sent:
     pid: int | None
     message: str
     flood_waits: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NewThread:
+    """A thread the forum created for :meth:`Poster.new_thread`."""
+
+    tid: int
+    url: str  # forum.php?mod=viewthread&tid=T (absolute)
+    moderated: bool = False  # 新主题需要审核: kept by the forum, not shown until approved
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRef:
+    """A thread as the forum listing shows it (:meth:`Poster.find_thread`)."""
+
+    tid: int
+    subject: str
+    author: str
+    authorid: int | None
+    closed: bool
 
 
 def _post_codec(charset: str | None) -> str:
@@ -364,9 +391,14 @@ class Poster:
         for it) and refreshes the formhash. The cookie is tried first; a username and password
         are used when there is no cookie, or it no longer logs in.
         """
-        page: ThreadPage | None
+        return self._logged_in(lambda: self.fetch_thread(tid))
+
+    def _logged_in(self, read: Callable[[], _P]) -> _P:
+        """``read()`` (a page that carries a formhash) as the director: logs in first when the
+        page says we are a guest, then checks the account (:meth:`session`)."""
+        page: _P | None
         try:
-            page = self.fetch_thread(tid)
+            page = read()
         except NotLoggedIn:
             page = None
         if page is None or not self.uid:
@@ -383,7 +415,7 @@ class Poster:
                     "password_env 指定存放用户名和密码的环境变量",
                 )
             self.login()
-            page = self.fetch_thread(tid)
+            page = read()
             if not self.uid:
                 raise self._fail(LoginFailed, "登录后论坛仍把我们当作游客，无法发帖")
         self._check_account()
@@ -578,8 +610,39 @@ class Poster:
         guard: Callable[[], None] | None,
     ) -> Sent:
         self.check_encodable(fields()["message"])
+        answer, waits = self._send(
+            url,
+            fields,
+            guard,
+            referer=self.thread_url(tid),
+            refresh=lambda: self.fetch_thread(tid),
+            relogin=lambda: self.session(tid),
+            what="这份回复",
+        )
+        return Sent(answer.outcome, tid, answer.pid or pid, answer.message, waits)
+
+    # long (81 lines): one loop over every answer a form POST can get (flood waits, a stale
+    # formhash, a lost session, a captcha, an unreadable answer), shared by every write
+    def _send(
+        self,
+        url: str,
+        fields: Callable[[], dict[str, str]],
+        guard: Callable[[], None] | None,
+        *,
+        referer: str,
+        refresh: Callable[[], object],
+        relogin: Callable[[], object],
+        what: str,
+        check: Callable[[ForumAnswer], ForumAnswer] | None = None,
+    ) -> tuple[ForumAnswer, tuple[float, ...]]:
+        """POST ``fields()`` to ``url`` until the forum stored it (POSTED or
+        PENDING_MODERATION: that answer and the flood waits) or refused it (raises).
+
+        ``guard`` runs right before every POST; ``refresh`` re-reads the page the formhash
+        comes from, ``relogin`` logs in again; ``what`` names the write in messages
+        (这份回复); ``check`` may re-read an answer (or raise) before it is acted on.
+        """
         codec = _post_codec(self._charset)
-        referer = self.thread_url(tid)
         waits: list[float] = []
         refreshed = relogged = False
         while True:
@@ -590,7 +653,7 @@ class Poster:
             except httpx.TransportError as exc:
                 raise self._fail(
                     UncertainSend,
-                    f"发送时网络中断（{describe_error(exc)}），论坛可能已经收到这份回复",
+                    f"发送时网络中断（{describe_error(exc)}），论坛可能已经收到{what}",
                 ) from exc
             answer = parse_post_answer(
                 raw.status,
@@ -598,10 +661,12 @@ class Poster:
                 location=raw.headers.get("location"),
                 charset=raw.charset or self._charset,
             )
+            if check is not None:
+                answer = check(answer)
             outcome = answer.outcome
             said = f"论坛提示：{answer.message}" if answer.message else "论坛没有说明"
             if outcome in (ReplyOutcome.POSTED, ReplyOutcome.PENDING_MODERATION):
-                return Sent(outcome, tid, answer.pid or pid, answer.message, tuple(waits))
+                return answer, tuple(waits)
             if outcome is ReplyOutcome.FLOOD:
                 if len(waits) >= self.flood_tries:
                     raise self._fail(
@@ -618,13 +683,13 @@ class Poster:
                 continue
             if outcome is ReplyOutcome.BAD_FORMHASH and not refreshed:
                 refreshed = True
-                log.warning("formhash 已过期（%s），重新读取帖子后再发一次", answer.message)
-                self.fetch_thread(tid)
+                log.warning("formhash 已过期（%s），重新读取页面后再发一次", answer.message)
+                refresh()
                 continue
             if outcome is ReplyOutcome.LOGIN_REQUIRED and not relogged:
                 relogged = True
                 self.uid = None
-                self.session(tid)
+                relogin()
                 continue
             if outcome is ReplyOutcome.CAPTCHA:
                 raise self._fail(
@@ -638,7 +703,199 @@ class Poster:
             if outcome is ReplyOutcome.LOGIN_REQUIRED:
                 raise self._fail(LoginFailed, f"论坛说我们没有登录（{said}）")
             transient = outcome in (ReplyOutcome.HOURLY_LIMIT, ReplyOutcome.BAD_FORMHASH)
-            raise self._fail(PostRefused, f"论坛拒绝了这份回复（{said}）", transient=transient)
+            raise self._fail(PostRefused, f"论坛拒绝了{what}（{said}）", transient=transient)
+
+    # ------------------------------------------------------------------ new threads
+
+    def forum_url(self, fid: int, page: int = 1, *, by_dateline: bool = False) -> str:
+        """The forum listing (``by_dateline``: newest started first, sticky threads on top)."""
+        params: dict[str, str | int] = {"mod": "forumdisplay", "fid": fid}
+        if by_dateline:
+            params.update({"filter": "author", "orderby": "dateline"})
+        if page > 1:
+            params["page"] = page
+        return self.client.url("forum.php", params)
+
+    def fetch_forum(self, fid: int, page: int = 1, *, by_dateline: bool = False) -> ForumPage:
+        """One page of forum ``fid``'s thread listing, read as this session (it carries a fresh
+        formhash). Raises :class:`NotLoggedIn` for the login prompt, :class:`PostError` for
+        any other page that is not the listing."""
+        url = self.forum_url(fid, page, by_dateline=by_dateline)
+
+        def parse(fetched: Fetched) -> ForumPage:
+            return parse_forumdisplay(
+                fetched.body,
+                tz=self.tz,
+                now=fetched.server_time,
+                encoding=self._charset or fetched.charset,
+            )
+
+        try:
+            fetched, listing = self._get(url, parse)
+        except PageError as exc:
+            if exc.kind is PageErrorKind.LOGIN_REQUIRED:
+                raise self._fail(NotLoggedIn, f"论坛要求登录才能查看版块 {fid}") from exc
+            raise self._fail(PostError, f"读取版块 {fid} 的主题列表失败：{exc.message_zh}") from exc
+        self._learn(fetched)
+        if listing.formhash:
+            self._formhash = listing.formhash
+        return listing
+
+    def new_thread(
+        self, fid: int, subject: str, body: str, *, guard: Callable[[], None] | None = None
+    ) -> NewThread:
+        """Start a thread in forum ``fid`` (``mod=post&action=newthread``, the ajax form of the
+        forum's 快速发帖). Like :meth:`reply`: ``guard`` runs right before every POST; raises
+        :class:`CaptchaRequired`, :class:`PostRefused`, :class:`UncertainSend`,
+        :class:`NotLoggedIn` / :class:`LoginFailed` or :class:`WrongAccount`."""
+        self._logged_in(lambda: self.fetch_forum(fid))  # the formhash, and the forum's charset
+        self.check_encodable(subject)
+        self.check_encodable(body)
+        params = {
+            "mod": "post",
+            "action": "newthread",
+            "fid": fid,
+            "extra": "",
+            "topicsubmit": "yes",
+            "infloat": "yes",
+            "handlekey": "fastnewpost",
+            "inajax": 1,
+        }
+
+        def fields() -> dict[str, str]:
+            return {
+                "formhash": self._formhash or "",
+                "posttime": str(int(self._now().timestamp())),
+                "wysiwyg": "0",
+                "subject": subject,
+                "message": body,
+                "usesig": "1",
+                "allownoticeauthor": "1",
+                "smileyoff": "1",  # names like ":)" stay text, as the draft shows them
+            }
+
+        answer, _waits = self._send(
+            self.client.url("forum.php", params),
+            fields,
+            guard,
+            referer=self.forum_url(fid),
+            refresh=lambda: self.fetch_forum(fid),
+            relogin=lambda: self._logged_in(lambda: self.fetch_forum(fid)),
+            what="这个新主题",
+        )
+        moderated = answer.outcome is ReplyOutcome.PENDING_MODERATION
+        if not answer.tid and not moderated:
+            raise self._fail(
+                UncertainSend,
+                f"论坛说新主题已发布，但没有给出它的 tid（论坛提示：{answer.message}）",
+            )
+        tid = answer.tid or 0
+        url = self.client.url("forum.php", {"mod": "viewthread", "tid": tid})
+        return NewThread(tid, url, moderated)
+
+    def find_thread(self, fid: int, subject: str) -> ThreadRef | None:
+        """The newest thread of forum ``fid`` with exactly ``subject`` started by the director's
+        account, or None (crash recovery: did the last send create it?).
+
+        Reads the listing ordered by start time (sticky threads stay on top), the first page and
+        then, when nothing matched there, the second. Subjects are compared as a reader sees
+        them (entities decoded, runs of spaces as one). A thread waiting for a moderator is not
+        listed, so it is not found.
+        """
+        wanted = " ".join(subject.split())
+        listing = self._logged_in(lambda: self.fetch_forum(fid, by_dateline=True))
+        for page_no in (1, 2):
+            if page_no == 2:
+                if listing.total_pages < 2:
+                    return None
+                listing = self.fetch_forum(fid, 2, by_dateline=True)
+                if listing.page != 2:
+                    return None  # the forum served page 1 again: there is no page 2
+            mine = [
+                t
+                for t in listing.threads
+                if " ".join(t.subject.split()) == wanted
+                and self._started_by_me(t.author, t.authorid)
+            ]
+            if mine:
+                best = max(mine, key=lambda t: t.tid)  # tids only grow: the newest
+                return ThreadRef(
+                    best.tid, best.subject, best.author, best.authorid, bool(best.closed)
+                )
+        return None
+
+    def _started_by_me(self, author: str, authorid: int | None) -> bool:
+        if self.uid:
+            return authorid == self.uid
+        if authorid and self.director_uids:
+            return authorid in self.director_uids
+        return author in self.director_names
+
+    # ------------------------------------------------------------------ closing threads
+
+    def thread_closed(self, tid: int) -> bool:
+        """Whether thread ``tid`` is closed (关闭), read from its first page."""
+        return self.fetch_thread(tid, 1).extra.get("closed") == "1"
+
+    def close_thread(self, fid: int, tid: int, *, guard: Callable[[], None] | None = None) -> str:
+        """Close (lock) thread ``tid`` of forum ``fid`` through the moderation form
+        (``mod=topicadmin&action=moderate``, operation ``close``).
+
+        Returns ``"closed"``, or ``"already_closed"`` when the thread is closed already (then
+        nothing is sent). Raises :class:`NoModeratorRights` when the forum says the account may
+        not moderate there (抱歉，您没有权限使用管理功能 / 抱歉，您没有权限关闭此主题), and
+        :class:`PostRefused` / :class:`UncertainSend` / :class:`CaptchaRequired` as
+        :meth:`reply` does. ``guard`` runs right before the POST.
+        """
+        page = self._logged_in(lambda: self.fetch_thread(tid, 1))
+        if page.extra.get("closed") == "1":
+            return "already_closed"
+        params = {
+            "mod": "topicadmin",
+            "action": "moderate",
+            "optgroup": 4,
+            "modsubmit": "yes",
+            "infloat": "yes",
+            "inajax": 1,
+        }
+
+        def fields() -> dict[str, str]:
+            return {
+                "formhash": self._formhash or "",
+                "fid": str(fid),
+                "moderate[]": str(tid),
+                "operations[]": "close",
+                "expirationclose": "",
+                "reason": "",
+                "handlekey": "mods",
+                "redirect": "",
+            }
+
+        def check(answer: ForumAnswer) -> ForumAnswer:
+            # admin_succeed comes through errorhandle_mods when no redirect was given: the
+            # words decide (forum_topicadmin.php, function_message.php)
+            if "管理操作成功" in answer.message:
+                return replace(answer, outcome=ReplyOutcome.POSTED)
+            if "没有权限使用管理功能" in answer.message or "没有权限关闭" in answer.message:
+                who = f"「{self.username}」" if self.username else ""
+                raise self._fail(
+                    NoModeratorRights,
+                    f"导演账号{who}没有版块 {fid} 的管理权限，无法关闭主题 {tid}"
+                    f"（论坛提示：{answer.message}）；请由版主关闭，或给导演账号版主权限",
+                )
+            return answer
+
+        self._send(
+            self.client.url("forum.php", params),
+            fields,
+            guard,
+            referer=self.thread_url(tid, 1),
+            refresh=lambda: self.fetch_thread(tid, 1),
+            relogin=lambda: self._logged_in(lambda: self.fetch_thread(tid, 1)),
+            what="关闭主题的请求",
+            check=check,
+        )
+        return "closed"
 
     # ------------------------------------------------------------------ finding a post
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
+from urllib.parse import quote
 
 # Floor names: index 0 is the suffix for numbered floors, 1-4 the install-default custom names.
 POSTNO: tuple[str, ...] = ("<sup>#</sup>", "楼主", "沙发", "板凳", "地板")
@@ -78,6 +79,23 @@ MSG_EDIT_SUCCEED = "帖子编辑成功，现在将转入主题页，请稍候…
 MSG_EDIT_NOPERMISSION = "抱歉，您没有权限编辑他人发表的帖子"
 MSG_POST_NONEXISTENCE = "帖子不存在"
 MSG_NOT_LOGGEDIN = "抱歉，您尚未登录，无法进行此操作"
+MSG_THREAD_CLOSED = "抱歉，本主题已关闭，不再接受新内容"
+MSG_FORUM_NONEXISTENCE = "抱歉，指定的版块不存在"
+MSG_POSTPERM_LOGIN = "抱歉，您尚未登录，没有权限在该版块发帖"
+MSG_NEWTHREAD_NOPERMISSION = "抱歉，本版块只有特定用户组可以发新主题"
+MSG_SM_ISNULL = "抱歉，您尚未输入标题或内容"
+MSG_SUBJECT_TOOLONG = "抱歉，您的标题超过最大字符限制，请缩短标题后再试"
+MSG_THREADS_PER_HOUR = "抱歉，您所在的用户组每小时限制发主题 {threads_per_hour} 个，请稍候再发表"
+MSG_NEWTHREAD_SUCCEED = (
+    "非常感谢，您的主题已发布，现在将转入主题页，请稍候……<br />"
+    '<a id="forward_a" href="forum.php?mod=forumdisplay&fid={fid}">[ 点击这里转入主题列表 ]</a>'
+)
+MSG_NEWTHREAD_MOD_SUCCEED = "新主题需要审核，您的帖子通过审核后才能显示"
+MSG_ADMIN_NOPERMISSION = "抱歉，您没有权限使用管理功能"
+MSG_NO_PRIVILEGE_CLOSE = "抱歉，您没有权限关闭此主题"
+MSG_NO_PRIVILEGE_OPEN = "抱歉，您没有权限打开此主题"
+MSG_ADMIN_MODERATE_INVALID = "抱歉，您尚未选择主题或主题不可执行此类管理"
+MSG_ADMIN_SUCCEED = "管理操作成功 "
 #: a debug error page of the kind a misconfigured forum shows (it repeats the request's headers)
 MSG_DEBUG_ECHO = "抱歉，论坛繁忙，请稍后再试。调试信息："
 POST_EDIT_NOTE = "[i=s] 本帖最后由 {editor} 于 {edittime} 编辑 [/i]\n\n"
@@ -96,15 +114,18 @@ def php_date(ts: int, tz: tzinfo, *, seconds: bool = True) -> str:
     return f"{d.year}-{d.month}-{d.day} {clock}"
 
 
-def dgmdate_u(ts: int, now: int, tz: tzinfo, *, mobile: bool = False) -> str:
-    """``dgmdate($ts, 'u', 9999, 'Y-n-j H:i:s')`` as X3.5 renders a post time.
+def dgmdate_u(
+    ts: int, now: int, tz: tzinfo, *, mobile: bool = False, full: str | None = None
+) -> str:
+    """``dgmdate($ts, 'u', 9999, 'Y-n-j H:i:s')`` as X3.5 renders a post time (``full``: the
+    title and old-time text for another format, e.g. forumdisplay's date-only ``Y-n-j``).
 
     Today: ``N&nbsp;小时前`` / ``半小时前`` / ``N&nbsp;分钟前`` / ``N&nbsp;秒前`` / ``刚刚``; the six
     days before: ``昨天&nbsp;H:i`` / ``前天&nbsp;H:i`` / ``N&nbsp;天前``; both wrapped in
     ``<span title="Y-n-j H:i:s">`` except under IN_MOBILE. Older or future times: the plain
     string.
     """
-    full = php_date(ts, tz)
+    full = full if full is not None else php_date(ts, tz)
     local_now = datetime.fromtimestamp(now, tz)
     today = int(local_now.replace(hour=0, minute=0, second=0, microsecond=0).timestamp())
     diff = now - ts
@@ -812,6 +833,8 @@ class ThreadView:
     authorid: int | None
     pager: str  # multi() output, "" for one page
     mpurl: str
+    closed: bool = False  # forum_thread.closed = 1 (关闭)
+    moderator: bool = False  # the viewer moderates the forum (may reply to a closed thread)
 
 
 def floor_text(number: int) -> str:
@@ -1022,9 +1045,15 @@ def post_node(
 </div>"""
 
 
-def _fastpost_form(site: Site, viewer: Viewer, tid: int, now_ts: int) -> str:
+def _fastpost_form(
+    site: Site, viewer: Viewer, tid: int, now_ts: int, *, closed: bool = False
+) -> str:
     fid = site.fid
-    if viewer.uid:
+    if viewer.uid and closed:  # viewthread_fastpost.htm: a closed thread, not a moderator
+        area = f'<div class="pt hm">\n{MSG_THREAD_CLOSED}\n</div>'
+        button = '<button type="button" '
+        posttime = ""
+    elif viewer.uid:
         area = '<textarea rows="6" cols="80" name="message" id="fastpostmessage" class="pt"></textarea>'
         button = '<button type="submit" '
         posttime = f'<input type="hidden" name="posttime" id="posttime" value="{now_ts}" />\n'
@@ -1121,6 +1150,7 @@ def viewthread_page(
             '&size=small" class="user_avatar"></a>\n楼主: <a href="home.php?mod=space&amp;uid='
             f'{view.uid}" title="{view.author}">{view.author}</a>\n</div>\n'
         )
+    lock = '&nbsp;<i class="fico-lock fc-s" title="关闭"></i>\n' if view.closed else ""
     top += f"""</td>
 <td class="plc ptm pbn vwthd">
 <div class="y">
@@ -1130,7 +1160,7 @@ def viewthread_page(
 <span id="thread_subject">{view.subject}</span>
 </h1>
 <span class="xg1">
-<a href="forum.php?mod=viewthread&amp;tid={tid}" onclick="return copyThreadUrl(this, 'Discuz! Board')" >[复制链接]</a>
+{lock}<a href="forum.php?mod=viewthread&amp;tid={tid}" onclick="return copyThreadUrl(this, 'Discuz! Board')" >[复制链接]</a>
 </span>
 </td>
 </tr>
@@ -1187,7 +1217,7 @@ var postmaxchars = parseInt('10000');
 var disablepostctrl = parseInt('0');
 </script>
 
-{_fastpost_form(site, viewer, tid, now_ts)}
+{_fastpost_form(site, viewer, tid, now_ts, closed=view.closed and not view.moderator)}
 
 <script type="text/javascript">document.onkeyup = function(e){{keyPageScroll(e, {int(view.page > 1)}, {int(view.page < view.total_pages)}, '{view.mpurl}', {view.page});}}</script>
 </div>
@@ -1374,6 +1404,259 @@ def edit_form_page(
         site,
         viewer,
         title="编辑帖子",
+        body=body,
+        now_text=now_text,
+        css="forum_post",
+        bodyclass="pg_post",
+    )
+
+
+# --------------------------------------------------------------------------- forumdisplay
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRow:
+    """One thread of the forum listing, as ``forum_forumdisplay.php`` prepares it."""
+
+    tid: int
+    subject: str  # stored form (already HTML-escaped, as Discuz stores subjects)
+    author: str
+    authorid: int
+    dateline_html: str  # dgmdate($dateline, 'u', 9999, dateformat): relative in a <span title>
+    istoday: bool
+    replies: int
+    views: int
+    lastposter: str
+    lastpost_html: str
+    closed: bool
+    displayorder: int  # 1-4: sticky
+    new: bool  # folder "new" (a reply since the forum's last visit)
+    pages: int  # the thread's own page count (the ``...2 3`` links)
+
+
+def _thread_pagelinks(tid: int, pages: int, extra: str) -> str:
+    if pages <= 1:
+        return ""
+    links = "".join(
+        f'<a href="forum.php?mod=viewthread&tid={tid}&amp;extra={extra}&amp;page={i}"'
+        f' onclick="atarget(this)">{i}</a>'
+        for i in range(2, min(pages, 6) + 1)
+    )
+    if pages > 6:
+        links += (
+            f'..<a href="forum.php?mod=viewthread&tid={tid}&amp;extra={extra}&amp;page={pages}"'
+            f' onclick="atarget(this)">{pages}</a>'
+        )
+    return f'<span class="tps">&nbsp;...{links}</span>\n'
+
+
+def _thread_row(row: ThreadRow, *, fid: int, extra: str, moderator: bool) -> str:
+    """One ``tbody#normalthread_T`` / ``tbody#stickthread_T`` of forumdisplay_list.htm."""
+    tid = row.tid
+    sticky = row.displayorder in (1, 2, 3, 4)
+    body_id = f"stickthread_{tid}" if sticky else f"normalthread_{tid}"
+    folder = "lock" if row.closed else ("new" if row.new else "common")
+    title = ""
+    if sticky:
+        title += ("本版置顶", "分类置顶", "全局置顶", "多版置顶")[row.displayorder - 1] + "主题 - "
+    if row.closed:
+        title += "关闭的主题 - "
+    if folder == "new":
+        title += "有新回复 - "
+    title += "新窗口打开"
+    if row.closed:
+        icon = '<i class="fico-lock fic6 fc-s"></i>'
+    elif sticky:
+        icon = (
+            f'<i class="tpin tpin{row.displayorder}"><svg width="18" height="18">'
+            '<path d="M9 0l9 9H14v9H4V9H0z"></path></svg></i>'
+        )
+    else:
+        icon = f'<i class="fico-thread fic6 {"fc-l" if folder == "new" else "fc-n"}"></i>'
+    check = ""
+    if moderator:
+        check = (
+            '<td class="o">\n<input onclick="tmodclick(this)" type="checkbox" name="moderate[]"'
+            f' value="{tid}" />\n</td>\n'
+        )
+    hide = ""
+    if sticky:
+        hide = (
+            f'<a href="javascript:void(0);" onclick="hideStickThread(\'{tid}\')" '
+            'class="closeprev y" title="隐藏置顶帖">隐藏置顶帖</a>\n'
+        )
+    new_link = ""
+    if not row.closed:
+        new_link = (
+            f'<a href="forum.php?mod=redirect&amp;tid={tid}&amp;goto=lastpost#lastpost"'
+            ' class="xi1">New</a>\n'
+        )
+    today = ' class="xi1"' if row.istoday else ""
+    lastposter_enc = rawurlencode(row.lastposter)
+    return f"""<tbody id="{body_id}">
+<tr>
+<td class="icn">
+<a href="forum.php?mod=viewthread&amp;tid={tid}&amp;extra={extra}" title="{title}" target="_blank">
+{icon}
+</a>
+</td>
+{check}<th class="{folder}">
+<a href="javascript:;" id="content_{tid}" class="showcontent y" title="更多操作" onclick="CONTENT_TID='{tid}';CONTENT_ID='{body_id}';showMenu({{'ctrlid':this.id,'menuid':'content_menu'}})"></a>
+{hide} <a href="forum.php?mod=viewthread&amp;tid={tid}&amp;extra={extra}" onclick="atarget(this)" class="s xst">{row.subject}</a>
+{_thread_pagelinks(tid, row.pages, extra)}{new_link}</th>
+<td class="by">
+<cite>
+<a href="home.php?mod=space&amp;uid={row.authorid}" c="1">{row.author}</a></cite>
+<em><span{today}>{row.dateline_html}</span></em>
+</td>
+<td class="num"><a href="forum.php?mod=viewthread&amp;tid={tid}&amp;extra={extra}" class="xi2">{row.replies}</a><em>{row.views}</em></td>
+<td class="by">
+<cite><a href="home.php?mod=space&username={lastposter_enc}" c="1">{row.lastposter}</a></cite>
+<em><a href="forum.php?mod=redirect&tid={tid}&goto=lastpost#lastpost">{row.lastpost_html}</a></em>
+</td>
+</tr>
+</tbody>
+"""
+
+
+def rawurlencode(text: str) -> str:
+    """PHP ``rawurlencode`` (RFC 3986: letters, digits and ``-_.~`` kept)."""
+    return quote(text, safe="-_.~")
+
+
+# long (107 lines): mirrors Discuz! X3.5's forumdisplay template in one piece, so it can be
+# compared with the real page line by line
+def forumdisplay_page(
+    site: Site,
+    viewer: Viewer,
+    *,
+    rows: Sequence[ThreadRow],
+    page_no: int,
+    threadcount: int,
+    pager: str,
+    moderator: bool,
+    now_ts: int,
+    now_text: str,
+) -> str:
+    """``forum.php?mod=forumdisplay&fid=F`` (default template, X3.5, list style)."""
+    fid = site.fid
+    extra = f"page%3D{page_no}"
+    threads = "".join(_thread_row(r, fid=fid, extra=extra, moderator=moderator) for r in rows)
+    o_cell = '<td class="o"></td>' if moderator else ""
+    body = f"""<div id="pt" class="bm cl">
+<div class="z">
+<a href="./" class="nvhm" title="首页">Discuz! Board</a><em>&raquo;</em><a href="forum.php">论坛</a> <em>&rsaquo;</em> <a href="forum.php?gid=1">Discuz!</a><em>&rsaquo;</em> <a href="forum.php?mod=forumdisplay&fid={fid}">{site.forum_name}</a></div>
+</div>
+<div class="boardnav">
+<div id="ct" class="wp cl">
+
+<div class="mn">
+<div class="bm bml pbn">
+<div class="bm_h cl">
+<h1 class="xs2">
+<a href="forum.php?mod=forumdisplay&amp;fid={fid}">{site.forum_name}</a>
+<span class="xs1 xw0 i">主题: <strong class="xi1">{threadcount}</strong></span></h1>
+</div>
+</div>
+
+<div id="pgt" class="bm bw0 pgs cl">
+<span id="fd_page_top">{pager}</span>
+<span class="pgb y"  ><a href="forum.php">返&nbsp;回</a></span>
+<a href="javascript:;" id="newspecial" onclick="showWindow('newthread', 'forum.php?mod=post&action=newthread&fid={fid}')" title="发新帖" class="pgsbtn showmenu">发新帖</a></div>
+<div id="threadlist" class="tl bm bmw" style="position: relative;">
+<div class="th">
+<table cellspacing="0" cellpadding="0">
+<tr>
+<th colspan="{3 if moderator else 2}">
+<div class="tf">
+<a href="forum.php?mod=forumdisplay&amp;fid={fid}&amp;filter=lastpost&amp;orderby=lastpost" class="xi2">最新</a>&nbsp;
+<a href="forum.php?mod=forumdisplay&amp;fid={fid}&amp;filter=author&amp;orderby=dateline" class="xi2">发帖时间</a>&nbsp;
+</div>
+</th>
+<td class="by">作者</td>
+<td class="num">回复/查看</td>
+<td class="by">最后发表</td>
+</tr>
+</table>
+</div>
+<div class="bm_c">
+<script type="text/javascript">var lasttime = {now_ts};var listcolspan= '{6 if moderator else 5}';</script>
+<div id="forumnew" style="display:none"></div>
+<form method="post" autocomplete="off" name="moderate" id="moderate" action="forum.php?mod=topicadmin&amp;action=moderate&amp;fid={fid}&amp;infloat=yes&amp;nopost=yes">
+<input type="hidden" name="formhash" value="{viewer.formhash}" />
+<input type="hidden" name="listextra" value="{extra}" />
+<table summary="forum_{fid}" cellspacing="0" cellpadding="0" id="threadlisttableid">
+<tbody id="separatorline" class="emptb"><tr><td class="icn"></td>{o_cell}<th></th><td class="by"></td><td class="num"></td><td class="by"></td></tr></tbody>
+{threads}</table><!-- end of table "forum_G[fid]" branch 1/3 -->
+</form>
+</div>
+</div>
+
+<div class="bm bw0 pgs cl">
+<span id="fd_page_bottom">{pager}</span>
+<span  class="pgb y"><a href="forum.php">返&nbsp;回</a></span>
+</div>
+<script type="text/javascript">
+var postminchars = parseInt('10');
+var postmaxchars = parseInt('10000');
+var postminsubjectchars = parseInt('1');
+var postmaxsubjectchars = parseInt('80');
+var fid = parseInt('{fid}');
+</script>
+<div id="f_pst" class="bm">
+<div class="bm_c">
+<form method="post" autocomplete="off" id="fastpostform" action="forum.php?mod=post&amp;action=newthread&amp;fid={fid}&amp;topicsubmit=yes&amp;infloat=yes&amp;handlekey=fastnewpost" onSubmit="return fastpostvalidate(this)">
+<div class="pbt cl">
+<input type="text" id="subject" name="subject" class="px" value="" onkeyup="dstrLenCalc(this, 'checklen', 80);" style="width: 25em" />
+</div>
+<textarea rows="6" cols="80" name="message" id="fastpostmessage" class="pt"></textarea>
+<input type="hidden" name="formhash" value="{viewer.formhash}" />
+<input type="hidden" name="usesig" value="1" />
+<input type="hidden" name="posttime" id="posttime" value="{now_ts}" />
+<button type="submit" name="topicsubmit" id="fastpostsubmit" value="topicsubmit" class="pn pnc"><strong>发表帖子</strong></button>
+</form>
+</div>
+</div>
+</div>
+
+</div>
+</div>
+<script type="text/javascript">document.onkeyup = function(e){{keyPageScroll(e, 0, 0, 'forum.php?mod=forumdisplay&fid={fid}&filter=&orderby=lastpost&', {page_no});}}</script>
+"""
+    return page(
+        site,
+        viewer,
+        title=site.forum_name,
+        body=body,
+        now_text=now_text,
+        css="forum_forumdisplay",
+        bodyclass="pg_forumdisplay",
+        keywords=site.forum_name,
+    )
+
+
+def newthread_form_page(site: Site, viewer: Viewer, *, now_ts: int, now_text: str) -> str:
+    """``forum.php?mod=post&action=newthread&fid=F``: the new-thread form (``post.htm``)."""
+    body = f"""<div id="ct" class="ct2_a ct2_a_r wp cl">
+<form method="post" autocomplete="off" id="postform" action="forum.php?mod=post&amp;action=newthread&amp;fid={site.fid}&amp;extra=&amp;topicsubmit=yes">
+<input type="hidden" name="formhash" id="formhash" value="{viewer.formhash}" />
+<input type="hidden" name="posttime" id="posttime" value="{now_ts}" />
+<input type="hidden" name="wysiwyg" id="e_mode" value="1" />
+<div class="bm bw0 cl">
+<h1>发表帖子</h1>
+<span><input type="text" name="subject" id="subject" class="px" value="" onkeyup="strLenCalc(this, 'checklen', 80);" style="width: 25em" tabindex="1" /></span>
+<span id="subjectchk">还可输入 <strong id="checklen">80</strong> 个字符</span>
+<textarea name="message" id="e_textarea" class="pt" rows="15"></textarea>
+<input type="hidden" name="allownoticeauthor" value="1" />
+<input type="hidden" name="usesig" value="1" />
+<button type="submit" id="postsubmit" class="pn pnc" value="true" name="topicsubmit"><span>发表帖子</span></button>
+</div>
+</form>
+</div>"""
+    return page(
+        site,
+        viewer,
+        title="发表帖子",
         body=body,
         now_text=now_text,
         css="forum_post",

@@ -17,11 +17,34 @@ Served endpoints:
 * ``forum.php?mod=post&action=edit&tid=T&pid=P`` (form) and POST ``...&editsubmit=yes``
   (the author or an admin; the ``本帖最后由`` note after 60 s, like the real server)
 * ``forum.php?mod=redirect&goto=findpost&ptid=T&pid=P``
+* ``forum.php?mod=forumdisplay&fid=F[&filter=author&orderby=dateline][&page=N]`` (the forum
+  listing: sticky threads first, then newest by ``orderby``, ``tpp`` per page; a page past the
+  end shows page 1) and ``api/mobile/index.php?version=4&module=forumdisplay&fid=F[&page=N]``
+* ``forum.php?mod=post&action=newthread&fid=F`` (form) and POST ``...&topicsubmit=yes``
+  ``[&inajax=1&handlekey=fastnewpost]``: a new thread (tid = the largest + 1) with its first
+  post; refused as Discuz refuses it (not logged in, not allowed to start threads
+  (``newthread_users``), captcha, empty subject or message, subject over 80 characters, body
+  size, flood control, ``threads_per_hour``); success answers 301 to the thread (ajax:
+  ``succeedhandle_`` with fid/tid/pid)
+* ``forum.php?mod=topicadmin&action=moderate&optgroup=4&modsubmit=yes`` POST ``fid,
+  moderate[]=T, operations[]=close|open``: always in the ajax form (handle key ``mods``);
+  抱歉，您没有权限使用管理功能 for an account that does not moderate the forum, 抱歉，您没有权限关闭
+  此主题 for one in ``cannot_close``, 管理操作成功 otherwise (through ``errorhandle_mods`` when no
+  ``redirect`` was given, as Discuz does); each close/open lands in :attr:`ForumSim.mod_actions`
 
 Posting modes a test can switch on: ``seccode_post`` / ``seccode_login`` (the forum demands a
 captcha: 抱歉，验证码填写错误 / 请输入验证码后继续登录), ``moderate_replies`` (回复需要审核: the
-reply is kept out of the thread until :meth:`ForumSim.approve_post`). Fault ``lost_answer``: the
-forum handles the request, then the connection drops before the answer arrives;
+reply is kept out of the thread until :meth:`ForumSim.approve_post`), ``moderate_threads``
+(新主题需要审核，您的帖子通过审核后才能显示: the thread is kept out of the listing and the
+thread pages until :meth:`ForumSim.approve_thread`).
+
+Moderators: ``moderators`` moderate the sim's forum, ``admins`` moderate everywhere. A closed
+thread (:meth:`ForumSim.close_thread`, or topicadmin) shows the lock in viewthread
+(``fico-lock``) and ``closed: "1"`` in the mobile API; a reply or an edit in it by anyone else
+is refused with 抱歉，本主题已关闭，不再接受新内容, a moderator's is accepted.
+
+Fault ``lost_answer``: the forum handles the request (a reply, an edit, a new thread, a close),
+then the connection drops before the answer arrives;
 ``transport(after=…)`` runs a hook after the forum handled a request (e.g. to simulate bansha
 crashing right then). Faults of a forum that is not usable: ``garbage`` (HTTP 200, random bytes),
 ``redirect_loop`` (302 back to the same address, every time); ``echo_cookie`` answers with an
@@ -36,6 +59,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import math
 import socket
 import struct
@@ -77,6 +101,7 @@ _TAINT = ('"', ">", "<", "'", "(", ")", "CONTENT-TRANSFER-ENCODING")
 _ROLE_ZH = {"discussion": "讨论", "vote": "投票", "progress": "进程", "inquiry": "询问"}
 _MIN_POST_BYTES = 10
 _MAX_POST_BYTES = 10000
+_MAX_SUBJECT = 80  # setting maxsubjectsize (install default)
 _LOGIN_TRIES = 5
 
 
@@ -238,6 +263,16 @@ class _Post:
         return self.deleted_at is not None and self.deleted_at <= now
 
 
+@dataclass(frozen=True, slots=True)
+class ModAction:
+    """One moderation the forum carried out (``forum_threadmod``): ``CLS`` close, ``OPN`` open."""
+
+    tid: int
+    action: str
+    by: str
+    at: int
+
+
 @dataclass
 class _Thread:
     tid: int
@@ -247,11 +282,16 @@ class _Thread:
     dateline: int
     posts: list[_Post] = field(default_factory=list)
     views: int = 0
+    closed_at: int | None = None  # forum_thread.closed = 1 from then on (None: open)
+    displayorder: int = 0  # 1-4 sticky; -2 waiting for a moderator (新主题需要审核)
     disablepos_at: int | None = None  # after a delete Discuz counts floors by order
     redirect_at: int | None = None  # first desktop view after a delete answers 302 to itself
 
     def visible(self, now: int) -> list[_Post]:
         return [p for p in self.posts if p.dateline <= now]
+
+    def closed(self, now: int) -> bool:
+        return self.closed_at is not None and self.closed_at <= now
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,6 +318,7 @@ class _Req:
     force_login: bool = False
     cookies_out: list[str] = field(default_factory=list)
     cookie_header: str = ""
+    pairs: list[tuple[str, str]] = field(default_factory=list)  # every POST field, repeats kept
 
 
 # --------------------------------------------------------------------------- the forum
@@ -307,11 +348,19 @@ class ForumSim:
         seccode_post: bool = False,
         seccode_login: bool = False,
         moderate_replies: bool = False,
+        moderators: Iterable[str] = (),
+        moderate_threads: bool = False,
+        tpp: int = 20,
+        threads_per_hour: int = 0,
+        newthread_users: Iterable[str] | None = None,
+        cannot_close: Iterable[str] = (),
     ) -> None:
         if charset.lower() not in ("utf-8", "gbk"):
             raise ValueError(f"论坛编码只能是 utf-8 或 gbk：{charset}")
         if ppp < 1:
             raise ValueError("每页帖数 ppp 必须至少为 1")
+        if tpp < 1:
+            raise ValueError("每页主题数 tpp 必须至少为 1")
         uids = list(users.values())
         if len(set(uids)) != len(uids):
             raise ValueError("论坛账号的 uid 有重复")
@@ -332,9 +381,19 @@ class ForumSim:
         self.seccode_post = seccode_post
         self.seccode_login = seccode_login
         self.moderate_replies = moderate_replies
+        self.moderators: set[str] = set(moderators)
+        self.moderate_threads = moderate_threads
+        self.tpp = tpp
+        self.threads_per_hour = threads_per_hour
+        self.newthread_users: set[str] | None = (
+            None if newthread_users is None else set(newthread_users)
+        )
+        self.cannot_close: set[str] = set(cannot_close)
+        self.mod_actions: list[ModAction] = []
         self.requests: list[SimRequest] = []
         self.faults = Faults()
         self._pending: dict[int, _Post] = {}  # replies waiting for a moderator (invisible)
+        self._pending_threads: dict[int, _Thread] = {}  # new threads waiting (displayorder -2)
         self._threads: dict[int, _Thread] = {}
         self._posts: dict[int, _Post] = {}
         self._next_pid = first_pid
@@ -366,13 +425,14 @@ class ForumSim:
         return pid
 
     def add_thread(self, tid: int, subject: str, author: str, message: str, at: datetime) -> int:
-        """Open thread ``tid`` with its first post (楼主); returns that post's pid."""
+        """Open thread ``tid`` with its first post (楼主); returns that post's pid. The subject
+        is stored HTML-escaped, as ``post.php`` stores it (pages show it as stored)."""
         with self._lock:
-            if tid in self._threads:
+            if tid in self._threads or tid in self._pending_threads:
                 raise ValueError(f"主题 {tid} 已经存在")
             ts = _ts(at)
             uid = self._uid(author)
-            thread = _Thread(tid, subject, author, uid, ts)
+            thread = _Thread(tid, render.dhtmlspecialchars(subject), author, uid, ts)
             self._threads[tid] = thread
             pid = self._new_pid()
             post = _Post(pid, tid, author, uid, ts, 1, True, [_Revision(ts, message)])
@@ -494,6 +554,71 @@ class ForumSim:
             thread.posts.append(post)
             self._posts[pid] = post
 
+    # ------------------------------------------------------------------ threads and moderators
+
+    def is_moderator(self, username: str) -> bool:
+        """Whether ``username`` moderates the sim's forum (its ``moderators``, or an admin)."""
+        return bool(username) and (username in self.moderators or username in self.admins)
+
+    def thread_tids(self) -> list[int]:
+        """Every thread shown in the forum (not those waiting for a moderator), by tid."""
+        return sorted(self._threads)
+
+    def thread_subject(self, tid: int) -> str:
+        """The subject as a reader sees it (stored escaped)."""
+        return html.unescape(self._thread(tid).subject)
+
+    def thread_author(self, tid: int) -> str:
+        return self._thread(tid).author
+
+    def thread_closed(self, tid: int, *, at: datetime | None = None) -> bool:
+        """Whether ``tid`` is closed (关闭) as of ``at`` (default: the sim's clock)."""
+        now = _ts(at) if at is not None else _ts(self.clock())
+        return self._thread(tid).closed(now)
+
+    def close_thread(self, tid: int, *, at: datetime | None = None, by: str = "") -> None:
+        """Close ``tid`` (``forum_thread.closed = 1``): only moderators may reply from ``at``
+        on. Recorded in :attr:`mod_actions` like the forum's moderation log."""
+        with self._lock:
+            thread = self._thread(tid)
+            ts = _ts(at) if at is not None else _ts(self.clock())
+            thread.closed_at = ts
+            self.mod_actions.append(ModAction(tid, "CLS", by, ts))
+
+    def open_thread(self, tid: int, *, at: datetime | None = None, by: str = "") -> None:
+        """Open a closed thread again (``closed = 0``)."""
+        with self._lock:
+            thread = self._thread(tid)
+            ts = _ts(at) if at is not None else _ts(self.clock())
+            thread.closed_at = None
+            self.mod_actions.append(ModAction(tid, "OPN", by, ts))
+
+    def stick_thread(self, tid: int, level: int = 1) -> None:
+        """置顶 (``displayorder`` 1-4; 0 unsticks)."""
+        if level not in (0, 1, 2, 3, 4):
+            raise ValueError(f"置顶级别只能是 0-4：{level}")
+        with self._lock:
+            self._thread(tid).displayorder = level
+
+    def pending_threads(self) -> list[int]:
+        """New threads waiting for a moderator (新主题需要审核): kept, not shown."""
+        return sorted(self._pending_threads)
+
+    def approve_thread(self, tid: int) -> None:
+        """A moderator approves a new thread that was waiting: it is shown from now on."""
+        with self._lock:
+            try:
+                thread = self._pending_threads.pop(tid)
+            except KeyError:
+                raise ValueError(f"主题 {tid} 不在审核队列中") from None
+            thread.displayorder = 0
+            self._threads[tid] = thread
+            for post in thread.posts:
+                self._posts[post.pid] = post
+
+    def _new_tid(self) -> int:
+        return max([*self._threads, *self._pending_threads, 0]) + 1
+
     def _thread(self, tid: int) -> _Thread:
         try:
             return self._threads[tid]
@@ -576,8 +701,15 @@ class ForumSim:
         query = self._parse_qs(parts.query)
         hdrs = {k.lower(): v for k, v in headers.items()}
         form: dict[str, str] = {}
+        pairs: list[tuple[str, str]] = []
         if method == "POST" and body:
             form = self._parse_qs(body.decode("latin-1"))
+            pairs = parse_qsl(
+                body.decode("latin-1"),
+                keep_blank_values=True,
+                encoding=self._codec(),
+                errors="replace",
+            )
         self.requests.append(SimRequest(method, path, dict(query), dict(form)))
         now = _ts(self.clock())
         fault = self.faults.take(url)
@@ -603,6 +735,7 @@ class ForumSim:
             username=username,
             auth=auth if uid else None,
             cookie_header=hdrs.get("cookie", ""),
+            pairs=pairs,
         )
         if new_salt:
             req.cookies_out.append(
@@ -678,6 +811,8 @@ class ForumSim:
                 return self._mobile_viewthread(req)
             if module == "check":
                 return self._mobile_check(req)
+            if module == "forumdisplay":
+                return self._mobile_forumdisplay(req)
             return self._json(req, {"error": "module_not_exists"})
         if path.endswith("member.php"):
             if p.get("mod") == "logging" and p.get("action") == "login":
@@ -700,6 +835,14 @@ class ForumSim:
             return self._edit_form(req)
         if mod == "redirect" and p.get("goto") == "findpost":
             return self._findpost(req)
+        if mod == "forumdisplay":
+            return self._forumdisplay(req)
+        if mod == "post" and p.get("action") == "newthread":
+            if p.get("topicsubmit") and req.method == "POST":
+                return self._newthread_submit(req)
+            return self._newthread_form(req)
+        if mod == "topicadmin":
+            return self._topicadmin(req)
         return self._message(req, "未定义操作，请返回")
 
     def _xss_check(self, req: _Req) -> SimResponse | None:
@@ -861,7 +1004,7 @@ class ForumSim:
     def _hide_unlocked(self, thread: _Thread, post: _Post, req: _Req) -> bool:
         if not req.uid:
             return False
-        if req.username in self.admins or req.uid == post.uid:
+        if self.is_moderator(req.username) or req.uid == post.uid:
             return True
         return any(p.uid == req.uid for p in thread.visible(req.now) if not p.deleted(req.now))
 
@@ -947,6 +1090,8 @@ class ForumSim:
             authorid=authorid,
             pager=render.multi(len(rows), self.ppp, page, mpurl),
             mpurl=mpurl,
+            closed=thread.closed(req.now),
+            moderator=self.is_moderator(req.username),
         )
         text = render.viewthread_page(
             view,
@@ -985,6 +1130,7 @@ class ForumSim:
 
     def _mobile_base(self, req: _Req) -> dict[str, Any]:
         admin = req.username in self.admins
+        moderator = self.is_moderator(req.username)
         return {
             "cookiepre": self.cookiepre,
             "auth": unquote(req.auth) if req.auth else None,
@@ -994,7 +1140,7 @@ class ForumSim:
             "member_avatar": f"{self.base_url}uc_server/avatar.php?uid={req.uid}&size=small&ts=1",
             "groupid": "7" if not req.uid else ("1" if admin else "10"),
             "formhash": self._viewer(req).formhash,
-            "ismoderator": "1" if admin else "0",
+            "ismoderator": "1" if moderator else "0",
             "readaccess": "1" if not req.uid else ("200" if admin else "10"),
             "notice": {"newpush": "0", "newpm": "0", "newprompt": "0", "newmypost": "0"},
         }
@@ -1021,14 +1167,14 @@ class ForumSim:
             "lastposter": last.author,
             "views": str(thread.views),
             "replies": str(replies),
-            "displayorder": "0",
+            "displayorder": str(thread.displayorder),
             "highlight": "0",
             "digest": "0",
             "rate": "0",
             "special": "0",
             "attachment": "0",
-            "moderated": "0",
-            "closed": "0",
+            "moderated": "1" if thread.closed_at is not None or thread.displayorder else "0",
+            "closed": "1" if thread.closed(req.now) else "0",
             "stickreply": "0",
             "recommends": "0",
             "recommend_add": "0",
@@ -1273,6 +1419,8 @@ class ForumSim:
         thread = self._visible_thread(req)
         if thread is None:
             return self._message(req, render.MSG_THREAD_NONEXISTENCE, status=404)
+        if thread.closed(req.now) and not self.is_moderator(req.username):
+            return self._message(req, render.MSG_THREAD_CLOSED)  # forum_post.php, before login
         if not req.uid:
             return self._message(
                 req, render.MSG_REPLYPERM_LOGIN, alert="alert_info", login_form=True
@@ -1297,28 +1445,20 @@ class ForumSim:
         p = req.params
         inajax = bool(p.get("inajax"))
         handlekey = p.get("handlekey", "")
-
-        def fail(message: str, values: dict[str, str] | None = None) -> SimResponse:
-            if inajax:
-                return self._xml(req, render.ajax_error(handlekey, message, values or {}))
-            return self._message(req, message)
-
+        fail = self._refuser(req)
         thread = self._visible_thread(req)
         if thread is None:
             return fail(render.MSG_THREAD_NONEXISTENCE)
+        if thread.closed(req.now) and not self.is_moderator(req.username):
+            return fail(render.MSG_THREAD_CLOSED)  # forum_post.php: moderators may still reply
         if not req.uid:
             return fail(render.MSG_REPLYPERM_LOGIN)
         if self.seccode_post:  # submit_seccode_invalid: a captcha bansha never solves
             return fail(render.MSG_SECCODE_INVALID)
         message = p.get("message", "").replace("\r\n", "\n")
-        counted = render.QUOTE_RE.sub("", message).strip()
-        size = len(counted.encode(self._codec(), errors="replace"))
-        if size < _MIN_POST_BYTES:
-            return fail(render.MSG_TOO_SHORT.format(minpostsize=_MIN_POST_BYTES))
-        if size > _MAX_POST_BYTES:
-            return fail(render.MSG_TOO_LONG.format(maxpostsize=_MAX_POST_BYTES))
-        if "[hide" in message.lower() and req.username not in self.admins:
-            return fail(render.MSG_HIDE_NOT_ALLOWED)
+        problem = self._body_problem(message, req.username)
+        if problem is not None:
+            return fail(problem)
         last = self._last_post_at.get(req.uid)
         if last is not None and req.now - last < self.floodctrl_s:
             text = render.MSG_FLOOD.format(floodctrl=self.floodctrl_s)
@@ -1372,10 +1512,37 @@ class ForumSim:
             )
         return self._redirect(req, 301, url)
 
+    def _refuser(self, req: _Req) -> Callable[..., SimResponse]:
+        """``showmessage()`` of a refusal to a form POST: ``errorhandle_<key>`` in the ajax
+        envelope when ``inajax``, else the message page."""
+        inajax = bool(req.params.get("inajax"))
+        handlekey = req.params.get("handlekey", "")
+
+        def fail(message: str, values: dict[str, str] | None = None) -> SimResponse:
+            if inajax:
+                return self._xml(req, render.ajax_error(handlekey, message, values or {}))
+            return self._message(req, message)
+
+        return fail
+
+    def _body_problem(self, message: str, username: str) -> str | None:
+        """``checkpost()``'s size limits (quotes not counted) and the [hide] permission."""
+        counted = render.QUOTE_RE.sub("", message).strip()
+        size = len(counted.encode(self._codec(), errors="replace"))
+        if size < _MIN_POST_BYTES:
+            return render.MSG_TOO_SHORT.format(minpostsize=_MIN_POST_BYTES)
+        if size > _MAX_POST_BYTES:
+            return render.MSG_TOO_LONG.format(maxpostsize=_MAX_POST_BYTES)
+        if "[hide" in message.lower() and username not in self.admins:
+            return render.MSG_HIDE_NOT_ALLOWED
+        return None
+
     def _edit_target(self, req: _Req) -> tuple[_Thread | None, _Post | None, str | None]:
         thread = self._visible_thread(req)
         if thread is None:
             return None, None, render.MSG_THREAD_NONEXISTENCE
+        if thread.closed(req.now) and not self.is_moderator(req.username):
+            return thread, None, render.MSG_THREAD_CLOSED  # forum_post.php: edits too
         if not req.uid:
             return thread, None, render.MSG_NOT_LOGGEDIN
         post = self._posts.get(_int(req.params.get("pid")) or 0)
@@ -1414,26 +1581,16 @@ class ForumSim:
         p = req.params
         inajax = bool(p.get("inajax"))
         handlekey = p.get("handlekey", "")
-
-        def fail(message: str) -> SimResponse:
-            if inajax:
-                return self._xml(req, render.ajax_error(handlekey, message, {}))
-            return self._message(req, message)
-
+        fail = self._refuser(req)
         thread, post, problem = self._edit_target(req)
         if problem is not None or thread is None or post is None:
             return fail(problem or render.MSG_POST_NONEXISTENCE)
         if self.seccode_post:
             return fail(render.MSG_SECCODE_INVALID)
         message = p.get("message", "").replace("\r\n", "\n")
-        counted = render.QUOTE_RE.sub("", message).strip()
-        size = len(counted.encode(self._codec(), errors="replace"))
-        if size < _MIN_POST_BYTES:
-            return fail(render.MSG_TOO_SHORT.format(minpostsize=_MIN_POST_BYTES))
-        if size > _MAX_POST_BYTES:
-            return fail(render.MSG_TOO_LONG.format(maxpostsize=_MAX_POST_BYTES))
-        if "[hide" in message.lower() and req.username not in self.admins:
-            return fail(render.MSG_HIDE_NOT_ALLOWED)
+        problem = self._body_problem(message, req.username)
+        if problem is not None:
+            return fail(problem)
         self.edit_post(
             post.pid, message, datetime.fromtimestamp(req.now, self.tz), editor=req.username
         )
@@ -1460,6 +1617,318 @@ class ForumSim:
         page = index // self.ppp + 1
         return self._redirect(
             req, 301, f"forum.php?mod=viewthread&tid={post.tid}&page={page}#pid{post.pid}"
+        )
+
+    # ------------------------------------------------------------------ forum listing
+
+    def _listed(self, now: int, orderby: str) -> list[_Thread]:
+        """The threads forumdisplay lists: sticky first, then by ``orderby``, newest first."""
+        shown = [t for t in self._threads.values() if t.dateline <= now]
+
+        def key(t: _Thread) -> tuple[int, int, int]:
+            if orderby == "dateline":
+                value = t.dateline
+            elif orderby == "replies":
+                value = self._replies(t, now)
+            elif orderby == "views":
+                value = t.views
+            else:  # lastpost, the forum's default order
+                value = self._last_post(t, now).dateline
+            return (t.displayorder, value, t.tid)
+
+        return sorted(shown, key=key, reverse=True)
+
+    def _replies(self, thread: _Thread, now: int) -> int:
+        return max(0, len([p for p in thread.visible(now) if not p.deleted(now)]) - 1)
+
+    def _last_post(self, thread: _Thread, now: int) -> _Post:
+        shown = [p for p in thread.visible(now) if not p.deleted(now)] or thread.posts[:1]
+        return max(shown, key=lambda p: (p.dateline, p.pid))
+
+    def _listing_request(self, req: _Req) -> tuple[str, str | None]:
+        """``orderby`` and the refusal (None: the listing may be shown)."""
+        if _int(req.params.get("fid")) != self.fid:
+            return "", render.MSG_FORUM_NONEXISTENCE
+        if (self.login_required or req.force_login) and not req.uid:
+            return "", render.MSG_VIEWPERM_LOGIN
+        orderby = req.params.get("orderby", "")
+        if orderby not in ("lastpost", "dateline", "replies", "views"):
+            orderby = "lastpost"
+        return orderby, None
+
+    def _listing_page(self, req: _Req, count: int) -> int:
+        page = _int(req.params.get("page")) or 1
+        # forum_forumdisplay.php: a page past the end shows page 1 (not the last one)
+        return 1 if page < 1 or math.ceil(count / self.tpp) < page else page
+
+    def _forumdisplay(self, req: _Req) -> SimResponse:
+        """``forum.php?mod=forumdisplay&fid=F[&filter=author&orderby=dateline][&page=N]``."""
+        orderby, refusal = self._listing_request(req)
+        if refusal == render.MSG_VIEWPERM_LOGIN:
+            return self._message(req, refusal, alert="alert_info", login_form=True)
+        if refusal is not None:
+            return self._message(req, refusal)
+        threads = self._listed(req.now, orderby)
+        page = self._listing_page(req, len(threads))
+        shown = threads[(page - 1) * self.tpp : page * self.tpp]
+        rows = []
+        for t in shown:
+            last = self._last_post(t, req.now)
+            replies = self._replies(t, req.now)
+            local = datetime.fromtimestamp(req.now, self.tz)
+            today = int(local.replace(hour=0, minute=0, second=0, microsecond=0).timestamp())
+            date_only = render.php_date(t.dateline, self.tz).split(" ")[0]
+            rows.append(
+                render.ThreadRow(
+                    tid=t.tid,
+                    subject=t.subject,
+                    author=t.author,
+                    authorid=t.uid,
+                    dateline_html=render.dgmdate_u(t.dateline, req.now, self.tz, full=date_only),
+                    istoday=t.dateline > today,
+                    replies=replies,
+                    views=max(t.views, replies),
+                    lastposter=last.author,
+                    lastpost_html=render.dgmdate_u(
+                        last.dateline,
+                        req.now,
+                        self.tz,
+                        full=render.php_date(last.dateline, self.tz, seconds=False),
+                    ),
+                    closed=t.closed(req.now),
+                    displayorder=t.displayorder,
+                    new=not t.closed(req.now) and not t.displayorder,
+                    pages=max(1, math.ceil((replies + 1) / self.ppp)),
+                )
+            )
+        mpurl = f"forum.php?mod=forumdisplay&fid={self.fid}"
+        if req.params.get("orderby") == orderby and orderby != "lastpost":
+            mpurl += f"&filter={req.params.get('filter', 'author')}&orderby={orderby}"
+        site, viewer = self._site_viewer(req)
+        text = render.forumdisplay_page(
+            site,
+            viewer,
+            rows=rows,
+            page_no=page,
+            threadcount=len(threads),
+            pager=render.multi(len(threads), self.tpp, page, mpurl),
+            moderator=self.is_moderator(req.username),
+            now_ts=req.now,
+            now_text=self._now_text(req),
+        )
+        return self._html(req, text)
+
+    def _mobile_forumdisplay(self, req: _Req) -> SimResponse:
+        """``api/mobile/index.php?version=4&module=forumdisplay&fid=F[&page=N]``
+        (``sub_threadlist.php``: no ``closed`` field in the list)."""
+        variables = self._mobile_base(req)
+        orderby, refusal = self._listing_request(req)
+        if refusal is not None:
+            key = "forum_nonexistence" if refusal == render.MSG_FORUM_NONEXISTENCE else None
+            message = {
+                "messageval": key or "viewperm_login_nopermission//1",
+                "messagestr": f"mobile:{key or 'viewperm_login_nopermission'}",
+            }
+            return self._json(req, self._mobile_envelope(variables, message))
+        threads = self._listed(req.now, orderby)
+        page = self._listing_page(req, len(threads))
+        shown = threads[(page - 1) * self.tpp : page * self.tpp]
+        posts = sum(len([p for p in t.visible(req.now) if not p.deleted(req.now)]) for t in threads)
+        listed = []
+        for t in shown:
+            last = self._last_post(t, req.now)
+            listed.append(
+                {
+                    "tid": str(t.tid),
+                    "typeid": "0",
+                    "readperm": "0",
+                    "price": "0",
+                    "author": t.author,
+                    "authorid": str(t.uid),
+                    "subject": t.subject,
+                    "dateline": render.dgmdate_u(t.dateline, req.now, self.tz, mobile=True),
+                    "lastpost": render.dgmdate_u(last.dateline, req.now, self.tz, mobile=True),
+                    "lastposter": last.author,
+                    "views": str(max(t.views, self._replies(t, req.now))),
+                    "replies": str(self._replies(t, req.now)),
+                    "displayorder": str(t.displayorder),
+                    "digest": "0",
+                    "special": "0",
+                    "attachment": "0",
+                    "recommend_add": "0",
+                    "replycredit": "0",
+                    "dbdateline": str(t.dateline),
+                    "dblastpost": str(last.dateline),
+                    "rushreply": "0",
+                    "recommend": "0",
+                }
+            )
+        variables.update(
+            {
+                "forum": {
+                    "fid": str(self.fid),
+                    "picstyle": "0",
+                    "fup": "1",
+                    "name": self.forum_name,
+                    "threads": str(len(threads)),
+                    "posts": str(posts),
+                    "autoclose": "0",
+                    "threadcount": str(len(threads)),
+                    "password": "0",
+                },
+                "group": {"groupid": "7" if not req.uid else "10", "grouptitle": "新手上路"},
+                "forum_threadlist": listed,
+                "groupiconid": {str(t.uid): "1" for t in shown},
+                "sublist": [],
+                "tpp": str(self.tpp),
+                "page": str(page),
+                "reward_unit": "金钱",
+            }
+        )
+        return self._json(req, self._mobile_envelope(variables, None))
+
+    # ------------------------------------------------------------------ new threads
+
+    def _newthread_refusal(self, req: _Req) -> str | None:
+        """post_newthread.php's permission checks, in its order."""
+        if _int(req.params.get("fid")) != self.fid:
+            return render.MSG_FORUM_NONEXISTENCE
+        if not req.uid:
+            return render.MSG_POSTPERM_LOGIN
+        if self.newthread_users is not None and req.username not in self.newthread_users:
+            return render.MSG_NEWTHREAD_NOPERMISSION
+        return None
+
+    def _newthread_form(self, req: _Req) -> SimResponse:
+        refusal = self._newthread_refusal(req)
+        if refusal is not None:
+            return self._message(
+                req, refusal, alert="alert_info", login_form=refusal == render.MSG_POSTPERM_LOGIN
+            )
+        site, viewer = self._site_viewer(req)
+        text = render.newthread_form_page(
+            site, viewer, now_ts=req.now, now_text=self._now_text(req)
+        )
+        return self._html(req, text)
+
+    def _newthread_submit(self, req: _Req) -> SimResponse:
+        p = req.params
+        inajax = bool(p.get("inajax"))
+        handlekey = p.get("handlekey", "")
+        fail = self._refuser(req)
+        refusal = self._newthread_refusal(req)
+        if refusal is not None:
+            return fail(refusal)
+        if self.seccode_post:  # submitcheck() with the posting captcha on
+            return fail(render.MSG_SECCODE_INVALID)
+        subject = p.get("subject", "").strip()
+        message = p.get("message", "").replace("\r\n", "\n")
+        if not subject or not message.strip():
+            return fail(render.MSG_SM_ISNULL)
+        # dstrlen(): characters on a UTF-8 forum, bytes on a GBK one; maxsubjectsize 80
+        length = len(subject) if self.charset == "utf-8" else len(subject.encode("gbk", "replace"))
+        if length > _MAX_SUBJECT:
+            return fail(render.MSG_SUBJECT_TOOLONG)
+        problem = self._body_problem(message, req.username)
+        if problem is not None:
+            return fail(problem)
+        last = self._last_post_at.get(req.uid)
+        if last is not None and req.now - last < self.floodctrl_s:
+            text = render.MSG_FLOOD.format(floodctrl=self.floodctrl_s)
+            return fail(text, {"floodctrl": str(self.floodctrl_s)})
+        if self.threads_per_hour:
+            started = [
+                t
+                for t in [*self._threads.values(), *self._pending_threads.values()]
+                if t.uid == req.uid and req.now - 3600 < t.dateline <= req.now
+            ]
+            if len(started) >= self.threads_per_hour:
+                limit = str(self.threads_per_hour)
+                return fail(render.MSG_THREADS_PER_HOUR.format(threads_per_hour=limit))
+        self._last_post_at[req.uid] = req.now
+        tid = self._new_tid()
+        at = datetime.fromtimestamp(req.now, self.tz)
+        pid = self.add_thread(tid, subject, req.username, message, at)
+        self._posts[pid].smileyoff = not _php_empty(p.get("smileyoff"))
+        values = {
+            "fid": str(self.fid),
+            "tid": str(tid),
+            "pid": str(pid),
+            "coverimg": "",
+            "sechash": "",
+        }
+        if self.moderate_threads and not self.is_moderator(req.username):
+            thread = self._threads.pop(tid)
+            thread.displayorder = -2
+            self._pending_threads[tid] = thread
+            self._posts.pop(pid)
+            target = f"forum.php?mod=forumdisplay&fid={self.fid}"
+            if inajax:
+                return self._xml(
+                    req,
+                    render.ajax_succeed(
+                        handlekey, target, render.MSG_NEWTHREAD_MOD_SUCCEED, values
+                    ),
+                )
+            return self._message(req, render.MSG_NEWTHREAD_MOD_SUCCEED, alert="alert_right")
+        url = f"forum.php?mod=viewthread&tid={tid}&extra="
+        if inajax:
+            done = render.MSG_NEWTHREAD_SUCCEED.format(fid=self.fid)
+            return self._xml(req, render.ajax_succeed(handlekey, url, done, values))
+        return self._redirect(req, 301, url)  # post_newthread_succeed is a quick forward
+
+    # ------------------------------------------------------------------ moderation
+
+    def _topicadmin(self, req: _Req) -> SimResponse:
+        """``forum.php?mod=topicadmin&action=moderate&optgroup=4&modsubmit=yes`` POST
+        ``fid, moderate[]=T, operations[]=close|open``. Always answered in the ajax form
+        (``$_G['inajax'] = 1``, handle key ``mods``)."""
+        handlekey = "mods"
+
+        def fail(message: str) -> SimResponse:
+            return self._xml(req, render.ajax_error(handlekey, message, {}))
+
+        p = req.params
+        moderator = _int(p.get("fid")) == self.fid and self.is_moderator(req.username)
+        if not req.uid or not moderator:
+            return fail(render.MSG_ADMIN_NOPERMISSION)
+        if p.get("action") != "moderate":
+            return fail("未定义操作，请返回")
+        if req.method != "POST" or not p.get("modsubmit") or not p.get("formhash"):
+            return fail(render.MSG_ADMIN_MODERATE_INVALID)
+        tids = [_int(v) for k, v in req.pairs if k in ("moderate[]", "moderate")]
+        if p.get("tid"):
+            tids = [_int(p.get("tid"))]
+        operations = [v for k, v in req.pairs if k in ("operations[]", "operations")]
+        allowed = {"delete", "highlight", "open", "close", "stick", "digest", "bump", "down"}
+        if not operations or any(op not in allowed for op in operations):
+            return fail(render.MSG_ADMIN_MODERATE_INVALID)
+        threads = [
+            self._threads[tid]
+            for tid in tids
+            if tid in self._threads and self._threads[tid].dateline <= req.now
+        ]
+        if not threads:
+            return fail(render.MSG_ADMIN_MODERATE_INVALID)
+        for op in operations:
+            if op not in ("close", "open"):
+                return fail(render.MSG_ADMIN_MODERATE_INVALID)  # not simulated
+            if req.username in self.cannot_close:
+                return fail(
+                    render.MSG_NO_PRIVILEGE_CLOSE if op == "close" else render.MSG_NO_PRIVILEGE_OPEN
+                )
+        at = datetime.fromtimestamp(req.now, self.tz)
+        for op in operations:
+            for thread in threads:
+                if op == "close":
+                    self.close_thread(thread.tid, at=at, by=req.username)
+                else:
+                    self.open_thread(thread.tid, at=at, by=req.username)
+        redirect = p.get("redirect", "")
+        if not redirect:  # showmessage without a url: the success comes through errorhandle_
+            return fail(render.MSG_ADMIN_SUCCEED)
+        return self._xml(
+            req, render.ajax_succeed(handlekey, redirect, render.MSG_ADMIN_SUCCEED, {})
         )
 
     # ------------------------------------------------------------------ httpx
@@ -1563,6 +2032,9 @@ _SIM_KEYS = {
     "seccode_post",
     "seccode_login",
     "moderate_replies",
+    "moderators",
+    "moderate_threads",
+    "tpp",
 }
 
 
@@ -1624,6 +2096,9 @@ class _ScriptLoader:
             "seccode_post",
             "seccode_login",
             "moderate_replies",
+            "moderators",
+            "moderate_threads",
+            "tpp",
         ):
             if key in sim_cfg:
                 kwargs[key] = sim_cfg[key]

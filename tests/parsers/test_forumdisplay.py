@@ -1,0 +1,185 @@
+"""The forum listing parser (parsers.forumdisplay) against real Discuz! X3.5 pages and the
+simulator's.
+
+Real pages: ``../shared/fixtures/discuz/desktop/forumdisplay_f3_{guest,login}.html`` (forum 3
+版杀测试区 with three threads by 导演A: tid 7, 5, 4), ``mobile/v4_forumdisplay_f3_*.json``,
+``misc/restricted_forumdisplay_f4_guest.html`` (a guest refused), ``mobile/v1_…`` (503).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from parsers.forumdisplay import ForumThread, parse_forumdisplay, parse_mobile_forumdisplay
+from parsers.records import PageError, PageErrorKind
+from pipeline.sim.simulator import ForumSim, SimClock
+
+TZ = ZoneInfo("Asia/Shanghai")
+REAL_SUBJECTS = {
+    7: "[测试局]抓包测试帖（可忽略）",
+    5: "[测试局]第二天讨论帖",
+    4: "[测试局]第二天投票帖",
+}
+
+
+def served_at(path: Path) -> datetime:
+    headers = path.with_name(path.name + ".headers").read_text("utf-8")
+    date = re.search(r"^Date: (.+?)\r?$", headers, re.M).group(1)  # type: ignore[union-attr]
+    return datetime.strptime(date, "%a, %d %b %Y %H:%M:%S GMT").replace(tzinfo=UTC)
+
+
+@pytest.mark.parametrize("who", ["guest", "login"])
+def test_the_real_desktop_listing(fixtures_dir, who):
+    path = fixtures_dir / "desktop" / f"forumdisplay_f3_{who}.html"
+    page = parse_forumdisplay(path.read_bytes(), tz=TZ, now=served_at(path))
+
+    assert (page.fid, page.page, page.total_pages, page.forum_name) == (3, 1, 1, "版杀测试区")
+    assert [t.tid for t in page.threads] == [7, 5, 4]  # the forum's order (last post first)
+    assert {t.tid: t.subject for t in page.threads} == REAL_SUBJECTS
+    assert {(t.author, t.authorid) for t in page.threads} == {("导演A", 2)}
+    assert [(t.replies, t.views) for t in page.threads] == [(0, 0), (40, 40), (25, 25)]
+    assert not any(t.closed or t.sticky for t in page.threads)
+    # 1 分钟前 on a page served 2026-11-29 13:07:54 UTC (21:07:54 in GMT+8)
+    assert page.threads[0].created_at == datetime(2026, 11, 29, 21, 6, 54, tzinfo=TZ)
+    assert page.member_uid == (3 if who == "login" else 0)  # 饺子 is uid 3
+    assert page.formhash == ("9fbbd8d9" if who == "login" else "fd260ccf")
+
+
+@pytest.mark.parametrize("who", ["guest", "login"])
+def test_the_real_mobile_listing(fixtures_dir, who):
+    body = (fixtures_dir / "mobile" / f"v4_forumdisplay_f3_{who}.json").read_bytes()
+    page = parse_mobile_forumdisplay(body, tz=TZ)
+
+    assert (page.fid, page.page, page.total_pages, page.source) == (3, 1, 1, "mobile")
+    assert {t.tid: t.subject for t in page.threads} == REAL_SUBJECTS
+    assert page.threads[0] == ForumThread(
+        tid=7,
+        subject=REAL_SUBJECTS[7],
+        author="导演A",
+        authorid=2,
+        created_at=datetime.fromtimestamp(1795957574, TZ),  # dbdateline: exact
+        replies=0,
+        views=0,
+        closed=None,  # sub_threadlist.php does not pass forum_thread.closed on
+        sticky=False,
+    )
+
+
+def test_a_guest_refused_by_a_restricted_forum_is_a_login_error(fixtures_dir):
+    body = (fixtures_dir / "misc" / "restricted_forumdisplay_f4_guest.html").read_bytes()
+    with pytest.raises(PageError) as caught:
+        parse_forumdisplay(body, tz=TZ)
+    assert caught.value.kind is PageErrorKind.LOGIN_REQUIRED
+    assert "没有权限访问该版块" in caught.value.message_zh
+
+
+def test_the_503_of_the_old_mobile_api_is_a_server_error(fixtures_dir):
+    body = (fixtures_dir / "mobile" / "v1_forumdisplay_f3_guest.json").read_bytes()
+    with pytest.raises(PageError) as caught:
+        parse_mobile_forumdisplay(body, tz=TZ)
+    assert caught.value.kind is PageErrorKind.SERVER_ERROR
+
+
+def test_a_thread_page_is_not_a_listing(fixtures_dir):
+    body = (fixtures_dir / "desktop" / "vote_t4_p1_guest.html").read_bytes()
+    with pytest.raises(PageError, match="不是版块主题列表"):
+        parse_forumdisplay(body, tz=TZ)
+
+
+# --------------------------------------------------------------------------- the simulator's
+
+
+NOW = datetime(2026, 12, 3, 9, 0, tzinfo=TZ)
+SPECIAL = '[M135]第1天讨论帖 <b>注意</b> & "规则"'  # stored escaped, read unescaped
+
+
+def sim_forum(**kw) -> tuple[ForumSim, SimClock]:
+    clock = SimClock(NOW)
+    users = {"导演": 100, "饺子": 101, "包子": 102}
+    return ForumSim(users=users, clock=clock, moderators=["导演"], **kw), clock
+
+
+def listing(sim: ForumSim, query: str = "", *, as_user: str | None = None):
+    headers = {"Cookie": sim.login_cookie(as_user)} if as_user else {}
+    url = f"{sim.base_url}forum.php?mod=forumdisplay&fid=3{query}"
+    resp = sim.handle("GET", url, headers)
+    return parse_forumdisplay(resp.body, tz=TZ, now=NOW, encoding=resp.charset)
+
+
+def mobile_listing(sim: ForumSim, query: str = ""):
+    url = f"{sim.base_url}api/mobile/index.php?version=4&module=forumdisplay&fid=3{query}"
+    return parse_mobile_forumdisplay(sim.handle("GET", url).body, tz=TZ)
+
+
+def test_the_simulators_listing_reads_like_the_real_one_with_closed_and_sticky_threads():
+    sim, _ = sim_forum()
+    sim.add_thread(1, SPECIAL, "导演", "第1天讨论帖正文。", NOW - timedelta(days=9))
+    sim.add_thread(2, "[M135]第1天投票帖", "导演", "第1天投票帖正文。", NOW - timedelta(hours=3))
+    sim.add_thread(
+        3, "闲聊：您尚未登录，没有权限访问该版块", "饺子", "开个玩笑。", NOW - timedelta(minutes=5)
+    )
+    sim.add_post(1, "饺子", "讨论帖里的一句发言。", NOW - timedelta(minutes=1))
+    sim.close_thread(2)
+    sim.stick_thread(1)
+
+    for page in (listing(sim), listing(sim, as_user="导演")):  # a moderator sees checkboxes
+        assert [t.tid for t in page.threads] == [1, 3, 2]  # sticky first, then last post
+        first, chat, vote = page.threads
+        assert first.sticky and not first.closed
+        assert first.subject == SPECIAL  # unescaped
+        assert first.created_at == datetime(2026, 11, 24, tzinfo=TZ)  # older: only the date
+        assert vote.closed and not vote.sticky
+        assert vote.created_at == NOW - timedelta(hours=3)
+        assert chat.subject.startswith("闲聊：您尚未登录")  # a subject is never an error page
+        assert (chat.author, chat.authorid) == ("饺子", 101)
+        assert (first.replies, vote.replies) == (1, 0)
+
+    mobile = mobile_listing(sim)
+    assert [(t.tid, t.sticky, t.closed) for t in mobile.threads] == [
+        (1, True, None),
+        (3, False, None),
+        (2, False, None),
+    ]
+    assert mobile.threads[0].subject == SPECIAL
+
+
+def test_the_simulators_listing_by_start_time_pages_and_a_page_past_the_end():
+    sim, _ = sim_forum(tpp=2)
+    for tid in range(1, 6):  # tid 5 started last; tid 1 has the latest reply
+        sim.add_thread(
+            tid, f"主题 {tid}", "导演", "正文正文正文。", NOW - timedelta(hours=10 - tid)
+        )
+    sim.add_post(1, "饺子", "最新的一条回复。", NOW - timedelta(minutes=1))
+
+    by_start = listing(sim, "&filter=author&orderby=dateline")
+    assert ([t.tid for t in by_start.threads], by_start.page, by_start.total_pages) == (
+        [5, 4],
+        1,
+        3,
+    )
+    assert [t.tid for t in listing(sim).threads] == [1, 5]  # default: last post first
+    third = listing(sim, "&filter=author&orderby=dateline&page=3")
+    assert ([t.tid for t in third.threads], third.page, third.total_pages) == ([1], 3, 3)
+    past = listing(sim, "&filter=author&orderby=dateline&page=9")  # Discuz shows page 1 then
+    assert ([t.tid for t in past.threads], past.page) == ([5, 4], 1)
+    mobile = mobile_listing(sim, "&page=2")
+    assert (mobile.page, mobile.total_pages, [t.tid for t in mobile.threads]) == (2, 3, [4, 3])
+
+
+def test_the_simulators_refusals_are_recognised():
+    sim, _ = sim_forum(login_required=True)
+    with pytest.raises(PageError) as caught:
+        listing(sim)
+    assert caught.value.kind is PageErrorKind.LOGIN_REQUIRED
+    with pytest.raises(PageError) as caught:
+        mobile_listing(sim)
+    assert caught.value.kind is PageErrorKind.LOGIN_REQUIRED
+    resp = sim.handle("GET", f"{sim.base_url}forum.php?mod=forumdisplay&fid=99")
+    with pytest.raises(PageError) as caught:
+        parse_forumdisplay(resp.body, tz=TZ)
+    assert caught.value.kind is PageErrorKind.NOT_FOUND
