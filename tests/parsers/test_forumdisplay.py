@@ -17,6 +17,7 @@ import pytest
 
 from parsers.forumdisplay import ForumThread, parse_forumdisplay, parse_mobile_forumdisplay
 from parsers.records import PageError, PageErrorKind
+from pipeline.sim import render
 from pipeline.sim.simulator import ForumSim, SimClock
 
 TZ = ZoneInfo("Asia/Shanghai")
@@ -183,3 +184,21 @@ def test_the_simulators_refusals_are_recognised():
     with pytest.raises(PageError) as caught:
         parse_forumdisplay(resp.body, tz=TZ)
     assert caught.value.kind is PageErrorKind.NOT_FOUND
+
+
+def test_a_forum_the_account_may_not_read_is_a_permission_error():
+    sim, _ = sim_forum()
+    site, viewer = sim._site(), render.Viewer(uid=101, username="饺子", formhash="abcd1234")
+    page = render.message_page(
+        site, viewer, message="抱歉，您没有权限访问该版块", now_text="GMT+8, 2026-12-3 09:00"
+    )
+    with pytest.raises(PageError) as caught:
+        parse_forumdisplay(page.encode(), tz=TZ)
+    assert caught.value.kind is PageErrorKind.NO_PERMISSION
+
+
+def test_an_empty_forum_is_an_empty_listing_not_an_error():
+    sim, _ = sim_forum()
+    page = listing(sim)
+    assert (page.threads, page.page, page.total_pages, page.fid) == ((), 1, 1, 3)
+    assert mobile_listing(sim).threads == ()

@@ -28,6 +28,7 @@ from pipeline.discuz.poster import (
     PostRefused,
     ThreadRef,
     UncertainSend,
+    WrongAccount,
 )
 from pipeline.game.gamefile import Game, load_game
 from pipeline.sim.simulator import ForumSim, SimClock, SimRequest, SimResponse, script_now
@@ -215,6 +216,15 @@ def test_without_a_session_nothing_is_sent(world):
     with pytest.raises(LoginFailed, match="BANSHA_COOKIE"):
         poster.new_thread(FID, SUBJECT, BODY)
     assert world.posts_to("post") == []
+
+
+def test_a_session_of_another_account_starts_and_closes_nothing(world):
+    poster = world.poster(account=PLAYER)
+    with pytest.raises(WrongAccount, match="不是游戏文件 \\[director\\] 中的导演账号"):
+        poster.new_thread(FID, SUBJECT, BODY)
+    with pytest.raises(WrongAccount):
+        poster.close_thread(FID, VOTE_DAY2)
+    assert world.posts_to("post") == [] and world.posts_to("topicadmin") == []
 
 
 # --------------------------------------------------------------------------- crash recovery
