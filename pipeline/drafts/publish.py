@@ -40,6 +40,7 @@ from pipeline.discuz.poster import (
     CaptchaRequired,
     LoginFailed,
     ManualPostMismatch,
+    NoModeratorRights,
     NotApproved,
     NotLoggedIn,
     Poster,
@@ -66,15 +67,6 @@ from pipeline.drafts import (
     retire_opened,
     save_drafts,
 )
-
-try:  # the forum side of issue #17 (pipeline.discuz.poster), landing beside this
-    from pipeline.discuz.poster import NoModeratorRights
-except ImportError:  # pragma: no cover - until it has landed
-
-    class NoModeratorRights(PostError):  # type: ignore[no-redef]
-        """The director's account may not moderate the section (close a thread)."""
-
-
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Game, ThreadRole
 from pipeline.game.threads import OpenedThread, with_opened
 from pipeline.store import Store, StoreError

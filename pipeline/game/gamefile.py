@@ -1231,6 +1231,7 @@ def _pydantic_problem(err: ErrorDetails, tz: ZoneInfo | None) -> Problem:
         "ruleset",
         "blank",
         "padded",
+        "subject",
     ):
         message = err["msg"]
     else:  # a pydantic check this module does not phrase yet: still say where, in Chinese

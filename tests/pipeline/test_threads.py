@@ -12,6 +12,8 @@ close again.
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import datetime, timedelta
 
 import pytest
@@ -23,6 +25,7 @@ from pipeline.game.threads import OpenedThread, thread_subject, with_opened
 from pipeline.store import open_store
 from tests.pipeline.threads_support import (
     FID,
+    ROOT,
     Crash,
     FakeForum,
     draft,
@@ -293,3 +296,149 @@ def test_the_file_tid_wins_over_the_store_and_the_progress_thread_carries_on(tmp
     assert [d.progress for d in merged.days] == [779, 779, 779]
     assert merged.day(2).discussion is None
     assert thread_subject(g, 3, ThreadRole.DISCUSSION) == "[M135]第3天讨论帖"
+
+
+# --------------------------------------------------------------------------- the game file
+
+
+def test_the_subject_pattern_is_checked_when_the_file_is_loaded(tmp_path):
+    from pipeline.game.gamefile import GameFileError, load_game
+
+    path = write_game(tmp_path / "g.toml", threads='subject = "{tag}第{day}天{kind}"')
+    with pytest.raises(GameFileError) as err:
+        load_game(path, env={}, check_login=False)
+    assert "threads.subject" in str(err.value) and "{kind}" in str(err.value)
+    path = write_game(tmp_path / "g.toml", threads='subject = "{title} D{day} {role}"')
+    g = load_game(path, env={}, check_login=False)
+    assert thread_subject(g, 2, ThreadRole.VOTE) == "[M135]『让子弹飞』 D2 投票帖"
+
+
+def test_a_sun_day_with_only_first_closes_gets_both_rounds_vote_threads(tmp_path):
+    """m209.txt:377-378: the 太阳[日不落] day has a first 正午 round and an extra one; with
+    [forum] fid bansha opens the first round's thread at the opening and the extra round's when
+    the first round ends."""
+    from pipeline.drafts import load_templates, newthread_specs
+    from pipeline.game.gamefile import load_game
+
+    text = (ROOT / "config" / "games" / "m209.toml").read_text("utf-8")
+    text = re.sub(r"(?m)^(discussion|vote|progress|first_vote) = \d+.*\n", "", text)
+    text = text.replace("[director]", "fid = 7\n\n[director]", 1)
+    text = text.replace(
+        "# first_closes = 2026-12-06T15:00:00+08:00", "first_closes = 2026-12-06T15:00:00+08:00"
+    )
+    path = tmp_path / "m209.toml"
+    path.write_text(text, "utf-8")
+    g = load_game(path, env={}, check_login=False)
+    day = next(d for d in g.days if d.first_closes is not None)
+    specs = newthread_specs(g, as_of=day.opens, templates=load_templates())
+    mine = {s.role: s for s in specs if s.day == day.day}
+    assert mine["first_vote"].not_before == day.opens
+    assert mine["vote"].not_before == day.first_closes
+    assert "额外一轮" in mine["vote"].body
+
+
+def test_check_warns_about_a_day_without_tids_when_there_is_no_fid(tmp_path):
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+
+    path = write_game(tmp_path / "g.toml", fid=None)
+    out = CliRunner().invoke(cli, ["check", str(path)])
+    assert out.exit_code == 0, out.output
+    assert "注意：第1天没有讨论帖、投票帖、进程帖的 tid，游戏文件也没有 [forum] fid" in out.output
+    path = write_game(tmp_path / "g.toml")
+    out = CliRunner().invoke(cli, ["check", str(path)])
+    assert "没有讨论帖" not in out.output
+
+
+def test_bansha_threads_lists_the_file_bansha_and_the_drafts(tmp_path):
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+
+    path = write_game(tmp_path / "g.toml", keep="progress = 31200")
+    store = open_store(tmp_path / "g.db")
+    forum = FakeForum()
+    draft(path, store, AHEAD)
+    for d in list_drafts(store):
+        if d.role == "vote":
+            approve(store, d.id, AHEAD)
+    publish(path, store, forum, OPEN)
+    store.close()
+    env = {"BANSHA_DB": str(tmp_path / "g.db")}
+    out = CliRunner().invoke(cli, ["threads", str(path), "--json"], env=env)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    day1 = {t["role"]: t for t in data["days"][0]["threads"]}
+    assert day1["progress"]["source"] == "file" and day1["progress"]["tid"] == 31200
+    assert day1["vote"]["source"] == "bansha" and day1["vote"]["tid"] in forum.threads
+    assert day1["discussion"]["source"] is None
+    assert day1["discussion"]["newthread"]["state"] == "pending"
+    out = CliRunner().invoke(cli, ["threads", str(path)], env=env)
+    assert f"投票帖：tid={day1['vote']['tid']}（bansha 于 12-01 10:05 开出）" in out.output
+    assert "讨论帖：待开：草稿 #" in out.output
+    out = CliRunner().invoke(cli, ["drafts", str(path)], env=env)
+    assert "「[M135]第1天讨论帖」" in out.output
+    assert "bansha 开的帖子" in out.output and f"投票帖 tid={day1['vote']['tid']}" in out.output
+
+
+def test_schedule_runs_a_cycle_at_each_opening_when_bansha_opens_the_threads(tmp_path):
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+
+    path = write_game(tmp_path / "g.toml")
+    out = CliRunner().invoke(cli, ["schedule", str(path)])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("# 第1天开门"))
+    opens = datetime.fromisoformat("2026-12-01T10:00:00+08:00").astimezone()
+    assert lines[at + 1].startswith(f"{opens:%M %H %d %m} * BANSHA_ONLY_ON={opens:%Y-%m-%d} ")
+    without = write_game(tmp_path / "h.toml", fid=None)
+    out = CliRunner().invoke(cli, ["schedule", str(without)])
+    assert "开门" not in out.output
+
+
+# --------------------------------------------------------------------------- the cycle
+
+
+def _cycle(path, store, forum, now):
+    from pipeline.cycle import run_cycle
+    from pipeline.discuz.crawl import CrawlReport
+
+    g = game(path, store)
+    return run_cycle(
+        g,
+        store,
+        now=now,
+        crawl=lambda targets, full: CrawlReport(run_id="t"),
+        draft=lambda d: draft(path, store, now),
+        publish=lambda: publish(path, store, forum, now),
+    )
+
+
+def test_a_cycle_drafts_the_threads_when_the_draft_hours_begin_without_new_input(world):
+    path, store, forum = world
+    first = _cycle(path, store, forum, BEFORE)
+    assert first.drafted == []
+    quiet = _cycle(path, store, forum, BEFORE + timedelta(minutes=5))
+    assert quiet.skipped  # nothing new: not derived again
+    at = _cycle(path, store, forum, AHEAD)  # 23 h before the opening: a moment passed
+    assert not at.skipped and len(at.drafted) == 3
+
+
+def test_no_moderator_rights_is_a_warning_of_the_cycle_once_not_a_failure(world):
+    path, store, forum = world
+    forum.moderator = False
+    _cycle(path, store, forum, AHEAD)
+    approve_all(store)
+    _cycle(path, store, forum, OPEN)  # opens the threads
+    # the next cycle sees the vote thread bansha opened (game_threads is an input): its close
+    assert _cycle(path, store, forum, OPEN + timedelta(minutes=5)).drafted
+    approve_all(store, "close")
+    report = _cycle(path, store, forum, CLOSED)
+    assert report.errors == []
+    assert [w for w in report.warnings if "版主权限" in w] != []
+    again = _cycle(path, store, forum, CLOSED + timedelta(minutes=5))
+    assert not [w for w in again.warnings if "版主权限" in w]
+    assert again.errors == []
