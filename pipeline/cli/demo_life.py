@@ -148,7 +148,13 @@ def run_life_demo(db_path: Path | None, now: datetime) -> None:
         _step(clock, clock() + timedelta(minutes=5), "下一轮 cycle：发出已批准的结果")
         _run("cycle", *base, "--as-of", _iso(clock()), "--verbose")
 
-        _step(clock, open2, "第 2 天开门：cycle 发出第 2 天的新帖和电梯，起草开门公示")
+        _step(clock, open2, "第 2 天开门：cycle 发出第 2 天的新帖和电梯")
+        _run("cycle", *base, "--as-of", _iso(clock()), "--verbose")
+        _step(
+            clock,
+            open2 + timedelta(minutes=5),
+            "下一轮 cycle：开门公示有了第 2 天投票帖的链接，重新起草，等导演批准",
+        )
         _run("cycle", *base, "--as-of", _iso(clock()), "--verbose")
         _approve_pending(base, kinds=("day_open",))
         _step(clock, last, "下一轮 cycle：发出开门公示")
@@ -213,7 +219,9 @@ def _approve_pending(base: Sequence[str], *, kinds: Sequence[str]) -> None:
     listed = json.loads(_quiet("drafts", *base, "--json"))
     rows = listed["drafts"] if isinstance(listed, dict) else listed
     wanted = [r for r in rows if r["kind"] in kinds and r["state"] == "pending"]
-    click.echo("【演示模式】演示程序代替导演批准（真实游戏中只有导演能批准，未经批准的草稿绝不会发出）：")
+    click.echo(
+        "【演示模式】演示程序代替导演批准（真实游戏中只有导演能批准，未经批准的草稿绝不会发出）："
+    )
     for row in wanted:
         _run("drafts", "approve", base[0], *base[1:], str(row["id"]))
 

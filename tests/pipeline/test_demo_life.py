@@ -119,9 +119,13 @@ def test_the_elevator_is_floor_2_and_the_day_opening_goes_to_day_2s_discussion(l
         day_open = list(store.db.query("SELECT * FROM drafts WHERE kind = 'day_open'"))
     finally:
         store.close()
+    # drafted at day 1's close, before day 2's threads existed; drafted again (and approved
+    # again: its text now links day 2's vote thread) once bansha had opened them
     assert [(d["day"], d["tid"], d["state"]) for d in day_open] == [
-        (2, opened[(2, "discussion")], "posted")
+        (2, None, "superseded"),
+        (2, opened[(2, "discussion")], "posted"),
     ]
+    assert f"tid={opened[(2, 'vote')]}" in day_open[-1]["body"]
 
 
 @pytest.mark.skipif(not BANSHA.is_file(), reason=f"需要安装好的 {BANSHA}")
