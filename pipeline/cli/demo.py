@@ -69,14 +69,28 @@ MARK = "# 由 bansha demo 生成"
     help="演示时的“现在”（默认：本机当前时间）。示例游戏的日期整体平移整数天，"
     "使第 2 天在这之前关门；写 2026-12-03T09:00:00+08:00 则保持示例文件原来的日期。",
 )
-def demo(db_path: Path | None, show_day: int, now_text: str | None) -> None:
+@click.option(
+    "--from-signup",
+    is_flag=True,
+    help="整局演示：从报名帖开始——报名、发牌、bansha 开第 1 天的帖子、计票、关门时关闭投票帖、"
+    "公布结果、开第 2 天的帖子；每一次写论坛都先经批准。",
+)
+def demo(db_path: Path | None, show_day: int, now_text: str | None, from_signup: bool) -> None:
     """在本机启动模拟论坛（示例游戏：12 名玩家、两天），按时运行几轮 cycle 并打印汇总。
 
     抓取进数据库、计票、统计发言、标记违规、起草公示；演示模式下由演示程序代替导演批准第二天的
     公示并发到模拟论坛，最后生成当天的 HTML 报告。不需要网络：模拟论坛只监听 127.0.0.1。
     示例游戏的日期移到最近（第 2 天在演示之前关门），游戏文件写在数据库旁边；
     最后打印的命令可以在当前目录原样运行。
+
+    --from-signup：整局演示（默认数据库在临时目录的 bansha-demo-life/life.db）：逐条打印导演
+    （和 cron）运行的命令及其输出，从报名帖到第 2 天开门。
     """
+    if from_signup:
+        from pipeline.cli.demo_life import SOURCE, run_life_demo
+
+        run_life_demo(db_path, _demo_now(SOURCE, now_text))
+        return
     source_game = CONFIG / "demo.toml"
     source_script = CONFIG / "demo_posts.toml"
     source_night = CONFIG / "demo_night1.toml"
