@@ -26,6 +26,7 @@ from contextlib import contextmanager, redirect_stdout
 from datetime import datetime, timedelta
 from io import StringIO
 from pathlib import Path
+from urllib.parse import urlencode
 
 import click
 
@@ -295,25 +296,25 @@ def _late_reply(sim: ForumSim, player: str, tid: int, text: str) -> str:
     form = sim.handle(
         "GET", f"{sim.base_url}forum.php?mod=post&action=reply&tid={tid}", {"Cookie": cookie}
     ).text
-    if "本主题已关闭" in form:
-        return "抱歉，本主题已关闭，不再接受新内容"
+    refused = _refusal(form)
+    if refused is not None:  # Discuz refuses a closed thread's reply form already
+        return refused
     formhash = re.search(r'name="formhash" value="(\w+)"', form)
-    body = "&".join(
-        f"{k}={v}"
-        for k, v in {
-            "formhash": formhash.group(1) if formhash else "",
-            "message": text,
-            "wysiwyg": "0",
-        }.items()
-    ).encode("utf-8")
+    fields = {"formhash": formhash.group(1) if formhash else "", "message": text, "wysiwyg": "0"}
+    body = urlencode(fields).encode("ascii")
     answer = sim.handle(
         "POST",
         f"{sim.base_url}forum.php?mod=post&action=reply&tid={tid}&replysubmit=yes",
         {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"},
         body,
     ).text
-    shown = re.search(r"(抱歉[^<\]]*)", answer)
-    return shown.group(1).strip() if shown else "（论坛接受了这条回复）"
+    return _refusal(answer) or "（论坛接受了这条回复）"
+
+
+def _refusal(page: str) -> str | None:
+    """The forum's refusal on a page (its 抱歉… message), as the player reads it."""
+    shown = re.search(r"(抱歉[^<\]]*)", page)
+    return shown.group(1).strip() if shown else None
 
 
 def _forum_writes(sim: ForumSim, *, skip: set[int]) -> None:
