@@ -77,6 +77,7 @@ __all__ = [
     "elevator_context",
     "elevator_note",
     "elevator_pids",
+    "elevator_rejected",
     "ensure_editable",
     "findpost_url",
     "first_result_context",
@@ -97,9 +98,12 @@ __all__ = [
     "retire_stale",
     "running_tally_context",
     "save_drafts",
+    "set_aside",
     "split_body",
     "templates_dir_for",
     "thread_drafts",
+    "thread_over",
+    "thread_window",
 ]
 
 log = logging.getLogger(__name__)
@@ -1640,10 +1644,21 @@ def make_drafts(
     return created
 
 
+def elevator_rejected(store: Store, day: int) -> bool:
+    """The director rejected a 电梯 of ``day``: from then on they decide (nothing of the day's
+    电梯 is approved by the thread's approval any more)."""
+    row = store.db.execute(
+        "SELECT 1 FROM drafts WHERE kind = 'elevator' AND day = ? AND state = 'rejected' LIMIT 1",
+        [day],
+    ).fetchone()
+    return row is not None
+
+
 def approve_elevators(store: Store, created: Collection[int], *, now: datetime) -> list[int]:
     """A 电梯 reply drafted for a discussion thread bansha opened, when no 电梯 of that day has
     been posted yet (the run that opened the thread stopped before sending it): approved by the
-    thread's approval, like the one sent right after the thread (docs/rulings.md)."""
+    thread's approval, like the one sent right after the thread (docs/rulings.md) — unless the
+    director rejected a 电梯 of that day (:func:`elevator_rejected`): then it waits for them."""
     approved: list[int] = []
     for draft_id in created:
         draft = get_draft(store, draft_id)
@@ -1655,7 +1670,7 @@ def approve_elevators(store: Store, created: Collection[int], *, now: datetime) 
             "SELECT draft_id FROM game_threads WHERE day = ? AND role = 'discussion' AND tid = ?",
             [draft.day, draft.tid],
         ).fetchone()
-        if opened is None or opened[0] is None:
+        if opened is None or opened[0] is None or elevator_rejected(store, draft.day):
             continue
         posted = store.db.execute(
             "SELECT 1 FROM drafts WHERE kind = 'elevator' AND day = ? AND state = 'posted'",
@@ -1753,10 +1768,32 @@ def newthread_key(game: Game, day: int, role: ThreadRole) -> str:
     return f"{draft_key(DraftKind.NEWTHREAD, day)}:{role.value}"
 
 
+def thread_window(day: Day, role: ThreadRole) -> tuple[datetime, datetime]:
+    """When the day's new thread of ``role`` may be opened: from its opening (inclusive) to its
+    round's close (exclusive). On a 太阳[日不落] day the first 正午 round's vote thread opens with
+    the day and its round ends at ``first_closes``; the extra round's vote thread opens then
+    (m209.txt:377-378). Every other thread: the whole day."""
+    if day.first_closes is not None:
+        if role is ThreadRole.FIRST_VOTE:
+            return day.opens, day.first_closes
+        if role is ThreadRole.VOTE:
+            return day.first_closes, day.closes
+    return day.opens, day.closes
+
+
 def _not_before(day: Day, role: ThreadRole) -> datetime:
-    if role is ThreadRole.VOTE and day.first_closes is not None:
-        return day.first_closes  # the extra round opens when the first ends (m209.txt:377-378)
-    return day.opens
+    return thread_window(day, role)[0]
+
+
+def thread_over(day: Day, role: ThreadRole, at: datetime) -> str | None:
+    """Why the day's new thread of ``role`` is never opened at ``at`` (its round is over: a
+    thread for a vote that has ended is no use), in Chinese; None while it may still open."""
+    if at < thread_window(day, role)[1]:
+        return None
+    what = f"第{day.day}天的{THREAD_ROLE_TITLES[role]}"
+    if role is ThreadRole.FIRST_VOTE and at < day.closes:
+        return f"第{day.day}天第一轮[正午]已结束，{what}不再开出，此草稿作废"
+    return f"第{day.day}天已关门，{what}不再开出，此草稿作废"
 
 
 def _context(game: Game, day: Day, role: ThreadRole, subject: str) -> dict[str, Any]:
@@ -1788,7 +1825,7 @@ def newthread_specs(game: Game, *, as_of: datetime, templates: Templates) -> lis
         if not (day.opens - ahead <= as_of < day.closes):
             continue
         for role in day_roles(game, day):
-            if getattr(day, role.value) is not None:
+            if getattr(day, role.value) is not None or thread_over(day, role, as_of):
                 continue
             if game_wide(game, role):
                 if role in game_wide_drafted:
@@ -1885,7 +1922,8 @@ def retire_opened(
 ) -> list[int]:
     """New-thread drafts still waiting whose thread has a tid now (the director wrote it in the
     game file, or bansha opened it): superseded, so no second thread is ever opened. With
-    ``as_of``: also those of a day that has closed (a thread for a day that is over is never
+    ``as_of``: also those of a day that has closed, and a 太阳[日不落] day's first-round vote
+    thread once that round ended (:func:`thread_over`: a thread for a vote that is over is never
     opened; the game's one progress thread is drafted again with the next day)."""
     at = _stamp(now)
     retired: list[int] = []
@@ -1898,17 +1936,29 @@ def retire_opened(
             day = days.get(draft.day) if draft.day is not None else None
             if day is None or draft.role is None:
                 continue
-            what = f"第{draft.day}天的{THREAD_ROLE_TITLES[ThreadRole(draft.role)]}"
+            role = ThreadRole(draft.role)
+            what = f"第{draft.day}天的{THREAD_ROLE_TITLES[role]}"
             tid = getattr(day, draft.role, None)
             if tid is not None:
                 note = f"{what}已有帖子 tid={tid}，此草稿作废（不会再开一个）"
-            elif as_of is not None and as_of >= day.closes:
-                note = f"第{draft.day}天已关门，{what}不再开出，此草稿作废"
-            else:
+            elif as_of is None or (over := thread_over(day, role, as_of)) is None:
                 continue
+            else:
+                note = over
             _supersede(store, draft, at, note)
             retired.append(draft.id)
     return retired
+
+
+def set_aside(store: Store, draft_id: int, note: str, now: datetime) -> bool:
+    """A waiting draft that must never go out set aside (superseded) with ``note`` as its event,
+    as :func:`retire_opened` does; False when it was no longer waiting."""
+    with store.atomic():
+        rows = list(store.db.query("SELECT * FROM drafts WHERE id = ?", [draft_id]))
+        if not rows or rows[0]["state"] not in LIVE_STATES:
+            return False
+        _supersede(store, Draft.from_row(rows[0]), _stamp(now), note)
+    return True
 
 
 def elevator_note(thread_draft_id: int, day: int | None) -> str:

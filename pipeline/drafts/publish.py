@@ -25,7 +25,7 @@ import dataclasses
 import json
 import logging
 import re
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -39,7 +39,6 @@ from pipeline.discuz.poster import (
     STATE_ZH,
     UNSURE_OUTCOMES,
     CaptchaRequired,
-    LoginFailed,
     ManualPostMismatch,
     NoModeratorRights,
     NotApproved,
@@ -50,7 +49,6 @@ from pipeline.discuz.poster import (
     SenderBusy,
     SendInFlight,
     UncertainSend,
-    WrongAccount,
 )
 from pipeline.drafts import (
     KIND_ZH,
@@ -61,15 +59,20 @@ from pipeline.drafts import (
     DraftState,
     _latest,
     _specs,
+    _when,
     approve,
     elevator_context,
     elevator_note,
+    elevator_rejected,
     load_templates,
     reject,
     retire_opened,
     save_drafts,
+    set_aside,
+    thread_over,
+    thread_window,
 )
-from pipeline.game.gamefile import THREAD_ROLE_TITLES, Game, ThreadRole
+from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole
 from pipeline.game.threads import OpenedThread, with_opened
 from pipeline.store import Store, StoreError
 
@@ -343,6 +346,9 @@ def publish_approved(
     result, never a traceback.
     """
     tick = clock or (lambda: now)
+    # A forum write's time gate: the run's time, never later than the real clock (``--as-of``
+    # reviews the past; an as-of in the future must not open or close anything early).
+    at = min(now, tick())
     sql = "SELECT * FROM drafts WHERE state = 'approved'"
     args: list[Any] = []
     if ids is not None:
@@ -350,30 +356,103 @@ def publish_approved(
         sql += f" AND id IN ({', '.join('?' for _ in wanted)})"
         args.extend(wanted)
     sql += " ORDER BY id"
-    if not _sendable(list(store.db.query(sql, args)), game, now):
+    if _sendable(list(store.db.query(sql, args)), game, at) == ([], []):
         return []
     with sender_lock(store, wait_s=lock_wait_s):
         # read again under the lock: a sender that held it may have posted them meanwhile
-        drafts = _sendable(list(store.db.query(sql, args)), game, now)
-        return _publish_all(
+        drafts, held = _sendable(list(store.db.query(sql, args)), game, at)
+        for h in held:
+            if h.set_aside:
+                set_aside(store, int(h.draft["id"]), h.message, tick())
+        return [_result(h.draft, h.status, message=h.message) for h in held] + _publish_all(
             store, game, poster, drafts, tick, ids, now=now, templates_dir=templates_dir
         )
 
 
-def _sendable(drafts: list[dict[str, Any]], game: Game, now: datetime) -> list[dict[str, Any]]:
-    """The approved drafts that may go now, new threads first: not before their ``not_before``
-    (a day's thread before it opens, a vote thread's close before its close: they wait
-    quietly), and a reply with no thread yet waits for the thread bansha is to open (``[forum]
-    fid``: it is drafted again with its tid once the thread is there)."""
-    out = []
+def _day_role(game: Game, draft: Mapping[str, Any]) -> tuple[Day | None, ThreadRole | None]:
+    """The draft's day as the game file has it now (None: gone from it), and its thread's role."""
+    n = draft.get("day")
+    day = next((d for d in game.days if d.day == n), None) if n is not None else None
+    return day, ThreadRole(draft["role"]) if draft.get("role") else None
+
+
+def due_at(game: Game, draft: Mapping[str, Any]) -> datetime | None:
+    """Not before when an approved draft may go, as the game file says now: a new thread when
+    its thread opens (:func:`pipeline.drafts.thread_window`), a close when its day's (or
+    first round's) close is; any other draft its ``not_before``. None: no time gate, or the
+    draft's day (or round) is gone from the game file."""
+    day, role = _day_role(game, draft)
+    if draft["action"] == "newthread" and day is not None and role is not None:
+        return thread_window(day, role)[0]
+    if draft["action"] == "close" and day is not None:
+        return day.first_closes if role is ThreadRole.FIRST_VOTE else day.closes
+    nb = draft.get("not_before")
+    return datetime.fromisoformat(nb) if nb else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """An approved draft that does not go this run, and why (said in the run's results)."""
+
+    draft: dict[str, Any]
+    status: str  # waiting | skipped
+    message: str
+    set_aside: bool = False  # it never will: superseded with ``message``
+
+
+def _held(draft: dict[str, Any], game: Game, at: datetime) -> _Held | None:
+    """A new thread or a close checked against the game file as it is now, not the times
+    frozen in the draft: a day's thread only while its round is open (a closed day's draft set
+    aside, like :func:`pipeline.drafts.retire_opened`), a close not before its round's current
+    close. A draft whose frozen time has not come either waits quietly (None)."""
+    action = draft["action"]
+    if action not in ("newthread", "close"):
+        return None
+    day, role = _day_role(game, draft)
+    what = f"第{draft['day']}天的{THREAD_ROLE_TITLES[role]}" if role is not None else "帖子"
+    due = due_at(game, draft)
+    if day is None or role is None or due is None:
+        gone = "游戏文件中已没有这一天（或这一轮投票）"
+        doing = "开帖" if action == "newthread" else "锁帖"
+        return _Held(draft, "skipped", f"{gone}，{what}不再{doing}，此草稿作废", set_aside=True)
+    if action == "newthread" and (over := thread_over(day, role, at)) is not None:
+        return _Held(draft, "skipped", over, set_aside=True)
+    if at >= due:
+        return None
+    nb = draft.get("not_before")
+    if nb and datetime.fromisoformat(nb) > at:
+        return _Held(draft, "quiet", "")  # its time has not come, as drafted: nothing to say
+    when = _when(due, game.game.tz)
+    if action == "newthread":
+        message = f"游戏文件中{what}的开门时间已改为 {when}，到时再开帖，现在没有开"
+    else:
+        message = f"游戏文件中{what}的截止时间已改为 {when}，截止后再锁帖，现在没有锁"
+    return _Held(draft, "waiting", message)
+
+
+def _sendable(
+    drafts: list[dict[str, Any]], game: Game, at: datetime
+) -> tuple[list[dict[str, Any]], list[_Held]]:
+    """The approved drafts that may go at ``at``, new threads first, and those held back with
+    a reason to say. Not before their time (:func:`_held`; a day's thread before it opens, a
+    vote thread's close before its close: they wait quietly); a reply with no thread yet waits
+    for the thread bansha is to open (``[forum] fid``: it is drafted again with its tid once
+    the thread is there)."""
+    out: list[dict[str, Any]] = []
+    held: list[_Held] = []
     for d in drafts:
+        h = _held(d, game, at)
+        if h is not None:
+            if h.status != "quiet":
+                held.append(h)
+            continue
         nb = d.get("not_before")
-        if nb and datetime.fromisoformat(nb) > now:
+        if d["action"] not in ("newthread", "close") and nb and datetime.fromisoformat(nb) > at:
             continue
         if d["tid"] is None and d["action"] in ("reply", "edit") and game.forum.fid is not None:
             continue
         out.append(d)
-    return sorted(out, key=lambda d: (d["action"] != "newthread", d["id"]))
+    return sorted(out, key=lambda d: (d["action"] != "newthread", d["id"])), held
 
 
 def _publish_all(
@@ -407,34 +486,35 @@ def _publish_all(
                 )
                 results += opened.results
                 game = opened.game  # the new tid is the game's from now on (the 电梯 …)
+                stop = opened.stop  # e.g. the 电梯 met a captcha: later drafts would too
                 continue
             if draft["action"] == "close":
                 result = close_thread(store, game, poster, draft, tick, draft["id"] in requested)
             else:
                 result = _publish_one(store, game, poster, draft, tick, draft["id"] in requested)
-        except (NotApproved, SendInFlight) as exc:  # this draft only
-            result = _result(draft, "skipped", message=str(exc))
-        except StoreError as exc:  # the store stayed busy (or broke): stop, say it in Chinese
-            stop = str(exc)
-            result = _result(
-                draft,
-                "failed",
-                message=f"{exc}（若这份草稿已发到论坛，下次运行会先在帖子里找到它，不会重发）",
-            )
-        except (LoginFailed, WrongAccount) as exc:
-            stop = str(exc)
-            result = _result(draft, "failed", message=str(exc))
-        except CaptchaRequired as exc:
-            stop = "论坛要求验证码（见上）"
-            result = _result(draft, "captcha", message=str(exc))
-        except PostError as exc:  # the forum could not be read: later drafts would fail alike
-            stop = str(exc)
-            result = _result(draft, "failed", message=str(exc))
+        except (StoreError, PostError) as exc:
+            result, stop = _failure(draft, exc)
         results.append(result)
     return results
 
 
-def _result(draft: dict[str, Any], status: str, **kw: Any) -> PublishResult:
+def _failure(
+    draft: dict[str, Any], exc: StoreError | PostError
+) -> tuple[PublishResult, str | None]:
+    """The run's answer for a draft whose send raised ``exc``, and, when the same would befall
+    every later draft of the run, why they are not tried (None: this draft only)."""
+    if isinstance(exc, (NotApproved, SendInFlight)):  # this draft only
+        return _result(draft, "skipped", message=str(exc)), None
+    if isinstance(exc, StoreError):  # the store stayed busy (or broke): stop, say it in Chinese
+        message = f"{exc}（若这份草稿已发到论坛，下次运行会先在帖子里找到它，不会重发）"
+        return _result(draft, "failed", message=message), str(exc)
+    if isinstance(exc, CaptchaRequired):
+        return _result(draft, "captcha", message=str(exc)), "论坛要求验证码（见上）"
+    # a login or account problem, or the forum could not be read: later drafts would fail alike
+    return _result(draft, "failed", message=str(exc)), str(exc)
+
+
+def _result(draft: Mapping[str, Any], status: str, **kw: Any) -> PublishResult:
     return PublishResult(draft["id"], draft["kind"], draft["day"], draft["tid"], status, **kw)
 
 
@@ -895,6 +975,8 @@ class Opened:
 
     game: Game
     results: list[PublishResult] = field(default_factory=list)
+    #: why the run's later drafts are not tried (the 电梯 met a captcha, a login failure …)
+    stop: str | None = None
 
 
 def _known_tid(store: Store, game: Game, day: int, role: ThreadRole) -> int | None:
@@ -1083,16 +1165,35 @@ def _after_open(
     templates_dir: Path | str | None,
     result: PublishResult,
 ) -> Opened:
-    """The thread's result (with its tid), then, for a discussion thread, its 电梯."""
+    """The thread's result (with its tid), then, for a discussion thread, its 电梯. The thread
+    is opened and recorded whatever befalls the 电梯: a 电梯 that failed is a result of its own,
+    and a failure that would befall every later draft (a captcha, a login) stops them."""
     opened = Opened(game, [dataclasses.replace(result, tid=tid)])
-    if draft["role"] == ThreadRole.DISCUSSION.value:
-        try:
-            opened.results += send_elevator(store, game, poster, draft, tid, tick, templates_dir)
-        except DraftError as exc:  # e.g. the director's elevator.j2: the thread stays opened
-            message = f"讨论帖已开出，但电梯没有起草：{exc}（改好模板后下一轮会起草电梯）"
-            failed = dataclasses.replace(result, kind="elevator", status="failed", message=message)
-            opened.results.append(failed)
+    if draft["role"] != ThreadRole.DISCUSSION.value:
+        return opened
+    # the 电梯's own draft, once drafted (its result names it); the thread's until then
+    elevator = dataclasses.replace(result, kind="elevator", tid=tid, pid=None, url=None)
+    try:
+        sent = send_elevator(store, game, poster, draft, tid, tick, templates_dir, opened)
+    except DraftError as exc:  # e.g. the director's elevator.j2: the thread stays opened
+        message = f"讨论帖已开出，但电梯没有起草：{exc}（改好模板后下一轮会起草电梯）"
+        opened.results.append(dataclasses.replace(elevator, status="failed", message=message))
+        return opened
+    except (StoreError, PostError) as exc:  # before the 电梯 was sent (drafting, approving)
+        failed, opened.stop = _failure(_elevator_row(elevator), exc)
+        sent = [failed]
+    opened.results += [
+        dataclasses.replace(r, message=f"讨论帖已开出，但电梯没有发出：{r.message}")
+        if not r.ok and r.message
+        else r
+        for r in sent
+    ]
     return opened
+
+
+def _elevator_row(result: PublishResult) -> dict[str, Any]:
+    """A draft row standing for the 电梯 not drafted yet (only for its result's line)."""
+    return {"id": result.draft_id, "kind": "elevator", "day": result.day, "tid": result.tid}
 
 
 def send_elevator(
@@ -1103,9 +1204,12 @@ def send_elevator(
     tid: int,
     tick: Callable[[], datetime],
     templates_dir: Path | str | None,
+    opened: Opened | None = None,
 ) -> list[PublishResult]:
     """Draft the day's 电梯 for the discussion thread bansha just opened, approve it with the
-    thread's approval, and send it now (exactly once, like any reply)."""
+    thread's approval (not once the director rejected a 电梯 of the day: then it waits for
+    them), and send it now (exactly once, like any reply). A send's failure is its result; one
+    that would befall every later draft of the run is also ``opened.stop``."""
     day = int(thread_draft["day"])
     now = tick()
     d = derive(game, store, as_of=now)
@@ -1122,9 +1226,19 @@ def send_elevator(
         if latest is None or latest.state in (DraftState.POSTED, DraftState.REJECTED):
             continue
         if latest.state is DraftState.PENDING:
+            if elevator_rejected(store, day):
+                continue  # the director decides the day's 电梯 from now on
             approve(store, latest.id, now, note=elevator_note(int(thread_draft["id"]), day))
         row = next(iter(store.db.query("SELECT * FROM drafts WHERE id = ?", [latest.id])))
-        results.append(_publish_one(store, game, poster, row, tick, False))
+        try:
+            results.append(_publish_one(store, game, poster, row, tick, False))
+        except (StoreError, PostError) as exc:
+            failed, stop = _failure(row, exc)
+            results.append(failed)
+            if stop is not None:
+                if opened is not None:
+                    opened.stop = stop
+                break
     return results
 
 

@@ -192,19 +192,23 @@ def test_without_moderator_rights_nothing_is_closed_and_it_is_said_once(tmp_path
     w.store.close()
 
 
-def test_bansha_cycle_opens_day_3_and_every_command_uses_its_tids(tmp_path):
+def test_bansha_cycle_opens_day_3_and_every_command_uses_its_tids(tmp_path, monkeypatch):
     """The commands a director runs: cycle (drafts, then opens once approved), drafts approve,
-    threads, tally and posts — all on the tids bansha opened (through GameContext)."""
+    threads, tally and posts — all on the tids bansha opened (through GameContext).
+
+    The real clock is the simulator's (a forum write waits for the real time, not --as-of)."""
     import json
 
     from click.testing import CliRunner
 
     from pipeline.cli import cli
+    from pipeline.cli import cycle as cycle_cli
     from pipeline.sim.simulator import SimServer
 
     now = script_now(DEMO_POSTS)
     assert now is not None
     clock = SimClock(now)
+    monkeypatch.setattr(cycle_cli, "wall_clock", lambda ctx: clock())
     sim = ForumSim.from_script(DEMO_GAME, DEMO_POSTS, clock, floodctrl_s=0, moderators=["导演"])
     with SimServer(sim) as server:
         text = DEMO_GAME.read_text("utf-8").replace("http://127.0.0.1:8080/", server.base_url)

@@ -1,0 +1,241 @@
+"""A reviewer's findings on the threads bansha opens and closes (issue #17), each as a director
+would see it (docs/rulings.md, "bansha 开帖与锁帖"):
+
+* a forum write waits for the real time: a future ``--as-of`` opens and closes nothing early;
+* ``bansha publish`` checks an approved new thread or close against the game file as it is now,
+  not the times frozen in the draft: a closed day's thread is never opened (the draft is set
+  aside, rulings#threads-draft), a close waits for the close the director moved;
+* a 电梯 that fails after its discussion thread opened leaves the thread opened and recorded;
+* once the director rejected a day's 电梯, no later 电梯 of that day is approved for them.
+
+The game is the m135 example without tids and with ``[forum] fid`` (tests/pipeline/
+threads_support.py): day 1 opens 12-01 10:00 and closes 22:00 (config/games/m135.toml:123-124).
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, timedelta
+
+from pipeline.derive import derive
+from pipeline.discuz.poster import CaptchaRequired, PostError
+from pipeline.drafts import DraftState, approve, list_drafts, make_drafts, reject
+from pipeline.drafts.publish import publish_approved
+from pipeline.store import open_store
+from tests.pipeline.threads_support import (
+    FID,
+    ROOT,
+    FakeForum,
+    Thread,
+    draft,
+    game,
+    publish,
+    write_game,
+)
+
+AHEAD = datetime.fromisoformat("2026-11-30T11:00:00+08:00")
+OPEN = datetime.fromisoformat("2026-12-01T10:05:00+08:00")
+AFTER_CLOSE = datetime.fromisoformat("2026-12-01T23:00:00+08:00")
+SUBJECTS = {"[M135]第1天讨论帖", "[M135]第1天投票帖", "[M135]进程帖"}  # one progress thread
+
+
+def approve_all(store, kind: str = "newthread") -> list[int]:
+    ids = []
+    for d in list_drafts(store):
+        if d.kind == kind and d.state is DraftState.PENDING:
+            approve(store, d.id, AHEAD)
+            ids.append(d.id)
+    return ids
+
+
+def edit(path, old: str, new: str) -> None:
+    """The director edits day 1 in the game file."""
+    text = path.read_text("utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), "utf-8")
+
+
+def events(store, draft_id: int) -> list[str]:
+    return [
+        r["note"]
+        for r in store.db.query(
+            "SELECT note FROM draft_events WHERE draft_id = ? ORDER BY id", [draft_id]
+        )
+    ]
+
+
+# --------------------------------------------------------------------------- the real clock
+
+
+def test_a_future_as_of_opens_nothing_before_the_real_time(tmp_path):
+    """``bansha cycle --as-of`` reviews conclusions; the forum is written at the real time:
+    the run's time gate is min(as-of, the real clock)."""
+    path = write_game(tmp_path / "g.toml")
+    store = open_store(tmp_path / "g.db")
+    forum = FakeForum()
+    draft(path, store, AHEAD)
+    approve_all(store)
+    real = AHEAD  # the real clock: the day before day 1 opens
+    results = publish_approved(store, game(path, store), forum, now=OPEN, clock=lambda: real)
+    assert results == [] and forum.threads == {}
+    assert not [c for c in forum.calls if c.startswith("new_thread")]
+    real = OPEN + timedelta(minutes=1)  # now the day has really opened
+    results = publish_approved(store, game(path, store), forum, now=OPEN, clock=lambda: real)
+    assert {t.subject for t in forum.threads.values()} == SUBJECTS
+    assert all(r.ok for r in results), [r.line() for r in results]
+
+
+def test_a_future_as_of_closes_nothing_before_the_real_close(tmp_path):
+    path = write_game(tmp_path / "g.toml", keep="vote = 31202", threads='close_vote = "auto"')
+    store = open_store(tmp_path / "g.db")
+    forum = FakeForum()
+    forum.threads[31202] = Thread(31202, FID, "[M135]第1天投票帖", forum.director)
+    draft(path, store, datetime.fromisoformat("2026-12-01T21:00:00+08:00"))
+    real = datetime.fromisoformat("2026-12-01T21:30:00+08:00")
+    publish_approved(store, game(path, store), forum, now=AFTER_CLOSE, clock=lambda: real)
+    assert not forum.threads[31202].closed
+
+
+# --------------------------------------------------------------------------- frozen times
+
+
+def test_publish_after_the_day_closed_opens_nothing_and_sets_the_drafts_aside(tmp_path):
+    path = write_game(tmp_path / "g.toml")
+    store = open_store(tmp_path / "g.db")
+    forum = FakeForum()
+    draft(path, store, AHEAD)
+    ids = approve_all(store)
+    assert len(ids) == 3
+    results = publish(path, store, forum, AFTER_CLOSE)  # bansha publish, no cycle in between
+    assert forum.threads == {}
+    assert not [c for c in forum.calls if c.startswith("new_thread")]
+    assert sorted(r.draft_id for r in results) == ids
+    assert {r.status for r in results} == {"skipped"}
+    lines = [r.line() for r in results]
+    assert any("第1天已关门，第1天的讨论帖不再开出，此草稿作废" in line for line in lines), lines
+    states = {d.id: d.state for d in list_drafts(store, include_superseded=True)}
+    assert {states[i] for i in ids} == {DraftState.SUPERSEDED}
+    assert "第1天已关门，第1天的投票帖不再开出，此草稿作废" in events(store, ids[1])
+    assert publish(path, store, forum, AFTER_CLOSE) == []  # said once
+
+
+def test_a_new_thread_waits_for_the_opening_the_director_moved(tmp_path):
+    path = write_game(tmp_path / "g.toml")
+    store = open_store(tmp_path / "g.db")
+    forum = FakeForum()
+    draft(path, store, AHEAD)
+    approve_all(store)
+    edit(path, "opens = 2026-12-01T10:00:00+08:00", "opens = 2026-12-01T11:00:00+08:00")
+    results = publish(path, store, forum, OPEN)  # 10:05: the draft says 10:00, the file 11:00
+    assert forum.threads == {}
+    assert {r.status for r in results} == {"waiting"}
+    assert "游戏文件中第1天的讨论帖的开门时间已改为 12月1日 11:00，到时再开帖，现在没有开" in [
+        r.message for r in results
+    ]
+    results = publish(path, store, forum, OPEN + timedelta(hours=1))
+    assert {t.subject for t in forum.threads.values()} == SUBJECTS
+
+
+def test_a_close_waits_for_the_close_the_director_moved(tmp_path):
+    path = write_game(tmp_path / "g.toml", keep="vote = 31202", threads='close_vote = "auto"')
+    store = open_store(tmp_path / "g.db")
+    forum = FakeForum()
+    forum.threads[31202] = Thread(31202, FID, "[M135]第1天投票帖", forum.director)
+    draft(path, store, datetime.fromisoformat("2026-12-01T21:00:00+08:00"))
+    [close] = [d for d in list_drafts(store) if d.kind == "close"]
+    assert close.state is DraftState.APPROVED
+    # the director moves the close to 23:00
+    edit(path, "closes = 2026-12-01T22:00:00+08:00", "closes = 2026-12-01T23:00:00+08:00")
+    results = publish(path, store, forum, datetime.fromisoformat("2026-12-01T22:05:00+08:00"))
+    assert not forum.threads[31202].closed
+    assert [(r.draft_id, r.status) for r in results] == [(close.id, "waiting")]
+    assert results[0].message == (
+        "游戏文件中第1天的投票帖的截止时间已改为 12月1日 23:00，截止后再锁帖，现在没有锁"
+    )
+    results = publish(path, store, forum, datetime.fromisoformat("2026-12-01T23:01:00+08:00"))
+    assert [r.status for r in results] == ["closed"] and forum.threads[31202].closed
+
+
+# --------------------------------------------------------------------------- the 电梯
+
+
+def test_a_captcha_on_the_elevator_keeps_the_thread_opened_and_stops_the_run(tmp_path):
+    path = write_game(tmp_path / "g.toml")
+    store = open_store(tmp_path / "g.db")
+    forum = FakeForum()
+
+    def reply(tid, body, guard=None):
+        raise CaptchaRequired("论坛要求输入验证码才能回复", during="post")
+
+    forum.reply = reply
+    draft(path, store, AHEAD)
+    approve_all(store)
+    results = publish(path, store, forum, OPEN)
+    [thread] = [r for r in results if r.kind == "newthread" and r.status == "posted"]
+    [discussion] = [t for t in forum.threads.values() if t.subject == "[M135]第1天讨论帖"]
+    assert thread.tid == discussion.tid
+    assert game(path, store).day(1).discussion == discussion.tid  # recorded
+    [elevator] = [r for r in results if r.kind == "elevator"]
+    assert elevator.status == "captcha" and "论坛要求输入验证码才能回复" in elevator.message
+    assert elevator.draft_id != thread.draft_id  # the 电梯's own draft
+    # the later threads are not tried: they would meet the captcha too (as any send's would)
+    later = [r for r in results if r.kind == "newthread" and r.draft_id != thread.draft_id]
+    assert [r.status for r in later] == ["skipped", "skipped"]
+    assert all("没有尝试：论坛要求验证码" in r.message for r in later)
+    assert len(forum.threads) == 1
+
+
+def test_a_forum_error_on_the_elevator_is_the_elevators_not_the_threads(tmp_path):
+    path = write_game(tmp_path / "g.toml")
+    store = open_store(tmp_path / "g.db")
+    forum = FakeForum()
+
+    def reply(tid, body, guard=None):
+        raise PostError("论坛暂时无法访问（无法连接论坛）")
+
+    forum.reply = reply
+    draft(path, store, AHEAD)
+    approve_all(store)
+    results = publish(path, store, forum, OPEN)
+    [thread] = [r for r in results if r.kind == "newthread" and r.status == "posted"]
+    [elevator] = [r for r in results if r.kind == "elevator"]
+    assert elevator.status == "failed"
+    assert elevator.line().endswith(
+        "未发出：讨论帖已开出，但电梯没有发出：论坛暂时无法访问（无法连接论坛）"
+    )
+    assert thread.tid in forum.threads
+    attempts = [
+        a["outcome"] for a in store.db.query("SELECT outcome FROM post_attempts ORDER BY id")
+    ]
+    assert attempts == ["posted", "failed"]  # the thread's, then the 电梯's
+
+
+def test_a_rejected_elevator_is_the_directors_from_then_on(tmp_path):
+    """rulings#threads-elevator: a 电梯 drafted after the run that opened the thread is approved
+    by the thread's approval — not once the director rejected that day's 电梯."""
+    path = write_game(tmp_path / "g.toml")
+    store = open_store(tmp_path / "g.db")
+    forum = FakeForum()
+
+    def reply(tid, body, guard=None):
+        raise PostError("论坛暂时无法访问（无法连接论坛）")
+
+    forum.reply = reply
+    draft(path, store, AHEAD)
+    approve_all(store)
+    publish(path, store, forum, OPEN)
+    [first] = [d for d in list_drafts(store) if d.kind == "elevator"]
+    assert first.state is DraftState.APPROVED  # by the thread's approval; not sent
+    reject(store, first.id, "二楼我自己发", OPEN)
+    # the director's own elevator.j2 changes the text: a new 电梯 is drafted
+    mine = tmp_path / "templates"
+    mine.mkdir()
+    shutil.copy(ROOT / "config" / "templates" / "elevator.j2", mine / "elevator.j2")
+    with (mine / "elevator.j2").open("a", encoding="utf-8") as f:
+        f.write("\n（点名字只看该玩家）\n")
+    later = OPEN + timedelta(minutes=5)
+    g = game(path, store)
+    created = make_drafts(g, store, derive(g, store, as_of=later), now=later, templates_dir=mine)
+    [second] = [d for d in list_drafts(store) if d.kind == "elevator" and d.id in created]
+    assert second.state is DraftState.PENDING
+    assert not [n for n in events(store, second.id) if "一并批准" in n]
