@@ -5,11 +5,13 @@
   moved to start tomorrow, every value the director must replace marked 「示例」. It loads as
   it is (a legal line-up), so ``bansha check`` accepts it and lists what is still an example.
   An existing file is never overwritten.
-* ``bansha check [GAME.toml] [--online]`` validates the file without touching a store (no
-  ``.db`` is created or opened) and prints a short summary, or every problem (exit 1). With
-  ``--online`` it reads the first page of each configured thread once, as ``bansha crawl``
-  would (guest, or with the login cookie from the environment — never printed), and says what
-  it found: the title, the pages, who could read it. A forum that is down is one line.
+* ``bansha check [GAME.toml] [--online]`` validates the file and prints a short summary, or
+  every problem (exit 1). The game's threads are those of every command: the file's and those
+  bansha opened (:func:`pipeline.game.threads.game_for_store`), read from the store opened
+  read-only when it exists — a store is never created or written. With ``--online`` it reads
+  the first page of each of them once, as ``bansha crawl`` would (guest, or with the login
+  cookie from the environment — never printed), and says what it found: the title, the pages,
+  who could read it. A forum that is down is one line.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import re
 import shlex
 import tomllib
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -317,7 +319,33 @@ def example_values(game: Game) -> list[str]:
     return found
 
 
-def _summary(game: Game, game_file: Path, now: datetime) -> list[str]:
+def with_store_threads(game: Game, game_file: Path) -> tuple[Game, set[int], str | None]:
+    """The game as every command sees it (:func:`pipeline.game.threads.game_for_store`): the
+    file's threads and those bansha opened, read from the game's store opened read-only when
+    it exists (never created, never written). Also the tids that came from the store, and a
+    Chinese line when the store exists but could not be read."""
+    from pipeline.game.threads import game_for_store, with_opened
+    from pipeline.store import StoreError, open_store_readonly
+
+    alone = with_opened(game, [])
+    db = resolve_db_path(game_file, None, os.environ)
+    if not db.is_file():
+        return alone, set(), None
+    try:
+        store = open_store_readonly(db)
+    except StoreError as exc:
+        return alone, set(), f"{exc}；摘要和联网检查只包括游戏文件里的帖子，不含 bansha 开的帖子"
+    try:
+        full = game_for_store(game, store)
+    finally:
+        store.close()
+    mine = {t for _d, _r, t in full.thread_roles()} - {t for _d, _r, t in alone.thread_roles()}
+    return full, mine, None
+
+
+def _summary(
+    game: Game, game_file: Path, now: datetime, opened: Collection[int] = frozenset()
+) -> list[str]:
     tz = game.game.tz
     rs = game.game.ruleset
     forum = game.forum
@@ -344,7 +372,10 @@ def _summary(game: Game, game_file: Path, now: datetime) -> list[str]:
     else:
         lines.append(f"天数：{len(game.days)} 天")
     for d in game.days:
-        threads = "，".join(f"{THREAD_ROLE_TITLES[role]} {tid}" for role, tid in d.threads.items())
+        threads = "，".join(
+            f"{THREAD_ROLE_TITLES[role]} {tid}{'（bansha 开的）' if tid in opened else ''}"
+            for role, tid in d.threads.items()
+        )
         extra = []
         if d.sheriff_election:
             extra.append("竞选警长")
@@ -358,7 +389,8 @@ def _summary(game: Game, game_file: Path, now: datetime) -> list[str]:
             f"{threads or '还没有帖子编号'}"
         )
     tids = list(dict.fromkeys(tid for _d, _r, tid in game.thread_roles()))
-    lines.append(f"帖子：{len(tids)} 个")
+    mine = f"（其中 {len(opened)} 个是 bansha 开的，记在数据库里）" if opened else ""
+    lines.append(f"帖子：{len(tids)} 个{mine}")
     if game.days:
         choice = default_day(game, now)
         lines.append(
@@ -395,9 +427,11 @@ def _opening_problems(game: Game) -> list[str]:
     help="再到论坛上读每个帖子的第一页（一次），报告标题、页数、游客还是用 Cookie 读到的。",
 )
 def check_cmd(game_file: Path | None, online: bool) -> None:
-    """检查游戏文件：不创建、不打开数据库；没有问题时打印摘要，有问题时列出每一处。
+    """检查游戏文件：没有问题时打印摘要，有问题时列出每一处。
 
-    还是示例（bansha new 或 config/games 的示例）的值会列出来提醒你改，但不算错误。
+    摘要和 --online 包括 bansha 开的帖子（记在数据库里）：数据库已存在时只读打开它，
+    从不创建、也不写入数据库。还是示例（bansha new 或 config/games 的示例）的值会列出来
+    提醒你改，但不算错误。
     """
     game_file = game_file_or_default(game_file)
     if not game_file.exists():
@@ -414,8 +448,11 @@ def check_cmd(game_file: Path | None, online: bool) -> None:
         raise click.ClickException("\n".join(lines))
     now = datetime.now(game.game.tz)
     click.echo(f"游戏文件 {game_file} 没有问题。")
-    for line in _summary(game, game_file, now):
+    game, opened, unread = with_store_threads(game, game_file)
+    for line in _summary(game, game_file, now, opened):
         click.echo(f"  {line}")
+    if unread is not None:
+        click.echo(f"注意：{unread}")
     samples = example_values(game)
     if samples:
         click.echo(f"注意：下面这些还是示例的值（标有「{MARK}」），开始游戏前改成你这局的：")

@@ -3,9 +3,9 @@
 The starter is the rule set's example (config/games/<id>.toml) with the game id from the file
 name, the days moved to start tomorrow and every value to replace marked 「示例」: it loads as
 it is, so ``check`` accepts it (exit 0) and lists what is still an example. ``check`` never
-creates or opens a store; ``check --online`` reads each configured thread's first page once
-(here from the simulator) and says the title, the pages and who could read it; a dead forum is
-one line.
+creates or writes a store (it reads an existing one read-only, for the threads bansha opened);
+``check --online`` reads each of the game's threads' first page once (here from the simulator)
+and says the title, the pages and who could read it; a dead forum is one line.
 """
 
 from __future__ import annotations
@@ -323,3 +323,56 @@ def test_check_online_without_threads_says_so(tmp_path):
     out = run("check", str(game_file), "--online").stdout
     assert "还没有帖子编号" in out
     assert "联网检查：游戏文件中还没有帖子编号，没有可读的帖子。" in out
+
+
+# --------------------------------------------------------------------------- bansha's threads
+
+
+def _with_bansha_thread(game_file: Path) -> tuple[Path, str, float]:
+    """Day 1's discussion thread left out of the file (``[forum] fid``: bansha opens it) and
+    recorded in the store as opened by bansha, as a cycle would; the store's digest and mtime."""
+    import hashlib
+
+    from pipeline.game.gamefile import default_db_path
+    from pipeline.store import open_store
+
+    text = game_file.read_text(encoding="utf-8")
+    text = text.replace("discussion = 31201", "", 1).replace("[director]", "fid = 42\n\n[director]")
+    game_file.write_text(text, encoding="utf-8")
+    db = default_db_path(game_file)
+    store = open_store(db)
+    store.record_opened_thread(
+        day=1, role="discussion", tid=31201, subject="第1天讨论帖", draft_id=None,
+        at="2027-03-11T09:00:00+08:00", how="posted",
+    )  # fmt: skip
+    store.close()
+    return db, hashlib.sha256(db.read_bytes()).hexdigest(), db.stat().st_mtime
+
+
+def test_check_covers_the_threads_bansha_opened_and_never_writes_the_store(online):
+    """README: every command uses the threads bansha opened; check reads the store read-only."""
+    import hashlib
+
+    game_file, _game, make = online
+    make()
+    db, digest, mtime = _with_bansha_thread(game_file)
+    folder = sorted(p.name for p in game_file.parent.iterdir())
+    out = run("check", str(game_file)).stdout
+    assert "讨论帖 31201（bansha 开的）" in out
+    assert "帖子：7 个（其中 1 个是 bansha 开的，记在数据库里）" in out
+    out = run("check", str(game_file), "--online").stdout
+    assert "✓ 第 1 天讨论帖 tid=31201：" in out and "7 个帖子都读得到。" in out
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
+    assert db.stat().st_mtime == mtime
+    assert sorted(p.name for p in game_file.parent.iterdir()) == folder
+
+
+def test_check_says_a_store_it_cannot_read_and_checks_the_file(tmp_path):
+    game_file = new(tmp_path / "g.toml", "m135")
+    db, _digest, _mtime = _with_bansha_thread(game_file)
+    db.write_bytes(b"not a database" * 100)
+    out = run("check", str(game_file)).stdout
+    assert "没有问题" in out
+    assert f"注意：无法只读打开数据库 {db}" in out
+    assert "摘要和联网检查只包括游戏文件里的帖子，不含 bansha 开的帖子" in out
+    assert db.read_bytes() == b"not a database" * 100
