@@ -141,7 +141,10 @@ def wall_clock(ctx: GameContext) -> datetime:
 def _publish(ctx: GameContext, now: datetime) -> list[PublishResult]:
     """Post what the director approved (no request at all when nothing is approved).
 
-    Runs inside the cycle's lock; every attempt and record gets its own time from the clock."""
+    Runs inside the cycle's lock; every attempt and record gets its own time from the clock.
+    A forum write's time gate is the earlier of ``now`` (``--as-of``) and the real clock: an
+    as-of in the future never opens or closes a thread early; one in the past (the demo) does
+    what was due then."""
     approved = ctx.store.db.execute("SELECT 1 FROM drafts WHERE state = 'approved'").fetchone()
     if not approved:
         return []

@@ -37,7 +37,7 @@ from pipeline.cli import (
 from pipeline.cycle import CycleLocked, cycle_lock
 from pipeline.discuz.poster import STATE_ZH, Poster, PostError
 from pipeline.drafts import KIND_ZH
-from pipeline.drafts.publish import PublishResult, publish_approved, record_manual_post
+from pipeline.drafts.publish import PublishResult, due_at, publish_approved, record_manual_post
 from pipeline.store import StoreError
 
 #: builds the HTTP client (tests swap in the simulator's transport)
@@ -161,15 +161,14 @@ def post_send(ctx: GameContext, draft_ids: tuple[int, ...], wait_s: int) -> None
 
 def _not_yet(ctx: GameContext, draft_ids: list[int]) -> str:
     """Why approved drafts named were not sent: their time has not come (a day's new thread
-    before it opens, a vote thread's close before its close)."""
+    before it opens, a vote thread's close before its close — as the game file says now)."""
     tz = ctx.game.game.tz
     lines = []
     for draft_id in draft_ids:
-        row = ctx.store.db.execute(
-            "SELECT not_before FROM drafts WHERE id = ?", [draft_id]
-        ).fetchone()
-        if row and row[0] and datetime.fromisoformat(row[0]) > datetime.now(tz):
-            at = datetime.fromisoformat(row[0]).astimezone(tz).strftime("%m-%d %H:%M")
+        rows = list(ctx.store.db.query("SELECT * FROM drafts WHERE id = ?", [draft_id]))
+        due = due_at(ctx.game, rows[0]) if rows else None
+        if due is not None and due > datetime.now(tz):
+            at = due.astimezone(tz).strftime("%m-%d %H:%M")
             lines.append(
                 f"草稿 #{draft_id} 要到 {at} 才发出（开门或关门之前不发），届时由 cycle 发出。"
             )

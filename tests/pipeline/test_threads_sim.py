@@ -229,6 +229,9 @@ def test_bansha_cycle_opens_day_3_and_every_command_uses_its_tids(tmp_path, monk
         assert sorted(d["subject"] for d in new) == sorted(SUBJECTS)
         for d in new:
             run("drafts", "approve", str(path), str(d["id"]))
+        # an as-of after the opening while the real time is 09:00: nothing opens early
+        run("cycle", str(path), "--as-of", "2026-12-03T10:05:00+08:00")
+        assert [t for t in sim.thread_tids() if sim.thread_subject(t) in SUBJECTS] == []
         clock.advance(timedelta(hours=1, minutes=5).total_seconds())  # the forum at 10:05 too
         run("cycle", str(path), "--as-of", "2026-12-03T10:05:00+08:00")
         data = json.loads(run("threads", str(path), "--json"))
