@@ -893,7 +893,7 @@ def _check_manual_post(poster: Poster, draft: dict[str, Any], pid: int) -> Post:
 # knows of (its own ``moderated`` threads the listing does not show yet), one of them may be this
 # thread: nothing is sent — said once (``held``), the attempt kept as ``pending_moderation`` and
 # looked for again every run — until the thread shows up, or the director sends it anyway
-# (``bansha publish --id``). Never twice beats never missing.
+# (``bansha publish --id``). Never twice beats never missing (docs/rulings.md#threads-exactly-once).
 #
 # A discussion thread's 电梯 follows at once (docs/rulings.md#threads-elevator): drafted from the
 # derivation at that moment, approved by the thread's approval (the draft's event says so), and
