@@ -26,12 +26,21 @@ from contextlib import contextmanager, redirect_stdout
 from datetime import datetime, timedelta
 from io import StringIO
 from pathlib import Path
+from urllib.parse import urlencode
 
 import click
 
 from pipeline import ROOT
 from pipeline.cli import cli
-from pipeline.cli.demo import MARK, _moved, _program, _sh, _written_by_demo, shift_dates
+from pipeline.cli.demo_files import (
+    DAY,
+    MARK,
+    moved_words,
+    program,
+    sh,
+    shift_dates,
+    written_by_demo,
+)
 from pipeline.sim.simulator import ForumSim, SimClock, SimServer
 
 SOURCE = ROOT / "config" / "games" / "demo_life.toml"
@@ -62,7 +71,6 @@ VOTES = {
     "粽子": "包子",
     "麻花": "馄饨",
 }
-_DAY = timedelta(days=1)
 
 
 # long (97 lines): the demo's script, step by step, as it is printed
@@ -75,7 +83,7 @@ def run_life_demo(db_path: Path | None, now: datetime) -> None:
             f"演示数据库的路径不能以 .toml 结尾：{db_path}（游戏文件会写在它旁边，如 life.db）"
         )
     game_file = db_path.with_suffix(".toml")
-    if game_file.exists() and not _written_by_demo(game_file):
+    if game_file.exists() and not written_by_demo(game_file):
         raise click.ClickException(
             f"{game_file} 已经存在，而且不是 bansha demo 写的文件：演示不会覆盖它"
             "（用 --db 指定别的位置，例如 --db 演示/life.db）"
@@ -88,9 +96,9 @@ def run_life_demo(db_path: Path | None, now: datetime) -> None:
     days = _days(source)
     # the last moment: half an hour after day 2 opened
     last = days[1][0] + timedelta(minutes=30)
-    shift = (now - last) // _DAY
-    last += shift * _DAY
-    days = [(o + shift * _DAY, c + shift * _DAY) for o, c in days]
+    shift = (now - last) // DAY
+    last += shift * DAY
+    days = [(o + shift * DAY, c + shift * DAY) for o, c in days]
     (open1, close1), (open2, _close2) = days
     signup_at = open1 - timedelta(days=2, hours=14)  # 11-28 20:00 in the file's dates
 
@@ -107,7 +115,7 @@ def run_life_demo(db_path: Path | None, now: datetime) -> None:
     with SimServer(sim) as server, _director_cookie(sim):
         text = shift_dates(source, shift).replace("http://127.0.0.1:8080/", server.base_url)
         game_file.write_text(
-            f"{MARK}（每次运行都会重写）：示例游戏 {SOURCE.name} 的{_moved(shift)}，"
+            f"{MARK}（每次运行都会重写）：示例游戏 {SOURCE.name} 的{moved_words(shift)}，"
             f"论坛地址是演示时的模拟论坛（演示结束后已关闭）。\n" + text,
             "utf-8",
         )
@@ -182,7 +190,7 @@ def _step(clock: SimClock, when: datetime, what: str) -> None:
 def _run(*args: str) -> str:
     """Run one bansha command in this process, printed as the director would type it, with its
     output indented; a failing command ends the demo with its own message."""
-    shown = " ".join(_sh(a) for a in ("bansha", *args))
+    shown = " ".join(sh(a) for a in ("bansha", *args))
     click.echo(f"$ {shown}")
     out = StringIO()
     try:
@@ -288,25 +296,25 @@ def _late_reply(sim: ForumSim, player: str, tid: int, text: str) -> str:
     form = sim.handle(
         "GET", f"{sim.base_url}forum.php?mod=post&action=reply&tid={tid}", {"Cookie": cookie}
     ).text
-    if "本主题已关闭" in form:
-        return "抱歉，本主题已关闭，不再接受新内容"
+    refused = _refusal(form)
+    if refused is not None:  # Discuz refuses a closed thread's reply form already
+        return refused
     formhash = re.search(r'name="formhash" value="(\w+)"', form)
-    body = "&".join(
-        f"{k}={v}"
-        for k, v in {
-            "formhash": formhash.group(1) if formhash else "",
-            "message": text,
-            "wysiwyg": "0",
-        }.items()
-    ).encode("utf-8")
+    fields = {"formhash": formhash.group(1) if formhash else "", "message": text, "wysiwyg": "0"}
+    body = urlencode(fields).encode("ascii")
     answer = sim.handle(
         "POST",
         f"{sim.base_url}forum.php?mod=post&action=reply&tid={tid}&replysubmit=yes",
         {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"},
         body,
     ).text
-    shown = re.search(r"(抱歉[^<\]]*)", answer)
-    return shown.group(1).strip() if shown else "（论坛接受了这条回复）"
+    return _refusal(answer) or "（论坛接受了这条回复）"
+
+
+def _refusal(page: str) -> str | None:
+    """The forum's refusal on a page (its 抱歉… message), as the player reads it."""
+    shown = re.search(r"(抱歉[^<\]]*)", page)
+    return shown.group(1).strip() if shown else None
 
 
 def _forum_writes(sim: ForumSim, *, skip: set[int]) -> None:
@@ -339,9 +347,9 @@ def _forum_writes(sim: ForumSim, *, skip: set[int]) -> None:
 
 
 def _next_commands(game_file: Path, db_path: Path) -> None:
-    prog = _program()
-    game = _sh(str(game_file))
-    db = f" --db {_sh(str(db_path))}"
+    prog = program()
+    game = sh(str(game_file))
+    db = f" --db {sh(str(db_path))}"
     steps = [
         ("这局游戏的帖子：游戏文件写的、bansha 开的", f"threads {game}{db}"),
         ("第 1 天的计票（警长竞选）", f"tally {game}{db} --day 1"),
