@@ -1021,7 +1021,7 @@ def _record(
     return with_opened(game, [OpenedThread(int(draft["day"]), role, tid)])
 
 
-# long (133 lines): the exactly-once protocol of a new thread as one state machine, read top to
+# long (125 lines): the exactly-once protocol of a new thread as one state machine, read top to
 # bottom like _publish_one's: look, intent, send, outcome
 def open_thread(
     store: Store,

@@ -1524,7 +1524,7 @@ def rawurlencode(text: str) -> str:
     return quote(text, safe="-_.~")
 
 
-# long (107 lines): mirrors Discuz! X3.5's forumdisplay template in one piece, so it can be
+# long (118 lines): mirrors Discuz! X3.5's forumdisplay template in one piece, so it can be
 # compared with the real page line by line
 def forumdisplay_page(
     site: Site,
@@ -1672,6 +1672,8 @@ _SPACE_FILTERS = [
 ]
 
 
+# long (115 lines): mirrors Discuz! X3.5's space_thread template in one piece, so it can be
+# compared with the real one line by line
 def space_thread_page(
     site: Site,
     viewer: Viewer,

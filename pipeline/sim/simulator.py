@@ -333,6 +333,7 @@ class _Req:
 class ForumSim:
     """A Discuz! X3.5 forum in memory, seen as of ``clock()``."""
 
+    # long (81 lines): every switch of the forum a test can set, each kept as it is given
     def __init__(
         self,
         *,
