@@ -1710,12 +1710,7 @@ class ForumSim:
                     replies=replies,
                     views=max(t.views, replies),
                     lastposter=last.author,
-                    lastpost_html=render.dgmdate_u(
-                        last.dateline,
-                        req.now,
-                        self.tz,
-                        full=render.php_date(last.dateline, self.tz, seconds=False),
-                    ),
+                    lastpost_html=self._lastpost_html(last, req.now),
                     closed=t.closed(req.now),
                     displayorder=t.displayorder,
                     new=not t.closed(req.now) and not t.displayorder,
@@ -1739,6 +1734,11 @@ class ForumSim:
             waiting=len(self._waiting_of(req.uid, req.now)) if req.uid else 0,
         )
         return self._html(req, text)
+
+    def _lastpost_html(self, last: _Post, now: int) -> str:
+        """A listing's 最后发表 time (``dgmdate($lastpost, 'u')``)."""
+        full = render.php_date(last.dateline, self.tz, seconds=False)
+        return render.dgmdate_u(last.dateline, now, self.tz, full=full)
 
     def _waiting_of(self, uid: int, now: int) -> list[_Thread]:
         """``uid``'s threads waiting for a moderator, newest started first."""
@@ -1780,27 +1780,20 @@ class ForumSim:
         perpage = 20
         page = max(1, _int(p.get("page")) or 1)
         part = threads[(page - 1) * perpage : page * perpage]
-        rows = []
-        for t in part:
-            last = self._last_post(t, req.now)
-            rows.append(
-                render.SpaceThreadRow(
-                    tid=t.tid,
-                    subject=t.subject,
-                    fid=self.fid,
-                    forum_name=self.forum_name,
-                    replies=self._replies(t, req.now),
-                    views=max(t.views, self._replies(t, req.now)),
-                    lastposter=last.author,
-                    lastpost_html=render.dgmdate_u(
-                        last.dateline,
-                        req.now,
-                        self.tz,
-                        full=render.php_date(last.dateline, self.tz, seconds=False),
-                    ),
-                    displayorder=t.displayorder,
-                )
+        rows = [
+            render.SpaceThreadRow(
+                t.tid,
+                t.subject,
+                self.fid,
+                self.forum_name,
+                replies := self._replies(t, req.now),
+                max(t.views, replies),
+                (last := self._last_post(t, req.now)).author,
+                self._lastpost_html(last, req.now),
+                t.displayorder,
             )
+            for t in part
+        ]
         theurl = (
             f"home.php?mod=space&uid={space_uid}&do=thread&view=me&type=thread&from="
             f"&filter={key}" + (f"&fid={fid}" if fid else "")
