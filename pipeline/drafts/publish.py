@@ -952,6 +952,7 @@ def _look(
     day: int,
     *,
     sent_before: bool,
+    draft_id: int,
 ) -> _Seen:
     """This thread, when the section has it already (see the module's text). ``sent_before``:
     a send of it may have reached the forum (an attempt whose outcome is unknown)."""
@@ -979,7 +980,7 @@ def _look(
             f"不是 bansha 记下的，可能就是上次结果不明的「{subject}」；待审核主题的列表读不到"
             f"（{waiting.problem}），为免开出两个帖子，没有再发。请在论坛“我的帖子 › 待审核”"
             f"中查看：有这个帖子就等版主审核（通过后 bansha 会自动登记）；没有的话用 "
-            f"bansha publish 游戏文件 --id {{draft_id}} 照常开帖"
+            f"bansha publish 游戏文件 --id {draft_id} 照常开帖"
         )
     )
 
@@ -1021,7 +1022,7 @@ def _record(
     return with_opened(game, [OpenedThread(int(draft["day"]), role, tid)])
 
 
-# long (125 lines): the exactly-once protocol of a new thread as one state machine, read top to
+# long (128 lines): the exactly-once protocol of a new thread as one state machine, read top to
 # bottom like _publish_one's: look, intent, send, outcome
 def open_thread(
     store: Store,
@@ -1072,13 +1073,14 @@ def open_thread(
 
     def hold(seen: _Seen, attempt_ids: list[int]) -> Opened:
         """Said once: the open attempts kept as ``pending_moderation`` (looked for again)."""
-        message = str(seen.hold).format(draft_id=draft_id)
         for attempt_id in attempt_ids:
-            _finish(store, attempt_id, tick(), "pending_moderation", detail=message)
-        return Opened(game, [_result(draft, "held", message=message)])
+            _finish(store, attempt_id, tick(), "pending_moderation", detail=seen.hold)
+        return Opened(game, [_result(draft, "held", message=str(seen.hold))])
 
     # Look before anything is sent: a crash, a lost answer, or the director by hand.
-    seen = _look(poster, game, store, fid, subject, day, sent_before=bool(unsure))
+    seen = _look(
+        poster, game, store, fid, subject, day, sent_before=bool(unsure), draft_id=draft_id
+    )
     if seen.tid is not None:
         open_ids = [a["id"] for a in unsure if a["outcome"] is None]
         if not open_ids:
@@ -1120,7 +1122,9 @@ def open_thread(
         return Opened(game, [answer.result])
     if answer.uncertain is not None:
         try:
-            seen = _look(poster, game, store, fid, subject, day, sent_before=True)
+            seen = _look(
+                poster, game, store, fid, subject, day, sent_before=True, draft_id=draft_id
+            )
         except PostError:
             seen = _Seen()
         if seen.hold is not None:
