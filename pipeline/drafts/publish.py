@@ -1022,7 +1022,7 @@ def _record(
     return with_opened(game, [OpenedThread(int(draft["day"]), role, tid)])
 
 
-# long (128 lines): the exactly-once protocol of a new thread as one state machine, read top to
+# long (129 lines): the exactly-once protocol of a new thread as one state machine, read top to
 # bottom like _publish_one's: look, intent, send, outcome
 def open_thread(
     store: Store,
@@ -1078,8 +1078,9 @@ def open_thread(
         return Opened(game, [_result(draft, "held", message=str(seen.hold))])
 
     # Look before anything is sent: a crash, a lost answer, or the director by hand.
+    landed = [a for a in unsure if a["outcome"] != "captcha"]  # a captcha: nothing was sent
     seen = _look(
-        poster, game, store, fid, subject, day, sent_before=bool(unsure), draft_id=draft_id
+        poster, game, store, fid, subject, day, sent_before=bool(landed), draft_id=draft_id
     )
     if seen.tid is not None:
         open_ids = [a["id"] for a in unsure if a["outcome"] is None]
