@@ -232,6 +232,10 @@ class ThreadRef:
     authorid: int | None
     closed: bool
     waiting: bool = False  # kept by the forum for a moderator (新主题需要审核), not listed yet
+    #: when it was started, as the listing shows it (to the day for an older thread); None
+    #: when the listing does not say (not part of what a ref is: the same thread shows its
+    #: start to the minute while recent, to the day later)
+    created_at: datetime | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -849,7 +853,12 @@ class Poster:
             if mine:
                 best = max(mine, key=lambda t: t.tid)  # tids only grow: the newest
                 return ThreadRef(
-                    best.tid, best.subject, best.author, best.authorid, bool(best.closed)
+                    best.tid,
+                    best.subject,
+                    best.author,
+                    best.authorid,
+                    bool(best.closed),
+                    created_at=best.created_at,
                 )
         return None
 

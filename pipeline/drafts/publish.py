@@ -49,6 +49,7 @@ from pipeline.discuz.poster import (
     PostRefused,
     SenderBusy,
     SendInFlight,
+    ThreadRef,
     UncertainSend,
     WrongAccount,
 )
@@ -934,6 +935,24 @@ def _floor(game: Game, store: Store, day: int) -> int | None:
     return max(tids) if tids else None
 
 
+def _before(ref: ThreadRef, since: datetime | None) -> bool:
+    """The listed thread was started on a day before ``since`` (in the forum's own zone, to
+    the day: the listing shows an older thread's date only)."""
+    if since is None or ref.created_at is None:
+        return False
+    started = ref.created_at
+    return started.date() < since.astimezone(started.tzinfo).date()
+
+
+def _first_drafted(store: Store, draft: dict[str, Any]) -> datetime | None:
+    """When bansha first drafted this thread (the earliest draft of its key)."""
+    rows = list(
+        store.db.query("SELECT MIN(created_at) AS at FROM drafts WHERE key = ?", [draft["key"]])
+    )
+    at = rows[0]["at"] if rows else None
+    return datetime.fromisoformat(at) if at else None
+
+
 @dataclass(frozen=True, slots=True)
 class _Seen:
     """What the section shows of a new thread before (or after) a send."""
@@ -953,12 +972,15 @@ def _look(
     *,
     sent_before: bool,
     draft_id: int,
+    since: datetime | None = None,
 ) -> _Seen:
     """This thread, when the section has it already (see the module's text). ``sent_before``:
-    a send of it may have reached the forum (an attempt whose outcome is unknown)."""
+    a send of it may have reached the forum (an attempt whose outcome is unknown); ``since``:
+    when bansha first drafted it — a listed thread started on an earlier day is another
+    game's, even where the game has no earlier thread to compare tids with."""
     floor = _floor(game, store, day)
     ref = poster.find_thread(fid, subject)
-    if ref is not None and (floor is None or ref.tid > floor):
+    if ref is not None and (floor is None or ref.tid > floor) and not _before(ref, since):
         return _Seen(int(ref.tid))
     waiting = poster.waiting_threads(fid, read_list=sent_before)
     if waiting.threads is not None:
@@ -1079,8 +1101,17 @@ def open_thread(
 
     # Look before anything is sent: a crash, a lost answer, or the director by hand.
     landed = [a for a in unsure if a["outcome"] != "captcha"]  # a captcha: nothing was sent
+    since = _first_drafted(store, draft)
     seen = _look(
-        poster, game, store, fid, subject, day, sent_before=bool(landed), draft_id=draft_id
+        poster,
+        game,
+        store,
+        fid,
+        subject,
+        day,
+        sent_before=bool(landed),
+        draft_id=draft_id,
+        since=since,
     )
     if seen.tid is not None:
         open_ids = [a["id"] for a in unsure if a["outcome"] is None]
@@ -1124,7 +1155,15 @@ def open_thread(
     if answer.uncertain is not None:
         try:
             seen = _look(
-                poster, game, store, fid, subject, day, sent_before=True, draft_id=draft_id
+                poster,
+                game,
+                store,
+                fid,
+                subject,
+                day,
+                sent_before=True,
+                draft_id=draft_id,
+                since=since,
             )
         except PostError:
             seen = _Seen()

@@ -77,6 +77,7 @@ class Ref:
     author: str
     authorid: int | None
     closed: bool
+    created_at: datetime | None = None  # the stand-in's listing shows no start times
 
 
 @dataclass
