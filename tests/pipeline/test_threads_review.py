@@ -85,12 +85,19 @@ def test_a_future_as_of_opens_nothing_before_the_real_time(tmp_path):
     assert all(r.ok for r in results), [r.line() for r in results]
 
 
-def test_a_future_as_of_closes_nothing_before_the_real_close(tmp_path):
+def vote_thread_to_close(tmp_path):
+    """Day 1's vote thread 31202 named in the file, its close approved in advance (drafted at
+    21:00, not before 22:00)."""
     path = write_game(tmp_path / "g.toml", keep="vote = 31202", threads='close_vote = "auto"')
     store = open_store(tmp_path / "g.db")
     forum = FakeForum()
     forum.threads[31202] = Thread(31202, FID, "[M135]第1天投票帖", forum.director)
     draft(path, store, datetime.fromisoformat("2026-12-01T21:00:00+08:00"))
+    return path, store, forum
+
+
+def test_a_future_as_of_closes_nothing_before_the_real_close(tmp_path):
+    path, store, forum = vote_thread_to_close(tmp_path)
     real = datetime.fromisoformat("2026-12-01T21:30:00+08:00")
     publish_approved(store, game(path, store), forum, now=AFTER_CLOSE, clock=lambda: real)
     assert not forum.threads[31202].closed
@@ -137,11 +144,7 @@ def test_a_new_thread_waits_for_the_opening_the_director_moved(tmp_path):
 
 
 def test_a_close_waits_for_the_close_the_director_moved(tmp_path):
-    path = write_game(tmp_path / "g.toml", keep="vote = 31202", threads='close_vote = "auto"')
-    store = open_store(tmp_path / "g.db")
-    forum = FakeForum()
-    forum.threads[31202] = Thread(31202, FID, "[M135]第1天投票帖", forum.director)
-    draft(path, store, datetime.fromisoformat("2026-12-01T21:00:00+08:00"))
+    path, store, forum = vote_thread_to_close(tmp_path)
     [close] = [d for d in list_drafts(store) if d.kind == "close"]
     assert close.state is DraftState.APPROVED
     # the director moves the close to 23:00
@@ -159,18 +162,25 @@ def test_a_close_waits_for_the_close_the_director_moved(tmp_path):
 # --------------------------------------------------------------------------- the 电梯
 
 
-def test_a_captcha_on_the_elevator_keeps_the_thread_opened_and_stops_the_run(tmp_path):
+def open_with_a_failing_elevator(tmp_path, error: PostError):
+    """Day 1's threads approved and sent at 10:05; every reply (the 电梯) raises ``error``."""
     path = write_game(tmp_path / "g.toml")
     store = open_store(tmp_path / "g.db")
     forum = FakeForum()
 
     def reply(tid, body, guard=None):
-        raise CaptchaRequired("论坛要求输入验证码才能回复", during="post")
+        raise error
 
     forum.reply = reply
     draft(path, store, AHEAD)
     approve_all(store)
-    results = publish(path, store, forum, OPEN)
+    return path, store, forum, publish(path, store, forum, OPEN)
+
+
+def test_a_captcha_on_the_elevator_keeps_the_thread_opened_and_stops_the_run(tmp_path):
+    path, store, forum, results = open_with_a_failing_elevator(
+        tmp_path, CaptchaRequired("论坛要求输入验证码才能回复", during="post")
+    )
     [thread] = [r for r in results if r.kind == "newthread" and r.status == "posted"]
     [discussion] = [t for t in forum.threads.values() if t.subject == "[M135]第1天讨论帖"]
     assert thread.tid == discussion.tid
@@ -186,17 +196,9 @@ def test_a_captcha_on_the_elevator_keeps_the_thread_opened_and_stops_the_run(tmp
 
 
 def test_a_forum_error_on_the_elevator_is_the_elevators_not_the_threads(tmp_path):
-    path = write_game(tmp_path / "g.toml")
-    store = open_store(tmp_path / "g.db")
-    forum = FakeForum()
-
-    def reply(tid, body, guard=None):
-        raise PostError("论坛暂时无法访问（无法连接论坛）")
-
-    forum.reply = reply
-    draft(path, store, AHEAD)
-    approve_all(store)
-    results = publish(path, store, forum, OPEN)
+    _path, store, forum, results = open_with_a_failing_elevator(
+        tmp_path, PostError("论坛暂时无法访问（无法连接论坛）")
+    )
     [thread] = [r for r in results if r.kind == "newthread" and r.status == "posted"]
     [elevator] = [r for r in results if r.kind == "elevator"]
     assert elevator.status == "failed"
@@ -213,17 +215,9 @@ def test_a_forum_error_on_the_elevator_is_the_elevators_not_the_threads(tmp_path
 def test_a_rejected_elevator_is_the_directors_from_then_on(tmp_path):
     """rulings#threads-elevator: a 电梯 drafted after the run that opened the thread is approved
     by the thread's approval — not once the director rejected that day's 电梯."""
-    path = write_game(tmp_path / "g.toml")
-    store = open_store(tmp_path / "g.db")
-    forum = FakeForum()
-
-    def reply(tid, body, guard=None):
-        raise PostError("论坛暂时无法访问（无法连接论坛）")
-
-    forum.reply = reply
-    draft(path, store, AHEAD)
-    approve_all(store)
-    publish(path, store, forum, OPEN)
+    path, store, _forum, _results = open_with_a_failing_elevator(
+        tmp_path, PostError("论坛暂时无法访问（无法连接论坛）")
+    )
     [first] = [d for d in list_drafts(store) if d.kind == "elevator"]
     assert first.state is DraftState.APPROVED  # by the thread's approval; not sent
     reject(store, first.id, "二楼我自己发", OPEN)
