@@ -63,7 +63,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str | None, str, bool]] = {
     "check": (
         "pipeline.cli.setup",
         None,
-        "检查游戏文件：不创建、不打开数据库；没有问题时打印摘要，有问题时列出每一处。",
+        "检查游戏文件：不创建、不写数据库；没有问题时打印摘要，有问题时列出每一处。",
         False,
     ),
     "crawl": (

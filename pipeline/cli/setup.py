@@ -427,10 +427,10 @@ def _opening_problems(game: Game) -> list[str]:
     help="再到论坛上读每个帖子的第一页（一次），报告标题、页数、游客还是用 Cookie 读到的。",
 )
 def check_cmd(game_file: Path | None, online: bool) -> None:
-    """检查游戏文件：没有问题时打印摘要，有问题时列出每一处。
+    """检查游戏文件：不创建、不写数据库；没有问题时打印摘要，有问题时列出每一处。
 
-    摘要和 --online 包括 bansha 开的帖子（记在数据库里）：数据库已存在时只读打开它，
-    从不创建、也不写入数据库。还是示例（bansha new 或 config/games 的示例）的值会列出来
+    摘要和 --online 包括 bansha 开的帖子（记在数据库里）：数据库已存在时只读打开它。
+    还是示例（bansha new 或 config/games 的示例）的值会列出来
     提醒你改，但不算错误。
     """
     game_file = game_file_or_default(game_file)

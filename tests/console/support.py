@@ -71,8 +71,16 @@ class Forum:
     env: dict[str, str]
 
     def cycle(self, when: datetime, *, code: int = 0) -> str:
+        """``bansha cycle --as-of when``, the forum's clock and the real clock (what a forum
+        write waits for) both at ``when``."""
+        from unittest import mock
+
+        from pipeline.cli import cycle as cycle_cli
+
         self.clock.set(when)
-        return bansha(self.env, "cycle", str(self.game), "--as-of", when.isoformat(), code=code)
+        with mock.patch.object(cycle_cli, "wall_clock", lambda ctx: self.clock()):
+            args = ["cycle", str(self.game), "--as-of", when.isoformat()]
+            return bansha(self.env, *args, code=code)
 
     def spec(self) -> GameSpec:
         (spec,) = load_specs([self.game], None, env=self.env)
