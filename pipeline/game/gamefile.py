@@ -42,6 +42,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from engine.rulesets import EXAMPLE_RULESET, EXAMPLE_SECRET_TABLE, get_ruleset, ruleset_ids
+from pipeline import DB_ENV, default_db_path, resolve_db_path
 
 __all__ = [
     "DB_ENV",
@@ -135,8 +136,6 @@ def _check_ruleset(value: object) -> str:
 
 
 Ruleset = Annotated[str, BeforeValidator(_check_ruleset)]
-
-DB_ENV: Final = "BANSHA_DB"
 
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -623,21 +622,6 @@ def _templates_check(data: Mapping[str, Any], folder: Path | None) -> list[Probl
     except ValueError as exc:
         return [Problem("drafts.templates", str(exc))]
     return []
-
-
-def default_db_path(game_path: Path) -> Path:
-    """The store beside the game file: ``games/demo.toml`` -> ``games/demo.db``."""
-    return Path(game_path).with_suffix(".db")
-
-
-def resolve_db_path(game_path: Path, db: str | None, env: Mapping[str, str] | None = None) -> Path:
-    """``--db`` first, then the environment variable ``BANSHA_DB``, then the default."""
-    if db:
-        return Path(db).expanduser()
-    env = os.environ if env is None else env
-    if from_env := env.get(DB_ENV, "").strip():
-        return Path(from_env).expanduser()
-    return default_db_path(game_path)
 
 
 # --------------------------------------------------------------------------- secrets table

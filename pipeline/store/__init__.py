@@ -37,11 +37,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
-from urllib.parse import quote
 
 import sqlite_utils
 
 from parsers.records import EditNote, Mark, MarkKind, Post, PostState, ThreadPage
+from pipeline import close_readonly, connect_readonly
 from pipeline.store.scrub import scrub_body, scrub_text
 
 log = logging.getLogger(__name__)
@@ -1409,13 +1409,9 @@ class ReadOnlyStore(Store):
 
     def __init__(self, path: Path | str) -> None:  # not Store.__init__: that creates the file
         self.path = Path(path)
-        self._sidecars = [Path(f"{self.path}-wal"), Path(f"{self.path}-shm")]
-        self._had_sidecars = any(p.exists() for p in self._sidecars)
-        uri = "file:" + quote(str(self.path.resolve())) + "?mode=ro"
         conn = None
         try:
-            conn = sqlite3.connect(uri, uri=True, timeout=30.0)
-            conn.execute("PRAGMA query_only = ON")
+            conn, self._had_sidecars = connect_readonly(self.path)
             names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
             done = (
                 {r[0] for r in conn.execute("SELECT name FROM _migrations")}
@@ -1443,22 +1439,7 @@ class ReadOnlyStore(Store):
             )
 
     def close(self) -> None:
-        self.db.close()
-        wal = self._sidecars[0]
-        if self._had_sidecars or not wal.exists():
-            return
-        try:
-            if wal.stat().st_size:
-                return  # a writer's frames: its own connection folds them back
-            # the last connection to close removes the reader's files (nothing is written:
-            # the write-ahead log is empty)
-            conn = sqlite3.connect(str(self.path), timeout=1.0)
-            try:
-                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            finally:
-                conn.close()
-        except (OSError, sqlite3.Error):
-            pass  # a folder bansha may not write to keeps them; they are harmless
+        close_readonly(self.db.conn, self.path, self._had_sidecars)
 
 
 def open_store_readonly(path: Path | str) -> Store:
