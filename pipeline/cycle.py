@@ -437,7 +437,7 @@ def nothing_new(
     return _crawl_unchanged(game, store, record.get("crawl") or {})
 
 
-# long (105 lines): the cycle's steps in their order (crawl, re-reads, skip or derive, draft,
+# long (111 lines): the cycle's steps in their order (crawl, re-reads, skip or derive, draft,
 # publish) with the one write transaction around them
 def run_cycle(
     game: Game,
@@ -449,6 +449,7 @@ def run_cycle(
     publish: Callable[[], list[Any]] | None = None,
     templates_dir: Path | str | None = None,
     rederive: bool = False,
+    after_derive: Callable[[Derivation, str], None] | None = None,
 ) -> CycleReport:
     """Crawl → derive → draft → post. ``crawl(targets, full)`` does the network part.
 
@@ -460,7 +461,9 @@ def run_cycle(
     changed since the last derivation and no moment passed (:func:`nothing_new`), the cycle
     skips them (``report.skipped``; the last derivation's warnings are said again) and only
     posts what was approved. ``templates_dir``: the director's template folder ``draft``
-    uses (part of the fingerprint); ``rederive``: derive whatever the fingerprint says.
+    uses (part of the fingerprint); ``rederive``: derive whatever the fingerprint says;
+    ``after_derive(d, record)``: called in the same transaction once a derivation and its
+    record (``meta`` ``derive:last``, as stored) are written (the CLI stores tally's views).
     """
     report = CycleReport()
     ensure_change_counters(store)  # before the crawl: its writes are counted
@@ -537,7 +540,10 @@ def run_cycle(
                     "hi": _iso_or_none(hi),
                     "warnings": report.warnings,
                 }
-                store.set_meta(RECORD_KEY, json.dumps(saved, ensure_ascii=False))
+                record_text = json.dumps(saved, ensure_ascii=False)
+                store.set_meta(RECORD_KEY, record_text)
+                if after_derive is not None:
+                    after_derive(d, record_text)
         if failed is not None:
             raise failed
     if publish is not None:

@@ -31,7 +31,7 @@ import logging
 import os
 import sqlite3
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -45,6 +45,10 @@ from pipeline import close_readonly, connect_readonly
 from pipeline.store.scrub import scrub_body, scrub_text
 
 log = logging.getLogger(__name__)
+
+
+#: ``meta`` key of the stored tally views' key (:meth:`Store.write_tally_views`)
+TALLY_VIEW_KEY = "tally:view"
 
 
 class StoreError(RuntimeError):
@@ -535,6 +539,16 @@ def _m010_compact_bodies(db: sqlite_utils.Database) -> None:
             )
 
 
+def _m012_tally_views(db: sqlite_utils.Database) -> None:
+    """What ``bansha tally`` prints for each day, as the cycle's last derivation found it
+    (``text``: ``--day N``; ``json``: ``--day N --json`` with a stand-in for ``as_of``, or NULL),
+    valid under the key in ``meta`` ``tally:view`` (pipeline/cli/tallyview.py)."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS tally_views ("
+        "day INTEGER PRIMARY KEY, text TEXT NOT NULL, json TEXT)"
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
     ("002_journal_and_verdicts", _m002_journal_and_verdicts),
@@ -546,6 +560,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("008_ppp_from_pages", _m008_ppp_from_pages),
     ("009_vote_notes", _m009_vote_notes),
     ("010_compact_bodies", _m010_compact_bodies),
+    ("012_tally_views", _m012_tally_views),
 ]
 
 
@@ -841,6 +856,21 @@ class Store:
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 [key, value],
             )
+
+    def write_tally_views(self, key: str, views: Mapping[int, tuple[str, str | None]]) -> None:
+        """Replace the stored tally views (day -> text, JSON) and their key (``meta``
+        ``tally:view``); ``views`` empty drops them (and the key)."""
+        with self.atomic():
+            self.db.execute("DELETE FROM tally_views")
+            for day, (text, as_json) in sorted(views.items()):
+                self.db.execute(
+                    "INSERT INTO tally_views(day, text, json) VALUES (?, ?, ?)",
+                    [day, text, as_json],
+                )
+            if views:
+                self.set_meta(TALLY_VIEW_KEY, key)
+            else:
+                self.db.execute("DELETE FROM meta WHERE key = ?", [TALLY_VIEW_KEY])
 
     # -- threads --------------------------------------------------------------------------
     def thread(self, tid: int) -> dict[str, Any] | None:
