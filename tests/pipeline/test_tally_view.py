@@ -28,6 +28,7 @@ import pipeline.cli.votes as votes
 from pipeline.cli import cli, load_context
 from pipeline.cycle import closed_days_to_reread, run_cycle
 from pipeline.drafts import make_drafts
+from pipeline.game.gamefile import load_game
 from pipeline.sim.simulator import SimClock
 from pipeline.store import TALLY_VIEW_KEY
 from tests.pipeline.conftest import bansha, forum_world
@@ -169,6 +170,24 @@ def test_a_journal_entry_and_a_flag_decision_derive(demo):
     flag = sqlite3.connect(demo.db).execute("SELECT id FROM flags LIMIT 1").fetchone()[0]
     bansha(demo.env, "flags", "dismiss", str(demo.game), flag, "--why", "误判")
     assert not _holds(demo, now)
+
+
+def test_a_thread_read_for_the_first_time_derives(demo):
+    """A thread read once (even with nothing in it) is no longer "尚未抓取"."""
+    now = at("2026-12-01T12:00:00")  # day 2's threads are not read yet
+    demo.cycle(now)
+    assert demo.tally.same([str(demo.game), "--day", "2"], now)
+    vote = load_game(demo.game, env={}).day(2).vote
+    db = sqlite3.connect(demo.db)
+    with db:  # what the crawler logs for a thread with no post yet
+        db.execute(
+            "INSERT INTO crawl_log(run_id, at, tid, page, outcome) VALUES ('t', ?, ?, 1, 'ok')",
+            [now.isoformat(), vote],
+        )
+    db.close()
+    fast, used = demo.tally.run([str(demo.game), "--day", "2"], now, full=False)
+    assert not used and "尚未抓取" not in fast[1]
+    assert not demo.tally.same([str(demo.game), "--day", "2", "--json"], now)
 
 
 def test_a_game_file_edit_derives(demo):
