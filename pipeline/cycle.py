@@ -39,6 +39,7 @@ from pipeline import code_identity, no_thread_newly_read, threads_read
 from pipeline.derive import Derivation, derive, write_derivation
 from pipeline.discuz.crawl import CrawlReport, CrawlTarget
 from pipeline.game.gamefile import Game
+from pipeline.game.threads import CLOSE_WINDOW
 from pipeline.store import POST_COLUMNS, Store
 from pipeline.store.lock import CycleLocked, cycle_lock, holds_cycle_lock  # noqa: F401
 
@@ -147,12 +148,14 @@ INPUT_TABLES = (
     "flag_decisions",
     "engine_snapshots",
     "engine_events",
+    "game_threads",  # the threads bansha opened (their tids are the game's)
 )
 #: ``posts``: every fetch moves ``last_seen_at`` (and ``page``/``page_id``): only a change of a
 #: column derive and drafting read is an input change (``posted_ts`` orders them)
 POST_INPUT_COLUMNS = (*POST_COLUMNS, "posted_ts")
-#: ``meta``: only the marks of a whole re-read after a close (they settle a day's result)
-META_INPUT_KEYS = ("full_read:%",)
+#: ``meta``: the marks of a whole re-read after a close (they settle a day's result), and what
+#: the forum said about closing threads (no close is drafted after it)
+META_INPUT_KEYS = ("full_read:%", "threads:%")
 #: What the cycle derives and drafts (and ``bansha tally`` … write too): any write by anyone
 #: bumps ``derive:outputs``; the cycle reads it after its own writes.
 OUTPUT_TABLES = ("votes", "tallies", "post_counts", "flags", "drafts")
@@ -302,7 +305,9 @@ def moments(game: Game, store: Store, d: Derivation) -> set[datetime]:
     """Every moment a verdict or a draft can change at without any input changing: each
     comparison derive, drafting and the cycle make with ``now`` is ``moment <= now``.
 
-    From the game file: each day's opening (and the crawl's ``EARLY`` before it), its close,
+    From the game file: each day's opening (and the crawl's ``EARLY`` before it, and the
+    ``[threads] draft_hours`` before it its new threads are drafted from), its close (and a
+    day after it, when its vote thread's close is no longer drafted),
     the reminder and the last hour before it (the inquiry close, zhenyan.txt:188), the first
     正午 round's end, the 申请加速/延时 deadlines. From the store: when each player went out
     (who is living at ``now``), and the times of the journal's entries (a 遗言 counts from its
@@ -311,8 +316,15 @@ def moments(game: Game, store: Store, d: Derivation) -> set[datetime]:
     rs = get_ruleset(game.game.ruleset)
     found: set[datetime] = set()
     reminder = timedelta(minutes=game.drafts.reminder_minutes)
+    ahead = timedelta(hours=game.threads.draft_hours)
     for day in game.days:
         found |= {day.opens, day.opens - EARLY, day.closes, day.closes - reminder}
+        if game.forum.fid is not None:
+            # a day's new threads and its vote threads' close are drafted from this moment on,
+            # the close until a day after the close (pipeline.drafts: the game's threads)
+            found |= {day.opens - ahead, day.closes + CLOSE_WINDOW}
+            if day.first_closes is not None:
+                found.add(day.first_closes + CLOSE_WINDOW)
         found.add(day.closes - timedelta(hours=1))
         if rs.inquiry is not None:  # the inquiry thread closes before the day (zhenyan.txt:188)
             found.add(day.closes - rs.inquiry.close_before)
@@ -399,14 +411,7 @@ def current_inputs(
 
 
 def last_derivation(store: Store) -> dict[str, Any] | None:
-    raw = store.get_meta(RECORD_KEY)
-    if not raw:
-        return None
-    try:
-        record = json.loads(raw)
-    except ValueError:
-        return None
-    return record if isinstance(record, dict) else None
+    return store.get_meta_json(RECORD_KEY)
 
 
 def nothing_new(
@@ -437,7 +442,7 @@ def nothing_new(
     return _crawl_unchanged(game, store, record.get("crawl") or {})
 
 
-# long (111 lines): the cycle's steps in their order (crawl, re-reads, skip or derive, draft,
+# long (117 lines): the cycle's steps in their order (crawl, re-reads, skip or derive, draft,
 # publish) with the one write transaction around them
 def run_cycle(
     game: Game,
@@ -548,5 +553,11 @@ def run_cycle(
             raise failed
     if publish is not None:
         report.posted = publish()
-        report.errors += [r.line() for r in report.posted if not getattr(r, "ok", True)]
+        # said once, not a failure: the account may not close threads (no close is tried again)
+        report.warnings += [r.line() for r in report.posted if getattr(r, "notice", False)]
+        report.errors += [
+            r.line()
+            for r in report.posted
+            if not getattr(r, "ok", True) and not getattr(r, "notice", False)
+        ]
     return report

@@ -185,6 +185,12 @@ LAZY_COMMANDS: dict[str, tuple[str, str | None, str, bool]] = {
         "计票：按发帖顺序列出每一票（有效/无效及理由）、票数（含权重）、结果和违规标记。",
         False,
     ),
+    "threads": (
+        "pipeline.cli.threads",
+        None,
+        "列出这局游戏每天的帖子：游戏文件里写的、bansha 开的、等待开帖的草稿，以及投票帖的锁帖。",
+        False,
+    ),
     "vote": (
         "pipeline.cli.votes",
         None,
@@ -270,11 +276,36 @@ class GameContext:
         self.game_path = game_path
         #: SHA-256 of the game file's bytes, read just before the game was loaded from it
         self.game_digest = game_digest
-        self.game = game
+        #: the game as the file says it (:attr:`game` adds the threads bansha opened)
+        self.file_game = game
+        self._game: Game | None = None
         self.db_path = db_path
         #: a read-only command: the store is opened read-only and must exist
         self.readonly = readonly
         self._store: Store | None = None
+
+    @property
+    def game(self) -> Game:
+        """The game every command works on: the file's, with the threads bansha opened in the
+        store where the file has no tid (the file's tid wins; pipeline.game.threads)."""
+        if self._game is None:
+            from pipeline.game.threads import opened_threads, with_opened
+
+            rows = opened_threads(self.store) if self.db_path.exists() else []
+            self._game = with_opened(self.file_game, rows)
+        return self._game
+
+    @game.setter
+    def game(self, game: Game) -> None:
+        self._game = game
+
+    def refresh_threads(self) -> Game:
+        """:attr:`game` with the threads bansha opened since it was read (after a publish
+        that opened a day's threads, in the same process: the demo)."""
+        from pipeline.game.threads import opened_threads, with_opened
+
+        self._game = with_opened(self.game, opened_threads(self.store))
+        return self._game
 
     def close(self) -> None:
         """Close the store (the last connection folds the WAL back into the file)."""
@@ -571,3 +602,14 @@ def make_http_client(timeout_s: float = 20.0) -> httpx.Client:
     import httpx
 
     return httpx.Client(timeout=httpx.Timeout(timeout_s), follow_redirects=True)
+
+
+def templates_dir_or_none(ctx: GameContext) -> Path | None:
+    """The director's template folder (``[drafts] templates``), or None when it is wrong
+    (drafting says what is wrong with it): what the 电梯 after a new discussion thread uses."""
+    from pipeline.drafts import DraftError, templates_dir_for
+
+    try:
+        return templates_dir_for(ctx.game, ctx.game_path)
+    except DraftError:
+        return None

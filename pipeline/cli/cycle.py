@@ -12,7 +12,13 @@ from typing import Any, NoReturn
 import click
 
 from pipeline import ROOT
-from pipeline.cli import GameContext, cli, game_command, make_http_client
+from pipeline.cli import (
+    GameContext,
+    cli,
+    game_command,
+    make_http_client,
+    templates_dir_or_none,
+)
 from pipeline.cli.foundation import run_crawl
 from pipeline.cli.votes import _parse_time, as_of_option, store_tally_views
 from pipeline.cycle import (
@@ -48,6 +54,9 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
     供 cron 调用：同一游戏同时只运行一轮（另一轮、或导演正在运行的 bansha publish 持有同一把锁时
     立即退出，退出码 0）；每次发帖尝试按实际时间记录。
 
+    游戏文件写了 [forum] fid 时，也起草每天要开的新帖和投票帖的锁帖：已批准的新帖在开门后开出
+    （讨论帖之后紧接着发电梯），锁帖在关门后执行，都只做一次（bansha threads 查看）。
+
     只在有变化时重新推导：新帖或编辑、帖子消失、导演的记录（代投、夜晚行动、确认标记、发牌……）、
     游戏文件或模板改动，或者跨过了某个时刻（开门、关门、最后一小时、加速截止、提醒）；
     否则本轮不推导、不写结论、不起草（--verbose 时说“没有新内容，未重新推导”），
@@ -57,10 +66,7 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
     写到标准错误输出）；失败时退出码 1，并在标准错误输出一行中文说明。
     """
     now = _parse_time(ctx, as_of)
-    try:
-        templates_dir = templates_dir_for(ctx.game, ctx.game_path)
-    except DraftError:
-        templates_dir = None  # drafting says what is wrong with the folder (below)
+    templates_dir = templates_dir_or_none(ctx)  # drafting says what is wrong with it (below)
     try:
         with cycle_lock(ctx.db_path):  # the game's lock: bansha publish waits for it too
             report = run_cycle(
@@ -152,7 +158,14 @@ def _publish(ctx: GameContext, now: datetime) -> list[PublishResult]:
         return []
     with make_http_client() as http:
         poster = Poster.for_game(ctx.game, http, env=os.environ)
-        return publish_approved(ctx.store, ctx.game, poster, now=now, clock=lambda: wall_clock(ctx))
+        return publish_approved(
+            ctx.store,
+            ctx.game,
+            poster,
+            now=now,
+            clock=lambda: wall_clock(ctx),
+            templates_dir=templates_dir_or_none(ctx),
+        )
 
 
 def cron_command(command: str) -> str:
@@ -171,6 +184,8 @@ def cron_command(command: str) -> str:
 )
 def schedule_cmd(ctx: GameContext, every: int, wrapper: str | None) -> None:
     """打印这局游戏的 crontab 行：平时每隔几分钟一轮，另在每天关门和提醒时刻各运行一轮。
+
+    游戏文件写了 [forum] fid 时，每天开门时刻也运行一轮，准时开出已批准的新帖。
 
     时间换算成本机时区（cron 按本机时区理解 crontab 的时间）。只该运行一次的行（关门、提醒）
     带着日期 BANSHA_ONLY_ON=年-月-日：crontab 的时间没有年份，cron/bansha-cycle.sh 在其他日子
@@ -192,6 +207,13 @@ def schedule_cmd(ctx: GameContext, every: int, wrapper: str | None) -> None:
     click.echo(f"*/{every} * * * * {cmd}")
     reminder = ctx.game.drafts.reminder_minutes
     for day in sorted(ctx.game.days, key=lambda d: d.day):
+        if ctx.game.forum.fid is not None:
+            opens = local_time(day.opens)
+            click.echo(
+                f"# 第{day.day}天开门 {opens:%m-%d %H:%M}{_game_time(day.opens, tz)}："
+                "开门时发出已批准的新帖（bansha 开的帖子）"
+            )
+            click.echo(one_off_line(opens, cmd))
         closes = local_time(day.closes)
         click.echo(
             f"# 第{day.day}天关门 {closes:%m-%d %H:%M}{_game_time(day.closes, tz)}："

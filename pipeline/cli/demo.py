@@ -12,22 +12,25 @@ the same folder, without ``--as-of``. ``--now`` fixes that moment (the script's 
 from __future__ import annotations
 
 import os
-import re
-import shlex
-import shutil
-import sys
 import tempfile
-import tomllib
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
-from zoneinfo import ZoneInfo
 
 import click
 
 from engine.rulesets import get_ruleset
 from pipeline import ROOT
 from pipeline.cli import GameContext, cli, load_context, make_http_client
+from pipeline.cli.demo_files import (
+    DAY,
+    MARK,
+    demo_now,
+    moved_words,
+    program,
+    sh,
+    shift_dates,
+    written_by_demo,
+)
 from pipeline.cli.foundation import ROLE_ZH, run_crawl
 from pipeline.cli.post import result_line
 from pipeline.cli.votes import _votes, run_derive
@@ -42,10 +45,6 @@ from pipeline.notify import notify_after_cycle
 from pipeline.sim.simulator import ForumSim, SimClock, SimServer, script_now
 
 CONFIG = ROOT / "config" / "games"
-
-#: the first line of every file the demo writes: such a file may be rewritten by the next demo
-#: (any other file of the same name is the director's, and is never overwritten)
-MARK = "# 由 bansha demo 生成"
 
 
 # long (88 lines): the demo's script, step by step, as it is printed
@@ -69,14 +68,28 @@ MARK = "# 由 bansha demo 生成"
     help="演示时的“现在”（默认：本机当前时间）。示例游戏的日期整体平移整数天，"
     "使第 2 天在这之前关门；写 2026-12-03T09:00:00+08:00 则保持示例文件原来的日期。",
 )
-def demo(db_path: Path | None, show_day: int, now_text: str | None) -> None:
+@click.option(
+    "--from-signup",
+    is_flag=True,
+    help="整局演示：从报名帖开始——报名、发牌、bansha 开第 1 天的帖子、计票、关门时关闭投票帖、"
+    "公布结果、开第 2 天的帖子；每一次写论坛都先经批准。",
+)
+def demo(db_path: Path | None, show_day: int, now_text: str | None, from_signup: bool) -> None:
     """在本机启动模拟论坛（示例游戏：12 名玩家、两天），按时运行几轮 cycle 并打印汇总。
 
     抓取进数据库、计票、统计发言、标记违规、起草公示；演示模式下由演示程序代替导演批准第二天的
     公示并发到模拟论坛，最后生成当天的 HTML 报告。不需要网络：模拟论坛只监听 127.0.0.1。
     示例游戏的日期移到最近（第 2 天在演示之前关门），游戏文件写在数据库旁边；
     最后打印的命令可以在当前目录原样运行。
+
+    --from-signup：整局演示（默认数据库在临时目录的 bansha-demo-life/life.db）：逐条打印导演
+    （和 cron）运行的命令及其输出，从报名帖到第 2 天开门。
     """
+    if from_signup:
+        from pipeline.cli.demo_life import SOURCE, run_life_demo
+
+        run_life_demo(db_path, demo_now(SOURCE, now_text))
+        return
     source_game = CONFIG / "demo.toml"
     source_script = CONFIG / "demo_posts.toml"
     source_night = CONFIG / "demo_night1.toml"
@@ -94,7 +107,7 @@ def demo(db_path: Path | None, show_day: int, now_text: str | None) -> None:
     files = DemoFiles.beside(db_path)
     files.check_free()
     db_path.parent.mkdir(parents=True, exist_ok=True)
-    shift = files.write(source_game, source_script, source_night, _demo_now(source_game, now_text))
+    shift = files.write(source_game, source_script, source_night, demo_now(source_game, now_text))
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db_path}{suffix}").unlink(missing_ok=True)
 
@@ -104,7 +117,7 @@ def demo(db_path: Path | None, show_day: int, now_text: str | None) -> None:
     now = script_now(script)
     assert now is not None
     click.echo(
-        f"演示用的游戏文件：{game_file}（示例游戏 {source_game.name} 的{_moved(shift)}，"
+        f"演示用的游戏文件：{game_file}（示例游戏 {source_game.name} 的{moved_words(shift)}，"
         f"演示时刻 {now:%Y-%m-%d %H:%M}：第 {ctx.game.days[-1].day} 天已于 "
         f"{ctx.game.days[-1].closes:%m-%d %H:%M} 关门）"
     )
@@ -282,11 +295,6 @@ def _day_tally(ctx: GameContext, d: Derivation, day: int) -> None:
 
 # --------------------------------------------------------------------------- the demo's files
 
-_DAY = timedelta(days=1)
-#: a TOML date(-time) value: the date part of ``key = 2026-12-01T10:00:00+08:00`` (also in an
-#: inline table or an array); the time and the offset stay as written
-_DATE_VALUE = re.compile(r"([=\[,][ \t]*)(\d{4}-\d{2}-\d{2})(?=[T ]\d{2}:\d{2}|[ \t]*[,\]}#\n])")
-
 
 class DemoFiles:
     """The game file, post script and night-actions file the demo writes beside its store."""
@@ -311,7 +319,7 @@ class DemoFiles:
     def check_free(self) -> None:
         """Refuse before anything is written when a file of the same name is not the demo's."""
         for path in self.all():
-            if path.exists() and not _written_by_demo(path):
+            if path.exists() and not written_by_demo(path):
                 raise click.ClickException(
                     f"{path} 已经存在，而且不是 bansha demo 写的文件：演示不会覆盖它"
                     "（用 --db 指定别的位置，例如 --db 演示/demo.db）"
@@ -323,9 +331,9 @@ class DemoFiles:
         moment = script_now(script)
         if moment is None:
             raise click.ClickException(f"{script} 没有 [sim] now：不知道演示的时刻")
-        shift = (now - moment) // _DAY
+        shift = (now - moment) // DAY
         why = (
-            f"{MARK}（每次运行都会重写）：示例游戏 {{name}} 的{_moved(shift)}，"
+            f"{MARK}（每次运行都会重写）：示例游戏 {{name}} 的{moved_words(shift)}，"
             "第 2 天在演示之前关门。\n"
             "# 论坛地址是演示时的模拟论坛，演示结束后已关闭：这个文件只用于查看演示的数据库"
             "（tally、why、flags、drafts…），不能 crawl 或 cycle。\n"
@@ -334,61 +342,6 @@ class DemoFiles:
             text = shift_dates(source.read_text("utf-8"), shift)
             target.write_text(why.format(name=source.name) + text, "utf-8")
         return shift
-
-
-def _written_by_demo(path: Path) -> bool:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.readline().startswith(MARK)
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
-def shift_dates(text: str, days: int) -> str:
-    """``text`` (a TOML document) with every date and date-time value ``days`` days later,
-    comments and layout kept. Checked: the result parses to the same document with exactly
-    those values moved (nothing inside a string, nothing missed)."""
-    if days == 0:
-        return text
-
-    def move(m: re.Match[str]) -> str:
-        return m.group(1) + (date.fromisoformat(m.group(2)) + timedelta(days=days)).isoformat()
-
-    shifted = _DATE_VALUE.sub(move, text)
-    if tomllib.loads(shifted) != _moved_values(tomllib.loads(text), timedelta(days=days)):
-        raise ValueError("示例游戏文件的日期没能整体平移（有日期写在了意外的位置）")
-    return shifted
-
-
-def _moved_values(value: Any, delta: timedelta) -> Any:
-    if isinstance(value, dict):
-        return {k: _moved_values(v, delta) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_moved_values(v, delta) for v in value]
-    if isinstance(value, datetime | date):
-        return value + delta
-    return value
-
-
-def _moved(days: int) -> str:
-    if days == 0:
-        return "日期保持原样"
-    return f"日期整体提前了 {-days} 天" if days < 0 else f"日期整体推后了 {days} 天"
-
-
-def _demo_now(game: Path, text: str | None) -> datetime:
-    """``--now`` (a time without a zone is the game's), or the real time."""
-    with open(game, "rb") as fh:
-        tz = ZoneInfo(tomllib.load(fh)["game"]["timezone"])
-    if text is None:
-        return datetime.now(tz)
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        raise click.BadParameter(
-            f"不是时间：{text}（例如 2026-12-03T09:00:00+08:00）", param_hint="--now"
-        ) from None
-    return when if when.tzinfo is not None else when.replace(tzinfo=tz)
 
 
 # --------------------------------------------------------------------------- what to run next
@@ -403,18 +356,18 @@ def _player_to_explain(ctx: GameContext, d: Derivation, day: int) -> str:
 
 def _next_commands(files: DemoFiles, db_path: Path, day: int, player: str) -> None:
     """Commands that read the demo's store, each runnable as printed from the current folder."""
-    prog = _program()
-    game = _sh(str(files.game))
-    db = "" if _default_store(files.game, db_path) else f" --db {_sh(str(db_path))}"
+    prog = program()
+    game = sh(str(files.game))
+    db = "" if _default_store(files.game, db_path) else f" --db {sh(str(db_path))}"
     steps = [
         (f"第 {day} 天的计票：每一票有效或无效及理由、票数、结果", f"tally {game}{db} --day {day}"),
         (
             f"一位玩家（{player}）的票、发言数和违规标记，附帖子链接",
-            f"why {game}{db} --day {day} --player {_sh(player)}",
+            f"why {game}{db} --day {day} --player {sh(player)}",
         ),
         (f"第 {day} 天的违规标记（导演确认后才变成牌）", f"flags {game}{db} --day {day}"),
         ("全部草稿：编号、种类、状态", f"drafts {game}{db} --all"),
-        (f"第 {day} 天 {player} 的帖子", f"posts {game}{db} --day {day} --player {_sh(player)}"),
+        (f"第 {day} 天 {player} 的帖子", f"posts {game}{db} --day {day} --player {sh(player)}"),
         ("引擎状态（仅导演可见）", f"state {game}{db}"),
     ]
     click.echo("")
@@ -428,29 +381,6 @@ def _default_store(game: Path, db_path: Path) -> bool:
     """Whether a command given only ``game`` finds the demo's store (``BANSHA_DB`` unset)."""
     found = resolve_db_path(game, None, os.environ)
     return found.resolve() == db_path.resolve()
-
-
-def _program() -> str:
-    """How to run bansha again from this folder: as it was typed (``.venv/bin/bansha``), or
-    ``bansha`` when that is what PATH finds."""
-    argv0 = sys.argv[0] if sys.argv else ""
-    on_path = shutil.which("bansha")
-    if Path(argv0).name == "bansha" and Path(argv0).is_file():
-        if on_path and Path(on_path).resolve() == Path(argv0).resolve():
-            return "bansha"
-        return _sh(argv0)
-    if on_path:
-        return "bansha"
-    beside = Path(sys.executable).parent / "bansha"  # the venv's, run as ``python -m …``
-    return _sh(str(beside)) if beside.is_file() else "bansha"
-
-
-_SHELL_SAFE = re.compile(r"[\w@%+=:,./-]+")
-
-
-def _sh(arg: str) -> str:
-    """``arg`` for a shell, quoted only when it needs it (a Chinese name needs no quotes)."""
-    return arg if _SHELL_SAFE.fullmatch(arg) else shlex.quote(arg)
 
 
 def _no_send(urls: object, notice: object) -> bool:

@@ -32,7 +32,7 @@ from pipeline.drafts import (
     retire_stale,
     templates_dir_for,
 )
-from pipeline.drafts.view import first_line, where
+from pipeline.drafts.view import first_line, not_before_note, where
 from pipeline.store import StoreError
 
 
@@ -89,12 +89,30 @@ def drafts_list(ctx: GameContext, show_all: bool, as_json: bool) -> None:
     if not drafts:
         click.echo("还没有草稿（用 bansha drafts make 起草）。")
         return
+    now = _now(ctx)
     for d in drafts:
         day = f"第{d.day}天" if d.day is not None else "—"
+        text = f"「{d.subject}」" if d.action == "newthread" else first_line(d.body)
         click.echo(
             f"{_pad('#' + str(d.id), 6)}{_pad(d.kind_zh, 10)}{_pad(day, 7)}"
-            f"{_pad(d.state_zh, 8)}{_short(ctx, d.created_at)}  {first_line(d.body)}"
+            f"{_pad(d.state_zh, 8)}{_short(ctx, d.created_at)}  {text}"
+            f"{not_before_note(d, ctx.game, now)}"
         )
+    opened_lines(ctx)
+
+
+def opened_lines(ctx: GameContext) -> None:
+    """The threads bansha opened (their tids are used by every command)."""
+    from pipeline.game.gamefile import THREAD_ROLE_TITLES
+    from pipeline.game.threads import opened_threads
+
+    opened = opened_threads(ctx.store)
+    if opened:
+        click.echo("")
+        click.echo("bansha 开的帖子（游戏文件里没写 tid 的，所有命令都用它们）：")
+        for o in opened:
+            role = THREAD_ROLE_TITLES[o.role]
+            click.echo(f"  第{o.day}天 {role} tid={o.tid}「{o.subject or ''}」")
 
 
 def _pad(text: str, width: int) -> str:
@@ -121,6 +139,8 @@ def drafts_show(ctx: GameContext, draft_id: int, as_json: bool) -> None:
     day = f"第{d.day}天 " if d.day is not None else ""
     click.echo(f"第 {d.id} 号草稿：{day}{d.kind_zh}（{d.state_zh}）")
     click.echo(f"发往：{where(d)}")
+    if d.not_before:
+        click.echo(f"不早于：{_short(ctx, d.not_before)}（批准后也要到这时才发出）")
     click.echo(f"生成于：{_short(ctx, d.created_at)}")
     if d.approved_at:
         click.echo(f"批准于：{_short(ctx, d.approved_at)}")
@@ -129,6 +149,8 @@ def drafts_show(ctx: GameContext, draft_id: int, as_json: bool) -> None:
     if d.reject_why:
         click.echo(f"驳回理由：{d.reject_why}")
     click.echo("")
+    if d.subject:
+        click.echo(f"―――― 标题 ――――\n{d.subject}")
     click.echo("―――― 正文 ――――")
     click.echo(d.body)
     click.echo("")

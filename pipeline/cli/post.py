@@ -27,7 +27,13 @@ import click
 import httpx
 from click_default_group import DefaultGroup
 
-from pipeline.cli import GameContext, cli, game_command, make_http_client
+from pipeline.cli import (
+    GameContext,
+    cli,
+    game_command,
+    make_http_client,
+    templates_dir_or_none,
+)
 from pipeline.cycle import CycleLocked, cycle_lock
 from pipeline.discuz.poster import STATE_ZH, Poster, PostError
 from pipeline.drafts import KIND_ZH
@@ -138,17 +144,36 @@ def post_send(ctx: GameContext, draft_ids: tuple[int, ...], wait_s: int) -> None
                     now=datetime.now(tz),
                     clock=lambda: datetime.now(tz),
                     ids=wanted or None,
+                    templates_dir=templates_dir_or_none(ctx),
                 )
     except (PostError, StoreError) as exc:
         raise click.ClickException(str(exc)) from exc
     if not results:
-        click.echo("没有已批准、等待发出的草稿。")
+        waiting = _not_yet(ctx, wanted)
+        click.echo(waiting or "没有已批准、等待发出的草稿。")
         return
     for result in results:
         click.echo(result_line(result))
     failed = [r for r in results if not r.ok]
     if failed:
         raise click.ClickException(f"{len(failed)} 份草稿没有发出，原因见上。")
+
+
+def _not_yet(ctx: GameContext, draft_ids: list[int]) -> str:
+    """Why approved drafts named were not sent: their time has not come (a day's new thread
+    before it opens, a vote thread's close before its close)."""
+    tz = ctx.game.game.tz
+    lines = []
+    for draft_id in draft_ids:
+        row = ctx.store.db.execute(
+            "SELECT not_before FROM drafts WHERE id = ?", [draft_id]
+        ).fetchone()
+        if row and row[0] and datetime.fromisoformat(row[0]) > datetime.now(tz):
+            at = datetime.fromisoformat(row[0]).astimezone(tz).strftime("%m-%d %H:%M")
+            lines.append(
+                f"草稿 #{draft_id} 要到 {at} 才发出（开门或关门之前不发），届时由 cycle 发出。"
+            )
+    return "\n".join(lines)
 
 
 def _check_named(ctx: GameContext, draft_ids: tuple[int, ...]) -> list[int]:

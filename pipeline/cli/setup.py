@@ -421,6 +421,8 @@ def check_cmd(game_file: Path | None, online: bool) -> None:
         click.echo(f"注意：下面这些还是示例的值（标有「{MARK}」），开始游戏前改成你这局的：")
         for line in samples:
             click.echo(f"  {line}")
+    for line in _thread_warnings(game):
+        click.echo(f"注意：{line}")
     try:
         load_game(game_file, env=os.environ, check_login=True)
     except GameFileError as exc:
@@ -428,6 +430,21 @@ def check_cmd(game_file: Path | None, online: bool) -> None:
             click.echo(f"注意：{p.message}（联网的命令 crawl、cycle、post 会拒绝运行）")
     if online:
         _check_online(game)
+
+
+def _thread_warnings(game: Game) -> list[str]:
+    """A day without a tid for a thread the rule set has, when bansha cannot open it either
+    (no ``[forum] fid``): one line per day."""
+    from pipeline.game.gamefile import THREAD_ROLE_TITLES
+    from pipeline.game.threads import missing_threads, with_opened
+
+    if game.forum.fid is not None:
+        return []
+    return [
+        f"第{n}天没有{'、'.join(THREAD_ROLE_TITLES[r] for r in roles)}的 tid，游戏文件也没有 "
+        "[forum] fid：bansha 不会为它开帖；请写上 tid，或写 [forum] fid 由 bansha 开帖"
+        for n, roles in sorted(missing_threads(with_opened(game, [])).items())
+    ]
 
 
 # --------------------------------------------------------------------------- --online

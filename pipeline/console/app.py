@@ -308,6 +308,11 @@ def _draft_view(
         d=d,
         prev=prev,
         where=_where(d),
+        not_before=(
+            datetime.fromisoformat(d.not_before).astimezone(tz).strftime("%m-%d %H:%M")
+            if d.not_before
+            else None
+        ),
         urgency=urgency,
         preview=bbcode_html(text if text is not None else d.body, base_url=base, tid=d.tid),
         text=text if text is not None else d.body,

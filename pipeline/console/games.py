@@ -19,13 +19,54 @@ class GameSpecError(ValueError):
     """A game the console cannot serve (message in Chinese)."""
 
 
+#: (db path, the file's game) -> (the store's change stamp, the game with its opened threads)
+_MERGED: dict[tuple[Path, int], tuple[tuple[int, ...], Game]] = {}
+
+
+def _stamp(db_path: Path) -> tuple[int, ...]:
+    """Changes whenever the store is written (its file or its write-ahead log)."""
+    out: list[int] = []
+    for path in (db_path, db_path.with_name(db_path.name + "-wal")):
+        try:
+            st = path.stat()
+        except OSError:
+            out += [-1, -1]
+            continue
+        out += [st.st_mtime_ns, st.st_size]
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class GameSpec:
     """One game: its file, the validated game and where its store is."""
 
     path: Path
-    game: Game
+    file_game: Game
     db_path: Path
+
+    @property
+    def game(self) -> Game:
+        """The game with the threads bansha opened (pipeline.game.threads; the file's tid
+        wins), read again whenever the store changed."""
+        from pipeline.game.threads import opened_threads, with_opened
+
+        stamp = _stamp(self.db_path)
+        key = (self.db_path, id(self.file_game))
+        cached = _MERGED.get(key)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        rows = []
+        if self.db_exists:
+            from pipeline.store import open_store_readonly
+
+            store = open_store_readonly(self.db_path)
+            try:
+                rows = opened_threads(store)
+            finally:
+                store.close()
+        game = with_opened(self.file_game, rows)
+        _MERGED[key] = (stamp, game)
+        return game
 
     @property
     def id(self) -> str:
@@ -104,5 +145,5 @@ def load_specs(
         if gid in seen:
             raise GameSpecError(f"游戏文件 {seen[gid]} 和 {path} 的 game.id 相同（{gid}）")
         seen[gid] = path
-        specs.append(GameSpec(path=path, game=game, db_path=resolve_db_path(path, db, env)))
+        specs.append(GameSpec(path=path, file_game=game, db_path=resolve_db_path(path, db, env)))
     return specs

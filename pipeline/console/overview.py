@@ -16,7 +16,7 @@ from typing import Any
 from engine.rulesets import get_ruleset
 from engine.state import Phase
 from pipeline.console.games import GameSpec
-from pipeline.drafts import Draft, DraftState
+from pipeline.drafts import Draft, DraftState, no_moderator_rights
 from pipeline.drafts.view import URGENT_WINDOW, Urgency, draft_urgency, sort_drafts
 from pipeline.game.gamefile import Game
 from pipeline.notify import last_cycle
@@ -113,6 +113,10 @@ class GameOverview:
     forum: dict[str, Any] = field(default_factory=dict)
     problem: str | None = None  # the store could not be read: why
     tz: Any = None
+    #: the threads bansha opened: {day, role, tid, subject, opened_at}
+    opened_threads: list[dict[str, Any]] = field(default_factory=list)
+    #: the forum said the director's account may not close threads (said once): its words
+    no_moderator_rights: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """``GET /api/games`` and ``bansha status --json``: ``id, title, ruleset,
@@ -133,6 +137,8 @@ class GameOverview:
             "last_cycle": self.last_cycle,
             "forum": self.forum,
             "problem": self.problem,
+            "opened_threads": self.opened_threads,
+            "no_moderator_rights": self.no_moderator_rights,
         }
 
     # what a director reads (the terminal and the page say the same)
@@ -170,6 +176,17 @@ class GameOverview:
             return f"可以访问{at}"
         return f"无法访问{at}：{f.get('detail') or '见日志'}"
 
+    @property
+    def opened_zh(self) -> str:
+        """The threads bansha opened, by day: 第3天 讨论帖 tid=2014、投票帖 tid=2015."""
+        from pipeline.game.gamefile import THREAD_ROLE_TITLES, ThreadRole
+
+        by_day: dict[int, list[str]] = {}
+        for t in self.opened_threads:
+            role = THREAD_ROLE_TITLES[ThreadRole(t["role"])]
+            by_day.setdefault(t["day"], []).append(f"{role} tid={t['tid']}")
+        return "；".join(f"第{n}天 " + "、".join(v) for n, v in sorted(by_day.items()))
+
     def lines(self) -> list[str]:
         """The overview in the terminal (``bansha status``)."""
         out = [
@@ -188,6 +205,12 @@ class GameOverview:
             f"  上一轮：{self.last_cycle_zh}",
             f"  论坛：{self.forum_zh}",
         ]
+        if self.opened_zh:
+            out.append(f"  bansha 开的帖子：{self.opened_zh}")
+        if self.no_moderator_rights:
+            out.append(
+                f"  注意：导演账号没有版主权限，投票帖需手动锁帖（{self.no_moderator_rights}）"
+            )
         return out
 
 
@@ -257,6 +280,12 @@ def _fill(ov: GameOverview, game: Game, store: Store, now: datetime) -> None:
     ov.drafts_approved = len(live) - len(pending)
     ov.drafts_urgent = sum(1 for d in pending if draft_urgency(game, d, now).urgent)
     ov.flags_pending = _flags_pending(store)
+    ov.opened_threads = [
+        {k: r[k] for k in ("day", "role", "tid", "subject", "opened_at")}
+        for r in store.opened_threads()
+    ]
+    rights = no_moderator_rights(store)
+    ov.no_moderator_rights = str(rights.get("message", "")) if rights else None
     record = last_cycle(store)
     crawl = _last_crawl(store)
     if record is not None:

@@ -41,7 +41,8 @@ from engine.state import Phase
 from engine.votes import Evidence, Tally, VerdictStatus, VoteVerdict
 from pipeline import ROOT
 from pipeline.derive import DayResult, Derivation, card_events
-from pipeline.game.gamefile import Day, Game, templates_folder
+from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole, templates_folder
+from pipeline.game.threads import CLOSE_WINDOW, day_roles, game_wide, thread_subject
 from pipeline.store import Store
 
 if TYPE_CHECKING:
@@ -51,7 +52,9 @@ __all__ = [
     "DEFAULT_TEMPLATES_DIR",
     "KIND_ZH",
     "MAX_POST_BYTES",
+    "NO_RIGHTS_KEY",
     "STATE_ZH",
+    "SUBJECT_MAX_CHARS",
     "BBCode",
     "Draft",
     "DraftAction",
@@ -61,15 +64,18 @@ __all__ = [
     "DraftState",
     "Templates",
     "approve",
+    "approve_elevators",
     "bbcode_escape",
     "body_bytes",
     "cards_context",
+    "close_specs",
     "day_open_context",
     "draft_events",
     "draft_key",
     "due_drafts",
     "edit",
     "elevator_context",
+    "elevator_note",
     "elevator_pids",
     "ensure_editable",
     "findpost_url",
@@ -81,14 +87,19 @@ __all__ = [
     "load_templates",
     "make_drafts",
     "mark_posted",
+    "newthread_key",
+    "newthread_specs",
+    "no_moderator_rights",
     "reject",
     "reminder_context",
     "result_context",
+    "retire_opened",
     "retire_stale",
     "running_tally_context",
     "save_drafts",
     "split_body",
     "templates_dir_for",
+    "thread_drafts",
 ]
 
 log = logging.getLogger(__name__)
@@ -114,11 +125,13 @@ class DraftKind(StrEnum):
     INQUIRY_ANSWERS = "inquiry_answers"
     DEAL_COMMIT = "deal_commit"  # bansha deal: the commitment for the rules thread
     DEAL_REVEAL = "deal_reveal"  # bansha deal --reveal: the deal, its salt and seed
+    NEWTHREAD = "newthread"  # a day's thread bansha opens in the game's section
+    CLOSE = "close"  # closing (locking) a vote thread after its close
 
 
 #: kinds whose text bansha writes itself: the deal's commitment and reveal must be exactly the
 #: canonical text a player hashes (docs/报名与发牌.md), so no template may reshape them
-UNTEMPLATED = frozenset({DraftKind.DEAL_COMMIT, DraftKind.DEAL_REVEAL})
+UNTEMPLATED = frozenset({DraftKind.DEAL_COMMIT, DraftKind.DEAL_REVEAL, DraftKind.CLOSE})
 
 
 class DraftState(StrEnum):
@@ -132,6 +145,8 @@ class DraftState(StrEnum):
 class DraftAction(StrEnum):
     REPLY = "reply"
     EDIT = "edit"  # replace the text of ``edit_pid`` (the 电梯 on floor 2)
+    NEWTHREAD = "newthread"  # a new thread in ``[forum] fid`` (``subject`` and ``body``)
+    CLOSE = "close"  # close (lock) thread ``tid``; the body only says so to the director
 
 
 KIND_ZH: dict[str, str] = {
@@ -145,6 +160,8 @@ KIND_ZH: dict[str, str] = {
     DraftKind.INQUIRY_ANSWERS: "询问回答",
     DraftKind.DEAL_COMMIT: "发牌承诺",
     DraftKind.DEAL_REVEAL: "发牌公开",
+    DraftKind.NEWTHREAD: "开新帖",
+    DraftKind.CLOSE: "锁帖",
 }
 STATE_ZH: dict[str, str] = {
     DraftState.PENDING: "待批准",
@@ -168,6 +185,9 @@ class DraftSpec:
     edit_pid: int | None
     title: str  # a label for the director (not sent as the post's subject)
     body: str  # Discuz BBCode, as it will be posted
+    subject: str | None = None  # a new thread's subject (action newthread)
+    not_before: datetime | None = None  # not sent before (a day's opening, a vote's close)
+    role: str | None = None  # the thread role a newthread/close draft is about
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +213,9 @@ class Draft:
     posted_at: str | None
     posted_pid: int | None
     reject_why: str | None
+    subject: str | None = None
+    not_before: str | None = None
+    role: str | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Draft:
@@ -216,6 +239,9 @@ class Draft:
             posted_at=row["posted_at"],
             posted_pid=row["posted_pid"],
             reject_why=row["reject_why"],
+            subject=row.get("subject"),
+            not_before=row.get("not_before"),
+            role=row.get("role"),
         )
 
     @property
@@ -1195,6 +1221,10 @@ def _hash(body: str) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
+def _iso_or_none(at: datetime | None) -> str | None:
+    return at.isoformat() if at is not None else None
+
+
 def _stamp(now: datetime) -> str:
     if now.tzinfo is None or now.utcoffset() is None:
         raise ValueError(f"时间缺少时区：{now.isoformat()}")
@@ -1254,6 +1284,8 @@ def _unchanged(latest: Draft, spec: DraftSpec) -> bool:
         return False  # no live draft of this key is left: draft it again
     if latest.generated_body != spec.body or latest.tid != spec.tid:
         return False
+    if latest.subject != spec.subject or latest.not_before != _iso_or_none(spec.not_before):
+        return False
     if latest.state in LIVE_STATES:
         return latest.action == spec.action.value and latest.edit_pid == spec.edit_pid
     return True
@@ -1302,6 +1334,9 @@ def save_drafts(store: Store, specs: Iterable[DraftSpec], *, now: datetime) -> l
                 "previous_id": latest.id if latest is not None else None,
                 "created_at": at,
                 "updated_at": at,
+                "subject": spec.subject,
+                "not_before": _iso_or_none(spec.not_before),
+                "role": spec.role,
             }
             cur = store.db.execute(
                 f"INSERT INTO drafts({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
@@ -1415,8 +1450,10 @@ def _move(
     _event(store, draft.id, at, draft.state.value, to.value, note)
 
 
-def approve(store: Store, draft_id: int, now: datetime) -> Draft:
-    """pending -> approved. Only an approved draft is ever posted."""
+def approve(store: Store, draft_id: int, now: datetime, *, note: str = "导演批准") -> Draft:
+    """pending -> approved. Only an approved draft is ever posted. ``note``: who approved it
+    (the director; or the game file's ``[threads] close_vote = "auto"``, the opening thread's
+    approval for its 电梯), in the draft's event."""
     at = _stamp(now)
     with store.atomic():
         draft = get_draft(store, draft_id)
@@ -1429,7 +1466,7 @@ def approve(store: Store, draft_id: int, now: datetime) -> Draft:
             [at, at, draft_id],
             doing="批准",
             to=DraftState.APPROVED,
-            note="导演批准",
+            note=note,
         )
     return get_draft(store, draft_id)
 
@@ -1565,6 +1602,8 @@ def make_drafts(
     Returns the ids of the new drafts; stale running tallies and reminders are retired.
     """
     as_of = derivation.as_of
+    if templates is None:
+        templates = load_templates(templates_dir)
     specs = due_drafts(
         game,
         derivation,
@@ -1581,10 +1620,51 @@ def make_drafts(
         from pipeline.derive.inquiry import inquiry_days  # only a game with an inquiry
 
         specs += inquiry_drafts(game, inquiry_days(game, store, as_of=as_of))
+    # the day's new threads and the vote threads' closing (issue #17)
+    specs += thread_drafts(game, store, as_of=as_of, templates=templates)
     created = save_drafts(store, specs, now=now)
+    if game.threads.close_vote == "auto":
+        for draft_id in created:
+            draft = get_draft(store, draft_id)
+            if draft.kind == DraftKind.CLOSE and draft.state is DraftState.PENDING:
+                approve(
+                    store,
+                    draft_id,
+                    now,
+                    note='游戏文件 [threads] close_vote = "auto"：锁帖已预先批准',
+                )
+    approve_elevators(store, created, now=now)
     hold_stale(store, derivation, now=now)
     retire_stale(store, game, as_of=as_of, now=now)
+    retire_opened(store, game, now=now, as_of=as_of)
     return created
+
+
+def approve_elevators(store: Store, created: Collection[int], *, now: datetime) -> list[int]:
+    """A 电梯 reply drafted for a discussion thread bansha opened, when no 电梯 of that day has
+    been posted yet (the run that opened the thread stopped before sending it): approved by the
+    thread's approval, like the one sent right after the thread (docs/rulings.md)."""
+    approved: list[int] = []
+    for draft_id in created:
+        draft = get_draft(store, draft_id)
+        if draft.kind != DraftKind.ELEVATOR or draft.action != DraftAction.REPLY.value:
+            continue
+        if draft.state is not DraftState.PENDING or draft.day is None:
+            continue
+        opened = store.db.execute(
+            "SELECT draft_id FROM game_threads WHERE day = ? AND role = 'discussion' AND tid = ?",
+            [draft.day, draft.tid],
+        ).fetchone()
+        if opened is None or opened[0] is None:
+            continue
+        posted = store.db.execute(
+            "SELECT 1 FROM drafts WHERE kind = 'elevator' AND day = ? AND state = 'posted'",
+            [draft.day],
+        ).fetchone()
+        if posted is None:
+            approve(store, draft_id, now, note=elevator_note(int(opened[0]), draft.day))
+            approved.append(draft_id)
+    return approved
 
 
 def inquiry_drafts(
@@ -1638,3 +1718,202 @@ def inquiry_drafts(
                     )
                 )
     return specs
+
+
+# --------------------------------------------------------------------------- the game's threads
+#
+# The threads bansha opens and closes for a day (issue #17 items 3-5): their drafts.
+#
+# For each day with ``[forum] fid`` set, every thread the rule set has that day
+# (:func:`pipeline.game.threads.day_roles`) and the game has no tid for (neither the file nor the
+# store) is drafted as a ``newthread`` draft ``[threads] draft_hours`` before the day opens, with a
+# subject from the ``[threads]`` pattern and a body from ``newthread.j2``; it is posted only once
+# approved and not before the day opens (``not_before``; the extra round's vote thread of a
+# 太阳[日不落] day not before the first round ends). A tid that appears meanwhile (the director
+# wrote it in the file, or bansha opened the thread) retires the draft (:func:`retire_opened`).
+#
+# Each vote thread also gets a ``close`` draft (``[threads] close_vote``): closing (locking) it,
+# not before its close; approved like any draft (``"draft"``), in advance by the game file
+# (``"auto"``), or never drafted (``"off"``). Once the forum said the director's account may not
+# moderate the section, no close is drafted again (:data:`NO_RIGHTS_KEY`).
+#
+# Pure but for :func:`retire_opened` and :func:`no_moderator_rights` (the store).
+
+#: ``meta``: the forum said the director's account may not close threads in the section
+#: (JSON: when, the forum's words). Set once by the publisher; no close is drafted after it.
+NO_RIGHTS_KEY = "threads:no_moderator_rights"
+#: Discuz refuses a subject over 80 characters (post_subject_toolong)
+SUBJECT_MAX_CHARS = 80
+
+
+def newthread_key(game: Game, day: int, role: ThreadRole) -> str:
+    """One live draft per day and role; the game's one progress thread has one key."""
+    if game_wide(game, role):
+        return f"{DraftKind.NEWTHREAD.value}:game:{role.value}"
+    return f"{draft_key(DraftKind.NEWTHREAD, day)}:{role.value}"
+
+
+def _not_before(day: Day, role: ThreadRole) -> datetime:
+    if role is ThreadRole.VOTE and day.first_closes is not None:
+        return day.first_closes  # the extra round opens when the first ends (m209.txt:377-378)
+    return day.opens
+
+
+def _context(game: Game, day: Day, role: ThreadRole, subject: str) -> dict[str, Any]:
+    tz = game.game.tz
+    return {
+        **_base_context(game, day.day),
+        "ruleset_title": get_ruleset(game.game.ruleset).title,
+        "subject": subject,
+        "role": role.value,
+        "role_title": THREAD_ROLE_TITLES[role],
+        "game_wide": game_wide(game, role),
+        "opens": _when(day.opens, tz),
+        "closes": _when(day.closes, tz),
+        "first_closes": _when(day.first_closes, tz) if day.first_closes else None,
+        "election": bool(day.sheriff_election),
+        "rules_thread": game.game.rules_thread,
+    }
+
+
+def newthread_specs(game: Game, *, as_of: datetime, templates: Templates) -> list[DraftSpec]:
+    """The new threads due at ``as_of`` (see the section's text above). ``game``: with the store's
+    threads (:func:`pipeline.game.threads.with_opened`)."""
+    if game.forum.fid is None:
+        return []
+    ahead = timedelta(hours=game.threads.draft_hours)
+    specs: list[DraftSpec] = []
+    game_wide_drafted: set[ThreadRole] = set()
+    for day in sorted(game.days, key=lambda d: d.day):
+        if not (day.opens - ahead <= as_of < day.closes):
+            continue
+        for role in day_roles(game, day):
+            if getattr(day, role.value) is not None:
+                continue
+            if game_wide(game, role):
+                if role in game_wide_drafted:
+                    continue  # the game's one progress thread: drafted with the first day
+                game_wide_drafted.add(role)
+            subject = thread_subject(game, day.day, role)
+            if len(subject) > SUBJECT_MAX_CHARS:
+                raise DraftError(
+                    f"第{day.day}天{THREAD_ROLE_TITLES[role]}的标题“{subject[:20]}…”有 "
+                    f"{len(subject)} 个字，超过 Discuz 的上限 {SUBJECT_MAX_CHARS}；"
+                    "请改短游戏文件的 [threads] subject 或 tag"
+                )
+            body = templates.render(DraftKind.NEWTHREAD, _context(game, day, role, subject))
+            limit = game.drafts.max_post_bytes
+            if body_bytes(body, _charset(game)) > limit:
+                raise DraftError(
+                    f"第{day.day}天{THREAD_ROLE_TITLES[role]}的一楼超过论坛的长度上限 {limit} "
+                    "字节（新帖的一楼不能拆分）；请删减 newthread.j2"
+                )
+            specs.append(
+                DraftSpec(
+                    DraftKind.NEWTHREAD,
+                    day.day,
+                    newthread_key(game, day.day, role),
+                    None,
+                    DraftAction.NEWTHREAD,
+                    None,
+                    f"第{day.day}天 开新帖：{THREAD_ROLE_TITLES[role]}",
+                    body,
+                    subject=subject,
+                    not_before=_not_before(day, role),
+                    role=role.value,
+                )
+            )
+    return specs
+
+
+def close_specs(game: Game, *, as_of: datetime, no_rights: bool) -> list[DraftSpec]:
+    """Closing each vote thread the game knows (from the file or opened by bansha), drafted
+    from ``draft_hours`` before the day opens until :data:`CLOSE_WINDOW` after its close."""
+    if game.forum.fid is None or game.threads.close_vote == "off" or no_rights:
+        return []
+    ahead = timedelta(hours=game.threads.draft_hours)
+    tz = game.game.tz
+    specs: list[DraftSpec] = []
+    for day in sorted(game.days, key=lambda d: d.day):
+        rounds = [(ThreadRole.FIRST_VOTE, day.first_vote, day.first_closes)]
+        rounds.append((ThreadRole.VOTE, day.vote, day.closes))
+        for role, tid, closes in rounds:
+            if tid is None or closes is None:
+                continue
+            if not (day.opens - ahead <= as_of < closes + CLOSE_WINDOW):
+                continue
+            what = THREAD_ROLE_TITLES[role]
+            body = (
+                f"第{day.day}天{what}（tid={tid}）在 {_when(closes, tz)} 截止后锁帖：锁帖后玩家"
+                "不能再回复；bansha 不会自动解锁。"
+            )
+            specs.append(
+                DraftSpec(
+                    DraftKind.CLOSE,
+                    day.day,
+                    f"{draft_key(DraftKind.CLOSE, day.day)}:{role.value}",
+                    tid,
+                    DraftAction.CLOSE,
+                    None,
+                    f"第{day.day}天 锁帖：{what}",
+                    body,
+                    not_before=closes,
+                    role=role.value,
+                )
+            )
+    return specs
+
+
+def no_moderator_rights(store: Store) -> dict[str, Any] | None:
+    """What the forum said when the director's account could not close a thread, if it did."""
+    if store.get_meta(NO_RIGHTS_KEY) is None:
+        return None
+    return store.get_meta_json(NO_RIGHTS_KEY) or {"message": ""}
+
+
+def thread_drafts(
+    game: Game, store: Store, *, as_of: datetime, templates: Templates
+) -> list[DraftSpec]:
+    """Every new-thread and close draft due at ``as_of``."""
+    return newthread_specs(game, as_of=as_of, templates=templates) + close_specs(
+        game, as_of=as_of, no_rights=no_moderator_rights(store) is not None
+    )
+
+
+def retire_opened(
+    store: Store, game: Game, *, now: datetime, as_of: datetime | None = None
+) -> list[int]:
+    """New-thread drafts still waiting whose thread has a tid now (the director wrote it in the
+    game file, or bansha opened it): superseded, so no second thread is ever opened. With
+    ``as_of``: also those of a day that has closed (a thread for a day that is over is never
+    opened; the game's one progress thread is drafted again with the next day)."""
+    at = _stamp(now)
+    retired: list[int] = []
+    days = {d.day: d for d in game.days}
+    with store.atomic():
+        for row in store.db.query(
+            "SELECT * FROM drafts WHERE kind = 'newthread' AND state IN ('pending', 'approved')"
+        ):
+            draft = Draft.from_row(row)
+            day = days.get(draft.day) if draft.day is not None else None
+            if day is None or draft.role is None:
+                continue
+            what = f"第{draft.day}天的{THREAD_ROLE_TITLES[ThreadRole(draft.role)]}"
+            tid = getattr(day, draft.role, None)
+            if tid is not None:
+                note = f"{what}已有帖子 tid={tid}，此草稿作废（不会再开一个）"
+            elif as_of is not None and as_of >= day.closes:
+                note = f"第{draft.day}天已关门，{what}不再开出，此草稿作废"
+            else:
+                continue
+            _supersede(store, draft, at, note)
+            retired.append(draft.id)
+    return retired
+
+
+def elevator_note(thread_draft_id: int, day: int | None) -> str:
+    """The event of a 电梯 approved by its discussion thread's approval."""
+    return (
+        f"随第 {thread_draft_id} 号草稿（第{day}天讨论帖）一并批准：bansha 开讨论帖后紧接着发电梯，"
+        "让它在二楼"
+    )

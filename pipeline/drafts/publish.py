@@ -21,22 +21,27 @@ write is repeated inside the write's transaction (``BEGIN IMMEDIATE``, :meth:`St
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import re
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from parsers.records import Post
 from parsers.reply import ReplyOutcome, draft_fingerprint, post_fingerprint
+from pipeline.derive import derive
 from pipeline.discuz.poster import (
     STATE_ZH,
     UNSURE_OUTCOMES,
     CaptchaRequired,
     LoginFailed,
     ManualPostMismatch,
+    NoModeratorRights,
     NotApproved,
     NotLoggedIn,
     Poster,
@@ -47,8 +52,25 @@ from pipeline.discuz.poster import (
     UncertainSend,
     WrongAccount,
 )
-from pipeline.drafts import KIND_ZH
-from pipeline.game.gamefile import Game
+from pipeline.drafts import (
+    KIND_ZH,
+    NO_RIGHTS_KEY,
+    DraftAction,
+    DraftError,
+    DraftKind,
+    DraftState,
+    _latest,
+    _specs,
+    approve,
+    elevator_context,
+    elevator_note,
+    load_templates,
+    reject,
+    retire_opened,
+    save_drafts,
+)
+from pipeline.game.gamefile import THREAD_ROLE_TITLES, Game, ThreadRole
+from pipeline.game.threads import OpenedThread, with_opened
 from pipeline.store import Store, StoreError
 
 log = logging.getLogger(__name__)
@@ -66,7 +88,7 @@ class PublishResult:
     day: int | None
     tid: int | None
     status: str  # posted | found | manual | pending_moderation | captcha | refused | failed |
-    #             uncertain | waiting | skipped
+    #             uncertain | waiting | skipped | closed | no_rights
     pid: int | None = None
     url: str | None = None
     message: str = ""
@@ -74,7 +96,13 @@ class PublishResult:
     @property
     def ok(self) -> bool:
         """The forum has the post (or will show it once a moderator approves it)."""
-        return self.status in ("posted", "found", "manual", "pending_moderation")
+        return self.status in ("posted", "found", "manual", "pending_moderation", "closed")
+
+    @property
+    def notice(self) -> bool:
+        """Not a failure of the run but something the director must hear, once: the account
+        may not close threads (said once; nothing of the kind is tried or drafted again)."""
+        return self.status == "no_rights"
 
     def line(self) -> str:
         """One line for the director."""
@@ -82,6 +110,14 @@ class PublishResult:
             f"，第{self.day}天）" if self.day is not None else "）"
         )
         where = f"帖子 tid={self.tid}" if self.tid is not None else "帖子"
+        if self.kind == "newthread" and self.status in ("posted", "found"):
+            verb = "已开新帖" if self.status == "posted" else "已在版块中找到已开的新帖"
+            tail = f"：{self.url}" if self.url else ""
+            return f"{what}{verb} → tid={self.tid}{tail}"
+        if self.status == "closed":
+            return f"{what}已锁帖 → {where}{'（' + self.message + '）' if self.message else ''}"
+        if self.status == "no_rights":
+            return f"{what}没有锁帖：{self.message}"
         if self.status in ("posted", "found", "manual"):
             verb = {"posted": "已发出", "found": "已在帖子中找到", "manual": "已登记"}[self.status]
             tail = f"：{self.url}" if self.url else ""
@@ -135,11 +171,13 @@ def _mark_posted(
     *,
     attempt_ids: Sequence[int],
     outcome: str,
-    pid: int,
+    pid: int | None,
     at: datetime,
     note: str,
+    tid: int | None = None,
 ) -> None:
-    """Close the attempts, set the draft ``posted`` and write its event: one transaction."""
+    """Close the attempts, set the draft ``posted`` and write its event: one transaction.
+    ``tid``: the thread a new-thread draft opened (its draft learns it)."""
     with store.atomic():
         for attempt_id in attempt_ids:
             store.db.execute(
@@ -153,8 +191,8 @@ def _mark_posted(
         if body_hash == draft["body_hash"] and state != "posted":
             store.db.execute(
                 "UPDATE drafts SET state = 'posted', posted_pid = ?, posted_at = ?, "
-                "updated_at = ? WHERE id = ?",
-                [pid, _iso(at), _iso(at), draft["id"]],
+                "updated_at = ?, tid = COALESCE(?, tid) WHERE id = ?",
+                [pid, _iso(at), _iso(at), tid, draft["id"]],
             )
             store.db.execute(
                 "INSERT INTO draft_events(draft_id, at, from_state, to_state, note) "
@@ -287,8 +325,12 @@ def publish_approved(
     clock: Callable[[], datetime] | None = None,
     ids: Collection[int] | None = None,
     lock_wait_s: float = 0.0,
+    templates_dir: Path | str | None = None,
 ) -> list[PublishResult]:
     """Post every approved draft (oldest first), each exactly once; return what happened.
+
+    New threads go first (:func:`open_thread`): a discussion thread's 电梯 is
+    drafted from ``templates_dir`` and sent right after it.
 
     ``now`` is when the run started; ``clock`` stamps each record (default: ``now``; give a
     real clock so every attempt carries its own time). ``ids`` limits the run to those drafts
@@ -308,11 +350,30 @@ def publish_approved(
         sql += f" AND id IN ({', '.join('?' for _ in wanted)})"
         args.extend(wanted)
     sql += " ORDER BY id"
-    if not list(store.db.query(sql + " LIMIT 1", args)):
+    if not _sendable(list(store.db.query(sql, args)), game, now):
         return []
     with sender_lock(store, wait_s=lock_wait_s):
         # read again under the lock: a sender that held it may have posted them meanwhile
-        return _publish_all(store, game, poster, list(store.db.query(sql, args)), tick, ids)
+        drafts = _sendable(list(store.db.query(sql, args)), game, now)
+        return _publish_all(
+            store, game, poster, drafts, tick, ids, now=now, templates_dir=templates_dir
+        )
+
+
+def _sendable(drafts: list[dict[str, Any]], game: Game, now: datetime) -> list[dict[str, Any]]:
+    """The approved drafts that may go now, new threads first: not before their ``not_before``
+    (a day's thread before it opens, a vote thread's close before its close: they wait
+    quietly), and a reply with no thread yet waits for the thread bansha is to open (``[forum]
+    fid``: it is drafted again with its tid once the thread is there)."""
+    out = []
+    for d in drafts:
+        nb = d.get("not_before")
+        if nb and datetime.fromisoformat(nb) > now:
+            continue
+        if d["tid"] is None and d["action"] in ("reply", "edit") and game.forum.fid is not None:
+            continue
+        out.append(d)
+    return sorted(out, key=lambda d: (d["action"] != "newthread", d["id"]))
 
 
 def _publish_all(
@@ -322,6 +383,9 @@ def _publish_all(
     drafts: list[dict[str, Any]],
     tick: Callable[[], datetime],
     ids: Collection[int] | None,
+    *,
+    now: datetime,
+    templates_dir: Path | str | None = None,
 ) -> list[PublishResult]:
     requested = set(ids or ())
     results: list[PublishResult] = []
@@ -331,7 +395,23 @@ def _publish_all(
             results.append(_result(draft, "skipped", message=f"没有尝试：{stop}"))
             continue
         try:
-            result = _publish_one(store, game, poster, draft, tick, draft["id"] in requested)
+            if draft["action"] == "newthread":
+                opened = open_thread(
+                    store,
+                    game,
+                    poster,
+                    draft,
+                    tick,
+                    draft["id"] in requested,
+                    templates_dir=templates_dir,
+                )
+                results += opened.results
+                game = opened.game  # the new tid is the game's from now on (the 电梯 …)
+                continue
+            if draft["action"] == "close":
+                result = close_thread(store, game, poster, draft, tick, draft["id"] in requested)
+            else:
+                result = _publish_one(store, game, poster, draft, tick, draft["id"] in requested)
         except (NotApproved, SendInFlight) as exc:  # this draft only
             result = _result(draft, "skipped", message=str(exc))
         except StoreError as exc:  # the store stayed busy (or broke): stop, say it in Chinese
@@ -358,7 +438,102 @@ def _result(draft: dict[str, Any], status: str, **kw: Any) -> PublishResult:
     return PublishResult(draft["id"], draft["kind"], draft["day"], draft["tid"], status, **kw)
 
 
-# long (174 lines): the exactly-once protocol as one state machine, read top to bottom: split up,
+def _give_up(store: Store, unsure: Sequence[dict[str, Any]], at: datetime, detail: str) -> None:
+    """Attempts left without an outcome whose result was looked for and not found: not sent."""
+    for a in unsure:
+        if a["outcome"] is None:
+            _finish(store, a["id"], at, "failed", detail=detail)
+
+
+def _refused_before(draft: dict[str, Any], last: dict[str, Any], what: str) -> PublishResult:
+    """The forum refused this very text before: not tried again until it changes or the
+    director names it (``--id``)."""
+    return _result(
+        draft,
+        "refused",
+        message=(
+            f"论坛上次拒绝了{what}（{last['detail']}）；请修改后重新批准，"
+            f"或用 bansha publish 游戏文件 --id {draft['id']} 再试"
+        ),
+    )
+
+
+def _begin(
+    store: Store,
+    poster: Poster,
+    draft: dict[str, Any],
+    tick: Callable[[], datetime],
+    seen_upto: int,
+    text: str | None,
+) -> int | PublishResult:
+    """The intent of a send, committed: its attempt's id — or the run's answer when there is
+    nothing to send (``text`` the forum's charset cannot hold: refused; no longer approved)."""
+    draft_id, body_hash = int(draft["id"]), draft["body_hash"]
+    if text is not None:
+        try:
+            poster.check_encodable(text)
+        except PostRefused as exc:
+            attempt_id = _record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)
+            _finish(store, attempt_id, tick(), "refused", detail=str(exc))
+            return _result(draft, "refused", message=str(exc))
+    # The last check: approved, with this very text, read from the store now.
+    try:
+        return _record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)
+    except NotApproved as exc:
+        return _result(draft, "skipped", message=str(exc))
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """What one send got: the forum's value, or the run's answer for the draft, or an
+    unclear answer (the forum may have done it) for the caller to look for."""
+
+    value: Any = None
+    result: PublishResult | None = None
+    uncertain: UncertainSend | None = None
+
+
+def _send(
+    store: Store,
+    draft: dict[str, Any],
+    attempt_id: int,
+    tick: Callable[[], datetime],
+    send: Callable[[Callable[[], None]], Any],
+    *,
+    keep: tuple[type[PostError], ...] = (),
+) -> _Answer:
+    """``send(guard)`` once, its intent recorded: every answer of the forum to its outcome, as
+    every send shares them (``keep``: errors the caller settles itself)."""
+    draft_id, body_hash = int(draft["id"]), draft["body_hash"]
+
+    def guard() -> None:
+        assert_approved(store, draft_id, body_hash)
+
+    try:
+        return _Answer(value=send(guard))
+    except keep:
+        raise
+    except NotApproved as exc:
+        _finish(store, attempt_id, tick(), "failed", detail=str(exc))
+        return _Answer(result=_result(draft, "skipped", message=str(exc)))
+    except CaptchaRequired as exc:
+        _finish(store, attempt_id, tick(), "captcha", detail=str(exc))
+        raise
+    except PostRefused as exc:
+        outcome = "failed" if exc.transient else "refused"
+        _finish(store, attempt_id, tick(), outcome, detail=str(exc))
+        return _Answer(result=_result(draft, outcome, message=str(exc)))
+    except UncertainSend as exc:
+        _note(store, attempt_id, str(exc))
+        return _Answer(uncertain=exc)
+    except PostError as exc:
+        # a login or account problem, or e.g. the page for a fresh formhash could not be read:
+        # nothing was sent then
+        _finish(store, attempt_id, tick(), "failed", detail=str(exc))
+        raise
+
+
+# long (136 lines): the exactly-once protocol as one state machine, read top to bottom: split up,
 # the order of the checks that make it exactly-once would be hidden
 def _publish_one(
     store: Store,
@@ -442,67 +617,29 @@ def _publish_one(
                     f"或用 bansha publish 游戏文件 --id {draft_id} 再试一次"
                 ),
             )
-        for a in unsure:
-            if a["outcome"] is None:
-                _finish(
-                    store,
-                    a["id"],
-                    tick(),
-                    "failed",
-                    detail="上次发送结果不明；帖子中没有找到，视为没有发出",
-                )
+        _give_up(store, unsure, tick(), "上次发送结果不明；帖子中没有找到，视为没有发出")
     elif last is not None and last["outcome"] == "refused" and not requested:
-        return _result(
-            draft,
-            "refused",
-            message=(
-                f"论坛上次拒绝了这份草稿（{last['detail']}）；请修改草稿后重新批准，"
-                f"或用 bansha publish 游戏文件 --id {draft_id} 再试"
-            ),
-        )
+        return _refused_before(draft, last, "这份草稿")
 
     poster.session(tid)
-    try:
-        poster.check_encodable(draft["body"])
-    except PostRefused as exc:
-        attempt_id = _record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)
-        _finish(store, attempt_id, tick(), "refused", detail=str(exc))
-        return _result(draft, "refused", message=str(exc))
+    begun = _begin(store, poster, draft, tick, seen_upto, draft["body"])
+    if isinstance(begun, PublishResult):
+        return begun
+    attempt_id = begun
 
-    # The last check: approved, with this very text, read from the store now.
-    try:
-        attempt_id = _record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)
-    except NotApproved as exc:
-        return _result(draft, "skipped", message=str(exc))
-
-    def guard() -> None:
-        assert_approved(store, draft_id, body_hash)
-
-    try:
+    def send(guard: Callable[[], None]) -> Any:
         if is_edit:
-            sent = poster.edit(tid, int(draft["edit_pid"]), draft["body"], guard=guard)
-        else:
-            sent = poster.reply(tid, draft["body"], guard=guard)
-    except NotApproved as exc:
-        _finish(store, attempt_id, tick(), "failed", detail=str(exc))
-        return _result(draft, "skipped", message=str(exc))
-    except CaptchaRequired as exc:
-        _finish(store, attempt_id, tick(), "captcha", detail=str(exc))
-        raise
-    except PostRefused as exc:
-        outcome = "failed" if exc.transient else "refused"
-        _finish(store, attempt_id, tick(), outcome, detail=str(exc))
-        return _result(draft, outcome, message=str(exc))
-    except UncertainSend as exc:
-        _note(store, attempt_id, str(exc))
-        return _after_uncertain(store, poster, draft, attempt_id, fingerprint, tick, exc)
-    except (LoginFailed, WrongAccount) as exc:
-        _finish(store, attempt_id, tick(), "failed", detail=str(exc))
-        raise
-    except PostError as exc:
-        # e.g. the thread could not be re-read for a fresh formhash: nothing was sent then
-        _finish(store, attempt_id, tick(), "failed", detail=str(exc))
-        raise
+            return poster.edit(tid, int(draft["edit_pid"]), draft["body"], guard=guard)
+        return poster.reply(tid, draft["body"], guard=guard)
+
+    answer = _send(store, draft, attempt_id, tick, send)
+    if answer.result is not None:
+        return answer.result
+    if answer.uncertain is not None:
+        return _after_uncertain(
+            store, poster, draft, attempt_id, fingerprint, tick, answer.uncertain
+        )
+    sent = answer.value
 
     if sent.outcome is ReplyOutcome.PENDING_MODERATION:
         _finish(store, attempt_id, tick(), "pending_moderation", pid=sent.pid, detail=sent.message)
@@ -727,3 +864,365 @@ def _check_manual_post(poster: Poster, draft: dict[str, Any], pid: int) -> Post:
             which="text",
         )
     return post
+
+
+# --------------------------------------------------------------------------- threads
+#
+# Opening a day's thread and closing a vote thread, exactly once (issue #17 items 3-5).
+#
+# The same protocol as a reply (above): the intent is committed in
+# ``post_attempts`` before anything is sent, the outcome after. Before a new thread is sent the
+# game's section is looked at (``Poster.find_thread``: the newest thread with this subject by the
+# director): a crash or an unclear answer after the forum made it, or a director who opened it by
+# hand, leaves it there, and it is recorded instead of opened twice. A thread found there counts
+# only when it is newer than the game's rules and sign-up threads and every earlier day's thread
+# (an older one with the same subject is another game's). The tid is recorded in
+# ``game_threads`` in the same transaction as the draft's ``posted`` state.
+#
+# A discussion thread's 电梯 follows at once (docs/rulings.md#threads-elevator): drafted from the
+# derivation at that moment, approved by the thread's approval (the draft's event says so), and
+# sent right after the thread's first post, so it lands on floor 2 before players reply.
+#
+# Closing: once (an attempt row); an unclear answer is settled by reading whether the thread is
+# closed. Without moderator rights the close draft is set aside with the forum's words and
+# ``meta`` remembers it (:data:`pipeline.drafts.NO_RIGHTS_KEY`): said once, and no close is
+# drafted again. Nothing is ever reopened.
+
+
+@dataclass
+class Opened:
+    """What opening one thread did: its result (and its 电梯's), and the game with the tid."""
+
+    game: Game
+    results: list[PublishResult] = field(default_factory=list)
+
+
+def _known_tid(store: Store, game: Game, day: int, role: ThreadRole) -> int | None:
+    """The day's thread of this role, from the file or opened by bansha (read now)."""
+    for d in game.days:
+        if d.day == day and (tid := getattr(d, role.value)) is not None:
+            return int(tid)
+    for row in store.opened_threads():
+        if row["day"] == day and row["role"] == role.value:
+            return int(row["tid"])
+    return None
+
+
+def _floor(game: Game, store: Store, day: int) -> int | None:
+    """A thread found by its subject must be newer than the game's rules and sign-up threads
+    and than every thread of an earlier day: an older one with the same subject is another
+    game's (the same rule set's tag)."""
+    tids = {t for n, _, t in game.thread_roles() if n < day}
+    tids |= {t for t in (game.game.rules_thread, game.game.signup_thread) if t is not None}
+    tids |= {int(r["tid"]) for r in store.opened_threads() if int(r["day"]) < day}
+    return max(tids) if tids else None
+
+
+def _look(poster: Poster, game: Game, store: Store, fid: int, subject: str, day: int) -> int | None:
+    """The tid of this thread when the section has it already (see the module's text)."""
+    ref = poster.find_thread(fid, subject)
+    if ref is None:
+        return None
+    floor = _floor(game, store, day)
+    if floor is not None and ref.tid <= floor:
+        return None
+    return int(ref.tid)
+
+
+def _record(
+    store: Store,
+    game: Game,
+    draft: dict[str, Any],
+    tid: int,
+    *,
+    attempt_ids: list[int],
+    outcome: str,
+    how: str,
+    at: datetime,
+    note: str,
+) -> Game:
+    """The draft posted with its tid and the thread in ``game_threads``: one transaction."""
+    role = ThreadRole(draft["role"])
+    with store.atomic():
+        _mark_posted(
+            store,
+            draft,
+            attempt_ids=attempt_ids,
+            outcome=outcome,
+            pid=None,
+            at=at,
+            note=note,
+            tid=tid,
+        )
+        store.record_opened_thread(
+            day=int(draft["day"]),
+            role=role.value,
+            tid=tid,
+            subject=draft["subject"],
+            draft_id=int(draft["id"]),
+            at=at.isoformat(),
+            how=how,
+        )
+    return with_opened(game, [OpenedThread(int(draft["day"]), role, tid)])
+
+
+# long (103 lines): the exactly-once protocol of a new thread as one state machine, read top to
+# bottom like _publish_one's: look, intent, send, outcome
+def open_thread(
+    store: Store,
+    game: Game,
+    poster: Poster,
+    draft: dict[str, Any],
+    tick: Callable[[], datetime],
+    requested: bool,
+    *,
+    templates_dir: Path | str | None = None,
+) -> Opened:
+    """Open the approved new-thread ``draft`` in ``[forum] fid``, exactly once."""
+    draft_id, body_hash = int(draft["id"]), draft["body_hash"]
+    fid = game.forum.fid
+    if fid is None:
+        message = "游戏文件没有 [forum] fid（游戏的版块），无法开新帖"
+        return Opened(game, [_result(draft, "failed", message=message)])
+    day, role, subject = int(draft["day"]), ThreadRole(draft["role"]), draft["subject"] or ""
+    what = f"第{day}天的{THREAD_ROLE_TITLES[role]}"
+    known = _known_tid(store, game, day, role)
+    if known is not None:
+        retire_opened(store, with_opened(game, [OpenedThread(day, role, known)]), now=tick())
+        message = f"{what}已有帖子 tid={known}，没有再开一个"
+        return Opened(game, [_result(draft, "skipped", message=message)])
+    seen_upto = _last_attempt_id(store, draft_id)
+    attempts = [a for a in _attempts(store, draft_id, body_hash) if a["id"] <= seen_upto]
+    unsure = [a for a in attempts if a["outcome"] is None or a["outcome"] in UNSURE_OUTCOMES]
+    last = attempts[-1] if attempts else None
+
+    def found_it(tid: int, attempt_ids: list[int], note: str) -> Opened:
+        opened = _record(
+            store,
+            game,
+            draft,
+            tid,
+            attempt_ids=attempt_ids,
+            outcome="found",
+            how="found",
+            at=tick(),
+            note=note,
+        )
+        res = _result(draft, "found", url=poster.thread_url(tid, 1))
+        return _after_open(store, opened, poster, draft, tid, tick, templates_dir, res)
+
+    # Look before anything is sent: a crash, a lost answer, or the director by hand.
+    found = _look(poster, game, store, fid, subject, day)
+    if found is not None:
+        open_ids = [a["id"] for a in unsure if a["outcome"] is None]
+        if not open_ids:
+            open_ids = [_record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)]
+        note = f"在版块中找到同名的新帖（导演账号发的）：tid={found}，没有再开"
+        return found_it(found, open_ids, note)
+    if last is not None and last["outcome"] == "captcha" and not requested:
+        message = (
+            f"上次开帖时论坛要求验证码：请手动发帖（标题「{subject}」），"
+            f"把 tid 写进游戏文件第{day}天的 {role.value}；"
+            f"或用 bansha publish 游戏文件 --id {draft_id} 再试一次"
+        )
+        return Opened(game, [_result(draft, "captcha", message=message)])
+    if last is not None and last["outcome"] == "refused" and not requested:
+        return Opened(game, [_refused_before(draft, last, "这个新帖")])
+    _give_up(store, unsure, tick(), "上次开帖结果不明；版块中没有找到，视为没有开出")
+
+    begun = _begin(store, poster, draft, tick, seen_upto, subject + "\n" + draft["body"])
+    if isinstance(begun, PublishResult):
+        return Opened(game, [begun])
+    attempt_id = begun
+    answer = _send(
+        store,
+        draft,
+        attempt_id,
+        tick,
+        lambda guard: poster.new_thread(fid, subject, draft["body"], guard=guard),
+    )
+    if answer.result is not None:
+        return Opened(game, [answer.result])
+    if answer.uncertain is not None:
+        try:
+            found = _look(poster, game, store, fid, subject, day)
+        except PostError:
+            found = None
+        if found is None:
+            message = f"{answer.uncertain}；下次运行会先在版块里找这个新帖，找不到才重开"
+            return Opened(game, [_result(draft, "uncertain", message=message)])
+        return found_it(found, [attempt_id], f"网络中断后在版块中找到：tid={found}")
+    made = answer.value
+    tid = int(made.tid)
+    note = f"已开新帖：tid={tid}「{subject}」"
+    if made.moderated:
+        note += "（论坛要求版主审核后才显示）"
+    game = _record(
+        store,
+        game,
+        draft,
+        tid,
+        attempt_ids=[attempt_id],
+        outcome="posted",
+        how="moderated" if made.moderated else "posted",
+        at=tick(),
+        note=note,
+    )
+    message = "论坛要求版主审核后才会显示这个新帖" if made.moderated else ""
+    res = PublishResult(draft_id, draft["kind"], day, tid, "posted", url=made.url, message=message)
+    return _after_open(store, game, poster, draft, tid, tick, templates_dir, res)
+
+
+def _after_open(
+    store: Store,
+    game: Game,
+    poster: Poster,
+    draft: dict[str, Any],
+    tid: int,
+    tick: Callable[[], datetime],
+    templates_dir: Path | str | None,
+    result: PublishResult,
+) -> Opened:
+    """The thread's result (with its tid), then, for a discussion thread, its 电梯."""
+    opened = Opened(game, [dataclasses.replace(result, tid=tid)])
+    if draft["role"] == ThreadRole.DISCUSSION.value:
+        try:
+            opened.results += send_elevator(store, game, poster, draft, tid, tick, templates_dir)
+        except DraftError as exc:  # e.g. the director's elevator.j2: the thread stays opened
+            message = f"讨论帖已开出，但电梯没有起草：{exc}（改好模板后下一轮会起草电梯）"
+            failed = dataclasses.replace(result, kind="elevator", status="failed", message=message)
+            opened.results.append(failed)
+    return opened
+
+
+def send_elevator(
+    store: Store,
+    game: Game,
+    poster: Poster,
+    thread_draft: dict[str, Any],
+    tid: int,
+    tick: Callable[[], datetime],
+    templates_dir: Path | str | None,
+) -> list[PublishResult]:
+    """Draft the day's 电梯 for the discussion thread bansha just opened, approve it with the
+    thread's approval, and send it now (exactly once, like any reply)."""
+    day = int(thread_draft["day"])
+    now = tick()
+    d = derive(game, store, as_of=now)
+    res = d.days.get(day)
+    ctx = elevator_context(game, res) if res is not None else None
+    if ctx is None:
+        return []
+    templates = load_templates(templates_dir)
+    specs = _specs(game, templates, DraftKind.ELEVATOR, day, ctx, tid=tid, action=DraftAction.REPLY)
+    save_drafts(store, specs, now=now)
+    results: list[PublishResult] = []
+    for spec in specs:
+        latest = _latest(store, spec.key)
+        if latest is None or latest.state in (DraftState.POSTED, DraftState.REJECTED):
+            continue
+        if latest.state is DraftState.PENDING:
+            approve(store, latest.id, now, note=elevator_note(int(thread_draft["id"]), day))
+        row = next(iter(store.db.query("SELECT * FROM drafts WHERE id = ?", [latest.id])))
+        results.append(_publish_one(store, game, poster, row, tick, False))
+    return results
+
+
+def close_thread(
+    store: Store,
+    game: Game,
+    poster: Poster,
+    draft: dict[str, Any],
+    tick: Callable[[], datetime],
+    requested: bool,
+) -> PublishResult:
+    """Close (lock) the vote thread of the approved close ``draft``, once."""
+    draft_id, tid, body_hash = int(draft["id"]), draft["tid"], draft["body_hash"]
+    fid = game.forum.fid
+    if fid is None or tid is None:
+        return _result(draft, "failed", message="游戏文件没有 [forum] fid（游戏的版块），无法锁帖")
+    tid = int(tid)
+    if tid not in {t for _, _, t in game.thread_roles()}:
+        message = f"帖子 tid={tid} 不是这局游戏的帖子；为免锁错，没有锁帖"
+        return _result(draft, "failed", message=message)
+    seen_upto = _last_attempt_id(store, draft_id)
+    attempts = [a for a in _attempts(store, draft_id, body_hash) if a["id"] <= seen_upto]
+    unsure = [a for a in attempts if a["outcome"] is None]
+    last = attempts[-1] if attempts else None
+    if unsure and poster.thread_closed(tid):
+        note = f"上次锁帖结果不明；帖子 tid={tid} 在论坛上已锁定"
+        return _closed(store, draft, [a["id"] for a in unsure], "closed", note, tick())
+    _give_up(store, unsure, tick(), "上次锁帖结果不明；帖子没有锁定，视为没有锁")
+    if last is not None and last["outcome"] == "refused" and not requested:
+        return _refused_before(draft, last, "锁帖")
+    begun = _begin(store, poster, draft, tick, seen_upto, None)
+    if isinstance(begun, PublishResult):
+        return begun
+    attempt_id = begun
+    try:
+        answer = _send(
+            store,
+            draft,
+            attempt_id,
+            tick,
+            lambda guard: poster.close_thread(fid, tid, guard=guard),
+            keep=(NoModeratorRights,),
+        )
+    except NoModeratorRights as exc:
+        return _no_rights(store, draft, attempt_id, fid, str(exc), tick())
+    if answer.result is not None:
+        return answer.result
+    outcome = answer.value
+    if answer.uncertain is not None:
+        try:
+            closed = poster.thread_closed(tid)
+        except PostError:
+            closed = False
+        if not closed:
+            message = f"{answer.uncertain}；下次运行会先看帖子是否已锁定"
+            return _result(draft, "uncertain", message=message)
+        outcome = "closed"
+    already = outcome == "already_closed"
+    note = f"帖子 tid={tid} " + ("在论坛上已是锁定状态" if already else "已锁帖")
+    return _closed(store, draft, [attempt_id], outcome, note, tick())
+
+
+def _closed(
+    store: Store,
+    draft: dict[str, Any],
+    attempt_ids: list[int],
+    outcome: str,
+    note: str,
+    at: datetime,
+) -> PublishResult:
+    """The close recorded: the attempts and the draft (``posted``), one transaction."""
+    _mark_posted(store, draft, attempt_ids=attempt_ids, outcome=outcome, pid=None, at=at, note=note)
+    said = "论坛上已是锁定状态" if outcome == "already_closed" else ""
+    return _result(draft, "closed", message=said)
+
+
+def _no_rights(
+    store: Store, draft: dict[str, Any], attempt_id: int, fid: int, said: str, at: datetime
+) -> PublishResult:
+    """Said once: the attempt refused, the draft set aside with the forum's words, the store
+    remembers (no close is drafted again), every other close draft waiting set aside too."""
+    why = f"{said}；bansha 之后不再起草锁帖"
+    _finish(store, attempt_id, at, "refused", detail=said)
+    with store.atomic():
+        store.db.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [
+                NO_RIGHTS_KEY,
+                json.dumps({"at": at.isoformat(), "fid": fid, "message": said}, ensure_ascii=False),
+            ],
+        )
+        waiting = [
+            int(r["id"])
+            for r in store.db.query(
+                "SELECT id FROM drafts WHERE kind = 'close' AND state IN ('pending', 'approved')"
+            )
+        ]
+        for other in waiting:
+            reject(store, other, why, at)
+    return _result(draft, "no_rights", message=why)

@@ -21,6 +21,7 @@ __all__ = [
     "draft_urgency",
     "drafts_json",
     "first_line",
+    "not_before_note",
     "sort_drafts",
     "where",
 ]
@@ -39,11 +40,26 @@ def first_line(body: str, width: int = 36) -> str:
 
 
 def where(d: Draft) -> str:
+    if d.action == "newthread":
+        opened = f"（已开出：tid={d.tid}）" if d.tid is not None else ""
+        return f"在游戏的版块（[forum] fid）开新帖「{d.subject or ''}」{opened}"
+    if d.action == "close":
+        return f"锁定帖子 {d.tid}（锁帖后玩家不能再回复）"
     if d.tid is None:
         return "帖子未配置（游戏文件中没有对应的 tid；可复制正文手动发帖）"
     if d.action == "edit":
         return f"帖子 {d.tid}，编辑二楼（pid {d.edit_pid}）"
     return f"帖子 {d.tid}，回复"
+
+
+def not_before_note(d: Draft, game: Game, now: datetime) -> str:
+    """``（12-03 09:00 前不发出）`` for a waiting draft that waits for its time, else ""."""
+    if not d.not_before or d.state not in (DraftState.PENDING, DraftState.APPROVED):
+        return ""
+    at = datetime.fromisoformat(d.not_before)
+    if at <= now:
+        return ""
+    return f"（{_short(at, game)} 前不发出）"
 
 
 #: a running tally or an opening post this close to its deadline goes first
@@ -110,6 +126,14 @@ def draft_urgency(game: Game, draft: Draft, now: datetime) -> Urgency:
         return Urgency(
             True, after.opens, f"投票已结束；第{after.day}天开门{_left(after.opens, now)}"
         )
+    if draft.kind in ("newthread", "close") and draft.not_before:
+        at = datetime.fromisoformat(draft.not_before)
+        what = "开帖" if draft.kind == "newthread" else "锁帖"
+        return Urgency(
+            draft.state is DraftState.PENDING and at - now <= URGENT_WINDOW,
+            at,
+            f"{_short(at, game)} 起{what}（{_left(at, now)}）",
+        )
     if draft.kind == "day_open":
         return Urgency(
             day.opens - now <= URGENT_WINDOW, day.opens, f"第{day.day}天开门{_left(day.opens, now)}"
@@ -158,6 +182,9 @@ def draft_json(game: Game, d: Draft, now: datetime) -> dict[str, Any]:
         "posted_at": d.posted_at,
         "posted_pid": d.posted_pid,
         "reject_why": d.reject_why,
+        "subject": d.subject,  # a new thread's subject (kind newthread)
+        "not_before": d.not_before,  # not sent before (a day's opening, a vote's close)
+        "role": d.role,  # the thread role of a newthread/close draft
         **draft_urgency(game, d, now).to_dict(),
     }
 

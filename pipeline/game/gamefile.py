@@ -63,6 +63,7 @@ __all__ = [
     "Problem",
     "Ruleset",
     "ThreadRole",
+    "Threads",
     "Votes",
     "default_db_path",
     "load_game",
@@ -327,6 +328,9 @@ class Forum(_Model):
     ppp: int = Field(default=10, gt=0)
     username_env: EnvName | None = None
     password_env: EnvName | None = None
+    # the game's section (版块, forum.php?mod=forumdisplay&fid=…): where bansha opens each
+    # day's threads when a day has no tid for them ([threads], docs/游戏文件.md)
+    fid: Tid | None = None
 
 
 class Director(_Model):
@@ -386,6 +390,61 @@ class Drafts(_Model):
     max_post_bytes: int = Field(default=10000, ge=1000)
 
 
+#: The fields a ``[threads]`` subject pattern may use (str.format names).
+SUBJECT_FIELDS: Final[Mapping[str, str]] = {
+    "tag": "游戏的标签（[threads] tag，默认取游戏标题开头方括号里的部分，如 [M135]）",
+    "title": "游戏标题（[game] title）",
+    "ruleset": "规则集的名字（如 让子弹飞）",
+    "day": "第几天（数字）",
+    "role": "帖子的种类（讨论帖、投票帖、进程帖、询问帖、第一轮投票帖）",
+}
+
+
+def _check_subject(value: str) -> str:
+    import string
+
+    try:
+        names = [f for _, f, _, _ in string.Formatter().parse(value) if f is not None]
+    except ValueError as exc:
+        raise PydanticCustomError(
+            "subject",
+            "{message}",
+            {"message": f"花括号没有配对（{exc}）；字面的花括号写作 {{{{ }}}}"},
+        ) from None
+    unknown = [n for n in names if n not in SUBJECT_FIELDS]
+    if unknown:
+        allowed = "、".join("{" + k + "}" for k in SUBJECT_FIELDS)
+        raise PydanticCustomError(
+            "subject",
+            "{message}",
+            {"message": f"标题里有不认识的占位符 {{{unknown[0]}}}；可用：{allowed}"},
+        )
+    return value
+
+
+Subject = Annotated[str, Field(min_length=1), AfterValidator(_check_subject)]
+
+
+class Threads(_Model):
+    """``[threads]`` (optional): the threads bansha opens for a day that has no tid for them
+    (``pipeline.drafts``, the game's threads) and the closing of the vote threads."""
+
+    # the new thread's subject; {tag} {title} {ruleset} {day} {role} (SUBJECT_FIELDS)
+    subject: Subject = "{tag}第{day}天{role}"
+    # "game": one progress thread (进程帖) for the whole game, opened with the first day that has
+    # none and used by every later day; "day": a progress thread per day
+    progress: Literal["game", "day"] = "game"
+    # the subject of the game's one progress thread (progress = "game")
+    progress_subject: Subject = "{tag}{role}"
+    # {tag}: default the game title's leading [..] or 【..】 (e.g. [M135]), else [title]
+    tag: str | None = None
+    # how many hours before a day opens its new threads are drafted (posted not before it opens)
+    draft_hours: float = Field(default=24.0, ge=0, le=24 * 14, allow_inf_nan=False)
+    # closing (locking) the vote threads at the close: "draft" a close draft per vote thread,
+    # approved like any draft; "auto" approved in advance by this file; "off" never
+    close_vote: Literal["draft", "auto", "off"] = "draft"
+
+
 class Notify(_Model):
     """``[notify]`` (optional): where bansha tells the director (Apprise URLs, pipeline.notify)."""
 
@@ -417,6 +476,7 @@ class Game(_Model):
     drafts: Drafts = Field(default_factory=Drafts)
     votes: Votes = Field(default_factory=Votes)
     notify: Notify = Field(default_factory=Notify)
+    threads: Threads = Field(default_factory=Threads)
     # The table named after the rule set ([zhenyan] …): secrets, never in a repr or a message.
     secrets: dict[str, Any] = Field(default_factory=dict, repr=False)
 
@@ -815,6 +875,9 @@ def _cross_check(data: Mapping[str, Any]) -> list[Problem]:
 
 def _check_days(data: Mapping[str, Any], ruleset: object) -> list[Problem]:
     problems: list[Problem] = []
+    # bansha opens the threads a day has no tid for when the file names the section
+    forum = data.get("forum")
+    managed = isinstance(forum, Mapping) and _int(forum.get("fid")) is not None
     numbers: dict[int, str] = {}
     last: tuple[int, datetime | None] | None = None  # (day number, closes) of the previous day
     tids: dict[int, tuple[ThreadRole, int]] = {}  # tid -> (role, day number) first seen
@@ -848,7 +911,7 @@ def _check_days(data: Mapping[str, Any], ruleset: object) -> list[Problem]:
             )
         if number is not None:
             last = (number, closes)
-        problems += _first_round_problems(entry, i, label, ruleset, opens, closes)
+        problems += _first_round_problems(entry, i, label, ruleset, opens, closes, managed=managed)
 
         roles_today: dict[int, ThreadRole] = {}
         for role in ThreadRole:
@@ -890,9 +953,12 @@ def _first_round_problems(
     ruleset: object,
     opens: datetime | None,
     closes: datetime | None,
+    *,
+    managed: bool = False,
 ) -> list[Problem]:
     """``first_vote`` / ``first_closes``: the first 正午 round of a 太阳[日不落] day
-    (m209.txt:377)."""
+    (m209.txt:377). ``managed``: the file has ``[forum] fid``, so bansha opens the round's
+    threads the day has no tid for (``first_closes`` alone is then enough)."""
     tid = _int(entry.get("first_vote"))
     has_tid = tid is not None and tid > 0
     first_closes = _aware(entry.get("first_closes"))
@@ -909,7 +975,7 @@ def _first_round_problems(
             )
         ]
     problems: list[Problem] = []
-    if not has_tid:
+    if not has_tid and not managed:
         problems.append(Problem(here, f"{label} 写了 first_closes，却没有第一轮投票帖 first_vote"))
     if entry.get("first_closes") is None:
         problems.append(
@@ -918,7 +984,7 @@ def _first_round_problems(
                 f"{label} 有第一轮投票帖，须写明第一轮[正午]的结束时间 first_closes",
             )
         )
-    if _int(entry.get("vote")) is None:
+    if _int(entry.get("vote")) is None and not managed:
         problems.append(
             Problem(
                 f"days[{i}].vote",
@@ -1171,6 +1237,7 @@ def _pydantic_problem(err: ErrorDetails, tz: ZoneInfo | None) -> Problem:
         "ruleset",
         "blank",
         "padded",
+        "subject",
     ):
         message = err["msg"]
     else:  # a pydantic check this module does not phrase yet: still say where, in Chinese

@@ -539,6 +539,30 @@ def _m010_compact_bodies(db: sqlite_utils.Database) -> None:
             )
 
 
+def _m011_game_threads(db: sqlite_utils.Database) -> None:
+    """The threads bansha opens itself (issue #17 item 3): one row per day and role, with the
+    draft that opened it and when; the drafts learn a subject (a new thread's), a not-before time
+    (posted only from then: a day's opening, a vote thread's close) and the thread role."""
+    db.execute(
+        """
+        CREATE TABLE game_threads (
+            id INTEGER PRIMARY KEY,
+            day INTEGER NOT NULL,
+            role TEXT NOT NULL,         -- discussion | vote | progress | inquiry | first_vote
+            tid INTEGER NOT NULL,
+            subject TEXT,
+            draft_id INTEGER REFERENCES drafts(id),  -- the newthread draft that opened it
+            opened_at TEXT NOT NULL,
+            how TEXT NOT NULL,          -- posted | found (after an unclear send) | moderated
+            UNIQUE (day, role)
+        )"""
+    )
+    columns = db["drafts"].columns_dict
+    for column in ("subject", "not_before", "role"):
+        if column not in columns:
+            db.execute(f"ALTER TABLE drafts ADD COLUMN {column} TEXT")
+
+
 def _m012_tally_views(db: sqlite_utils.Database) -> None:
     """What ``bansha tally`` prints for each day, as the cycle's last derivation found it
     (``text``: ``--day N``; ``json``: ``--day N --json`` with a stand-in for ``as_of``, or NULL),
@@ -560,6 +584,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("008_ppp_from_pages", _m008_ppp_from_pages),
     ("009_vote_notes", _m009_vote_notes),
     ("010_compact_bodies", _m010_compact_bodies),
+    ("011_game_threads", _m011_game_threads),
     ("012_tally_views", _m012_tally_views),
 ]
 
@@ -849,6 +874,17 @@ class Store:
         rows = list(self.db.query("SELECT value FROM meta WHERE key = ?", [key]))
         return rows[0]["value"] if rows else None
 
+    def get_meta_json(self, key: str) -> dict[str, Any] | None:
+        """A ``meta`` value that holds a JSON object; None when absent or not an object."""
+        raw = self.get_meta(key)
+        if not raw:
+            return None
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
     def set_meta(self, key: str, value: str) -> None:
         with self.atomic():
             self.db.execute(
@@ -883,6 +919,34 @@ class Store:
                 "INSERT INTO threads(tid, day, role) VALUES (?, ?, ?) "
                 "ON CONFLICT(tid) DO UPDATE SET day = excluded.day, role = excluded.role",
                 [tid, day, role],
+            )
+
+    def opened_threads(self) -> list[dict[str, Any]]:
+        """The threads bansha opened (``game_threads``), by day and role; [] on a store from
+        before them (a read-only store is never migrated)."""
+        try:
+            return list(self.db.query("SELECT * FROM game_threads ORDER BY day, id"))
+        except sqlite3.OperationalError:
+            return []
+
+    def record_opened_thread(
+        self,
+        *,
+        day: int,
+        role: str,
+        tid: int,
+        subject: str | None,
+        draft_id: int | None,
+        at: str,
+        how: str,
+    ) -> None:
+        """Keep a thread bansha opened (inside the caller's transaction when there is one).
+        A day's role keeps the first tid recorded for it."""
+        with self.atomic():
+            self.db.execute(
+                "INSERT INTO game_threads(day, role, tid, subject, draft_id, opened_at, how) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(day, role) DO NOTHING",
+                [day, role, tid, subject, draft_id, at, how],
             )
 
     def reset_thread_position(self, tid: int) -> None:

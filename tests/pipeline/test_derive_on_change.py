@@ -470,10 +470,11 @@ def _guard(game: Game, store: Store, now: datetime) -> set[str]:
         }
         unknown = words - _SQL_WORDS - {"posts"} - set(POST_INPUT_COLUMNS)
         assert not unknown, f"{sql}: columns not watched: {unknown}"
-    # meta: only the whole re-read marks the meta trigger watches
+    # meta: only the keys the meta trigger watches (whole re-read marks, the forum's word on
+    # closing threads)
     for sql in sqls:
         if "meta" in _tables(sql):
-            assert re.search(r"key\s*=\s*'full_read:[^']*'", sql), sql
+            assert re.search(r"key\s*=\s*'(full_read|threads):[^']*'", sql), sql
     # threads and crawl_log: only what crawled_tids reads (fingerprinted by its set)
     own = set(_traced(store, lambda: crawled_tids(store)))
     crawl_reads = {s for s in sqls if _tables(s) & set(CRAWL_TABLES)}

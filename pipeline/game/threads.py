@@ -1,0 +1,166 @@
+"""The game's threads: those the game file names and those bansha opened (issue #17 item 3).
+
+A day's threads come from two places: the tids the director wrote in ``[[days]]``, and the
+threads bansha opened itself in the game's section (``[forum] fid``), which the store keeps in
+``game_threads`` (:func:`pipeline.store.opened_threads`). :func:`with_opened` is the one place
+they meet: the file's tid wins, a store's tid fills a role the file left empty. Every command
+that loads a game for a store goes through it (the CLI's ``GameContext``, the console).
+
+Pure: no disk, no clock; the store's rows are an argument.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from engine.rulesets import get_ruleset
+from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole
+from pipeline.store import Store
+
+__all__ = [
+    "CLOSE_WINDOW",
+    "OpenedThread",
+    "day_roles",
+    "game_for_store",
+    "game_wide",
+    "missing_threads",
+    "opened_threads",
+    "thread_subject",
+    "thread_tag",
+    "with_opened",
+]
+
+
+#: a vote thread's close is drafted until this long after its close (not for old days)
+CLOSE_WINDOW = timedelta(days=1)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedThread:
+    """A thread bansha opened (a row of ``game_threads``)."""
+
+    day: int
+    role: ThreadRole
+    tid: int
+    subject: str | None = None
+    draft_id: int | None = None
+    opened_at: str | None = None
+    how: str = "posted"  # posted | found (seen on the forum after an unclear send) | moderated
+
+
+def game_wide(game: Game, role: ThreadRole) -> bool:
+    """The role has one thread for the whole game (``[threads] progress = "game"``)."""
+    return role is ThreadRole.PROGRESS and game.threads.progress == "game"
+
+
+def day_roles(game: Game, day: Day) -> list[ThreadRole]:
+    """The threads the rule set has on ``day``: discussion, vote and progress (every rule set's
+    text names the three: m135.txt:197/206, m209.txt:591/601, zhenyan.txt:154/177,
+    nizhuan.txt:176/192, tubian24.txt:330/326), the inquiry thread where the rule set has one
+    (zhenyan.txt:147), and on a 太阳[日不落] day (``first_closes`` written, m209.txt:377-378)
+    the first 正午 round's vote thread (the day's ``vote`` is then the extra round's). No
+    inquiry thread on a sheriff election day: its questions are the sheriff's (zhenyan.txt:147)."""
+    rs = get_ruleset(game.game.ruleset)
+    roles = [ThreadRole.DISCUSSION]
+    if day.first_closes is not None and rs.two_vote_rounds:
+        roles.append(ThreadRole.FIRST_VOTE)
+    roles += [ThreadRole.VOTE, ThreadRole.PROGRESS]
+    if rs.inquiry is not None and not day.sheriff_election:
+        roles.append(ThreadRole.INQUIRY)  # the questions go to the sheriff: none before one
+    return roles
+
+
+def missing_threads(game: Game) -> dict[int, list[ThreadRole]]:
+    """Day -> the threads the rule set has that day and the game has no tid for."""
+    out: dict[int, list[ThreadRole]] = {}
+    for day in game.days:
+        missing = [r for r in day_roles(game, day) if getattr(day, r.value) is None]
+        if missing:
+            out[day.day] = missing
+    return out
+
+
+def with_opened(game: Game, opened: Iterable[OpenedThread]) -> Game:
+    """``game`` with the threads bansha opened filled in where the file has no tid.
+
+    The file's tid always wins. With ``[threads] progress = "game"`` and ``[forum] fid`` set
+    (bansha manages the threads), a day without a progress thread uses the last earlier day's
+    (from the file or the store): the game has one."""
+    found = {(o.day, ThreadRole(o.role)): o.tid for o in opened}
+    manage = game.forum.fid is not None
+    if not found and not manage:
+        return game
+    days: list[Day] = []
+    progress: int | None = None
+    changed = False
+    for day in sorted(game.days, key=lambda d: d.day):
+        update: dict[str, int] = {}
+        for role in ThreadRole:
+            if getattr(day, role.value) is None and (day.day, role) in found:
+                update[role.value] = found[(day.day, role)]
+        now_progress = update.get("progress", day.progress)
+        if (
+            manage
+            and now_progress is None
+            and progress is not None
+            and game_wide(game, ThreadRole.PROGRESS)
+        ):
+            update["progress"] = progress
+            now_progress = progress
+        if now_progress is not None:
+            progress = now_progress
+        if update:
+            changed = True
+            day = day.model_copy(update=update)
+        days.append(day)
+    return game.model_copy(update={"days": days}) if changed else game
+
+
+_TAG_RE = re.compile(r"^\s*(\[[^\]]+\]|【[^】]+】)")
+
+
+def thread_tag(game: Game) -> str:
+    """``{tag}`` of a subject: ``[threads] tag``, else the game title's leading ``[..]`` or
+    ``【..】`` (``[M135]『让子弹飞』`` → ``[M135]``), else the title in brackets."""
+    if game.threads.tag is not None:
+        return game.threads.tag
+    m = _TAG_RE.match(game.game.title)
+    return m.group(1) if m else f"[{game.game.title.strip()}]"
+
+
+def thread_subject(game: Game, day: int, role: ThreadRole) -> str:
+    """The new thread's subject from the ``[threads]`` pattern (one line)."""
+    pattern = game.threads.progress_subject if game_wide(game, role) else game.threads.subject
+    text = pattern.format(
+        tag=thread_tag(game),
+        title=game.game.title,
+        ruleset=get_ruleset(game.game.ruleset).title,
+        day=day,
+        role=THREAD_ROLE_TITLES[role],
+    )
+    return " ".join(text.split())
+
+
+def opened_threads(store: Store) -> list[OpenedThread]:
+    """The threads bansha opened, as the store keeps them."""
+    return [
+        OpenedThread(
+            day=int(r["day"]),
+            role=ThreadRole(r["role"]),
+            tid=int(r["tid"]),
+            subject=r["subject"],
+            draft_id=r["draft_id"],
+            opened_at=r["opened_at"],
+            how=r["how"],
+        )
+        for r in store.opened_threads()
+        if r["role"] in ThreadRole.__members__.values()
+    ]
+
+
+def game_for_store(game: Game, store: Store) -> Game:
+    """The game as every command sees it: the file's threads, and those bansha opened."""
+    return with_opened(game, opened_threads(store))
