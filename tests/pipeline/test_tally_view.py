@@ -293,6 +293,8 @@ def test_the_store_named_by_the_environment_or_db(demo, tmp_path):
     other = tmp_path / "other.db"
     assert not demo.tally.same([*argv, "--db", str(other)], QUIET)  # no store there
     assert not other.exists()
+    named = Tally(demo.tally.monkeypatch, {**demo.env, "BANSHA_GAME": str(demo.game)})
+    assert named.same(["--day", "2"], QUIET)  # the game file the environment names
 
 
 def test_verbose_and_as_of_derive(demo):
