@@ -17,7 +17,21 @@ What the listing shows (Discuz X3.5 ``source/module/forum/forum_forumdisplay.php
   icon (``folder == 'lock'``); a moved one too, with "-" for its counts;
 * the pager (``div.pg`` in ``#fd_page_top``) says ``共 N 页``; no pager means one page;
 * the mobile API gives exact times (``dbdateline``, Unix seconds) and ``displayorder`` but no
-  ``closed`` field (``sub_threadlist.php`` keeps a fixed list of fields): ``closed`` is None.
+  ``closed`` field (``sub_threadlist.php`` keeps a fixed list of fields): ``closed`` is None;
+* a thread waiting for a moderator (新主题需要审核, ``displayorder = -2``) is not listed; its
+  logged-in author sees a banner instead when the setting ``allowmoderatingthread`` is on
+  (``forum_forumdisplay.php:218-220`` counts the viewer's waiting threads of this forum,
+  ``forumdisplay.htm:180``, ``lang_template.php:289`` ``forum_moderate_unhandled``):
+  ``<div class="ntc_l hm xi2"><strong><a href="home.php?mod=space&uid=U&do=thread&view=me&
+  type=thread&from=&filter=aduit">您有 N 个主题正等待审核中，点击查看</a></strong></div>`` —
+  :attr:`ForumPage.waiting` is that N (0 without the banner).
+
+The banner's link is the author's own list of waiting threads (``home.php?mod=space&uid=U&
+do=thread&view=me&type=thread&filter=aduit[&fid=F]``, ``source/include/space/space_thread.php``:
+``displayorder = -2``, 20 a page, newest started first; ``template/default/home/space_thread.htm``):
+:func:`parse_space_threads` reads it — each row a ``<th><a href="forum.php?mod=viewthread&tid=T">
+subject</a>`` and the forum ``<a href="forum.php?mod=forumdisplay&fid=F">``, ``<p class="emp">``
+when there is none, ``simplepage``'s ``a.nxt`` (下一页) when a full page may have a next one.
 
 A page that is not a listing (login required, no permission, an error page) raises
 :class:`~parsers.records.PageError` through :func:`parsers.pagecheck.check_page`; a listing is
@@ -42,7 +56,15 @@ from parsers.pagecheck import check_page
 from parsers.records import PageError, PageErrorKind
 from parsers.reply import decode_answer, parse_member
 
-__all__ = ["ForumPage", "ForumThread", "parse_forumdisplay", "parse_mobile_forumdisplay"]
+__all__ = [
+    "ForumPage",
+    "ForumThread",
+    "SpaceThread",
+    "SpaceThreads",
+    "parse_forumdisplay",
+    "parse_mobile_forumdisplay",
+    "parse_space_threads",
+]
 
 K = PageErrorKind
 
@@ -73,6 +95,7 @@ class ForumPage:
     formhash: str | None = None
     member_uid: int | None = None  # the account the page was served to, 0 for a guest
     source: str = "html"  # "html" | "mobile"
+    waiting: int = 0  # the viewer's threads of this forum waiting for a moderator (the banner)
 
 
 _LISTING = "threadlisttableid"
@@ -82,6 +105,7 @@ _FID = re.compile(r"forum_(\d{1,12})")
 _TOTAL = re.compile(r"共\s*(\d{1,9})\s*页")
 _INT = re.compile(r"-?\d{1,12}")
 _DATE = re.compile(r"\d{4}\s*[-/.年]\s*\d{1,2}")
+_AUDIT = "filter=aduit"  # sic: Discuz's own spelling
 
 
 def _int(text: str | None) -> int | None:
@@ -149,7 +173,16 @@ def _parse_desktop(text: str, *, tz: tzinfo, now: datetime | None) -> ForumPage:
         formhash=(formhash.attrs.get("value") or None) if formhash is not None else None,
         member_uid=member.uid if "discuz_uid" in text[:20000] else None,
         source="html",
+        waiting=_waiting_banner(tree),
     )
+
+
+def _waiting_banner(tree: LexborHTMLParser) -> int:
+    """N of 您有 N 个主题正等待审核中 (the link to the viewer's waiting threads), else 0."""
+    for link in tree.css("div.ntc_l a"):
+        if _AUDIT in (link.attrs.get("href") or ""):
+            return max(0, _int(link.text()) or 0)
+    return 0
 
 
 def _created(shown: str, *, tz: tzinfo, now: datetime | None) -> datetime | None:
@@ -278,4 +311,65 @@ def parse_mobile_forumdisplay(body: bytes, *, tz: tzinfo) -> ForumPage:
         formhash=parsed.formhash or None,
         member_uid=parsed.member_uid,
         source="mobile",
+    )
+
+
+# --------------------------------------------------------------------------- own threads
+
+
+@dataclass(frozen=True, slots=True)
+class SpaceThread:
+    """One row of a member's own thread list (``home.php?mod=space&do=thread&view=me``)."""
+
+    tid: int
+    subject: str  # as a reader sees it
+    fid: int | None  # the forum the row links (None when it links none)
+
+
+@dataclass(frozen=True, slots=True)
+class SpaceThreads:
+    """A page of ``home.php?mod=space&uid=U&do=thread&view=me&type=thread[&filter=…]``."""
+
+    threads: tuple[SpaceThread, ...]  # in the page's order (newest started first)
+    has_next: bool  # a full page: ``simplepage`` links a 下一页
+    member_uid: int | None = None  # the account the page was served to, 0 for a guest
+
+
+_LIST_FORM = 'id="delform"'
+_TID = re.compile(r"[?&;]tid=(\d{1,12})")
+_FID_ARG = re.compile(r"[?&;]fid=(\d{1,12})")
+
+
+def parse_space_threads(body: bytes | str, *, encoding: str | None = None) -> SpaceThreads:
+    """Parse a member's own thread list (the list of threads waiting for a moderator with
+    ``filter=aduit``). A page that is not the list (a login prompt, a refusal, a closed home,
+    an error) raises :class:`~parsers.records.PageError`."""
+    text = body if isinstance(body, str) else decode_answer(body, encoding)
+    if _LIST_FORM not in text:
+        check_page(text)
+        raise PageError(K.MALFORMED, "不是“我的帖子”列表页面（没有 #delform）")
+    if "</html>" not in text[-1024:].lower():
+        raise PageError(K.MALFORMED, "页面不完整（没有 </html> 结尾，可能被截断）")
+    tree = LexborHTMLParser(text)
+    form = tree.css_first("#delform")
+    if form is None:  # pragma: no cover - the id was found in the text
+        raise PageError(K.MALFORMED, "不是“我的帖子”列表页面（没有 #delform）")
+    threads = []
+    for row in form.css("tr"):
+        link = row.css_first("th a")
+        tid = _TID.search(link.attrs.get("href") or "") if link is not None else None
+        if link is None or tid is None or "viewthread" not in (link.attrs.get("href") or ""):
+            continue  # the header row, the "no posts" row
+        forum = next(
+            (a for a in row.css("td a") if "forumdisplay" in (a.attrs.get("href") or "")), None
+        )
+        fid = _FID_ARG.search(forum.attrs.get("href") or "") if forum is not None else None
+        threads.append(
+            SpaceThread(int(tid.group(1)), _text(link), int(fid.group(1)) if fid else None)
+        )
+    member = parse_member(text[:20000])
+    return SpaceThreads(
+        threads=tuple(threads),
+        has_next=tree.css_first("div.pg a.nxt") is not None,
+        member_uid=member.uid if "discuz_uid" in text[:20000] else None,
     )

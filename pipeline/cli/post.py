@@ -120,7 +120,7 @@ cli.add_command(post_group)
     "draft_ids",
     type=int,
     multiple=True,
-    help="只发这份草稿（可重复）；论坛上次拒绝或要求验证码的草稿，指定后会再试一次。",
+    help="只发这份草稿（可重复）；论坛上次拒绝或要求验证码的草稿、因可能已在审核中而暂不开的新帖，指定后会再试一次。",
 )
 @_wait_option
 def post_send(ctx: GameContext, draft_ids: tuple[int, ...], wait_s: int) -> None:

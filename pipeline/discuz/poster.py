@@ -18,7 +18,10 @@ What the forum may answer, and what happens:
   to solve a captcha;
 * 回复需要审核: the forum kept the reply but shows it only after a moderator approves it;
 * a network error or an answer we cannot read after sending: the forum may or may not have the
-  post (:class:`UncertainSend`); it is looked for before anything is sent again.
+  post (:class:`UncertainSend`); it is looked for before anything is sent again;
+* 新主题需要审核 (a section that holds new threads for a moderator): the forum kept the thread
+  but does not list it; the director's own list of waiting threads shows it
+  (:meth:`Poster.waiting_threads`), and the listing's banner counts them.
 
 Publishing drafts exactly once over this session is :mod:`pipeline.drafts.publish`.
 """
@@ -36,7 +39,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from parsers.forumdisplay import ForumPage, parse_forumdisplay
+from parsers.forumdisplay import ForumPage, SpaceThreads, parse_forumdisplay, parse_space_threads
 from parsers.records import PageError, PageErrorKind, Post, ThreadPage
 from parsers.reply import (
     ForumAnswer,
@@ -228,6 +231,33 @@ class ThreadRef:
     author: str
     authorid: int | None
     closed: bool
+    waiting: bool = False  # kept by the forum for a moderator (新主题需要审核), not listed yet
+    #: when it was started, as the listing shows it (to the day for an older thread); None
+    #: when the listing does not say (not part of what a ref is: the same thread shows its
+    #: start to the minute while recent, to the day later)
+    created_at: datetime | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingThreads:
+    """The director's own threads of one forum that wait for a moderator (新主题需要审核), as
+    :meth:`Poster.waiting_threads` saw them."""
+
+    banner: int  # 您有 N 个主题正等待审核中 over the listing (0: no banner)
+    threads: tuple[ThreadRef, ...] | None  # from the list of waiting threads; None: not read
+    listed: frozenset[int] = frozenset()  # the tids the forum listing showed (find_thread)
+    problem: str = ""  # why the list of waiting threads could not be read
+
+    def find(self, subject: str) -> ThreadRef | None:
+        """The newest waiting thread with exactly ``subject`` (as :meth:`Poster.find_thread`
+        compares subjects)."""
+        mine = [t for t in self.threads or () if same_subject(t.subject, subject)]
+        return max(mine, key=lambda t: t.tid) if mine else None
+
+
+def same_subject(a: str, b: str) -> bool:
+    """Two subjects as a reader sees them: runs of spaces count as one."""
+    return " ".join(a.split()) == " ".join(b.split())
 
 
 def _post_codec(charset: str | None) -> str:
@@ -289,6 +319,8 @@ class Poster:
         self.username: str | None = None
         self._password_login_done = False
         self.flood_waits: list[float] = []  # every flood-control wait, in seconds
+        # what find_thread saw of a forum: the banner's count, the tids listed
+        self._seen_listing: dict[int, tuple[int, frozenset[int]]] = {}
 
     @classmethod
     def for_game(
@@ -800,10 +832,10 @@ class Poster:
         Reads the listing ordered by start time (sticky threads stay on top), the first page and
         then, when nothing matched there, the second. Subjects are compared as a reader sees
         them (entities decoded, runs of spaces as one). A thread waiting for a moderator is not
-        listed, so it is not found.
+        listed, so it is not found here (:meth:`waiting_threads` looks for it).
         """
-        wanted = " ".join(subject.split())
         listing = self._logged_in(lambda: self.fetch_forum(fid, by_dateline=True))
+        banner, listed = listing.waiting, set[int]()
         for page_no in (1, 2):
             if page_no == 2:
                 if listing.total_pages < 2:
@@ -811,18 +843,84 @@ class Poster:
                 listing = self.fetch_forum(fid, 2, by_dateline=True)
                 if listing.page != 2:
                     return None  # the forum served page 1 again: there is no page 2
+            listed |= {t.tid for t in listing.threads}
+            self._seen_listing[fid] = (banner, frozenset(listed))
             mine = [
                 t
                 for t in listing.threads
-                if " ".join(t.subject.split()) == wanted
-                and self._started_by_me(t.author, t.authorid)
+                if same_subject(t.subject, subject) and self._started_by_me(t.author, t.authorid)
             ]
             if mine:
                 best = max(mine, key=lambda t: t.tid)  # tids only grow: the newest
                 return ThreadRef(
-                    best.tid, best.subject, best.author, best.authorid, bool(best.closed)
+                    best.tid,
+                    best.subject,
+                    best.author,
+                    best.authorid,
+                    bool(best.closed),
+                    created_at=best.created_at,
                 )
         return None
+
+    def space_threads_url(self, fid: int, page: int = 1) -> str:
+        """The director's own threads of forum ``fid`` waiting for a moderator (the link of
+        the listing's banner, narrowed to the forum: space_thread.php's ``fid``)."""
+        params: dict[str, str | int] = {
+            "mod": "space",
+            "uid": self.uid or 0,
+            "do": "thread",
+            "view": "me",
+            "type": "thread",
+            "filter": "aduit",  # sic: Discuz's spelling
+            "fid": fid,
+        }
+        if page > 1:
+            params["page"] = page
+        return self.client.url("home.php", params)
+
+    def waiting_threads(self, fid: int, *, read_list: bool = False) -> WaitingThreads:
+        """The director's threads of forum ``fid`` that wait for a moderator.
+
+        The banner's count and the listed tids come from the last :meth:`find_thread` of
+        ``fid`` (the listing is read when it has not been). The list of waiting threads
+        (``home.php?mod=space&do=thread&view=me&filter=aduit``, newest first, at most two pages
+        of 20) is read when the banner counts any, or ``read_list`` asks for it (a forum that
+        shows no banner); a list that cannot be read leaves ``threads`` None and says why in
+        ``problem`` — never an exception for that.
+        """
+        if fid not in self._seen_listing:
+            self.find_thread(fid, "\n")  # no subject has a newline: reads the listing only
+        banner, listed = self._seen_listing.get(fid, (0, frozenset()))
+        if not banner and not read_list:
+            return WaitingThreads(banner, (), listed)
+        found: list[ThreadRef] = []
+        for page_no in (1, 2):
+            try:
+                page = self._space_threads(fid, page_no)
+            except PostError as exc:
+                return WaitingThreads(banner, None, listed, str(exc))
+            found += [
+                ThreadRef(t.tid, t.subject, self.username or "", self.uid, False, True)
+                for t in page.threads
+                if t.fid in (None, fid)
+            ]
+            if not page.has_next:
+                break
+        return WaitingThreads(banner, tuple(found), listed)
+
+    def _space_threads(self, fid: int, page: int) -> SpaceThreads:
+        url = self.space_threads_url(fid, page)
+
+        def parse(fetched: Fetched) -> SpaceThreads:
+            return parse_space_threads(fetched.body, encoding=self._charset or fetched.charset)
+
+        try:
+            _fetched, listing = self._get(url, parse)
+        except PageError as exc:
+            raise self._fail(PostError, f"读取待审核主题列表失败：{exc.message_zh}") from exc
+        if not listing.member_uid or listing.member_uid != self.uid:
+            raise self._fail(PostError, "读取待审核主题列表时论坛没有认出导演账号（未登录？）")
+        return listing
 
     def _started_by_me(self, author: str, authorid: int | None) -> bool:
         if self.uid:

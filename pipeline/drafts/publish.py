@@ -49,6 +49,7 @@ from pipeline.discuz.poster import (
     PostRefused,
     SenderBusy,
     SendInFlight,
+    ThreadRef,
     UncertainSend,
     WrongAccount,
 )
@@ -88,7 +89,7 @@ class PublishResult:
     day: int | None
     tid: int | None
     status: str  # posted | found | manual | pending_moderation | captcha | refused | failed |
-    #             uncertain | waiting | skipped | closed | no_rights
+    #             uncertain | waiting | skipped | closed | no_rights | held
     pid: int | None = None
     url: str | None = None
     message: str = ""
@@ -101,8 +102,10 @@ class PublishResult:
     @property
     def notice(self) -> bool:
         """Not a failure of the run but something the director must hear, once: the account
-        may not close threads (said once; nothing of the kind is tried or drafted again)."""
-        return self.status == "no_rights"
+        may not close threads (said once; nothing of the kind is tried or drafted again), or a
+        new thread held back because one of the director's threads waiting for a moderator may
+        be it (said once; later runs look again quietly: ``pending_moderation``)."""
+        return self.status in ("no_rights", "held")
 
     def line(self) -> str:
         """One line for the director."""
@@ -113,11 +116,14 @@ class PublishResult:
         if self.kind == "newthread" and self.status in ("posted", "found"):
             verb = "已开新帖" if self.status == "posted" else "已在版块中找到已开的新帖"
             tail = f"：{self.url}" if self.url else ""
-            return f"{what}{verb} → tid={self.tid}{tail}"
+            said = f"（{self.message}）" if self.message else ""
+            return f"{what}{verb} → tid={self.tid}{tail}{said}"
         if self.status == "closed":
             return f"{what}已锁帖 → {where}{'（' + self.message + '）' if self.message else ''}"
         if self.status == "no_rights":
             return f"{what}没有锁帖：{self.message}"
+        if self.status == "held":
+            return f"{what}暂不开帖：{self.message}"
         if self.status in ("posted", "found", "manual"):
             verb = {"posted": "已发出", "found": "已在帖子中找到", "manual": "已登记"}[self.status]
             tail = f"：{self.url}" if self.url else ""
@@ -879,6 +885,17 @@ def _check_manual_post(poster: Poster, draft: dict[str, Any], pid: int) -> Post:
 # (an older one with the same subject is another game's). The tid is recorded in
 # ``game_threads`` in the same transaction as the draft's ``posted`` state.
 #
+# A section that holds new threads for a moderator (新主题需要审核) does not list a waiting
+# thread: after a send whose outcome is unknown (or when the listing's banner counts waiting
+# threads) the director's own list of waiting threads is read too (``Poster.waiting_threads``);
+# a waiting thread with this subject is recorded like the forum's post_newthread_mod_succeed
+# answer (``how = moderated``: the day's thread from now on, shown once a moderator approves
+# it). When that list cannot be read and the banner counts more waiting threads than bansha
+# knows of (its own ``moderated`` threads the listing does not show yet), one of them may be this
+# thread: nothing is sent — said once (``held``), the attempt kept as ``pending_moderation`` and
+# looked for again every run — until the thread shows up, or the director sends it anyway
+# (``bansha publish --id``). Never twice beats never missing (docs/rulings.md#threads-exactly-once).
+#
 # A discussion thread's 电梯 follows at once (docs/rulings.md#threads-elevator): drafted from the
 # derivation at that moment, approved by the thread's approval (the draft's event says so), and
 # sent right after the thread's first post, so it lands on floor 2 before players reply.
@@ -918,15 +935,76 @@ def _floor(game: Game, store: Store, day: int) -> int | None:
     return max(tids) if tids else None
 
 
-def _look(poster: Poster, game: Game, store: Store, fid: int, subject: str, day: int) -> int | None:
-    """The tid of this thread when the section has it already (see the module's text)."""
-    ref = poster.find_thread(fid, subject)
-    if ref is None:
-        return None
+def _before(ref: ThreadRef, since: datetime | None) -> bool:
+    """The listed thread was started on a day before ``since`` (in the forum's own zone, to
+    the day: the listing shows an older thread's date only)."""
+    if since is None or ref.created_at is None:
+        return False
+    started = ref.created_at
+    return started.date() < since.astimezone(started.tzinfo).date()
+
+
+def _first_drafted(store: Store, draft: dict[str, Any]) -> datetime | None:
+    """When bansha first drafted this thread (the earliest draft of its key)."""
+    rows = list(
+        store.db.query("SELECT MIN(created_at) AS at FROM drafts WHERE key = ?", [draft["key"]])
+    )
+    at = rows[0]["at"] if rows else None
+    return datetime.fromisoformat(at) if at else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """What the section shows of a new thread before (or after) a send."""
+
+    tid: int | None = None  # the thread: listed, or waiting for a moderator
+    waiting: bool = False  # it waits for a moderator (新主题需要审核)
+    hold: str | None = None  # no tid, but a waiting thread bansha cannot see may be it
+
+
+def _look(
+    poster: Poster,
+    game: Game,
+    store: Store,
+    fid: int,
+    subject: str,
+    day: int,
+    *,
+    sent_before: bool,
+    draft_id: int,
+    since: datetime | None = None,
+) -> _Seen:
+    """This thread, when the section has it already (see the module's text). ``sent_before``:
+    a send of it may have reached the forum (an attempt whose outcome is unknown); ``since``:
+    when bansha first drafted it — a listed thread started on an earlier day is another
+    game's, even where the game has no earlier thread to compare tids with."""
     floor = _floor(game, store, day)
-    if floor is not None and ref.tid <= floor:
-        return None
-    return int(ref.tid)
+    ref = poster.find_thread(fid, subject)
+    if ref is not None and (floor is None or ref.tid > floor) and not _before(ref, since):
+        return _Seen(int(ref.tid))
+    waiting = poster.waiting_threads(fid, read_list=sent_before)
+    if waiting.threads is not None:
+        ref = waiting.find(subject)
+        if ref is not None and (floor is None or ref.tid > floor):
+            return _Seen(int(ref.tid), waiting=True)
+        return _Seen()
+    known = {
+        int(r["tid"])
+        for r in store.opened_threads()
+        if r["how"] == "moderated" and int(r["tid"]) not in waiting.listed
+    }
+    unknown = waiting.banner - len(known)
+    if not sent_before or unknown <= 0:
+        return _Seen()
+    return _Seen(
+        hold=(
+            f"版块 {fid} 显示导演账号有 {waiting.banner} 个主题正等待审核，其中 {unknown} 个"
+            f"不是 bansha 记下的，可能就是上次结果不明的「{subject}」；待审核主题的列表读不到"
+            f"（{waiting.problem}），为免开出两个帖子，没有再发。请在论坛“我的帖子 › 待审核”"
+            f"中查看：有这个帖子就等版主审核（通过后 bansha 会自动登记）；没有的话用 "
+            f"bansha publish 游戏文件 --id {draft_id} 照常开帖"
+        )
+    )
 
 
 def _record(
@@ -966,7 +1044,7 @@ def _record(
     return with_opened(game, [OpenedThread(int(draft["day"]), role, tid)])
 
 
-# long (103 lines): the exactly-once protocol of a new thread as one state machine, read top to
+# long (129 lines): the exactly-once protocol of a new thread as one state machine, read top to
 # bottom like _publish_one's: look, intent, send, outcome
 def open_thread(
     store: Store,
@@ -996,7 +1074,10 @@ def open_thread(
     unsure = [a for a in attempts if a["outcome"] is None or a["outcome"] in UNSURE_OUTCOMES]
     last = attempts[-1] if attempts else None
 
-    def found_it(tid: int, attempt_ids: list[int], note: str) -> Opened:
+    def found_it(seen: _Seen, attempt_ids: list[int], note: str) -> Opened:
+        tid = int(seen.tid or 0)
+        if seen.waiting:
+            note += "；它正等待版主审核，通过后才会显示"
         opened = _record(
             store,
             game,
@@ -1004,21 +1085,49 @@ def open_thread(
             tid,
             attempt_ids=attempt_ids,
             outcome="found",
-            how="found",
+            how="moderated" if seen.waiting else "found",
             at=tick(),
             note=note,
         )
-        res = _result(draft, "found", url=poster.thread_url(tid, 1))
+        said = "论坛要求版主审核后才会显示这个新帖" if seen.waiting else ""
+        res = _result(draft, "found", url=poster.thread_url(tid, 1), message=said)
         return _after_open(store, opened, poster, draft, tid, tick, templates_dir, res)
 
+    def hold(seen: _Seen, attempt_ids: list[int]) -> Opened:
+        """Said once: the open attempts kept as ``pending_moderation`` (looked for again)."""
+        for attempt_id in attempt_ids:
+            _finish(store, attempt_id, tick(), "pending_moderation", detail=seen.hold)
+        return Opened(game, [_result(draft, "held", message=str(seen.hold))])
+
     # Look before anything is sent: a crash, a lost answer, or the director by hand.
-    found = _look(poster, game, store, fid, subject, day)
-    if found is not None:
+    landed = [a for a in unsure if a["outcome"] != "captcha"]  # a captcha: nothing was sent
+    since = _first_drafted(store, draft)
+    seen = _look(
+        poster,
+        game,
+        store,
+        fid,
+        subject,
+        day,
+        sent_before=bool(landed),
+        draft_id=draft_id,
+        since=since,
+    )
+    if seen.tid is not None:
         open_ids = [a["id"] for a in unsure if a["outcome"] is None]
         if not open_ids:
             open_ids = [_record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)]
-        note = f"在版块中找到同名的新帖（导演账号发的）：tid={found}，没有再开"
-        return found_it(found, open_ids, note)
+        note = f"在版块中找到同名的新帖（导演账号发的）：tid={seen.tid}，没有再开"
+        return found_it(seen, open_ids, note)
+    if seen.hold is not None and not requested:
+        open_ids = [a["id"] for a in unsure if a["outcome"] is None]
+        if open_ids:
+            return hold(seen, open_ids)
+        message = (
+            "上次开帖的结果不明，导演账号待审核的主题里可能就有它，仍没有重发；确认论坛上"
+            f"没有这个帖子后，用 bansha publish 游戏文件 --id {draft_id} 照常开帖"
+        )
+        return Opened(game, [_result(draft, "pending_moderation", message=message)])
     if last is not None and last["outcome"] == "captcha" and not requested:
         message = (
             f"上次开帖时论坛要求验证码：请手动发帖（标题「{subject}」），"
@@ -1045,13 +1154,25 @@ def open_thread(
         return Opened(game, [answer.result])
     if answer.uncertain is not None:
         try:
-            found = _look(poster, game, store, fid, subject, day)
+            seen = _look(
+                poster,
+                game,
+                store,
+                fid,
+                subject,
+                day,
+                sent_before=True,
+                draft_id=draft_id,
+                since=since,
+            )
         except PostError:
-            found = None
-        if found is None:
+            seen = _Seen()
+        if seen.hold is not None:
+            return hold(seen, [attempt_id])
+        if seen.tid is None:
             message = f"{answer.uncertain}；下次运行会先在版块里找这个新帖，找不到才重开"
             return Opened(game, [_result(draft, "uncertain", message=message)])
-        return found_it(found, [attempt_id], f"网络中断后在版块中找到：tid={found}")
+        return found_it(seen, [attempt_id], f"网络中断后在版块中找到：tid={seen.tid}")
     made = answer.value
     tid = int(made.tid)
     note = f"已开新帖：tid={tid}「{subject}」"

@@ -1524,7 +1524,7 @@ def rawurlencode(text: str) -> str:
     return quote(text, safe="-_.~")
 
 
-# long (107 lines): mirrors Discuz! X3.5's forumdisplay template in one piece, so it can be
+# long (118 lines): mirrors Discuz! X3.5's forumdisplay template in one piece, so it can be
 # compared with the real page line by line
 def forumdisplay_page(
     site: Site,
@@ -1537,9 +1537,20 @@ def forumdisplay_page(
     moderator: bool,
     now_ts: int,
     now_text: str,
+    waiting: int = 0,
 ) -> str:
-    """``forum.php?mod=forumdisplay&fid=F`` (default template, X3.5, list style)."""
+    """``forum.php?mod=forumdisplay&fid=F`` (default template, X3.5, list style).
+
+    ``waiting``: the viewer's own threads of this forum waiting for a moderator — shown as
+    forumdisplay.htm:180's banner (``forum_moderate_unhandled``) when there are any."""
     fid = site.fid
+    banner = (
+        '<div class="bm"><div class="ntc_l hm xi2"><strong><a href="home.php?mod=space&uid='
+        f'{viewer.uid}&do=thread&view=me&type=thread&from=&filter=aduit">您有 {waiting} 个主题'
+        "正等待审核中，点击查看</a></strong></div></div>\n"
+        if waiting and viewer.uid
+        else ""
+    )
     extra = f"page%3D{page_no}"
     threads = "".join(_thread_row(r, fid=fid, extra=extra, moderator=moderator) for r in rows)
     o_cell = '<td class="o"></td>' if moderator else ""
@@ -1559,7 +1570,7 @@ def forumdisplay_page(
 </div>
 </div>
 
-<div id="pgt" class="bm bw0 pgs cl">
+{banner}<div id="pgt" class="bm bw0 pgs cl">
 <span id="fd_page_top">{pager}</span>
 <span class="pgb y"  ><a href="forum.php">返&nbsp;回</a></span>
 <a href="javascript:;" id="newspecial" onclick="showWindow('newthread', 'forum.php?mod=post&action=newthread&fid={fid}')" title="发新帖" class="pgsbtn showmenu">发新帖</a></div>
@@ -1632,6 +1643,151 @@ var fid = parseInt('{fid}');
         css="forum_forumdisplay",
         bodyclass="pg_forumdisplay",
         keywords=site.forum_name,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SpaceThreadRow:
+    """One thread of a member's own list (space_thread.htm, ``view=me``, ``type=thread``)."""
+
+    tid: int
+    subject: str  # stored escaped, as Discuz keeps it
+    fid: int
+    forum_name: str
+    replies: int
+    views: int
+    lastposter: str
+    lastpost_html: str
+    displayorder: int = 0
+
+
+_CLASS_A = 'class="a"'
+_SPACE_FILTERS = [
+    ("common", "已发表"),
+    ("save", "草稿"),
+    ("close", "已关闭"),
+    ("aduit", "待审核"),
+    ("ignored", "已忽略"),
+    ("recyclebin", "回收站"),
+]
+
+
+# long (115 lines): mirrors Discuz! X3.5's space_thread template in one piece, so it can be
+# compared with the real one line by line
+def space_thread_page(
+    site: Site,
+    viewer: Viewer,
+    *,
+    rows: Sequence[SpaceThreadRow],
+    filter_key: str,
+    page_no: int,
+    full_page: bool,
+    theurl: str,
+    now_text: str,
+) -> str:
+    """``home.php?mod=space&uid=U&do=thread&view=me&type=thread&filter=F`` seen by U itself
+    (space_thread.htm, not in diymode, ``homestyle`` off): the member's own threads."""
+    filters = "".join(
+        f'<span class="pipe">|</span><a href="home.php?mod=space&do=thread&view=me&type=thread'
+        f'&from=&filter={key}" {_CLASS_A if key == filter_key else ""}>{name}</a>'
+        for key, name in _SPACE_FILTERS
+    )
+    trs = []
+    for r in rows:
+        pending = (
+            ""
+            if filter_key
+            else ('<span class="xg1">待审核</span>' if r.displayorder == -2 else "")
+        )
+        trs.append(
+            f"""<tr>
+<td class="icn">
+<a href="forum.php?mod=viewthread&tid={r.tid}&highlight=" title="新窗口打开" target="_blank">
+<img src="static/image/common/folder_common.gif" />
+</a>
+</td>
+<th>
+<a href="forum.php?mod=viewthread&tid={r.tid}" target="_blank" >{r.subject}</a>
+{pending}</th>
+<td>
+<a href="forum.php?mod=forumdisplay&fid={r.fid}" class="xg1" target="_blank">{r.forum_name}</a>
+</td>
+<td class="num">
+<a href="forum.php?mod=viewthread&tid={r.tid}" class="xi2" target="_blank">{r.replies}</a>
+<em>{r.views}</em>
+</td>
+<td class="by">
+<cite><a href="home.php?mod=space&username={rawurlencode(r.lastposter)}" target="_blank">{r.lastposter}</a></cite>
+<em><a href="forum.php?mod=redirect&tid={r.tid}&goto=lastpost#lastpost" target="_blank">{r.lastpost_html}</a></em>
+</td>
+</tr>
+"""
+        )
+    listed = (
+        "".join(trs) or '<tr>\n<td colspan="5"><p class="emp">还没有相关的帖子</p></td>\n</tr>\n'
+    )
+    prev = (
+        f'<span class="pgb"><a href="{theurl}&amp;page={page_no - 1}">上一页</a></span>'
+        if page_no > 1
+        else ""
+    )
+    nxt = f'<a href="{theurl}&amp;page={page_no + 1}" class="nxt">下一页</a>' if full_page else ""
+    pager = (
+        f'<div class="pgs cl mtm"><div class="pg">{prev}{nxt}</div></div>' if prev or nxt else ""
+    )
+    body = f"""<div id="pt" class="bm cl">
+<div class="z">
+<a href="./" class="nvhm" title="首页">Discuz! Board</a> <em>&rsaquo;</em>
+<a href="home.php?mod=space&do=blog">帖子</a>
+</div>
+</div>
+<div id="ct" class="ct2_a wp cl">
+<div class="appl">
+<div class="tbn">
+<h2 class="mt bbda">帖子</h2>
+<ul>
+<li><a href="home.php?mod=space&do=thread&view=we">好友的帖子</a></li>
+<li class="a"><a href="home.php?mod=space&do=thread&view=me">我的帖子</a></li>
+</ul>
+</div>
+</div>
+<div class="mn pbw">
+<p class="tbmu bw0">
+<span class="y">
+<a href="home.php?mod=space&uid={viewer.uid}&do=thread&view=me&type=thread&from=&filter=" {"" if filter_key else 'class="a"'}>全部</a>
+{filters} &nbsp;
+</span>
+<a href="home.php?mod=space&do=thread&view=me&type=thread" class="a">主题</a><span class="pipe">|</span>
+<a href="home.php?mod=space&do=thread&view=me&type=reply" >回复</a><span class="pipe">|</span>
+<a href="home.php?mod=space&do=thread&view=me&type=postcomment" >点评</a>
+</p>
+<div class="tl">
+<form method="post" autocomplete="off" name="delform" id="delform" action="home.php?mod=space&do=thread&view=all&order=dateline" onsubmit="showDialog('确定要删除选定的主题吗？', 'confirm', '', '$(\'delform\').submit();'); return false;">
+<input type="hidden" name="formhash" value="{viewer.formhash}" />
+<input type="hidden" name="delthread" value="true" />
+<table cellspacing="0" cellpadding="0">
+<tr class="th">
+<td class="icn">&nbsp;</td>
+<th>主题</th>
+<td class="frm">版块/群组</td>
+<td class="num">回复</td>
+<td class="by"><cite>最后发帖</cite></td>
+</tr>
+{listed}</table>
+</form>
+</div>
+{pager}
+</div>
+</div>
+"""
+    return page(
+        site,
+        viewer,
+        title=f"{viewer.username}的帖子",
+        body=body,
+        now_text=now_text,
+        css="home_space",
+        bodyclass="pg_space",
     )
 
 

@@ -26,6 +26,10 @@ Served endpoints:
   (``newthread_users``), captcha, empty subject or message, subject over 80 characters, body
   size, flood control, ``threads_per_hour``); success answers 301 to the thread (ajax:
   ``succeedhandle_`` with fid/tid/pid)
+* ``home.php?mod=space&uid=U&do=thread&view=me&type=thread[&filter=aduit|common][&fid=F]
+  [&page=N]`` (space_thread.php / space_thread.htm): a member's own threads, 20 a page, newest
+  started first; ``filter=aduit`` those waiting for a moderator (only U itself sees them;
+  ``space_closed``: 抱歉，家园功能尚未开启)
 * ``forum.php?mod=topicadmin&action=moderate&optgroup=4&modsubmit=yes`` POST ``fid,
   moderate[]=T, operations[]=close|open``: always in the ajax form (handle key ``mods``);
   抱歉，您没有权限使用管理功能 for an account that does not moderate the forum, 抱歉，您没有权限关闭
@@ -36,7 +40,9 @@ Posting modes a test can switch on: ``seccode_post`` / ``seccode_login`` (the fo
 captcha: 抱歉，验证码填写错误 / 请输入验证码后继续登录), ``moderate_replies`` (回复需要审核: the
 reply is kept out of the thread until :meth:`ForumSim.approve_post`), ``moderate_threads``
 (新主题需要审核，您的帖子通过审核后才能显示: the thread is kept out of the listing and the
-thread pages until :meth:`ForumSim.approve_thread`).
+thread pages until :meth:`ForumSim.approve_thread`; its author still sees it and may reply to
+it — function_forum.php:458-459, forum_post.php:94 — and sees forumdisplay.htm:180's banner
+您有 N 个主题正等待审核中 over the listing, ``allowmoderatingthread`` being on).
 
 Moderators: ``moderators`` moderate the sim's forum, ``admins`` moderate everywhere. A closed
 thread (:meth:`ForumSim.close_thread`, or topicadmin) shows the lock in viewthread
@@ -327,6 +333,7 @@ class _Req:
 class ForumSim:
     """A Discuz! X3.5 forum in memory, seen as of ``clock()``."""
 
+    # long (81 lines): every switch of the forum a test can set, each kept as it is given
     def __init__(
         self,
         *,
@@ -354,6 +361,7 @@ class ForumSim:
         threads_per_hour: int = 0,
         newthread_users: Iterable[str] | None = None,
         cannot_close: Iterable[str] = (),
+        space_closed: bool = False,
     ) -> None:
         if charset.lower() not in ("utf-8", "gbk"):
             raise ValueError(f"论坛编码只能是 utf-8 或 gbk：{charset}")
@@ -389,6 +397,7 @@ class ForumSim:
             None if newthread_users is None else set(newthread_users)
         )
         self.cannot_close: set[str] = set(cannot_close)
+        self.space_closed = space_closed  # home.php answers 抱歉，家园功能尚未开启
         self.mod_actions: list[ModAction] = []
         self.requests: list[SimRequest] = []
         self.faults = Faults()
@@ -620,10 +629,11 @@ class ForumSim:
         return max([*self._threads, *self._pending_threads, 0]) + 1
 
     def _thread(self, tid: int) -> _Thread:
-        try:
-            return self._threads[tid]
-        except KeyError:
-            raise ValueError(f"主题 {tid} 不存在") from None
+        """A thread shown in the forum or waiting for a moderator."""
+        thread = self._threads.get(tid) or self._pending_threads.get(tid)
+        if thread is None:
+            raise ValueError(f"主题 {tid} 不存在")
+        return thread
 
     def _post(self, pid: int) -> _Post:
         try:
@@ -798,7 +808,7 @@ class ForumSim:
 
     def _route(self, req: _Req) -> SimResponse:
         path, p = req.path, req.params
-        if not path.endswith(("forum.php", "member.php", "api/mobile/index.php")):
+        if not path.endswith(("forum.php", "member.php", "home.php", "api/mobile/index.php")):
             return self._raw(
                 404, render.nginx_error_page(404, "Not Found").encode(), "text/html", req
             )
@@ -821,6 +831,10 @@ class ForumSim:
                 return self._login_form(req)
             if p.get("mod") == "logging" and p.get("action") == "logout":
                 return self._logout(req)
+            return self._message(req, "未定义操作，请返回")
+        if path.endswith("home.php"):
+            if p.get("mod") == "space" and p.get("do") == "thread":
+                return self._space_thread(req)
             return self._message(req, "未定义操作，请返回")
         mod = p.get("mod", "")
         if mod == "viewthread":
@@ -1120,8 +1134,13 @@ class ForumSim:
         return self.base_url + location.lstrip("/")
 
     def _visible_thread(self, req: _Req) -> _Thread | None:
+        """The thread ``tid`` as the viewer may see it: a thread waiting for a moderator only by
+        its author (function_forum.php:458-459; forum_post.php:94 lets the author reply)."""
         tid = _int(req.params.get("tid"))
         thread = self._threads.get(tid or 0)
+        if thread is None:
+            waiting = self._pending_threads.get(tid or 0)
+            thread = waiting if waiting is not None and req.uid == waiting.uid else None
         if thread is None or thread.dateline > req.now:
             return None
         return thread
@@ -1611,7 +1630,9 @@ class ForumSim:
         post = self._posts.get(pid or 0)
         if post is None or post.dateline > req.now or post.deleted(req.now):
             return self._message(req, render.MSG_THREAD_NONEXISTENCE, status=404)
-        thread = self._threads[post.tid]
+        thread = self._threads.get(post.tid) or self._pending_threads.get(post.tid)
+        if thread is None or (post.tid not in self._threads and req.uid != thread.uid):
+            return self._message(req, render.MSG_THREAD_NONEXISTENCE, status=404)
         rows = self._numbered(thread, req.now, None, False)
         index = next((i for i, r in enumerate(rows) if r.post.pid == post.pid), 0)
         page = index // self.ppp + 1
@@ -1689,12 +1710,7 @@ class ForumSim:
                     replies=replies,
                     views=max(t.views, replies),
                     lastposter=last.author,
-                    lastpost_html=render.dgmdate_u(
-                        last.dateline,
-                        req.now,
-                        self.tz,
-                        full=render.php_date(last.dateline, self.tz, seconds=False),
-                    ),
+                    lastpost_html=self._lastpost_html(last, req.now),
                     closed=t.closed(req.now),
                     displayorder=t.displayorder,
                     new=not t.closed(req.now) and not t.displayorder,
@@ -1714,6 +1730,83 @@ class ForumSim:
             pager=render.multi(len(threads), self.tpp, page, mpurl),
             moderator=self.is_moderator(req.username),
             now_ts=req.now,
+            now_text=self._now_text(req),
+            waiting=len(self._waiting_of(req.uid, req.now)) if req.uid else 0,
+        )
+        return self._html(req, text)
+
+    def _lastpost_html(self, last: _Post, now: int) -> str:
+        """A listing's 最后发表 time (``dgmdate($lastpost, 'u')``)."""
+        full = render.php_date(last.dateline, self.tz, seconds=False)
+        return render.dgmdate_u(last.dateline, now, self.tz, full=full)
+
+    def _waiting_of(self, uid: int, now: int) -> list[_Thread]:
+        """``uid``'s threads waiting for a moderator, newest started first."""
+        mine = [t for t in self._pending_threads.values() if t.uid == uid and t.dateline <= now]
+        return sorted(mine, key=lambda t: (t.dateline, t.tid), reverse=True)
+
+    def _space_thread(self, req: _Req) -> SimResponse:
+        """``home.php?mod=space&uid=U&do=thread&view=me&type=thread[&filter=F][&fid=F][&page=N]``
+        (space_thread.php): U's threads, ``dateline DESC``, 20 a page; another member's list
+        leaves out the threads not shown in the forum (``displayorder < 0``)."""
+        if self.space_closed:
+            return self._message(req, "抱歉，家园功能尚未开启")
+        p = req.params
+        space_uid = _int(p.get("uid")) or req.uid
+        if not space_uid:
+            return self._message(
+                req, render.MSG_VIEWPERM_LOGIN, alert="alert_info", login_form=True
+            )
+        if space_uid not in self.names_by_uid:
+            return self._message(req, "抱歉，您指定的用户空间不存在")
+        key = p.get("filter", "")
+        key = key if key in ("recyclebin", "ignored", "save", "aduit", "close", "common") else ""
+        shown = [t for t in self._threads.values() if t.uid == space_uid and t.dateline <= req.now]
+        waiting = self._waiting_of(space_uid, req.now) if space_uid == req.uid else []
+        if key == "aduit":
+            threads = waiting
+        elif key == "common":
+            threads = [t for t in shown if not t.closed(req.now)]
+        elif key == "close":
+            threads = [t for t in shown if t.closed(req.now)]
+        elif key == "":
+            threads = [*shown, *waiting]
+        else:
+            threads = []
+        fid = _int(p.get("fid"))
+        if fid and fid != self.fid:
+            threads = []
+        threads.sort(key=lambda t: (t.dateline, t.tid), reverse=True)
+        perpage = 20
+        page = max(1, _int(p.get("page")) or 1)
+        part = threads[(page - 1) * perpage : page * perpage]
+        rows = [
+            render.SpaceThreadRow(
+                t.tid,
+                t.subject,
+                self.fid,
+                self.forum_name,
+                replies := self._replies(t, req.now),
+                max(t.views, replies),
+                (last := self._last_post(t, req.now)).author,
+                self._lastpost_html(last, req.now),
+                t.displayorder,
+            )
+            for t in part
+        ]
+        theurl = (
+            f"home.php?mod=space&uid={space_uid}&do=thread&view=me&type=thread&from="
+            f"&filter={key}" + (f"&fid={fid}" if fid else "")
+        )
+        site, viewer = self._site_viewer(req)
+        text = render.space_thread_page(
+            site,
+            viewer,
+            rows=rows,
+            filter_key=key,
+            page_no=page,
+            full_page=len(part) == perpage,
+            theurl=html.escape(theurl),
             now_text=self._now_text(req),
         )
         return self._html(req, text)

@@ -15,7 +15,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from parsers.forumdisplay import ForumThread, parse_forumdisplay, parse_mobile_forumdisplay
+from parsers.forumdisplay import (
+    ForumThread,
+    SpaceThread,
+    parse_forumdisplay,
+    parse_mobile_forumdisplay,
+    parse_space_threads,
+)
 from parsers.records import PageError, PageErrorKind
 from pipeline.sim import render
 from pipeline.sim.simulator import ForumSim, SimClock
@@ -49,6 +55,7 @@ def test_the_real_desktop_listing(fixtures_dir, who):
     assert page.threads[0].created_at == datetime(2026, 11, 29, 21, 6, 54, tzinfo=TZ)
     assert page.member_uid == (3 if who == "login" else 0)  # 饺子 is uid 3
     assert page.formhash == ("9fbbd8d9" if who == "login" else "fd260ccf")
+    assert page.waiting == 0  # no 您有 N 个主题正等待审核中 banner on these pages
 
 
 @pytest.mark.parametrize("who", ["guest", "login"])
@@ -202,3 +209,81 @@ def test_an_empty_forum_is_an_empty_listing_not_an_error():
     page = listing(sim)
     assert (page.threads, page.page, page.total_pages, page.fid) == ((), 1, 1, 3)
     assert mobile_listing(sim).threads == ()
+
+
+# --------------------------------------------------------------------------- waiting threads
+#
+# A section that holds new threads for a moderator (新主题需要审核): the thread is not listed;
+# its author sees forum_forumdisplay.php:218-220 / forumdisplay.htm:180's banner and, behind its
+# link, space_thread.php's list of their own waiting threads (filter=aduit).
+
+MODERATED_SUBJECT = '[M135]第2天讨论帖 <待审> & "规则"'
+
+
+def space(sim: ForumSim, query: str, *, as_user: str | None = "导演"):
+    headers = {"Cookie": sim.login_cookie(as_user)} if as_user else {}
+    uid = sim.users[as_user] if as_user else 0
+    url = f"{sim.base_url}home.php?mod=space&uid={uid}&do=thread&view=me&type=thread{query}"
+    resp = sim.handle("GET", url, headers)
+    return parse_space_threads(resp.body, encoding=resp.charset)
+
+
+def held(sim: ForumSim, tid: int) -> None:
+    """Thread ``tid`` waits for a moderator (displayorder -2), as post_newthread.php keeps it."""
+    with sim._lock:
+        thread = sim._threads.pop(tid)
+        thread.displayorder = -2
+        sim._pending_threads[tid] = thread
+
+
+def test_a_thread_waiting_for_a_moderator_shows_its_author_a_banner_and_the_waiting_list():
+    sim, _ = sim_forum(moderate_threads=True)
+    sim.add_thread(1, "[M135]第1天讨论帖", "导演", "第1天讨论帖正文。", NOW - timedelta(days=1))
+    sim.add_thread(2, MODERATED_SUBJECT, "导演", "正文正文。", NOW - timedelta(minutes=2))
+    sim.add_thread(3, "[M135]第2天投票帖", "导演", "正文正文。", NOW - timedelta(minutes=1))
+    held(sim, 2)
+    held(sim, 3)
+    waiting = sim.pending_threads()
+    assert len(waiting) == 2
+
+    author = listing(sim, as_user="导演")
+    assert [t.tid for t in author.threads] == [1]  # the waiting threads are not listed
+    assert author.waiting == 2
+    assert listing(sim, as_user="饺子").waiting == 0  # another member: no banner
+    assert listing(sim).waiting == 0  # a guest: no banner
+
+    mine = space(sim, "&filter=aduit&fid=3")
+    assert mine.threads == (
+        SpaceThread(waiting[1], "[M135]第2天投票帖", 3),  # newest started first
+        SpaceThread(waiting[0], MODERATED_SUBJECT, 3),  # unescaped
+    )
+    assert (mine.has_next, mine.member_uid) == (False, 100)
+    assert space(sim, "&filter=aduit&fid=4").threads == ()  # another forum's
+    assert space(sim, "&filter=aduit", as_user="饺子").threads == ()
+    sim.approve_thread(waiting[0])
+    assert listing(sim, as_user="导演").waiting == 1
+    assert [t.tid for t in space(sim, "&filter=aduit").threads] == [waiting[1]]
+    assert {t.tid for t in space(sim, "&filter=").threads} == {1, *waiting}
+
+
+def test_the_waiting_list_pages_by_twenty_and_a_refusal_is_an_error():
+    sim, _ = sim_forum(moderate_threads=True)
+    for n in range(21):
+        sim.add_thread(n + 1, f"主题 {n + 1}", "导演", "正文正文。", NOW - timedelta(hours=n))
+        held(sim, n + 1)
+    first = space(sim, "&filter=aduit")
+    assert [t.tid for t in first.threads] == list(range(1, 21)) and first.has_next
+    second = space(sim, "&filter=aduit&page=2")
+    assert [t.tid for t in second.threads] == [21] and not second.has_next
+    with pytest.raises(PageError) as caught:
+        space(sim, "&filter=aduit", as_user=None)
+    assert caught.value.kind is PageErrorKind.LOGIN_REQUIRED
+    closed, _ = sim_forum(space_closed=True)
+    with pytest.raises(PageError, match="家园功能尚未开启"):
+        space(closed, "&filter=aduit")
+
+
+def test_a_listing_is_not_a_waiting_list(fixtures_dir):
+    body = (fixtures_dir / "desktop" / "forumdisplay_f3_login.html").read_bytes()
+    with pytest.raises(PageError, match="我的帖子"):
+        parse_space_threads(body)

@@ -28,6 +28,7 @@ from pipeline.discuz.poster import (
     PostRefused,
     ThreadRef,
     UncertainSend,
+    WaitingThreads,
     WrongAccount,
 )
 from pipeline.game.gamefile import Game, load_game
@@ -193,6 +194,50 @@ def test_a_thread_waiting_for_a_moderator_is_reported_as_moderated_and_not_liste
     assert poster.find_thread(FID, SUBJECT) is None  # not shown until a moderator approves
     world.sim.approve_thread(made.tid)
     assert poster.find_thread(FID, SUBJECT) == ThreadRef(made.tid, SUBJECT, DIRECTOR, 100, False)
+
+
+def test_a_thread_whose_answer_was_lost_is_found_among_the_directors_waiting_threads():
+    """新主题需要审核 and a lost answer: the listing does not show the thread; the list behind
+    the banner 您有 1 个主题正等待审核中 (space_thread.php, filter=aduit) does, with its tid."""
+    world = make_world(moderate_threads=True)
+    world.sim.faults.add("lost_answer", match="action=newthread")
+    with pytest.raises(UncertainSend):
+        world.poster().new_thread(FID, SUBJECT, BODY)
+    [tid] = world.sim.pending_threads()
+
+    poster = world.poster()  # a new process
+    assert poster.find_thread(FID, SUBJECT) is None
+    waiting = poster.waiting_threads(FID)
+    assert waiting.banner == 1
+    assert waiting.threads == (ThreadRef(tid, SUBJECT, DIRECTOR, 100, False, waiting=True),)
+    assert waiting.find(SUBJECT) == waiting.threads[0]
+    assert waiting.find(SUBJECT + "（二）") is None
+    [read] = [r for r in world.sim.requests if r.path.endswith("home.php")]
+    assert read.query["filter"] == "aduit" and read.query["uid"] == "100"
+    assert read.query["fid"] == str(FID)
+
+
+def test_without_a_banner_the_waiting_list_is_read_only_when_asked():
+    world = make_world(moderators=[DIRECTOR])
+    poster = world.poster()
+    poster.find_thread(FID, SUBJECT)
+
+    assert poster.waiting_threads(FID) == WaitingThreads(0, (), poster.waiting_threads(FID).listed)
+    assert not [r for r in world.sim.requests if r.path.endswith("home.php")]
+    assert VOTE_DAY2 in poster.waiting_threads(FID).listed  # the tids the listing showed
+    assert poster.waiting_threads(FID, read_list=True).threads == ()
+    assert len([r for r in world.sim.requests if r.path.endswith("home.php")]) == 1
+
+
+def test_a_waiting_list_the_forum_will_not_show_leaves_only_the_banners_count():
+    world = make_world(moderate_threads=True, space_closed=True)
+    world.poster().new_thread(FID, SUBJECT, BODY)
+
+    poster = world.poster()
+    assert poster.find_thread(FID, SUBJECT) is None
+    waiting = poster.waiting_threads(FID)
+    assert (waiting.banner, waiting.threads) == (1, None)
+    assert "家园功能尚未开启" in waiting.problem
 
 
 def test_a_subject_the_forum_charset_cannot_carry_is_refused_before_anything_is_sent():

@@ -183,6 +183,29 @@ def test_a_moderated_new_thread_is_kept_but_not_shown_until_approved():
     assert sim.thread_tids() == [1, 3] and sim.thread_subject(1) == "待审核的帖子"
 
 
+def test_the_author_sees_and_replies_to_their_thread_waiting_for_a_moderator():
+    """function_forum.php:458-459: a thread with displayorder -2 is loaded for its author only;
+    forum_post.php:94 lets the author reply to it. Anyone else: 指定的主题不存在或正在被审核."""
+    clock = SimClock(NOW)
+    sim = ForumSim(users=USERS, clock=clock, moderate_threads=True, floodctrl_s=0)
+    tid = answer(newthread(sim, "导演", "待审核的讨论帖", ajax=True)).tid
+    url = f"{sim.base_url}forum.php?mod=viewthread&tid={tid}"
+
+    mine = sim.handle("GET", url, cookie(sim, "导演"))
+    assert mine.status == 200
+    assert parse_viewthread(mine.body, tid=tid, tz=TZ, now=NOW).posts[0].author == "导演"
+    assert sim.handle("GET", url, cookie(sim, "饺子")).status == 404
+    assert sim.handle("GET", url).status == 404
+    clock.advance(60)
+    query = {"mod": "post", "action": "reply", "tid": tid, "replysubmit": "yes"}
+    got = answer(post(sim, "导演", query, {"message": "【电梯】二楼。"}))
+    assert got.outcome is ReplyOutcome.POSTED
+    refused = answer(post(sim, "饺子", query, {"message": "抢个沙发。"}))
+    assert refused.outcome is not ReplyOutcome.POSTED
+    sim.approve_thread(tid)
+    assert [sim.stored_message(p) for p in sim.thread_pids(tid)][1] == "【电梯】二楼。"
+
+
 def test_a_gbk_forum_takes_a_gbk_subject_and_counts_its_length_in_bytes():
     sim = ForumSim(users=USERS, clock=SimClock(NOW), charset="gbk")
     query = {"mod": "post", "action": "newthread", "fid": 3, "topicsubmit": "yes"}

@@ -160,6 +160,27 @@ def test_a_lost_answer_is_found_in_the_listing(world):
     assert {r["how"] for r in w.store.opened_threads()} >= {"found"}
 
 
+def test_last_months_thread_of_the_same_subject_is_another_games(world):
+    """The default subject ("{tag}第{day}天{role}") is the same in every game of a rule set, and
+    a thread the same director opened last month has a larger tid than any thread this game
+    names: it is still not this game's (started on a day before bansha drafted this one), so
+    bansha opens its own and puts the 电梯 there, not in the old thread."""
+    w = world
+    old = 9000
+    w.sim.add_thread(old, SUBJECTS[0], "导演", "上个月那一局的讨论帖", w.now() - timedelta(days=30))
+    draft(w.path, w.store, w.now())
+    w.approve("newthread")
+    w.clock.advance(timedelta(hours=1, minutes=1).total_seconds())  # the day has opened
+    results = w.publish()
+    assert all(r.ok for r in results), [r.line() for r in results]
+    tids = w.titled(SUBJECTS[0])
+    assert len(tids) == 2 and old in tids
+    new = game(w.path, w.store).day(3).discussion
+    assert new in tids and new != old
+    assert len(w.sim.thread_pids(old)) == 1  # no 电梯 in last month's thread
+    assert len(w.sim.thread_pids(new)) == 2
+
+
 def test_day_2s_vote_thread_is_closed_once_and_refuses_players(world):
     w = world
     draft(w.path, w.store, w.now())

@@ -13,7 +13,7 @@ from typing import Any
 
 from parsers.reply import ReplyOutcome, draft_fingerprint
 from pipeline.derive import derive
-from pipeline.discuz.poster import PostError, Sent, UncertainSend
+from pipeline.discuz.poster import PostError, Sent, UncertainSend, WaitingThreads
 from pipeline.drafts import make_drafts
 from pipeline.drafts.publish import NoModeratorRights, PublishResult, publish_approved
 from pipeline.game.gamefile import Game, load_game
@@ -77,6 +77,7 @@ class Ref:
     author: str
     authorid: int | None
     closed: bool
+    created_at: datetime | None = None  # the stand-in's listing shows no start times
 
 
 @dataclass
@@ -146,6 +147,11 @@ class FakeForum:
             return None
         t = max(mine, key=lambda t: t.tid)
         return Ref(t.tid, t.subject, t.author, 100231, t.closed)
+
+    def waiting_threads(self, fid: int, *, read_list: bool = False) -> WaitingThreads:
+        """A section that shows every new thread at once: nothing waits for a moderator."""
+        self.calls.append("waiting_threads")
+        return WaitingThreads(0, (), frozenset(t.tid for t in self.threads.values()))
 
     def close_thread(self, fid: int, tid: int, *, guard: Callable[[], None] | None = None) -> str:
         self.calls.append(f"close_thread {tid}")
