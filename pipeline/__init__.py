@@ -9,9 +9,132 @@
 - ``cycle.py`` and ``notify.py``: one cron cycle, and telling the director;
 - ``cli/``: the ``bansha`` command (each command group loaded when used);  ``console/``: the
   director's web console.
+
+The root's own names sit below every layer and use the standard library only (the fast path of
+``bansha tally`` checks the cycle's stored view with them, without loading pydantic, sqlite-utils
+or a rule set): where the store is, which bansha is running, reading a store read-only, and
+whether the threads a derivation counted as read are still all that was read.
 """
 
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    import sqlite3
 
 #: the repository: config/ (examples, templates) and cron/ sit beside the packages
 ROOT = Path(__file__).resolve().parent.parent
+
+#: the environment variable naming the store (instead of ``<game file>.db``)
+DB_ENV: Final = "BANSHA_DB"
+
+
+def default_db_path(game_path: Path) -> Path:
+    """The store beside the game file: ``games/demo.toml`` -> ``games/demo.db``."""
+    return Path(game_path).with_suffix(".db")
+
+
+def resolve_db_path(game_path: Path, db: str | None, env: Mapping[str, str] | None = None) -> Path:
+    """``--db`` first, then the environment variable ``BANSHA_DB``, then the default."""
+    if db:
+        return Path(db).expanduser()
+    env = os.environ if env is None else env
+    if from_env := env.get(DB_ENV, "").strip():
+        return Path(from_env).expanduser()
+    return default_db_path(game_path)
+
+
+@functools.cache
+def code_identity() -> str:
+    """Which bansha computes the verdicts: the size and time of every module of the three
+    packages (once per process: cron starts one per cycle). A new version derives again."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for package in ("engine", "parsers", "pipeline"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            st = path.stat()
+            digest.update(f"{path.relative_to(ROOT)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:32]
+
+
+# --------------------------------------------------------------------------- a read-only store
+
+
+def connect_readonly(path: Path) -> tuple[sqlite3.Connection, bool]:
+    """An existing SQLite file opened read-only (``mode=ro``: never created, never written),
+    and whether its ``-wal``/``-shm`` files were there before (see :func:`close_readonly`).
+    Raises :class:`sqlite3.DatabaseError` for a file that is not a database."""
+    import sqlite3
+    from urllib.parse import quote
+
+    had_sidecars = any(Path(f"{path}-{s}").exists() for s in ("wal", "shm"))
+    uri = "file:" + quote(str(Path(path).resolve())) + "?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, timeout=30.0)
+    try:
+        conn.execute("PRAGMA query_only = ON")
+    except sqlite3.DatabaseError:
+        conn.close()
+        raise
+    return conn, had_sidecars
+
+
+def close_readonly(conn: Any, path: Path, had_sidecars: bool) -> None:
+    """Close a :func:`connect_readonly` connection and leave the store's folder as it was found.
+
+    SQLite creates the ``-wal``/``-shm`` files a reader of a WAL database needs; when this
+    reader was the one that created them, the last connection to close removes them (nothing is
+    written: the write-ahead log is empty)."""
+    import sqlite3
+
+    conn.close()
+    wal = Path(f"{path}-wal")
+    if had_sidecars or not wal.exists():
+        return
+    try:
+        if wal.stat().st_size:
+            return  # a writer's frames: its own connection folds them back
+        other = sqlite3.connect(str(path), timeout=1.0)
+        try:
+            other.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            other.close()
+    except (OSError, sqlite3.Error):
+        pass  # a folder bansha may not write to keeps them; they are harmless
+
+
+# --------------------------------------------------------------------------- threads read
+
+
+def threads_read(execute: Callable[..., Iterable[Any]], tids: set[int]) -> set[int]:
+    """The game's threads whose ``threads`` row says they were read (as derive's
+    ``crawled_tids``). ``execute``: a connection's (sqlite3 or sqlite-utils)."""
+    rows = execute(
+        "SELECT tid FROM threads WHERE last_outcome = 'ok' OR last_crawled_at IS NOT NULL"
+    )
+    return {int(r[0]) for r in rows} & tids
+
+
+def no_thread_newly_read(
+    execute: Callable[..., Iterable[Any]], tids: set[int], state: Mapping[str, Any]
+) -> bool:
+    """Whether the game's threads (``tids``) read now are those ``state`` (the cycle's
+    ``crawl_state``) counted as read: only the ``crawl_log`` rows after its last one are looked
+    at (a thread once read stays read; one read through its posts is counted by the triggers)."""
+    read = set(state.get("read", ()))
+    if tids <= read:
+        return True  # every thread of the game was read: nothing more to learn
+    fresh = {
+        int(r[0])
+        for r in execute(
+            "SELECT DISTINCT tid FROM crawl_log WHERE id > ? AND outcome = 'ok' "
+            "AND tid IS NOT NULL",
+            [int(state.get("log", 0))],
+        )
+    }
+    return ((fresh | threads_read(execute, tids)) & tids) <= read

@@ -23,7 +23,6 @@ new ``crawl_log`` rows only.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import logging
@@ -36,7 +35,7 @@ from typing import Any
 
 from engine.rulesets import get_ruleset
 from engine.speed import speed_deadlines
-from pipeline import ROOT
+from pipeline import code_identity, no_thread_newly_read, threads_read
 from pipeline.derive import Derivation, derive, write_derivation
 from pipeline.discuz.crawl import CrawlReport, CrawlTarget
 from pipeline.game.gamefile import Game
@@ -249,19 +248,6 @@ def _counter(store: Store, key: str) -> int | None:
     return None if row is None or row[0] is None else int(row[0])
 
 
-@functools.cache
-def code_identity() -> str:
-    """Which bansha computes the verdicts: the size and time of every module of the three
-    packages (once per process: cron starts one per cycle). A new version derives again."""
-    root = ROOT
-    digest = hashlib.sha256()
-    for package in ("engine", "parsers", "pipeline"):
-        for path in sorted((root / package).rglob("*.py")):
-            st = path.stat()
-            digest.update(f"{path.relative_to(root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:32]
-
-
 def game_identity(game: Game) -> str:
     """A digest of the whole validated game file (days, roster, cards, the rule set's table)."""
     return hashlib.sha256(game.model_dump_json().encode("utf-8")).hexdigest()[:32]
@@ -292,14 +278,6 @@ def _game_tids(game: Game) -> set[int]:
     return {tid for day in game.days for tid in day.threads.values()}
 
 
-def _threads_read(store: Store, tids: set[int]) -> set[int]:
-    """The game's threads whose ``threads`` row says they were read (as ``crawled_tids``)."""
-    rows = store.db.execute(
-        "SELECT tid FROM threads WHERE last_outcome = 'ok' OR last_crawled_at IS NOT NULL"
-    )
-    return {int(r[0]) for r in rows} & tids
-
-
 def crawl_state(game: Game, store: Store) -> dict[str, Any]:
     """The game's threads derive counts as read (``pipeline.derive.crawled_tids``), and the
     last ``crawl_log`` row they were taken from. Once read, a thread stays read: a later
@@ -315,25 +293,12 @@ def crawl_state(game: Game, store: Store) -> dict[str, Any]:
         )
     }
     posted = {int(r[0]) for r in store.db.execute("SELECT DISTINCT tid FROM posts")}
-    read = (logged | posted | _threads_read(store, tids)) & tids
+    read = (logged | posted | threads_read(store.db.execute, tids)) & tids
     return {"read": sorted(read), "log": int(last)}
 
 
 def _crawl_unchanged(game: Game, store: Store, state: dict[str, Any]) -> bool:
-    tids = _game_tids(game)
-    read = set(state.get("read", ()))
-    if tids <= read:
-        return True  # every thread of the game was read: nothing more to learn
-    fresh = {
-        int(r[0])
-        for r in store.db.execute(
-            "SELECT DISTINCT tid FROM crawl_log WHERE id > ? AND outcome = 'ok' "
-            "AND tid IS NOT NULL",
-            [int(state.get("log", 0))],
-        )
-    }
-    # the threads' tids read through posts are counted by the posts trigger
-    return ((fresh | _threads_read(store, tids)) & tids) <= read
+    return no_thread_newly_read(store.db.execute, _game_tids(game), state)
 
 
 def moments(game: Game, store: Store, d: Derivation) -> set[datetime]:
@@ -477,7 +442,7 @@ def nothing_new(
     return _crawl_unchanged(game, store, record.get("crawl") or {})
 
 
-# long (111 lines): the cycle's steps in their order (crawl, re-reads, skip or derive, draft,
+# long (117 lines): the cycle's steps in their order (crawl, re-reads, skip or derive, draft,
 # publish) with the one write transaction around them
 def run_cycle(
     game: Game,
@@ -489,6 +454,7 @@ def run_cycle(
     publish: Callable[[], list[Any]] | None = None,
     templates_dir: Path | str | None = None,
     rederive: bool = False,
+    after_derive: Callable[[Derivation, str], None] | None = None,
 ) -> CycleReport:
     """Crawl → derive → draft → post. ``crawl(targets, full)`` does the network part.
 
@@ -500,7 +466,9 @@ def run_cycle(
     changed since the last derivation and no moment passed (:func:`nothing_new`), the cycle
     skips them (``report.skipped``; the last derivation's warnings are said again) and only
     posts what was approved. ``templates_dir``: the director's template folder ``draft``
-    uses (part of the fingerprint); ``rederive``: derive whatever the fingerprint says.
+    uses (part of the fingerprint); ``rederive``: derive whatever the fingerprint says;
+    ``after_derive(d, record)``: called in the same transaction once a derivation and its
+    record (``meta`` ``derive:last``, as stored) are written (the CLI stores tally's views).
     """
     report = CycleReport()
     ensure_change_counters(store)  # before the crawl: its writes are counted
@@ -577,7 +545,10 @@ def run_cycle(
                     "hi": _iso_or_none(hi),
                     "warnings": report.warnings,
                 }
-                store.set_meta(RECORD_KEY, json.dumps(saved, ensure_ascii=False))
+                record_text = json.dumps(saved, ensure_ascii=False)
+                store.set_meta(RECORD_KEY, record_text)
+                if after_derive is not None:
+                    after_derive(d, record_text)
         if failed is not None:
             raise failed
     if publish is not None:

@@ -14,6 +14,7 @@ is none yet.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
 import logging
 import os
@@ -21,13 +22,14 @@ import sqlite3
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 import pipeline.cli.zh  # noqa: F401  (before any command: click speaks Chinese)
+from pipeline import resolve_db_path
 
 if TYPE_CHECKING:  # the command line starts fast: a command imports what it uses
     import httpx
@@ -178,7 +180,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str | None, str, bool]] = {
         False,
     ),
     "tally": (
-        "pipeline.cli.votes",
+        "pipeline.cli.tally",
         None,
         "计票：按发帖顺序列出每一票（有效/无效及理由）、票数（含权重）、结果和违规标记。",
         False,
@@ -263,9 +265,17 @@ def cli(verbose: bool) -> None:
 
 class GameContext:
     def __init__(
-        self, game_path: Path, game: Game, db_path: Path, *, readonly: bool = False
+        self,
+        game_path: Path,
+        game: Game,
+        db_path: Path,
+        *,
+        readonly: bool = False,
+        game_digest: str | None = None,
     ) -> None:
         self.game_path = game_path
+        #: SHA-256 of the game file's bytes, read just before the game was loaded from it
+        self.game_digest = game_digest
         #: the game as the file says it (:attr:`game` adds the threads bansha opened)
         self.file_game = game
         self._game: Game | None = None
@@ -442,6 +452,39 @@ def game_file_argument(fn: F) -> F:
     )(fn)
 
 
+def game_options(fn: F) -> F:
+    """The game file argument (optional) and ``--db``, as every game command has them."""
+    return game_file_argument(
+        click.option(
+            "--db",
+            "db_path",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="数据库路径（默认：游戏文件旁的 <游戏文件名>.db，或环境变量 BANSHA_DB）。",
+        )(fn)
+    )
+
+
+def as_of_option(fn: Any) -> Any:
+    return click.option(
+        "--as-of",
+        "as_of",
+        default=None,
+        help="按这个时间判断（ISO 8601，带时区；默认现在）。用于复核历史结论。",
+    )(fn)
+
+
+def clock(tz: tzinfo) -> datetime:
+    """The present in ``tz``: what a command means by "now" when not given ``--as-of``."""
+    return datetime.now(tz)
+
+
+def verbose() -> bool:
+    """Whether ``bansha -v`` was given (the logs go to stderr)."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.find_root().params.get("verbose"))
+
+
 def game_command(fn: F | None = None, *, forum: bool = False, readonly: bool = False) -> Any:
     """Shared arguments: the game file (optional: ``BANSHA_GAME`` or the one game file in the
     current folder), and ``--db`` (or BANSHA_DB) for the store's path.
@@ -454,14 +497,7 @@ def game_command(fn: F | None = None, *, forum: bool = False, readonly: bool = F
     if fn is None:
         return functools.partial(game_command, forum=forum, readonly=readonly)
 
-    @game_file_argument
-    @click.option(
-        "--db",
-        "db_path",
-        type=click.Path(dir_okay=False),
-        default=None,
-        help="数据库路径（默认：游戏文件旁的 <游戏文件名>.db，或环境变量 BANSHA_DB）。",
-    )
+    @game_options
     @functools.wraps(fn)
     def wrapper(game_file: Path | None, db_path: str | None, **kwargs: Any) -> Any:
         ctx = load_context(game_file, db_path, check_login=forum, readonly=readonly)
@@ -488,17 +524,21 @@ def load_context(
     check_login: bool = False,
     readonly: bool = False,
 ) -> GameContext:
-    from pipeline.game.gamefile import GameFileError, load_game, resolve_db_path
+    from pipeline.game.gamefile import GameFileError, load_game
 
     game_file = game_file_or_default(game_file)
     if not game_file.exists():
         raise click.ClickException(f"找不到游戏文件：{game_file}")
     try:
+        digest = hashlib.sha256(game_file.read_bytes()).hexdigest()
+    except OSError:
+        digest = None  # load_game says what is wrong
+    try:
         game = load_game(game_file, env=os.environ, check_login=check_login)
     except GameFileError as exc:
         raise click.ClickException(str(exc)) from exc
     path = resolve_db_path(game_file, db_path, os.environ)
-    return GameContext(game_file, game, path, readonly=readonly)
+    return GameContext(game_file, game, path, readonly=readonly, game_digest=digest)
 
 
 # --------------------------------------------------------------------------- the day
@@ -540,12 +580,17 @@ def resolve_day(ctx: GameContext, day: int | None, now: datetime | None = None) 
     goes to stderr."""
     if day is not None:
         return day
-    choice = default_day(ctx.game, now or datetime.now(ctx.game.game.tz))
-    if choice.note:
-        click.echo(
-            f"注意：{choice.note}，先显示第 {choice.day} 天（用 --day 指定别的天）", err=True
-        )
+    choice = default_day(ctx.game, now or clock(ctx.game.game.tz))
+    if notice := default_day_notice(choice):
+        click.echo(notice, err=True)
     return choice.day
+
+
+def default_day_notice(choice: DefaultDay) -> str | None:
+    """The line said on stderr when the default day is not the obvious one."""
+    if not choice.note:
+        return None
+    return f"注意：{choice.note}，先显示第 {choice.day} 天（用 --day 指定别的天）"
 
 
 def day_option(help_text: str = "第几天（默认：今天，关门后是刚关门的那一天）。") -> Any:

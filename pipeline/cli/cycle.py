@@ -20,7 +20,7 @@ from pipeline.cli import (
     templates_dir_or_none,
 )
 from pipeline.cli.foundation import run_crawl
-from pipeline.cli.votes import _parse_time, as_of_option
+from pipeline.cli.votes import _parse_time, as_of_option, store_tally_views
 from pipeline.cycle import (
     CycleLocked,
     closed_days_to_reread,
@@ -87,6 +87,7 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
                 publish=lambda: _publish(ctx, now),
                 templates_dir=templates_dir,
                 rederive=rederive,
+                after_derive=lambda d, record: _store_tally_views(ctx, d, record),
             )
     except CycleLocked:
         click.echo(
@@ -126,6 +127,16 @@ def _failed(ctx: GameContext, now: datetime, message: str, exc: Exception) -> No
     except Exception:  # a store that could not be written is the failure being reported
         log.warning("无法记录本轮的失败以发送提醒", exc_info=True)
     raise click.ClickException(message) from exc
+
+
+def _store_tally_views(ctx: GameContext, d: Any, record: str) -> None:
+    """What ``bansha tally`` prints for each day, stored for its fast path; a view that
+    cannot be made leaves the verdicts (``bansha tally`` then derives)."""
+    try:
+        with ctx.store.atomic():  # a savepoint
+            store_tally_views(ctx, d, record)
+    except Exception as exc:
+        log.warning("未能保存计票结果供 bansha tally 直接显示（它会重新推导）：%s", exc)
 
 
 def _crawl(ctx: GameContext, targets: list[CrawlTarget], full: bool) -> Any:

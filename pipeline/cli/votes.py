@@ -3,6 +3,7 @@ player out."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import datetime
 from fractions import Fraction
@@ -11,11 +12,23 @@ from typing import Any
 import click
 from click_default_group import DefaultGroup
 
+import pipeline.cli
 from engine.cards import Card
 from engine.rulesets import get_ruleset
 from engine.votes import MODIFIER_ZH, ModifierKind, VerdictStatus
-from pipeline.cli import GameContext, cli, day_option, game_command, resolve_day
+from pipeline.cli import (
+    DefaultDay,
+    GameContext,
+    as_of_option,
+    cli,
+    day_option,
+    default_day,
+    default_day_notice,
+    game_command,
+    resolve_day,
+)
 from pipeline.derive import Derivation, derive, flag_decisions, tally_json, write_derivation
+from pipeline.game.gamefile import Game
 
 STATUS_ZH = {
     VerdictStatus.COUNTED: "有效",
@@ -32,19 +45,10 @@ KIND_ZH = {
 }
 
 
-def as_of_option(fn: Any) -> Any:
-    return click.option(
-        "--as-of",
-        "as_of",
-        default=None,
-        help="按这个时间判断（ISO 8601，带时区；默认现在）。用于复核历史结论。",
-    )(fn)
-
-
 def _parse_time(ctx: GameContext, raw: str | None, what: str = "--as-of") -> datetime:
     tz = ctx.game.game.tz
     if raw is None:
-        return datetime.now(tz)
+        return pipeline.cli.clock(tz)
     try:
         value = datetime.fromisoformat(raw)
     except ValueError as exc:
@@ -81,93 +85,149 @@ def _votes(value: Fraction) -> str:
 # --------------------------------------------------------------------------- tally
 
 
-@cli.command("tally")
-@game_command(readonly=True)
-@day_option()
-@click.option("--json", "as_json", is_flag=True, help="输出 JSON（字段名稳定，供程序读取）。")
-@as_of_option
-def tally_cmd(ctx: GameContext, day: int | None, as_json: bool, as_of: str | None) -> None:
-    """计票：按发帖顺序列出每一票（有效/无效及理由）、票数（含权重）、结果和违规标记。
+# the command itself is defined in pipeline/cli/tally.py (light: it shows the cycle's stored view
+# when that view still holds); this is its full path and the rendering both paths share
 
-    只读数据库：判定由 bansha cycle 写回；这里按此刻（或 --as-of）重新推导并显示。
-    """
+
+@game_command(readonly=True)
+def tally_full(ctx: GameContext, day: int | None, as_json: bool, as_of: str | None) -> None:
+    """``bansha tally`` derived now (or at ``--as-of``) from the store and the game file."""
     when = _parse_time(ctx, as_of)
     day = resolve_day(ctx, day, when)
     d = run_derive(ctx, when, write=False)
-    res = _day_or_fail(d, day)
-    if as_json:
-        click.echo(
-            json.dumps(tally_json(d, day, flag_decisions(ctx.store)), ensure_ascii=False, indent=2)
-        )
-        return
-    tz = ctx.game.game.tz
-    click.echo(f"第 {day} 天投票（{ctx.game.game.title}，规则 {ctx.game.game.ruleset}）")
-    click.echo(
+    _day_or_fail(d, day)
+    decisions = flag_decisions(ctx.store)
+    out = tally_json_text(d, day, decisions) if as_json else tally_text(ctx.game, d, day, decisions)
+    click.echo(out, nl=False)
+
+
+def tally_json_text(
+    d: Derivation, day: int, decisions: dict[str, dict[str, Any]], *, as_of: str | None = None
+) -> str:
+    """What ``bansha tally --day N --json`` prints (``as_of``: put this in the field instead)."""
+    data = tally_json(d, day, decisions)
+    if as_of is not None:
+        data["as_of"] = as_of
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def tally_text(game: Game, d: Derivation, day: int, decisions: dict[str, dict[str, Any]]) -> str:
+    """What ``bansha tally --day N`` prints: pure (the derivation, the flags' decisions)."""
+    res = d.day(day)
+    out: list[str] = []
+    echo = out.append
+    tz = game.game.tz
+    echo(f"第 {day} 天投票（{game.game.title}，规则 {game.game.ruleset}）")
+    echo(
         f"开门 {_when(res.day.opens, tz)}，关门 {_when(res.day.closes, tz)}；"
         f"警长：{res.sheriff or '无'}；{'已加速' if res.accelerated else '未加速'}"
     )
     if res.speed is not None:
-        click.echo(f"加速/延时：{res.speed.reason}")
+        echo(f"加速/延时：{res.speed.reason}")
     if res.first is not None:
-        click.echo("")
-        click.echo(
+        echo("")
+        echo(
             f"第一轮[正午]（太阳[日不落]，第一轮投票帖 {res.first.tid}，"
             f"{_when(res.first.closes, tz)} 结束）："
         )
-        _echo_round(res.first.verdicts, res.first.tally, tz, label="第一轮最高票")
-        click.echo("")
-        click.echo(f"额外一轮[正午]（投票帖 {res.day.vote}，只有太阳指定的角色可以投票）：")
+        _echo_round(echo, res.first.verdicts, res.first.tally, tz, label="第一轮最高票")
+        echo("")
+        echo(f"额外一轮[正午]（投票帖 {res.day.vote}，只有太阳指定的角色可以投票）：")
     else:
-        click.echo("")
+        echo("")
     if not res.verdicts and res.first is not None and d.as_of < res.first.closes:
-        click.echo(f"（额外一轮在 {_when(res.first.closes, tz)} 开始）")
+        echo(f"（额外一轮在 {_when(res.first.closes, tz)} 开始）")
     elif not res.verdicts and not res.crawled:
-        click.echo(f"（第{day}天的帖子尚未抓取：先运行 bansha crawl）")
+        echo(f"（第{day}天的帖子尚未抓取：先运行 bansha crawl）")
     elif not res.verdicts:
-        click.echo("（没有投票）")
-    _echo_round(res.verdicts, res.tally, tz, label="出局")
+        echo("（没有投票）")
+    _echo_round(echo, res.verdicts, res.tally, tz, label="出局")
     for note in res.notes:
-        click.echo(f"注意：{note}")
+        echo(f"注意：{note}")
     flags = [f for f in d.flags if f.day == day]
     if flags:
-        decisions = flag_decisions(ctx.store)
-        click.echo("")
-        click.echo("违规标记：")
+        echo("")
+        echo("违规标记：")
         for f in flags:
             status = decisions.get(f.id, {}).get("status", "待确认")
-            click.echo(f"  [{f.id}] {f.player}：{f.reason}（{STATUS_FLAG.get(status, status)}）")
+            echo(f"  [{f.id}] {f.player}：{f.reason}（{STATUS_FLAG.get(status, status)}）")
+    return "".join(line + "\n" for line in out)
 
 
-def _echo_round(verdicts: Any, t: Any, tz: Any, *, label: str) -> None:
+def store_tally_views(ctx: GameContext, d: Derivation, record: str) -> None:
+    """Store what ``bansha tally`` prints for every day of ``d`` (text and JSON) and which day
+    it shows without ``--day``, keyed by the cycle's ``record`` of ``d`` and the game file as
+    loaded (pipeline/cli/tallyview.py checks the key). Inside the cycle's transaction."""
+    from pipeline.cli import tallyview
+    from pipeline.cycle import _game_tids
+
+    try:
+        digest = hashlib.sha256(ctx.game_path.read_bytes()).hexdigest()
+    except OSError:
+        digest = None
+    if digest is None or digest != ctx.game_digest:
+        ctx.store.write_tally_views("", {})  # the file changed since it was loaded
+        return
+    decisions = flag_decisions(ctx.store)
+    sentinel = json.dumps(tallyview.AS_OF)
+    views: dict[int, tuple[str, str | None]] = {}
+    for n in sorted(d.days):
+        try:
+            d.day(n)
+        except ValueError:
+            continue  # tally says so each time (the full path)
+        as_json: str | None = tally_json_text(d, n, decisions, as_of=tallyview.AS_OF)
+        if as_json is not None and as_json.count(sentinel) != 1:
+            as_json = None
+        views[n] = (tally_text(ctx.game, d, n, decisions), as_json)
+    try:
+        choice: DefaultDay | None = default_day(ctx.game, d.as_of)
+    except click.ClickException:
+        choice = None
+    key = tallyview.view_key(
+        game_path=ctx.game_path,
+        game_digest=digest,
+        templates=ctx.game.drafts.templates,
+        timezone=ctx.game.game.timezone,
+        record=record,
+        triggers=tallyview.trigger_names(ctx.store.db.execute),
+        tids=_game_tids(ctx.game),
+        default_day=choice.day if choice else None,
+        default_notice=default_day_notice(choice) if choice else None,
+    )
+    ctx.store.write_tally_views(key, views)
+
+
+def _echo_round(echo: Any, verdicts: Any, t: Any, tz: Any, *, label: str) -> None:
     """One vote round: every ballot in posting order, then the counts and the result."""
     for v in verdicts:
         b = v.ballot
         floor = f"{b.evidence.floor}#" if b.evidence.floor else "导演"
         target = b.target or b.target_raw or "—"
-        click.echo(
+        echo(
             f"{floor:>5} {_when(b.evidence.at, tz)} {v.voter_unit or b.voter}"
             f" {KIND_ZH.get(b.kind.value, b.kind.value)}→{target}"
             f"  [{STATUS_ZH[v.status]}] {v.reason}{_note(v)}"
         )
     if t is None:
         return
-    click.echo("")
-    click.echo("票数：")
+    echo("")
+    echo("票数：")
     for cand in sorted(t.counts, key=lambda c: (-t.counts[c], c)):
         voters = "、".join(t.voters.get(cand, []))
-        click.echo(f"  {cand}：{_votes(t.counts[cand])} 票（{voters}）")
+        echo(f"  {cand}：{_votes(t.counts[cand])} 票（{voters}）")
     if t.abstained:
-        click.echo(f"  弃权：{'、'.join(t.abstained)}")
+        echo(f"  弃权：{'、'.join(t.abstained)}")
     for voter, why in sorted(t.weight_reasons.items()):
-        click.echo(f"  权重：{voter} {_votes(t.weights[voter])}（{why}）")
+        echo(f"  权重：{voter} {_votes(t.weights[voter])}（{why}）")
     result = (
         f"当选警长：{t.elected or '无人当选'}"
         if t.sheriff_election
         else f"{label}：{t.out or '无人'}"
     )
-    click.echo(f"结果：{result}（{t.decided_by}；依据 {t.rule}）")
+    echo(f"结果：{result}（{t.decided_by}；依据 {t.rule}）")
     if not t.public_counts:
-        click.echo("（本规则集公示时不公布票数，只公布最高票）")
+        echo("（本规则集公示时不公布票数，只公布最高票）")
 
 
 STATUS_FLAG = {"confirmed": "已确认", "dismissed": "已驳回", "待确认": "待确认"}

@@ -20,12 +20,12 @@ import os
 import re
 import tomllib
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 from urllib.parse import urlsplit, urlunsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -42,6 +42,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from engine.rulesets import EXAMPLE_RULESET, EXAMPLE_SECRET_TABLE, get_ruleset, ruleset_ids
+from pipeline import DB_ENV, default_db_path, resolve_db_path
 
 __all__ = [
     "DB_ENV",
@@ -76,24 +77,51 @@ logger = logging.getLogger(__name__)
 #: The rule sets' ids, in the registry's order (engine.rulesets: the only place that knows them;
 #: what a rule set is — its title, election, inquiry thread … — is read from its class).
 RULESETS: Final[tuple[str, ...]] = ruleset_ids()
-RULESET_TITLES: Final[Mapping[str, str]] = {r: get_ruleset(r).title for r in RULESETS}
-#: Rule sets whose first day elects the sheriff (``has_sheriff_election``).
-SHERIFF_ELECTION_RULESETS: Final[frozenset[str]] = frozenset(
-    r for r in RULESETS if get_ruleset(r).has_sheriff_election
-)
-#: Rule sets with an inquiry thread (询问贴, ``inquiry``).
-INQUIRY_RULESETS: Final[frozenset[str]] = frozenset(
-    r for r in RULESETS if get_ruleset(r).inquiry is not None
-)
-#: Rule sets where one game day can have two 正午 vote rounds (``two_vote_rounds``).
-TWO_ROUND_RULESETS: Final[frozenset[str]] = frozenset(
-    r for r in RULESETS if get_ruleset(r).two_vote_rounds
-)
-#: Rule sets that need every player's sex (``player_fields``).
-SEX_RULESETS: Final[frozenset[str]] = frozenset(
-    r for r in RULESETS if "sex" in get_ruleset(r).player_fields
-)
-_CHOICES: Final = "、".join(f"{r}（{RULESET_TITLES[r]}）" for r in RULESETS)
+
+
+def _has_ruleset(value: object, what: Callable[[Any], bool]) -> bool:
+    """Whether ``value`` (raw, from the file) names a rule set that has ``what``: only that one
+    rule set is imported (the registry loads a rule set when it is asked for)."""
+    return isinstance(value, str) and value in RULESETS and what(get_ruleset(value))
+
+
+#: The tables over every rule set (their titles, which ones elect a sheriff …), built on first
+#: use by the module ``__getattr__`` below: a game file is validated against its own rule set
+#: only, so loading a game imports one rule set (tests/pipeline/test_cli_lazy.py).
+_LAZY_TABLES: Final[dict[str, Callable[[], Any]]] = {
+    "RULESET_TITLES": lambda: {r: get_ruleset(r).title for r in RULESETS},
+    #: Rule sets whose first day elects the sheriff (``has_sheriff_election``).
+    "SHERIFF_ELECTION_RULESETS": lambda: frozenset(
+        r for r in RULESETS if get_ruleset(r).has_sheriff_election
+    ),
+    #: Rule sets with an inquiry thread (询问贴, ``inquiry``).
+    "INQUIRY_RULESETS": lambda: frozenset(
+        r for r in RULESETS if get_ruleset(r).inquiry is not None
+    ),
+    #: Rule sets where one game day can have two 正午 vote rounds (``two_vote_rounds``).
+    "TWO_ROUND_RULESETS": lambda: frozenset(r for r in RULESETS if get_ruleset(r).two_vote_rounds),
+    #: Rule sets that need every player's sex (``player_fields``).
+    "SEX_RULESETS": lambda: frozenset(r for r in RULESETS if "sex" in get_ruleset(r).player_fields),
+    #: every rule set with its title, for the messages that list them
+    "_CHOICES": lambda: "、".join(f"{r}（{get_ruleset(r).title}）" for r in RULESETS),
+}
+
+if TYPE_CHECKING:  # what the module ``__getattr__`` answers, for type checkers and linters
+    RULESET_TITLES: Final[Mapping[str, str]]
+    SHERIFF_ELECTION_RULESETS: Final[frozenset[str]]
+    INQUIRY_RULESETS: Final[frozenset[str]]
+    TWO_ROUND_RULESETS: Final[frozenset[str]]
+    SEX_RULESETS: Final[frozenset[str]]
+    _CHOICES: Final[str]
+
+
+def __getattr__(name: str) -> Any:
+    """The tables of :data:`_LAZY_TABLES`, built when first asked for (then kept)."""
+    build = _LAZY_TABLES.get(name)
+    if build is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = build()
+    return value
 
 
 def _check_ruleset(value: object) -> str:
@@ -101,15 +129,14 @@ def _check_ruleset(value: object) -> str:
     if isinstance(value, str) and value in RULESETS:
         return value
     if isinstance(value, str):
-        message = f"未知的规则集 {_show(value)}，应为以下之一：{_CHOICES}"
+        message = f"未知的规则集 {_show(value)}，应为以下之一：{__getattr__('_CHOICES')}"
     else:  # ruleset = [] / {} / 3 / true: the type is what is wrong
-        message = f'应为字符串（用双引号括起来），如 "{EXAMPLE_RULESET}"；可选：{_CHOICES}'
+        choices = __getattr__("_CHOICES")
+        message = f'应为字符串（用双引号括起来），如 "{EXAMPLE_RULESET}"；可选：{choices}'
     raise PydanticCustomError("ruleset", "{message}", {"message": message})
 
 
 Ruleset = Annotated[str, BeforeValidator(_check_ruleset)]
-
-DB_ENV: Final = "BANSHA_DB"
 
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -518,7 +545,7 @@ class Game(_Model):
 
 
 def _is_election(ruleset: object, number: object) -> bool:
-    return _int(number) == 1 and _known_str(ruleset) in SHERIFF_ELECTION_RULESETS
+    return _int(number) == 1 and _has_ruleset(ruleset, lambda rs: rs.has_sheriff_election)
 
 
 def _known_str(value: object) -> str | None:
@@ -655,21 +682,6 @@ def _templates_check(data: Mapping[str, Any], folder: Path | None) -> list[Probl
     except ValueError as exc:
         return [Problem("drafts.templates", str(exc))]
     return []
-
-
-def default_db_path(game_path: Path) -> Path:
-    """The store beside the game file: ``games/demo.toml`` -> ``games/demo.db``."""
-    return Path(game_path).with_suffix(".db")
-
-
-def resolve_db_path(game_path: Path, db: str | None, env: Mapping[str, str] | None = None) -> Path:
-    """``--db`` first, then the environment variable ``BANSHA_DB``, then the default."""
-    if db:
-        return Path(db).expanduser()
-    env = os.environ if env is None else env
-    if from_env := env.get(DB_ENV, "").strip():
-        return Path(from_env).expanduser()
-    return default_db_path(game_path)
 
 
 # --------------------------------------------------------------------------- secrets table
@@ -821,7 +833,7 @@ def _cross_check(data: Mapping[str, Any]) -> list[Problem]:
         else:
             uids[uid] = here
 
-    if ruleset in SEX_RULESETS:
+    if _has_ruleset(ruleset, lambda rs: "sex" in rs.player_fields):
         why = get_ruleset(ruleset).player_fields["sex"]
         for i, player in players:
             if player.get("sex") is None:
@@ -907,14 +919,9 @@ def _check_days(data: Mapping[str, Any], ruleset: object) -> list[Problem]:
             if tid is None or tid <= 0:
                 continue
             here = f"days[{i}].{role.value}"
-            if (
-                role is ThreadRole.INQUIRY
-                and ruleset in RULESETS
-                and (ruleset not in INQUIRY_RULESETS)
-            ):
-                having = "、".join(
-                    f"{r}（{RULESET_TITLES[r]}）" for r in RULESETS if r in INQUIRY_RULESETS
-                )
+            if role is ThreadRole.INQUIRY and _has_ruleset(ruleset, lambda rs: rs.inquiry is None):
+                titles, inquiry = __getattr__("RULESET_TITLES"), __getattr__("INQUIRY_RULESETS")
+                having = "、".join(f"{r}（{titles[r]}）" for r in RULESETS if r in inquiry)
                 problems.append(Problem(here, f"只有 {having}有询问帖，本局规则集是 {ruleset}"))
             if tid in roles_today:
                 other = roles_today[tid]
@@ -958,10 +965,9 @@ def _first_round_problems(
     if not has_tid and entry.get("first_closes") is None:
         return []
     here = f"days[{i}].first_vote"
-    if ruleset in RULESETS and ruleset not in TWO_ROUND_RULESETS:
-        having = "、".join(
-            f"{r} 的{get_ruleset(r).two_vote_rounds}" for r in RULESETS if r in TWO_ROUND_RULESETS
-        )
+    if _has_ruleset(ruleset, lambda rs: not rs.two_vote_rounds):
+        two = __getattr__("TWO_ROUND_RULESETS")
+        having = "、".join(f"{r} 的{get_ruleset(r).two_vote_rounds}" for r in RULESETS if r in two)
         return [
             Problem(
                 here,

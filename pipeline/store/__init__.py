@@ -31,20 +31,24 @@ import logging
 import os
 import sqlite3
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
-from urllib.parse import quote
 
 import sqlite_utils
 
 from parsers.records import EditNote, Mark, MarkKind, Post, PostState, ThreadPage
+from pipeline import close_readonly, connect_readonly
 from pipeline.store.scrub import scrub_body, scrub_text
 
 log = logging.getLogger(__name__)
+
+
+#: ``meta`` key of the stored tally views' key (:meth:`Store.write_tally_views`)
+TALLY_VIEW_KEY = "tally:view"
 
 
 class StoreError(RuntimeError):
@@ -559,6 +563,16 @@ def _m011_game_threads(db: sqlite_utils.Database) -> None:
             db.execute(f"ALTER TABLE drafts ADD COLUMN {column} TEXT")
 
 
+def _m012_tally_views(db: sqlite_utils.Database) -> None:
+    """What ``bansha tally`` prints for each day, as the cycle's last derivation found it
+    (``text``: ``--day N``; ``json``: ``--day N --json`` with a stand-in for ``as_of``, or NULL),
+    valid under the key in ``meta`` ``tally:view`` (pipeline/cli/tallyview.py)."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS tally_views ("
+        "day INTEGER PRIMARY KEY, text TEXT NOT NULL, json TEXT)"
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
     ("002_journal_and_verdicts", _m002_journal_and_verdicts),
@@ -571,6 +585,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("009_vote_notes", _m009_vote_notes),
     ("010_compact_bodies", _m010_compact_bodies),
     ("011_game_threads", _m011_game_threads),
+    ("012_tally_views", _m012_tally_views),
 ]
 
 
@@ -877,6 +892,21 @@ class Store:
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 [key, value],
             )
+
+    def write_tally_views(self, key: str, views: Mapping[int, tuple[str, str | None]]) -> None:
+        """Replace the stored tally views (day -> text, JSON) and their key (``meta``
+        ``tally:view``); ``views`` empty drops them (and the key)."""
+        with self.atomic():
+            self.db.execute("DELETE FROM tally_views")
+            for day, (text, as_json) in sorted(views.items()):
+                self.db.execute(
+                    "INSERT INTO tally_views(day, text, json) VALUES (?, ?, ?)",
+                    [day, text, as_json],
+                )
+            if views:
+                self.set_meta(TALLY_VIEW_KEY, key)
+            else:
+                self.db.execute("DELETE FROM meta WHERE key = ?", [TALLY_VIEW_KEY])
 
     # -- threads --------------------------------------------------------------------------
     def thread(self, tid: int) -> dict[str, Any] | None:
@@ -1473,13 +1503,9 @@ class ReadOnlyStore(Store):
 
     def __init__(self, path: Path | str) -> None:  # not Store.__init__: that creates the file
         self.path = Path(path)
-        self._sidecars = [Path(f"{self.path}-wal"), Path(f"{self.path}-shm")]
-        self._had_sidecars = any(p.exists() for p in self._sidecars)
-        uri = "file:" + quote(str(self.path.resolve())) + "?mode=ro"
         conn = None
         try:
-            conn = sqlite3.connect(uri, uri=True, timeout=30.0)
-            conn.execute("PRAGMA query_only = ON")
+            conn, self._had_sidecars = connect_readonly(self.path)
             names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
             done = (
                 {r[0] for r in conn.execute("SELECT name FROM _migrations")}
@@ -1507,22 +1533,7 @@ class ReadOnlyStore(Store):
             )
 
     def close(self) -> None:
-        self.db.close()
-        wal = self._sidecars[0]
-        if self._had_sidecars or not wal.exists():
-            return
-        try:
-            if wal.stat().st_size:
-                return  # a writer's frames: its own connection folds them back
-            # the last connection to close removes the reader's files (nothing is written:
-            # the write-ahead log is empty)
-            conn = sqlite3.connect(str(self.path), timeout=1.0)
-            try:
-                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            finally:
-                conn.close()
-        except (OSError, sqlite3.Error):
-            pass  # a folder bansha may not write to keeps them; they are harmless
+        close_readonly(self.db.conn, self.path, self._had_sidecars)
 
 
 def open_store_readonly(path: Path | str) -> Store:
