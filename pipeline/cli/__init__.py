@@ -274,7 +274,7 @@ class GameContext:
         game_digest: str | None = None,
     ) -> None:
         self.game_path = game_path
-        #: SHA-256 of the game file's bytes, read just before the game was loaded from it
+        #: SHA-256 of the game file's bytes the game was parsed from
         self.game_digest = game_digest
         #: the game as the file says it (:attr:`game` adds the threads bansha opened)
         self.file_game = game
@@ -300,11 +300,14 @@ class GameContext:
         self._game = game
 
     def refresh_threads(self) -> Game:
-        """:attr:`game` with the threads bansha opened since it was read (after a publish
-        that opened a day's threads, in the same process: the demo)."""
+        """:attr:`game` built again from the file's game and the threads bansha opened as the
+        store says now (after a publish that opened a day's threads, in the same process: the
+        demo; in the cycle once it holds the game's lock, so that a publish that opened one
+        before is counted)."""
         from pipeline.game.threads import opened_threads, with_opened
 
-        self._game = with_opened(self.game, opened_threads(self.store))
+        rows = opened_threads(self.store) if self.db_path.exists() else []
+        self._game = with_opened(self.file_game, rows)
         return self._game
 
     def close(self) -> None:
@@ -529,12 +532,13 @@ def load_context(
     game_file = game_file_or_default(game_file)
     if not game_file.exists():
         raise click.ClickException(f"找不到游戏文件：{game_file}")
-    try:
-        digest = hashlib.sha256(game_file.read_bytes()).hexdigest()
+    try:  # read once: the digest is of the very bytes parsed (an editor may save meanwhile)
+        raw: bytes | None = game_file.read_bytes()
     except OSError:
-        digest = None  # load_game says what is wrong
+        raw = None  # load_game says what is wrong
+    digest = hashlib.sha256(raw).hexdigest() if raw is not None else None
     try:
-        game = load_game(game_file, env=os.environ, check_login=check_login)
+        game = load_game(game_file, env=os.environ, check_login=check_login, raw=raw)
     except GameFileError as exc:
         raise click.ClickException(str(exc)) from exc
     path = resolve_db_path(game_file, db_path, os.environ)

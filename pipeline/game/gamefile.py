@@ -564,17 +564,23 @@ def _raw_ruleset(data: Mapping[str, Any]) -> str | None:
 
 
 def load_game(
-    path: Path, *, env: Mapping[str, str] | None = None, check_login: bool = True
+    path: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    check_login: bool = True,
+    raw: bytes | None = None,
 ) -> Game:
     """Read, validate and return the game file at ``path``.
 
     ``env`` is where the login cookie is looked up (``os.environ`` when None); it is only
     required when ``[forum] requires_login = true`` and ``check_login`` (commands that never
-    talk to the forum pass False). Raises :class:`GameFileError`.
+    talk to the forum pass False). ``raw``: the file's bytes, already read (the caller hashed
+    exactly what is parsed); ``path`` then only names it. Raises :class:`GameFileError`.
     """
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        if raw is None:
+            raw = path.read_bytes()
     except FileNotFoundError:
         raise GameFileError(path, [Problem("", "找不到这个文件")]) from None
     except IsADirectoryError:
