@@ -18,7 +18,6 @@ whether the threads a derivation counted as read are still all that was read.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -49,10 +48,9 @@ def resolve_db_path(game_path: Path, db: str | None, env: Mapping[str, str] | No
     return default_db_path(game_path)
 
 
-@functools.cache
-def code_identity() -> str:
-    """Which bansha computes the verdicts: the size and time of every module of the three
-    packages (once per process: cron starts one per cycle). A new version derives again."""
+def code_identity_now() -> str:
+    """Which bansha is on disk now: the size and time of every module of the three packages
+    (read each time it is called)."""
     import hashlib
 
     digest = hashlib.sha256()
@@ -63,7 +61,28 @@ def code_identity() -> str:
     return digest.hexdigest()[:32]
 
 
+#: :func:`code_identity_now` when this package was first imported: the code this process runs
+_IMPORTED_IDENTITY: Final = code_identity_now()
+
+
+def code_identity() -> str:
+    """Which bansha computes the verdicts: :func:`code_identity_now` taken when the process
+    first imported ``pipeline`` (cron starts one per cycle). A new version derives again.
+
+    A derivation and its tally views are recorded under it only when :func:`code_identity_now`
+    still gives it once they are made: files changed meanwhile (an upgrade during a cycle's
+    crawl) may have been imported half old, half new, and the next cycle derives again."""
+    return _IMPORTED_IDENTITY
+
+
 # --------------------------------------------------------------------------- a read-only store
+
+
+def _uri(path: Path, mode: str) -> str:
+    """An SQLite URI of an existing file (``mode`` ``ro`` or ``rw``: never created)."""
+    from urllib.parse import quote
+
+    return "file:" + quote(str(Path(path).resolve())) + "?mode=" + mode
 
 
 def connect_readonly(path: Path) -> tuple[sqlite3.Connection, bool]:
@@ -71,11 +90,9 @@ def connect_readonly(path: Path) -> tuple[sqlite3.Connection, bool]:
     and whether its ``-wal``/``-shm`` files were there before (see :func:`close_readonly`).
     Raises :class:`sqlite3.DatabaseError` for a file that is not a database."""
     import sqlite3
-    from urllib.parse import quote
 
     had_sidecars = any(Path(f"{path}-{s}").exists() for s in ("wal", "shm"))
-    uri = "file:" + quote(str(Path(path).resolve())) + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=30.0)
+    conn = sqlite3.connect(_uri(path, "ro"), uri=True, timeout=30.0)
     try:
         conn.execute("PRAGMA query_only = ON")
     except sqlite3.DatabaseError:
@@ -99,7 +116,8 @@ def close_readonly(conn: Any, path: Path, had_sidecars: bool) -> None:
     try:
         if wal.stat().st_size:
             return  # a writer's frames: its own connection folds them back
-        other = sqlite3.connect(str(path), timeout=1.0)
+        # mode=rw: a store removed meanwhile is never created again by a read-only command
+        other = sqlite3.connect(_uri(path, "rw"), uri=True, timeout=1.0)
         try:
             other.execute("SELECT count(*) FROM sqlite_master").fetchone()
         finally:

@@ -35,7 +35,7 @@ from typing import Any
 
 from engine.rulesets import get_ruleset
 from engine.speed import speed_deadlines
-from pipeline import code_identity, no_thread_newly_read, threads_read
+from pipeline import code_identity, code_identity_now, no_thread_newly_read, threads_read
 from pipeline.derive import Derivation, derive, write_derivation
 from pipeline.discuz.crawl import CrawlReport, CrawlTarget
 from pipeline.game.gamefile import Game
@@ -442,7 +442,7 @@ def nothing_new(
     return _crawl_unchanged(game, store, record.get("crawl") or {})
 
 
-# long (117 lines): the cycle's steps in their order (crawl, re-reads, skip or derive, draft,
+# long (122 lines): the cycle's steps in their order (crawl, re-reads, skip or derive, draft,
 # publish) with the one write transaction around them
 def run_cycle(
     game: Game,
@@ -549,6 +549,11 @@ def run_cycle(
                 store.set_meta(RECORD_KEY, record_text)
                 if after_derive is not None:
                     after_derive(d, record_text)
+                if code_identity_now() != inputs["code"]:
+                    # bansha's files changed while this cycle ran (an upgrade during the crawl):
+                    # no record (nor tally views, whose key is the record): the next one derives
+                    store.db.execute("DELETE FROM meta WHERE key = ?", [RECORD_KEY])
+                    store.write_tally_views("", {})
         if failed is not None:
             raise failed
     if publish is not None:

@@ -69,8 +69,11 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
     templates_dir = templates_dir_or_none(ctx)  # drafting says what is wrong with it (below)
     try:
         with cycle_lock(ctx.db_path):  # the game's lock: bansha publish waits for it too
+            # the threads bansha opened, read under the lock: a publish that opened one before
+            # it was taken is in the game this cycle derives (and in its input counter)
+            game = ctx.refresh_threads()
             report = run_cycle(
-                ctx.game,
+                game,
                 ctx.store,
                 now=now,
                 crawl=lambda targets, full: _crawl(ctx, targets, full),

@@ -8,14 +8,23 @@ SQLite read-only, SHA-256 of the game file, the code's file sizes and times — 
 when it holds (:func:`stored_tally`); otherwise it derives as before. The view holds when:
 
 - the derivation it was made from is still the store's last one (``meta`` ``derive:last``, the
-  same text), and the store's change counters are still the ones that derivation recorded
-  (a new post or edit, a journal entry, a flag decision, a draft … each bumps one), kept by the
-  same triggers (none dropped since);
+  same text), and the store's input counter (``derive:inputs``) is still the one that
+  derivation recorded (a new post or edit, a journal entry, a flag decision, a thread bansha
+  opened … each bumps it), kept by the same triggers (none dropped since). The output counter
+  is not looked at: it counts the derived tables and the drafts, which neither derive nor tally
+  reads (tally prints the derivation and ``flag_decisions``, an input), so a draft approved or
+  posted leaves the view true;
 - no thread of the game was read for the first time since (``crawl_log``);
 - the game file has the same bytes at the same place (and ``[drafts] templates`` still resolves
   to the same folder), and bansha's code is the same (:func:`pipeline.code_identity`);
 - ``now`` lies in the derivation's window ``[lo, hi)``: no opening, close, last hour, reminder,
   speed deadline, post or journal time falls between the cycle's ``now`` and this one.
+
+and the cycle wrote it only when it held then: the game it derived was built under the game's
+lock from the store's opened threads (and still is when the view is written), from the very
+bytes of the game file that were hashed, by code whose files did not change while the cycle ran
+(:func:`pipeline.code_identity_now` still gives the identity taken at import; otherwise neither
+the record nor the view is written, and the next cycle derives).
 
 Then deriving now would give what the cycle derived (the contract of derive-on-change,
 pipeline/cycle.py), and the view is what the full path prints; only ``--json``'s ``as_of`` is
@@ -46,7 +55,9 @@ VIEW_VERSION = 1
 AS_OF = "\x00as_of\x00"
 #: the cycle's record of its last derivation, its change counters and triggers (pipeline/cycle.py)
 RECORD_KEY = "derive:last"
-COUNTERS = ("derive:inputs", "derive:outputs")
+#: its input counter (derive:outputs counts the derived tables and the drafts: nothing tally
+#: prints comes from them, so an approved or posted draft leaves the view true)
+INPUTS = "derive:inputs"
 TRIGGER_PREFIX = "bansha_changes_"
 
 
@@ -103,7 +114,8 @@ def stored_tally(
     game_file: Path | None, db: str | None, day: int | None, as_json: bool
 ) -> tuple[str, str] | None:
     """``(stdout, stderr)`` of ``bansha tally`` from the stored view, or None when the view
-    does not hold (or anything is unusual: the full path then runs and says what is wrong)."""
+    does not hold (or anything is unusual, a key or record not as the cycle writes it
+    included: the full path then runs and says what is wrong)."""
     try:
         game_path = pipeline.cli.game_file_or_default(game_file)
         raw = game_path.read_bytes()
@@ -118,12 +130,27 @@ def stored_tally(
         return None
     try:
         read = _read_view(conn, day)
-    except (sqlite3.Error, ValueError, TypeError, KeyError):
+    except (sqlite3.Error, ValueError, TypeError, KeyError, AttributeError):
         read = None
     finally:
         close_readonly(conn, db_path, had_sidecars)
     if read is None:
         return None
+    try:
+        return _shown(read, game_path, raw, day, as_json)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None  # a key or record not as written (ZoneInfoNotFoundError is a KeyError)
+
+
+def _shown(
+    read: tuple[dict[str, Any], dict[str, Any], str, str | None],
+    game_path: Path,
+    raw: bytes,
+    day: int | None,
+    as_json: bool,
+) -> tuple[str, str] | None:
+    """The view's ``(stdout, stderr)`` when the rest of its key holds now (the game file, the
+    code, the time); raises for a key that is not what the cycle writes."""
     key, record, text, js = read
     if key["game_sha256"] != hashlib.sha256(raw).hexdigest():
         return None
@@ -142,9 +169,11 @@ def stored_tally(
     err = ""
     if day is None and key["default_notice"]:
         err = key["default_notice"] + "\n"
+    if not isinstance(text, str):
+        return None
     if not as_json:
         return text, err
-    if js is None:
+    if not isinstance(js, str):
         return None
     return js.replace(json.dumps(AS_OF), json.dumps(now.isoformat()), 1), err
 
@@ -161,8 +190,8 @@ def _read_view(
             return None  # a store from before the views
         meta = dict(
             conn.execute(
-                "SELECT key, value FROM meta WHERE key IN (?, ?, ?, ?)",
-                [VIEW_META, RECORD_KEY, *COUNTERS],
+                "SELECT key, value FROM meta WHERE key IN (?, ?, ?)",
+                [VIEW_META, RECORD_KEY, INPUTS],
             ).fetchall()
         )
         if VIEW_META not in meta or RECORD_KEY not in meta:
@@ -173,9 +202,10 @@ def _read_view(
         if key["record"] != meta[RECORD_KEY]:
             return None  # another derivation since, or its record dropped
         record = json.loads(meta[RECORD_KEY])
-        for counter, field in zip(COUNTERS, ("inputs", "outputs"), strict=True):
-            if meta.get(counter) is None or int(meta[counter]) != record[field]:
-                return None
+        if not isinstance(record, Mapping):
+            return None
+        if meta.get(INPUTS) is None or int(meta[INPUTS]) != record["inputs"]:
+            return None  # a write to an input since (derive:outputs is not: see above)
         if trigger_names(conn.execute) != key["triggers"]:
             return None
         if not no_thread_newly_read(conn.execute, set(key["tids"]), record.get("crawl") or {}):
@@ -188,6 +218,6 @@ def _read_view(
         ).fetchone()
         if row is None:
             return None
-        return dict(key), record, row[0], row[1]
+        return dict(key), dict(record), row[0], row[1]
     finally:
         conn.rollback()

@@ -158,8 +158,10 @@ def store_tally_views(ctx: GameContext, d: Derivation, record: str) -> None:
     """Store what ``bansha tally`` prints for every day of ``d`` (text and JSON) and which day
     it shows without ``--day``, keyed by the cycle's ``record`` of ``d`` and the game file as
     loaded (pipeline/cli/tallyview.py checks the key). Inside the cycle's transaction."""
+    from pipeline import code_identity, code_identity_now
     from pipeline.cli import tallyview
-    from pipeline.cycle import _game_tids
+    from pipeline.cycle import _game_tids, game_identity
+    from pipeline.game.threads import opened_threads, with_opened
 
     try:
         digest = hashlib.sha256(ctx.game_path.read_bytes()).hexdigest()
@@ -167,6 +169,10 @@ def store_tally_views(ctx: GameContext, d: Derivation, record: str) -> None:
         digest = None
     if digest is None or digest != ctx.game_digest:
         ctx.store.write_tally_views("", {})  # the file changed since it was loaded
+        return
+    now_game = with_opened(ctx.file_game, opened_threads(ctx.store))
+    if game_identity(now_game) != game_identity(ctx.game):
+        ctx.store.write_tally_views("", {})  # a thread opened since the game was built
         return
     decisions = flag_decisions(ctx.store)
     sentinel = json.dumps(tallyview.AS_OF)
@@ -195,6 +201,9 @@ def store_tally_views(ctx: GameContext, d: Derivation, record: str) -> None:
         default_day=choice.day if choice else None,
         default_notice=default_day_notice(choice) if choice else None,
     )
+    if code_identity_now() != code_identity():
+        ctx.store.write_tally_views("", {})  # bansha's files changed while it rendered
+        return
     ctx.store.write_tally_views(key, views)
 
 

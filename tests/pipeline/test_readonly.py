@@ -198,3 +198,23 @@ def test_a_reader_beside_a_running_writer_sees_its_data_and_leaves_its_files(tmp
     assert {"game.db-wal", "game.db-shm"} <= set(listing(tmp_path))  # the writer's, kept
     writer.close()
     assert listing(tmp_path) == ["game.db"]
+
+
+def test_a_store_removed_while_a_reader_closes_is_not_created_again(tmp_path):
+    """A reader that made the store's -wal/-shm files removes them as it closes; when the
+    store itself was removed meanwhile (the director started over), that clean-up never
+    creates an empty store in its place (ReadOnlyStore.close does the same)."""
+    from pipeline import close_readonly, connect_readonly
+
+    path = tmp_path / "game.db"
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("CREATE TABLE t(x)")
+    db.close()
+    assert not Path(f"{path}-wal").exists()
+    conn, had_sidecars = connect_readonly(path)
+    conn.execute("SELECT count(*) FROM t").fetchone()
+    assert Path(f"{path}-wal").exists() and not had_sidecars
+    path.unlink()
+    close_readonly(conn, path, had_sidecars)
+    assert not path.exists()

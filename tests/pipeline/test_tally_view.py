@@ -1,13 +1,16 @@
 """``bansha tally`` shows the view the last cycle stored when that derivation still holds (issue
 #14: tally starts fast), and what it shows is exactly what deriving again prints: stdout, stderr
 and exit code compared on the demo and on a generated 10-day game at many moments. Anything that
-can change a verdict since the cycle — a draft approved, a new post, a journal entry, a flag
-decision, the game file, a crossed deadline, the code, the templates folder, a store from before
-the views — makes it derive (and print the same as the full path)."""
+can change a verdict since the cycle — a new post, a journal entry, a flag decision, the game
+file, a crossed deadline, the code, the templates folder, a store from before
+the views — makes it derive (and print the same as the full path); a draft approved or posted
+does not (drafts are outputs, nothing tally prints)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -22,6 +25,7 @@ import tomlkit
 from click.testing import CliRunner
 
 import pipeline.cli
+import pipeline.cli.cycle as cycle_views
 import pipeline.cli.tally as tally_mod
 import pipeline.cli.tallyview as tallyview
 import pipeline.cli.votes as votes
@@ -136,17 +140,22 @@ def _holds(w: Any, now: datetime) -> bool:
     )
 
 
-def test_a_draft_approved_derives(demo):
+def test_a_draft_approved_or_posted_keeps_the_view(demo):
+    """Drafts are outputs: nothing tally prints comes from them (it prints the derivation and
+    the flags' decisions). Approving one, or a cycle that posts it, leaves the view true — just
+    when a director runs ``bansha tally`` — and it is still what deriving prints."""
     demo.cycle(QUIET)
     assert _holds(demo, QUIET)
-    draft = sqlite3.connect(demo.db).execute("SELECT MIN(id) FROM drafts WHERE state = 'pending'")
-    bansha(demo.env, "drafts", "approve", str(demo.game), str(draft.fetchone()[0]))
-    assert not _holds(demo, QUIET)
+    db = sqlite3.connect(demo.db)
+    draft = db.execute("SELECT MIN(id) FROM drafts WHERE state = 'pending'").fetchone()[0]
+    bansha(demo.env, "drafts", "approve", str(demo.game), str(draft))
+    assert _holds(demo, QUIET)
     later = QUIET + timedelta(minutes=1)
-    demo.cycle(later)  # derives, then posts the approved draft: the draft changed after
-    assert not _holds(demo, later)
-    demo.cycle(later)  # derives again and stores the view
+    demo.cycle(later)  # derives (the approval moved the outputs), then posts the draft
+    assert db.execute("SELECT state FROM drafts WHERE id = ?", [draft]).fetchone()[0] == "posted"
     assert _holds(demo, later)
+    assert demo.tally.every_day(demo.game, [1, 2], later)[:-1] == [True] * 6
+    db.close()
 
 
 def test_a_new_post_derives(demo):
@@ -285,6 +294,50 @@ def test_a_store_from_before_the_views_derives(demo):
     assert not _holds(demo, QUIET)
 
 
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("timezone", "Nowhere/Zone"),  # not a zone
+        ("timezone", None),
+        ("game_sha256", None),
+        ("templates_value", 5),
+        ("default_notice", 5),  # a bare tally puts it on stderr
+        ("game_path", None),
+    ],
+)
+def test_a_key_not_as_the_cycle_writes_it_derives(demo, field, value):
+    """Whatever is wrong in the stored key, tally derives and prints what deriving prints:
+    never a traceback (the full path says what is wrong with the store, if anything)."""
+    demo.cycle(QUIET)
+    db = sqlite3.connect(demo.db)
+    key = json.loads(db.execute("SELECT value FROM meta WHERE key = ?", [TALLY_VIEW_KEY])
+                     .fetchone()[0])  # fmt: skip
+    key[field] = value
+    with db:
+        db.execute("UPDATE meta SET value = ? WHERE key = ?", [json.dumps(key), TALLY_VIEW_KEY])
+    db.close()
+    assert not demo.tally.same([str(demo.game)], QUIET)
+    demo.tally.same([str(demo.game), "--day", "2", "--json"], QUIET)  # the same, either way
+
+
+@pytest.mark.parametrize("field, value", [("lo", "不是时间"), ("hi", 5), ("code", None)])
+def test_a_record_not_as_the_cycle_writes_it_derives(demo, field, value):
+    demo.cycle(QUIET)
+    db = sqlite3.connect(demo.db)
+    text = db.execute("SELECT value FROM meta WHERE key = 'derive:last'").fetchone()[0]
+    record = json.loads(text)
+    record[field] = value
+    changed = json.dumps(record, ensure_ascii=False)
+    key = db.execute("SELECT value FROM meta WHERE key = ?", [TALLY_VIEW_KEY]).fetchone()[0]
+    key = json.loads(key)
+    key["record"] = changed  # the view's key still names the record
+    with db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'derive:last'", [changed])
+        db.execute("UPDATE meta SET value = ? WHERE key = ?", [json.dumps(key), TALLY_VIEW_KEY])
+    db.close()
+    assert not demo.tally.same([str(demo.game), "--day", "2"], QUIET)
+
+
 def test_the_store_named_by_the_environment_or_db(demo, tmp_path):
     demo.cycle(QUIET)
     argv = [str(demo.game), "--day", "2"]
@@ -336,6 +389,150 @@ def test_the_fast_path_loads_no_pydantic_no_sqlite_utils_no_engine(demo):
     assert [m for m in loaded if m.split(".")[0] in heavy or m.startswith(heavy)] == []
     fast, used = demo.tally.run([str(demo.game), "--day", "2"], QUIET, full=False)
     assert used and done.stdout == fast[1]
+
+
+# --------------------------------------------------------------------------- what a cycle stores
+# docs/rulings.md:418: 「直接显示它存下的结果（与重新推导完全相同）」 — also when something
+# changes while the cycle runs: then it stores no view (and the full path runs).
+
+
+def test_a_thread_opened_just_before_the_cycle_takes_the_lock_is_in_its_game(demo, monkeypatch):
+    """A ``bansha publish`` that opened day 2's vote thread committed after this cycle loaded
+    the game file and before it took the lock: the cycle derives with that thread (its input
+    counter already counts it), so the view is what deriving prints."""
+    import pipeline.cli.cycle as cycle_cli
+
+    demo.cycle(QUIET)  # day 2's vote thread 2012 is read (its posts stored)
+    text = demo.game.read_text(encoding="utf-8")
+    demo.game.write_text(text.replace("vote = 2012\n", "", 1), encoding="utf-8")  # bansha opens it
+    real = cycle_cli.cycle_lock
+
+    @contextlib.contextmanager
+    def publish_first(path: Path, **kw: Any) -> Iterator[None]:
+        db = sqlite3.connect(path)
+        with db:
+            db.execute(
+                "INSERT INTO game_threads(day, role, tid, subject, draft_id, opened_at, how)"
+                " VALUES (2, 'vote', 2012, '第二天投票', NULL, ?, 'posted')",
+                [QUIET.isoformat()],
+            )
+        db.close()
+        with real(path, **kw):
+            yield
+
+    later = QUIET + timedelta(minutes=1)
+    with monkeypatch.context() as m:
+        m.setattr(cycle_cli, "cycle_lock", publish_first)
+        demo.cycle(later)
+    argv = [str(demo.game), "--day", "2"]
+    assert demo.tally.same(argv, later)  # the view holds, and has day 2's votes
+    fast, _ = demo.tally.run(argv, later, full=False)
+    assert "尚未抓取" not in fast[1] and "没有投票" not in fast[1]
+    assert demo.tally.same([*argv, "--json"], later)
+
+
+def test_a_thread_opened_while_the_cycle_crawls_stores_no_view(demo, monkeypatch):
+    """A thread opened after the cycle built its game, before it read its input counter (a
+    writer that did not wait for the game's lock): the view is not stored; tally derives,
+    with the thread."""
+    demo.cycle(QUIET)
+    text = demo.game.read_text(encoding="utf-8")
+    demo.game.write_text(text.replace("vote = 2012\n", "", 1), encoding="utf-8")
+    real = cycle_views._crawl
+
+    def opened_meanwhile(ctx: Any, targets: Any, full: bool) -> Any:
+        db = sqlite3.connect(demo.db)
+        with db:
+            db.execute(
+                "INSERT INTO game_threads(day, role, tid, subject, draft_id, opened_at, how)"
+                " VALUES (2, 'vote', 2012, '第二天投票', NULL, ?, 'posted')",
+                [QUIET.isoformat()],
+            )
+        db.close()
+        return real(ctx, targets, full)
+
+    later = QUIET + timedelta(minutes=1)
+    with monkeypatch.context() as m:
+        m.setattr(cycle_views, "_crawl", opened_meanwhile)
+        demo.cycle(later)
+    assert not demo.tally.same([str(demo.game), "--day", "2"], later)
+    outcome, _ = demo.tally.run([str(demo.game), "--day", "2"], later, full=True)
+    assert "尚未抓取" not in outcome[1] and "没有投票" not in outcome[1]
+
+
+def test_the_game_file_edited_and_reverted_while_the_cycle_loads_it(demo, monkeypatch):
+    """The director's editor saves B after the cycle read A and puts A back after: the cycle
+    derives the bytes it hashed (A), and the view stored under A's digest is A's."""
+    import pipeline.game.gamefile as gamefile
+
+    demo.cycle(QUIET)
+    a = demo.game.read_text(encoding="utf-8")
+    b = a.replace("vote = 2012\n", "", 1)  # day 2's votes no longer counted
+    real = gamefile.load_game
+
+    def saved_meanwhile(path: Path, **kw: Any) -> Any:
+        demo.game.write_text(b, encoding="utf-8")
+        try:
+            return real(path, **kw)
+        finally:
+            demo.game.write_text(a, encoding="utf-8")
+
+    later = QUIET + timedelta(minutes=1)
+    with monkeypatch.context() as m:
+        m.setattr(gamefile, "load_game", saved_meanwhile)
+        demo.cycle(later)
+    assert demo.game.read_text(encoding="utf-8") == a
+    assert demo.tally.same([str(demo.game), "--day", "2"], later)
+    assert demo.tally.same([str(demo.game), "--day", "2", "--json"], later)
+
+
+def _in_a_process(demo: Any, code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run by a new Python (a bansha started by cron, or by the director)."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=demo.env, check=True
+    )
+
+
+def test_code_upgraded_while_a_cycle_crawls(demo):
+    """``git pull`` lands while a cron cycle waits on the forum: the cycle rendered with the
+    code it imported, so it records neither its derivation nor the views under either code;
+    a later tally derives, and so does the next cycle."""
+    upgraded = Path(votes.__file__)
+    st = upgraded.stat()
+    touch = f"os.utime({str(upgraded)!r}, ns=({st.st_atime_ns}, {st.st_mtime_ns + 10**9}))"
+    cycle = (
+        "import os, pipeline.cli as c, pipeline.cli.cycle as cyc\n"
+        "real = cyc._crawl\n"
+        f"def crawl(ctx, targets, full):\n    {touch}\n    return real(ctx, targets, full)\n"
+        "cyc._crawl = crawl\n"
+        "c.cli(['cycle', {game!r}, '--as-of', {now!r}], standalone_mode=False)\n"
+    )
+    tally = (
+        "import sys, pipeline.cli as c\n"
+        "from datetime import datetime\n"
+        "c.clock = lambda tz: datetime.fromisoformat({now!r})\n"
+        "c.cli(['tally', {game!r}, '--day', '2'], standalone_mode=False)\n"
+        "print('pipeline.derive' in sys.modules, file=sys.stderr)\n"
+    )
+    record = "SELECT value FROM meta WHERE key = 'derive:last'"
+
+    def derives(now: datetime) -> bool:  # the new code's tally
+        done = _in_a_process(demo, tally.format(game=str(demo.game), now=now.isoformat()))
+        return done.stderr.strip().splitlines()[-1] == "True"
+
+    try:
+        demo.clock.set(QUIET)
+        _in_a_process(demo, cycle.format(game=str(demo.game), now=QUIET.isoformat()))
+        assert sqlite3.connect(demo.db).execute(record).fetchone() is None
+        assert derives(QUIET)
+        later = QUIET + timedelta(minutes=1)
+        demo.clock.set(later)
+        next_cycle = cycle.replace("cyc._crawl = crawl", "")  # the new code, all of it
+        _in_a_process(demo, next_cycle.format(game=str(demo.game), now=later.isoformat()))
+        assert sqlite3.connect(demo.db).execute(record).fetchone() is not None  # derived
+        assert not derives(later)  # and its view holds
+    finally:
+        os.utime(upgraded, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 # --------------------------------------------------------------------------- a long game
