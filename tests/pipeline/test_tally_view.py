@@ -396,33 +396,41 @@ def test_the_fast_path_loads_no_pydantic_no_sqlite_utils_no_engine(demo):
 # changes while the cycle runs: then it stores no view (and the full path runs).
 
 
+def _vote_thread_opened_by_bansha(demo: Any) -> None:
+    """Day 2's vote thread (2012) no longer in the game file: bansha opened it (game_threads),
+    a row written here by another process."""
+    db = sqlite3.connect(demo.db)
+    with db:
+        db.execute(
+            "INSERT INTO game_threads(day, role, tid, subject, draft_id, opened_at, how)"
+            " VALUES (2, 'vote', 2012, '第二天投票', NULL, ?, 'posted')",
+            [QUIET.isoformat()],
+        )
+    db.close()
+
+
+def _without_the_vote_thread(demo: Any) -> None:
+    text = demo.game.read_text(encoding="utf-8")
+    demo.game.write_text(text.replace("vote = 2012\n", "", 1), encoding="utf-8")
+
+
 def test_a_thread_opened_just_before_the_cycle_takes_the_lock_is_in_its_game(demo, monkeypatch):
     """A ``bansha publish`` that opened day 2's vote thread committed after this cycle loaded
     the game file and before it took the lock: the cycle derives with that thread (its input
     counter already counts it), so the view is what deriving prints."""
-    import pipeline.cli.cycle as cycle_cli
-
     demo.cycle(QUIET)  # day 2's vote thread 2012 is read (its posts stored)
-    text = demo.game.read_text(encoding="utf-8")
-    demo.game.write_text(text.replace("vote = 2012\n", "", 1), encoding="utf-8")  # bansha opens it
-    real = cycle_cli.cycle_lock
+    _without_the_vote_thread(demo)
+    real = cycle_views.cycle_lock
 
     @contextlib.contextmanager
     def publish_first(path: Path, **kw: Any) -> Iterator[None]:
-        db = sqlite3.connect(path)
-        with db:
-            db.execute(
-                "INSERT INTO game_threads(day, role, tid, subject, draft_id, opened_at, how)"
-                " VALUES (2, 'vote', 2012, '第二天投票', NULL, ?, 'posted')",
-                [QUIET.isoformat()],
-            )
-        db.close()
+        _vote_thread_opened_by_bansha(demo)  # that publish committed and let the lock go
         with real(path, **kw):
             yield
 
     later = QUIET + timedelta(minutes=1)
     with monkeypatch.context() as m:
-        m.setattr(cycle_cli, "cycle_lock", publish_first)
+        m.setattr(cycle_views, "cycle_lock", publish_first)
         demo.cycle(later)
     argv = [str(demo.game), "--day", "2"]
     assert demo.tally.same(argv, later)  # the view holds, and has day 2's votes
@@ -436,19 +444,11 @@ def test_a_thread_opened_while_the_cycle_crawls_stores_no_view(demo, monkeypatch
     writer that did not wait for the game's lock): the view is not stored; tally derives,
     with the thread."""
     demo.cycle(QUIET)
-    text = demo.game.read_text(encoding="utf-8")
-    demo.game.write_text(text.replace("vote = 2012\n", "", 1), encoding="utf-8")
+    _without_the_vote_thread(demo)
     real = cycle_views._crawl
 
     def opened_meanwhile(ctx: Any, targets: Any, full: bool) -> Any:
-        db = sqlite3.connect(demo.db)
-        with db:
-            db.execute(
-                "INSERT INTO game_threads(day, role, tid, subject, draft_id, opened_at, how)"
-                " VALUES (2, 'vote', 2012, '第二天投票', NULL, ?, 'posted')",
-                [QUIET.isoformat()],
-            )
-        db.close()
+        _vote_thread_opened_by_bansha(demo)
         return real(ctx, targets, full)
 
     later = QUIET + timedelta(minutes=1)
