@@ -90,7 +90,7 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
                 publish=lambda: _publish(ctx, now),
                 templates_dir=templates_dir,
                 rederive=rederive,
-                after_derive=lambda d, record: _store_tally_views(ctx, d, record),
+                after_derive=lambda d, record: keep_tally_views(ctx, d, record),
             )
     except CycleLocked:
         click.echo(
@@ -132,7 +132,7 @@ def _failed(ctx: GameContext, now: datetime, message: str, exc: Exception) -> No
     raise click.ClickException(message) from exc
 
 
-def _store_tally_views(ctx: GameContext, d: Any, record: str) -> None:
+def keep_tally_views(ctx: GameContext, d: Any, record: str) -> None:
     """What ``bansha tally`` prints for each day, stored for its fast path; a view that
     cannot be made leaves the verdicts (``bansha tally`` then derives)."""
     try:

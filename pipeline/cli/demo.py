@@ -12,6 +12,7 @@ the same folder, without ``--as-of``. ``--now`` fixes that moment (the script's 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -21,6 +22,7 @@ import click
 from engine.rulesets import get_ruleset
 from pipeline import ROOT
 from pipeline.cli import GameContext, cli, load_context, make_http_client
+from pipeline.cli.cycle import keep_tally_views
 from pipeline.cli.demo_files import (
     DAY,
     MARK,
@@ -113,43 +115,24 @@ def demo(db_path: Path | None, show_day: int, now_text: str | None, from_signup:
 
     game_file = files.game
     script = files.script
-    ctx = load_context(game_file, str(db_path))
     now = script_now(script)
     assert now is not None
-    click.echo(
-        f"演示用的游戏文件：{game_file}（示例游戏 {source_game.name} 的{moved_words(shift)}，"
-        f"演示时刻 {now:%Y-%m-%d %H:%M}：第 {ctx.game.days[-1].day} 天已于 "
-        f"{ctx.game.days[-1].closes:%m-%d %H:%M} 关门）"
-    )
     clock = SimClock(now)
     sim = ForumSim.from_script(game_file, script, clock)
-    # cron would run a cycle every few minutes; the demo runs one at a few moments, so the store
-    # sees posts arrive and a vote edited after it was first seen (the first version counts)
-    moments = [m for m in _crawl_moments(ctx) if m < now] + [now]
     with SimServer(sim) as server:
-        forum = ctx.game.forum.model_copy(update={"base_url": server.base_url})
-        ctx.game = ctx.game.model_copy(update={"forum": forum})
+        # the game file names the simulator's address, as a director's names the forum's
+        files.point_at(server.base_url)
+        ctx = load_context(game_file, str(db_path))
+        click.echo(
+            f"演示用的游戏文件：{game_file}（示例游戏 {source_game.name} 的{moved_words(shift)}，"
+            f"演示时刻 {now:%Y-%m-%d %H:%M}：第 {ctx.game.days[-1].day} 天已于 "
+            f"{ctx.game.days[-1].closes:%m-%d %H:%M} 关门）"
+        )
         click.echo(f"模拟论坛已启动：{server.base_url}")
-        for moment in moments:
-            clock.set(moment)
-            report = run_cycle(
-                ctx.game,
-                ctx.store,
-                now=moment,
-                crawl=lambda targets, full: run_crawl(ctx, targets, full=full, min_interval_s=0),
-                draft=lambda d, moment=moment: make_drafts(ctx.game, ctx.store, d, now=moment),
-            )
-            # recorded like cron's cycle (bansha status shows it); the demo sends nothing
-            notify_after_cycle(ctx.game, ctx.store, report, moment, env={}, send=_no_send)
-            if report.errors:
-                raise click.ClickException("演示失败：" + "；".join(report.errors))
-            assert report.crawl is not None
-            threads = report.crawl.threads
-            click.echo(
-                f"  {moment:%m-%d %H:%M} 一轮：请求 {sum(t.pages_fetched for t in threads)} 页，"
-                f"新帖 {sum(t.new_posts for t in threads)}，"
-                f"内容变化 {sum(t.changed_posts for t in threads)}，新草稿 {len(report.drafted)} 份"
-            )
+        # cron would run a cycle every few minutes; the demo runs one at a few moments, so the
+        # store sees posts arrive and a vote edited after it was first seen (the first counts)
+        for moment in [m for m in _crawl_moments(ctx) if m < now] + [now]:
+            _cycle(ctx, clock, moment)
         click.echo(f"已抓取到数据库：{db_path}")
         click.echo("")
         derivation = run_derive(ctx, now)
@@ -158,6 +141,10 @@ def demo(db_path: Path | None, show_day: int, now_text: str | None, from_signup:
         _day_tally(ctx, derivation, show_day)
         click.echo("")
         _approve_and_post(ctx, sim, clock, show_day)
+        _engine_nights(game_file, db_path, now, files.night)
+        click.echo("")
+        click.echo("引擎结算之后 cron 的下一轮（存下计票结果，bansha tally 直接显示）：")
+        _cycle(ctx, clock, now)
     page = write_report(
         ctx.game,
         ctx.store,
@@ -168,8 +155,31 @@ def demo(db_path: Path | None, show_day: int, now_text: str | None, from_signup:
     click.echo(f"第 {show_day} 天的报告：{page}")
     player = _player_to_explain(ctx, derivation, show_day)
     ctx.close()
-    _engine_nights(game_file, db_path, now, files.night)
     _next_commands(files, db_path, show_day, player)
+
+
+def _cycle(ctx: GameContext, clock: SimClock, moment: datetime) -> None:
+    """One cycle at ``moment`` as cron runs it (crawl, derive, draft; the views ``bansha tally``
+    shows), recorded like cron's (``bansha status`` shows it); the demo sends nothing here."""
+    clock.set(moment)
+    report = run_cycle(
+        ctx.game,
+        ctx.store,
+        now=moment,
+        crawl=lambda targets, full: run_crawl(ctx, targets, full=full, min_interval_s=0),
+        draft=lambda d: make_drafts(ctx.game, ctx.store, d, now=moment),
+        after_derive=lambda d, record: keep_tally_views(ctx, d, record),
+    )
+    notify_after_cycle(ctx.game, ctx.store, report, moment, env={}, send=_no_send)
+    if report.errors:
+        raise click.ClickException("演示失败：" + "；".join(report.errors))
+    assert report.crawl is not None
+    threads = report.crawl.threads
+    click.echo(
+        f"  {moment:%m-%d %H:%M} 一轮：请求 {sum(t.pages_fetched for t in threads)} 页，"
+        f"新帖 {sum(t.new_posts for t in threads)}，"
+        f"内容变化 {sum(t.changed_posts for t in threads)}，新草稿 {len(report.drafted)} 份"
+    )
 
 
 def _engine_nights(game_file: Path, db_path: Path, now: datetime, actions: Path) -> None:
@@ -342,6 +352,14 @@ class DemoFiles:
             text = shift_dates(source.read_text("utf-8"), shift)
             target.write_text(why.format(name=source.name) + text, "utf-8")
         return shift
+
+    def point_at(self, base_url: str) -> None:
+        """The game file's ``[forum] base_url``: the simulator's address while the demo runs."""
+        text = self.game.read_text("utf-8")
+        line = re.compile(r'^base_url = "[^"]*"', re.MULTILINE)
+        if len(line.findall(text)) != 1:
+            raise click.ClickException(f"{self.game} 中找不到唯一的 base_url 行")
+        self.game.write_text(line.sub(f'base_url = "{base_url}"', text), "utf-8")
 
 
 # --------------------------------------------------------------------------- what to run next

@@ -174,3 +174,27 @@ def test_shifting_moves_every_date_and_nothing_else():
     assert "# 截止（22:00）之后的投票：无效；麻花当天算未投票。" in shifted
     with pytest.raises(ValueError, match="没能整体平移"):
         shift_dates('text = "见 = 2026-12-01T10:00:00+08:00"\n', 1)
+
+
+def test_after_the_demo_tally_shows_the_stored_view_as_derived(tmp_path, monkeypatch):
+    """The demo ends with cron's next cycle after the engine's resolutions, so a director's
+    first ``bansha tally`` shows what that cycle stored (the fast path, issue #14) — exactly what
+    deriving prints (``-v`` derives)."""
+    from pipeline.cli import votes
+
+    db = tmp_path / "demo.db"
+    env = {k: None for k in os.environ if k.startswith("BANSHA_")}
+    done = CliRunner().invoke(cli, ["demo", "--db", str(db)], env=env)
+    assert done.exit_code == 0, done.output
+    game = str(tmp_path / "demo.toml")
+    derived = CliRunner().invoke(cli, ["-v", "tally", game, "--day", "2"], env=env)
+    assert derived.exit_code == 0, derived.output
+
+    def no_derive(**_kw: object) -> None:
+        raise AssertionError("bansha tally derived: the demo's last cycle stored no view")
+
+    monkeypatch.setattr(votes, "tally_full", no_derive)
+    shown = CliRunner().invoke(cli, ["tally", game, "--day", "2"], env=env)
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout == derived.stdout
+    assert "结果：出局：饺子" in shown.stdout
