@@ -471,12 +471,25 @@ def check_cmd(game_file: Path | None, online: bool) -> None:
 
 def _thread_warnings(game: Game) -> list[str]:
     """A day without a tid for a thread the rule set has, when bansha cannot open it either
-    (no ``[forum] fid``): one line per day."""
+    (no ``[forum] fid``): one line per day. With ``[forum] fid``: a new thread's subject the
+    forum would refuse as too long, found now rather than when the thread is drafted."""
     from pipeline.game.gamefile import THREAD_ROLE_TITLES
-    from pipeline.game.threads import missing_threads, with_opened
+    from pipeline.game.threads import missing_threads, thread_subject, with_opened
 
     if game.forum.fid is not None:
-        return []
+        from pipeline.drafts import SUBJECT_MAX_CHARS
+
+        long = {
+            subject
+            for n, roles in sorted(missing_threads(with_opened(game, [])).items())
+            for role in roles
+            if len(subject := thread_subject(game, n, role)) > SUBJECT_MAX_CHARS
+        }
+        return [
+            f"新帖标题「{subject}」有 {len(subject)} 个字，超过论坛允许的 {SUBJECT_MAX_CHARS} "
+            "个字，bansha 起草时会拒绝它：请缩短 [threads] subject（或 progress_subject、tag）"
+            for subject in sorted(long)
+        ]
     return [
         f"第{n}天没有{'、'.join(THREAD_ROLE_TITLES[r] for r in roles)}的 tid，游戏文件也没有 "
         "[forum] fid：bansha 不会为它开帖；请写上 tid，或写 [forum] fid 由 bansha 开帖"

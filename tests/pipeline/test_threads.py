@@ -353,6 +353,31 @@ def test_check_warns_about_a_day_without_tids_when_there_is_no_fid(tmp_path):
     assert "没有讨论帖" not in out.output
 
 
+def test_check_finds_a_subject_the_forum_would_refuse_as_too_long(tmp_path):
+    """Discuz refuses a subject over 80 characters (post_subject_toolong): ``bansha check``
+    says so before the game, not the cycle that drafts the thread on the eve of the day."""
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+
+    tag = "[" + "很长的游戏名" * 12 + "]"  # 74 characters: "…第1天讨论帖" is exactly 80
+    path = write_game(tmp_path / "g.toml", threads=f'tag = "{tag}"')
+    out = CliRunner().invoke(cli, ["check", str(path)])
+    assert out.exit_code == 0, out.output
+    assert "新帖标题" not in out.output  # 80 is allowed
+    tag = tag[:-1] + "局]"  # 75: every day's discussion and vote subject is 81
+    path = write_game(tmp_path / "g.toml", threads=f'tag = "{tag}"')
+    out = CliRunner().invoke(cli, ["check", str(path)])
+    assert out.exit_code == 0, out.output  # a warning: the file is loaded and checked
+    long = [line for line in out.output.splitlines() if line.startswith("注意：新帖标题")]
+    said = f"注意：新帖标题「{tag}第1天讨论帖」有 81 个字，超过论坛允许的 80 个字"
+    assert any(line.startswith(said) for line in long), long
+    assert len(long) == 6, long  # days 1-3, discussion and vote; the progress subject is 78
+    short = write_game(tmp_path / "h.toml")
+    out = CliRunner().invoke(cli, ["check", str(short)])
+    assert "新帖标题" not in out.output
+
+
 def test_bansha_threads_lists_the_file_bansha_and_the_drafts(tmp_path):
     from click.testing import CliRunner
 
