@@ -8,7 +8,7 @@ A one-day, 24-player m135 game whose discussion thread holds ``--small`` or ``--
 1. nothing-new cycles (crawl → derive → write; nothing drafted): bansha's own time on the large
    game vs the small one (the simulator's time to render pages is taken out) —
    ``nothing-new cycle 10000/100 posts: R×`` (target ≤ 1.5×; it depends on deriving only on
-   change, issue #14 item 1);
+   change);
 2. a cycle with one new page vs a nothing-new cycle (time);
 3. what the store grows by (the .db and its -wal, after a TRUNCATE checkpoint) per nothing-new
    cycle — ``store bytes per nothing-new cycle: N B`` (target ≤ 4 KiB) — and per new page.
@@ -16,7 +16,7 @@ A one-day, 24-player m135 game whose discussion thread holds ``--small`` or ``--
 SQLite grows its file a page (4 KiB) at a time: the bytes are averaged over ``--idle`` cycles.
 
 4. a cycle with one new page on the large game vs the small one, side by side —
-   ``one-new-page cycle 10000/100 posts: R×`` (issue #14 item 2: a cycle should cost what is new;
+   ``one-new-page cycle 10000/100 posts: R×`` (a cycle should cost what is new;
    today it re-derives the day, whose discussion thread is the whole game).
 
 ``--baseline REV`` measures the same cycles, in the same run, on the code of git revision REV
@@ -241,13 +241,13 @@ def main() -> None:
     print(
         f"nothing-new cycle {args.large}/{args.small} posts: {ratio:.1f}× (target ≤ 1.5×; "
         f"{large['idle_s'] * 1000:.0f} ms / {small['idle_s'] * 1000:.0f} ms; "
-        "it follows from deriving only on change, issue #14 item 1)"
+        "it follows from deriving only on change)"
     )
     print(
         f"one-new-page cycle {args.large}/{args.small} posts: "
         f"{large['busy_s'] / small['busy_s']:.1f}× ({large['busy_s'] * 1000:.0f} ms / "
         f"{small['busy_s'] * 1000:.0f} ms; the day is re-derived: its discussion thread is read "
-        "whole, issue #14 item 2)"
+        "whole)"
     )
     for m in (small, large):
         print(

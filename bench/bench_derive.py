@@ -14,7 +14,7 @@ each side keeps its best time.
 ``--scale`` re-derives games of several sizes (the same 10 days) and prints seconds, microseconds
 per post and the per-post cost of the largest over the smallest (linear: about 1×).
 
-Targets (issue #14 item 3): ≤ ½ the time before that work on the same machine, linear from 5,000
+Targets: ≤ ½ the time before that work on the same machine, linear from 5,000
 to 80,000 posts (a benchmark, not a timed test).
 """
 

@@ -11,7 +11,7 @@ quotes, quoted pids, edit note, colour/size marks, current/total page, subject, 
 checked to agree with it before timing. Each method is timed over all pages, the methods
 interleaved, best of N runs; the ratios are printed side by side.
 
-Nested markup (issue #13 item 10): the first vote page with ``[align=center]`` (rendered
+Nested markup: the first vote page with ``[align=center]`` (rendered
 ``<div align="center">``) nested 100 and 800 deep at the start of each of its 10 posts, parsed
 by ``parse_viewthread`` and by bare lexbor; the 800/100 time ratios are printed side by side
 (linear work: about 8; the quadratic walk of before made it about 40).

@@ -16,7 +16,7 @@ tally, derived — what a tally after a new post or a journal entry costs until 
 ``bansha tally (derive)``). Both print the same (tests/pipeline/test_demo_commands.py); this
 script checks the view is stored before timing.
 The commands are run in turn, ``--repeats`` rounds, and the best time of each is kept (machine
-load hits all alike); the ratios are printed side by side (targets from issue #14:
+load hits all alike); the ratios are printed side by side (targets:
 ``--help`` ≤ 4×, ``tally`` ≤ 8×).
 """
 

@@ -6,8 +6,8 @@ only when the director confirms it (see ``engine.cards``).
 
 Rule texts (file:line) are each rule set's :class:`ConductRules`, declared in its module
 (``engine.rulesets.<id>``, ``get_ruleset(id).conduct``) and passed in; where a set is silent
-(nizhuan's 违规判定 post is empty, nizhuan.txt:227 占楼待编辑) DESIGN.md's defaults apply and the
-flag's ``rule`` says so.
+(nizhuan's 违规判定 post is empty, nizhuan.txt:227 占楼待编辑) the common defaults apply
+(docs/rulings.md#conduct-defaults) and the flag's ``rule`` says so.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ chain deaths, a sheriff's hand-over) until nothing new happens, run the win chec
 return the new frozen state and a report. Nothing here reads the clock, the disk or the network,
 nor draws a random number: a random hand-over takes an explicit seed from the input.
 
-The report is the ``bansha night resolve --json`` contract (DESIGN.md): ``deaths`` (in the order
-they happened), ``feedback`` (private messages), ``public`` (lines for the day-open post),
+The report is the ``bansha night resolve --json`` contract (its field names are
+kept stable): ``deaths`` (in the order they happened), ``feedback`` (private messages),
+``public`` (lines for the day-open post),
 ``statuses``, ``winner`` and ``log`` (one event per step with the rule it applied), plus
 ``actions`` (each input action's outcome: done / blocked / fizzled / unused / invalid with a
 Chinese reason — never dropped) and ``pending`` (decisions the director still has to collect).

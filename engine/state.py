@@ -1,6 +1,6 @@
 """The engine's game state: a frozen value that serialises to canonical JSON and back.
 
-A game is its setup plus the director's journal replayed phase by phase (DESIGN.md); the
+A game is its setup plus the director's journal replayed phase by phase; the
 pipeline stores one snapshot of this value per phase. Everything here is pure data:
 
 - :class:`Phase` — ``setup``, ``night:N`` or ``day:N``, with a total order (``index``):

@@ -1,6 +1,6 @@
 """Times as Discuz! X prints them, turned into aware datetimes.
 
-Discuz renders a post time with ``dgmdate($dateline, 'u')`` (DISCUZ.md §1.5): the exact
+Discuz renders a post time with ``dgmdate($dateline, 'u')`` (docs/discuz.md §1.5): the exact
 ``Y-n-j H:i:s`` for older posts, and for recent ones a relative phrase (``3&nbsp;分钟前``,
 ``半小时前``, ``昨天&nbsp;21:05``, ``5&nbsp;天前``) wrapped in ``<span title="Y-n-j H:i:s">``.
 The title is exact and always preferred; a relative phrase without it is resolved against

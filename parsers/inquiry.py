@@ -18,10 +18,11 @@ Reading choices (docs/rulings.md):
   director does not accept it as a guess.
 * ``Inquiry.questions`` counts the questions in the post (one per question mark, at least one) so
   the 3-a-day limit can be applied per question.
-* Answers: Discuz refuses a post shorter than 10 bytes after quotes are removed (DISCUZ.md,
-  ``minpostsize``), so ``是`` (3 bytes) cannot be posted alone; padding made only of punctuation,
-  spaces or the usual words (凑字数, 字数补丁 …) is accepted and reported in ``padding``; any other
-  content is a problem for the director (zhenyan.txt:291 makes it a card offence).
+* Answers: Discuz refuses a post shorter than 10 bytes after quotes are removed
+  (docs/discuz.md §4.4, ``minpostsize``), so ``是`` (3 bytes) cannot be posted alone; padding
+  made only of punctuation, spaces or the usual words (凑字数, 字数补丁 …) is accepted and
+  reported in ``padding``; any other content is a problem for the director (zhenyan.txt:291
+  makes it a card offence).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Parse Discuz! X mobile API answers (``api/mobile/index.php?version=4&module=viewthread``).
 
-Envelope and fields: DISCUZ.md §2. Every scalar arrives as a string; pydantic validates and
+Envelope and fields: docs/discuz.md §2. Every scalar arrives as a string; pydantic validates and
 converts. The message HTML goes through the same :func:`parsers.viewthread.extract_message` as
 the desktop page, so both sources agree on text, quotes and marks (v4 drops ``[size]``, the
 edit note and the ``[hide]`` box of a shown hide; v1/v2 keep them, see §2.4 and §3.3).

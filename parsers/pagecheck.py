@@ -4,7 +4,7 @@ Used by both thread parsers before they look for posts. Every known page raises
 :class:`~parsers.records.PageError` with a kind and the forum's own words as the detail;
 anything else returns ``None`` and is the caller's to read.
 
-Where the signatures come from (DISCUZ.md §5, Discuz X3.5 source):
+Where the signatures come from (docs/discuz.md §5, Discuz X3.5 source):
 
 * ``showmessage()`` pages carry ``<div id="messagetext" class="alert_error|alert_info|
   alert_right">`` and are served with HTTP 200 (404 for a missing thread); the ajax form of the

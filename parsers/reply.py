@@ -2,7 +2,7 @@
 
 Pure: bytes in, records out. No network, no clock.
 
-What the forum answers (DISCUZ.md §4, Discuz X3.5 ``function_message.php`` and
+What the forum answers (docs/discuz.md §4, Discuz X3.5 ``function_message.php`` and
 ``source/language/lang_message.php``; the real captures in ``fixtures/discuz/misc/``):
 
 * ajax (``inajax=1``): ``<root><![CDATA[ … ]]></root>`` holding
@@ -316,8 +316,8 @@ def parse_member(text: str) -> Member:
 def parse_login_answer(status: int, body: bytes, *, charset: str | None = None) -> LoginAnswer:
     """Read the answer to ``member.php?mod=logging&action=login&loginsubmit=yes``.
 
-    Success is best confirmed by the ``{cookiepre}auth`` cookie the answer sets (DISCUZ.md §4.2);
-    this reads the words, for the failures.
+    Success is best confirmed by the ``{cookiepre}auth`` cookie the answer sets
+    (docs/discuz.md §4.2); this reads the words, for the failures.
     """
     text = decode_answer(body, charset)
     cdata = _CDATA.search(text)

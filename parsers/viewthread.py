@@ -1,7 +1,8 @@
 """Parse a desktop Discuz! X thread page (``forum.php?mod=viewthread&tid=T&page=N``).
 
-Markup reference: DISCUZ.md §1 (templates ``viewthread_node.htm`` / ``viewthread_node_body.htm``,
-identical from X3.1 to X3.5). Every selector the parser relies on is in :data:`SELECTORS`.
+Markup reference: docs/discuz.md §1 (templates ``viewthread_node.htm`` /
+``viewthread_node_body.htm``, identical from X3.1 to X3.5). Every selector the parser relies on is
+in :data:`SELECTORS`.
 
 Speed (bench/bench_parse.py): lexbor is given only the part of the page from the top pager to
 the end of the post list (the head, the fast-reply editor and the footer are a quarter of the
@@ -318,7 +319,7 @@ class _TextSink:
     separator in front of the first one. Each chunk is one text piece's words with the
     separator before them; the separator is only written when the next word arrives, so the
     chunks never end in one. An element's text is then read in time proportional to its own
-    text, not to the whole subtree's markup (issue #13: re-normalising each nested element's
+    text, not to the whole subtree's markup (re-normalising each nested element's
     pieces made 800 nested ``[align]`` quadratic).
     """
 
@@ -381,7 +382,7 @@ def _quote_link_pid(href: str | None) -> int | None:
 
 
 # The marks of one message hold at most about this many characters of text: twenty times a
-# full post at Discuz's default length limit (``maxpostsize`` 10000, DISCUZ.md §4.4). Past it,
+# full post at Discuz's default length limit (``maxpostsize`` 10000, docs/discuz.md §4.4). Past it,
 # a mark nested inside an element that has a mark of the same kind is not recorded (the
 # enclosing mark holds all of its text), so a message of deeply nested markup with text at
 # every level costs time and memory in proportion to its size, not to its size times its

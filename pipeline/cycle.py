@@ -4,7 +4,7 @@ A cycle with nothing new changes no verdict and drafts nothing. A killed cycle l
 consistent (every page and every derivation is one transaction) and the next one completes the
 work. Only one cycle per game runs at a time: a second one exits at once.
 
-Derive only on change (issue #14 item 1). Every verdict and every draft is a function of the
+Derive only on change. Every verdict and every draft is a function of the
 store's inputs (posts and their revisions, the director's journal, the engine's snapshots, the
 drafts), the game file, bansha's code and templates — and of *which moments* ``now`` has
 passed: a vote is late after the close, a day's 潜水 is judged at its close, the reminder is due

@@ -1,4 +1,4 @@
-"""One rule set, one place (issue #18 item 1): what a rule set is lives in its module.
+"""One rule set, one place: what a rule set is lives in its module.
 
 - ``pipeline/`` and the engine's per-concern modules (``engine/conduct.py``, ``cards.py``,
   ``speed.py``, ``votes.py``) hold no rule-set id: no id literal (``"m135"``), and no string in

@@ -31,7 +31,7 @@ __all__ = [
     "ruleset_ids",
 ]
 
-#: Rule set id → the name of its class in ``engine/rulesets/<id>.py``, in the order DESIGN.md
+#: Rule set id → the name of its class in ``engine/rulesets/<id>.py``, in the order the README
 #: lists them.
 _CLASSES: dict[str, str] = {
     "m209": "M209",
@@ -63,7 +63,7 @@ def _load(id: str) -> type[Ruleset]:
 
 
 class _Registry(Mapping[str, type[Ruleset]]):
-    """Rule sets by id, in the order DESIGN.md lists them; iterating, ``len`` and ``in`` import
+    """Rule sets by id, in the order the README lists them; iterating, ``len`` and ``in`` import
     nothing, looking one up imports its module."""
 
     def __getitem__(self, id: str) -> type[Ruleset]:

@@ -21,8 +21,8 @@ last words (:class:`LastWordsRules`), whether it has a sheriff election, an inqu
 (:class:`InquiryRules`), two vote rounds a day, extra player fields, two cards per player, and
 the keys of its secret table.
 
-Every rule reference is ``"<file>:<line>"`` into the rule text beside DESIGN.md (``rules/``), or
-into DESIGN.md itself, or ``"docs/rulings.md#<anchor>"`` where the text is silent and the project
+Every rule reference is ``"<file>:<line>"`` into the rule post the director was given
+(``m135.txt`` …), or ``"docs/rulings.md#<anchor>"`` where the text is silent and the project
 made a ruling.
 """
 
@@ -262,7 +262,8 @@ class Ruleset:
     # --- what else the rule set is (read by engine.conduct/cards/speed and the pipeline) ---
     #: The rule set's name as a game file's director reads it (``bansha setup``, messages).
     title: ClassVar[str] = "通用规则"
-    #: 潜水, 诈尸, fonts … (engine.conduct); the base holds DESIGN.md's defaults.
+    #: 潜水, 诈尸, fonts … (engine.conduct); the base holds the common defaults
+    #: (docs/rulings.md#conduct-defaults).
     conduct: ClassVar[ConductRules] = ConductRules("base", rules={})
     #: 3 蓝 = 1 黄, 3 黄 = 1 红, 红牌罚下, a faction's loss (engine.cards).
     cards: ClassVar[CardRules] = CardRules("base")

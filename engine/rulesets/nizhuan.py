@@ -393,7 +393,8 @@ class Nizhuan(Ruleset):
             FlagKind.LASTWORDS_CODE: "nizhuan.txt:55",
         },
     )
-    # nizhuan.txt:227 违规判定 is "占楼待编辑": DESIGN.md's defaults.
+    # nizhuan.txt:227 违规判定 is "占楼待编辑": the common defaults
+    # (docs/rulings.md#conduct-defaults).
     cards: ClassVar[CardRules] = CardRules("nizhuan")
     # nizhuan.txt:177-178 申请加速或延时的人数大于等于存活人数的一半……延时申请截至讨论日结束前
     # 三小时（一般为最后一个自然日18:00），加速申请截止至加速成功后的讨论日结束前三小时。

@@ -1,4 +1,4 @@
-"""``bansha demo --from-signup``: a game's whole life on a local simulated forum (issue #17).
+"""``bansha demo --from-signup``: a game's whole life on a local simulated forum.
 
 From a 报名帖 to day 2's threads, through the commands a director (and cron) runs, each printed
 with its output: ``bansha signup`` → ``bansha deal`` (its commitment approved and posted to the

@@ -1,5 +1,5 @@
 """``bansha threads GAME.toml [--json]``: the game's threads per day — written in the game file,
-opened by bansha, or waiting for a draft — and the closing of each vote thread (issue #17)."""
+opened by bansha, or waiting for a draft — and the closing of each vote thread."""
 
 from __future__ import annotations
 

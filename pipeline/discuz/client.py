@@ -146,7 +146,7 @@ class SessionJar:
     Seeded from a ``Cookie`` header value (what a director copies from the browser) and kept up
     to date from every ``Set-Cookie`` the forum sends (saltkey, auth after a login, ``st_p``
     after viewing a thread). Discuz's ``auth`` only works with the ``saltkey`` it was issued
-    with, so the whole jar travels together (DISCUZ.md §4.1).
+    with, so the whole jar travels together (docs/discuz.md §4.1).
     """
 
     def __init__(self, initial: str | None = None) -> None:

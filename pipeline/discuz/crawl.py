@@ -98,7 +98,7 @@ def choose_source(client: DiscuzClient, store: Store, forum: ForumConfig) -> str
     """Which source to read first.
 
     ``auto`` reads the desktop pages: the mobile API v4 drops the ``本帖最后由 … 编辑`` notes and
-    ``[size]`` (DISCUZ.md §3.3), which are evidence for edited votes and enlarged fonts. The
+    ``[size]`` (docs/discuz.md §3.3), which are evidence for edited votes and enlarged fonts. The
     crawler falls back to the mobile API for a thread whose desktop pages the forum refuses
     (anti-crawl pages, pages it cannot read); see :meth:`Crawler.crawl`.
     """

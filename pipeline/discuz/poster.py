@@ -2,7 +2,7 @@
 
 :class:`Poster` is the director's session on the forum: it logs in (the session cookie from the
 environment variable the game file names, or a desktop login with the username and password
-from the variables it names; DISCUZ.md §4.2), reads the target thread first (Discuz sets the
+from the variables it names; docs/discuz.md §4.2), reads the target thread first (Discuz sets the
 ``st_p`` cookie its captcha rules look for, and the page carries a fresh formhash), then sends
 the desktop ajax fast reply or the edit form, percent-encoded in the forum's charset, and reads
 the answer with :mod:`parsers.reply`. The cookie jar lives in memory only; no secret is ever
@@ -67,7 +67,7 @@ log = logging.getLogger(__name__)
 
 _P = TypeVar("_P")  # a page read as the director (a thread page, the forum listing)
 
-#: a page number past the end: Discuz answers with the last page (DISCUZ.md §1.8)
+#: a page number past the end: Discuz answers with the last page (docs/discuz.md §1.8)
 LAST_PAGE = 99999
 #: how far before an attempt's start (on the forum's clock) a post may be and still be it
 SEARCH_MARGIN = timedelta(minutes=10)
@@ -476,7 +476,7 @@ class Poster:
     # ------------------------------------------------------------------ login
 
     def login(self) -> None:
-        """Desktop login with the username and password (DISCUZ.md §4.2). Raises
+        """Desktop login with the username and password (docs/discuz.md §4.2). Raises
         :class:`LoginFailed` or :class:`CaptchaRequired`; never retries a refused password."""
         creds = self.credentials
         if not creds.can_login:

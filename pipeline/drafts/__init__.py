@@ -14,7 +14,7 @@ draft is never changed. :func:`approve`, :func:`reject` and :func:`edit` move a 
 Nothing here posts: the poster sends approved drafts only.
 
 A body longer than Discuz's ``maxpostsize`` (10000 bytes by default, counted in the forum's
-charset: DISCUZ.md §4.4, ``checkpost``) is split at line boundaries outside any tag pair into
+charset: docs/discuz.md §4.4, ``checkpost``) is split at line boundaries outside any tag pair into
 parts keyed ``key#1``, ``key#2`` …, each beginning with ``〔1/2〕``.
 """
 
@@ -110,7 +110,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TEMPLATES_DIR = ROOT / "config" / "templates"
 TEMPLATE_SUFFIX = ".j2"
-#: Discuz's default ``maxpostsize`` (bytes; ``strlen`` in ``checkpost``, DISCUZ.md §4.4).
+#: Discuz's default ``maxpostsize`` (bytes; ``strlen`` in ``checkpost``, docs/discuz.md §4.4).
 MAX_POST_BYTES = 10000
 
 
@@ -446,7 +446,7 @@ def body_bytes(text: str, charset: str) -> int:
 
 
 _TAG_RE = re.compile(r"\[(/?)([A-Za-z]+)(=[^\]\r\n]*)?\]")
-#: Tags that come in pairs (Discuz's simple and regex tags, DISCUZ.md §3.1, plus the blocks).
+#: Tags that come in pairs (Discuz's simple and regex tags, docs/discuz.md §3.1, plus the blocks).
 _PAIRED = frozenset(
     [
         "b",
@@ -595,7 +595,7 @@ def _announce_tid(game: Game, day: Day) -> int | None:
 
 
 def findpost_url(tid: int, pid: int) -> str:
-    """A link to the post that finds it whatever floor it shows now (DESIGN.md: floors
+    """A link to the post that finds it whatever floor it shows now (docs/discuz.md §1.3: floors
     renumber after a delete; key everything by pid). Relative: Discuz prefixes the site URL."""
     return f"forum.php?mod=redirect&goto=findpost&ptid={tid}&pid={pid}"
 
@@ -1624,7 +1624,7 @@ def make_drafts(
         from pipeline.derive.inquiry import inquiry_days  # only a game with an inquiry
 
         specs += inquiry_drafts(game, inquiry_days(game, store, as_of=as_of))
-    # the day's new threads and the vote threads' closing (issue #17)
+    # the day's new threads and the vote threads' closing
     specs += thread_drafts(game, store, as_of=as_of, templates=templates)
     created = save_drafts(store, specs, now=now)
     if game.threads.close_vote == "auto":
@@ -1737,7 +1737,7 @@ def inquiry_drafts(
 
 # --------------------------------------------------------------------------- the game's threads
 #
-# The threads bansha opens and closes for a day (issue #17 items 3-5): their drafts.
+# The threads bansha opens and closes for a day: their drafts.
 #
 # For each day with ``[forum] fid`` set, every thread the rule set has that day
 # (:func:`pipeline.game.threads.day_roles`) and the game has no tid for (neither the file nor the

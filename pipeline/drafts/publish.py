@@ -954,7 +954,7 @@ def _check_manual_post(poster: Poster, draft: dict[str, Any], pid: int) -> Post:
 
 # --------------------------------------------------------------------------- threads
 #
-# Opening a day's thread and closing a vote thread, exactly once (issue #17 items 3-5).
+# Opening a day's thread and closing a vote thread, exactly once.
 #
 # The same protocol as a reply (above): the intent is committed in
 # ``post_attempts`` before anything is sent, the outcome after. Before a new thread is sent the

@@ -1,4 +1,4 @@
-"""Load and validate a game file (TOML): the contract directors write (DESIGN.md).
+"""Load and validate a game file (TOML): the contract directors write (docs/游戏文件.md).
 
 ``load_game(path)`` reads the file with :mod:`tomllib`, validates it with pydantic v2 (frozen
 models, unknown keys are errors) and runs the cross-field checks (duplicate names, uids and tids,
@@ -1073,7 +1073,7 @@ _SECTIONS: Final = (
 
 
 def _sort_key(loc: str | tuple[int | str, ...]) -> tuple[Any, ...]:
-    """File order: sections as in DESIGN.md, then list index; unknown keys last."""
+    """File order: sections as in docs/游戏文件.md, then list index; unknown keys last."""
     if isinstance(loc, str):
         match = re.match(r"([A-Za-z0-9_]*)(?:\[(\d+)\])?", loc)
         head, index = (match.group(1), match.group(2)) if match else ("", None)

@@ -1,7 +1,7 @@
 """The engine's journal: night actions and day decisions, and one state snapshot per phase.
 
-- :func:`load_actions_file` reads a night-actions TOML file (DESIGN.md "The director's
-  journal"), validates it with pydantic and the roster, and returns the actions — or raises
+- :func:`load_actions_file` reads a night-actions TOML file (docs/游戏文件.md),
+  validates it with pydantic and the roster, and returns the actions — or raises
   :class:`JournalError` whose message names the file and every key that is wrong, in Chinese.
   Nothing is written on a half-valid (or half-written) file.
 - ``add_action`` / ``journal_actions`` / ``remove_action`` / ``import_actions`` keep the

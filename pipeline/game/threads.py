@@ -1,4 +1,4 @@
-"""The game's threads: those the game file names and those bansha opened (issue #17 item 3).
+"""The game's threads: those the game file names and those bansha opened.
 
 A day's threads come from two places: the tids the director wrote in ``[[days]]``, and the
 threads bansha opened itself in the game's section (``[forum] fid``), which the store keeps in

@@ -3,7 +3,7 @@
 
 Pure functions (no clock, no I/O): ``pipeline.sim.simulator`` owns the forum state and calls these to
 build response bodies. Everything here mirrors what the real X3.5 server in
-``shared/fixtures/discuz`` served, or what ``shared/DISCUZ.md`` read from the X3.5 source:
+a real Discuz! X3.5 serves, or what its source says (docs/discuz.md):
 
 * ``discuzcode`` / ``mobile_discuzcode``: BBCode to the desktop HTML (``function_discuzcode.php``)
   and to the mobile API v4 HTML (``source/plugin/mobile/discuzcode.func.php``).

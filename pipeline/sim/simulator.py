@@ -1,7 +1,7 @@
 """A local Discuz! X3.5 forum for tests and ``bansha demo``: state, requests, faults, a server.
 
-``ForumSim`` holds threads, posts and accounts and answers requests the way the real X3.5 in
-``shared/fixtures/discuz`` did (markup in ``pipeline.sim.render``). It has no sockets: call
+``ForumSim`` holds threads, posts and accounts and answers requests the way a real X3.5 does
+(docs/discuz.md) (markup in ``pipeline.sim.render``). It has no sockets: call
 ``handle()`` directly, plug ``transport()`` into an ``httpx.Client``, or run ``SimServer`` for a
 real HTTP server on 127.0.0.1.
 
@@ -486,7 +486,7 @@ class ForumSim:
             return pid
 
     def quote_for(self, pid: int, *, at: datetime | None = None) -> str:
-        """``noticetrimstr`` for a reply to ``pid`` (DISCUZ.md §3.2), as of ``at``."""
+        """``noticetrimstr`` for a reply to ``pid`` (docs/discuz.md §3.2), as of ``at``."""
         post = self._post(pid)
         now = _ts(at) if at is not None else _ts(self.clock())
         posted = render.php_date(post.dateline, self.tz, seconds=False)

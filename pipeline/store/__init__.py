@@ -474,7 +474,7 @@ def _m009_vote_notes(db: sqlite_utils.Database) -> None:
 
 
 def _m010_compact_bodies(db: sqlite_utils.Database) -> None:
-    """Store what changed, once (issue #14 item 2): compact a store that kept a body per fetch.
+    """Store what changed, once: compact a store that kept a body per fetch.
 
     ``pages`` gets ``body_kept`` (1: ``sha256`` is this response's own body; 0: the body was not
     kept — the page's posts had not changed — and ``sha256`` is the last kept body of the same
@@ -540,7 +540,7 @@ def _m010_compact_bodies(db: sqlite_utils.Database) -> None:
 
 
 def _m011_game_threads(db: sqlite_utils.Database) -> None:
-    """The threads bansha opens itself (issue #17 item 3): one row per day and role, with the
+    """The threads bansha opens itself: one row per day and role, with the
     draft that opened it and when; the drafts learn a subject (a new thread's), a not-before time
     (posted only from then: a day's opening, a vote thread's close) and the thread role."""
     db.execute(
@@ -646,7 +646,8 @@ def _iso(dt: datetime | None) -> str | None:
 
 
 #: how much each source shows of a post: the desktop page keeps every mark and the edit note;
-#: the mobile API v4 drops [size], a shown [hide]'s box and the 本帖最后由 note (DISCUZ.md 3.3)
+#: the mobile API v4 drops [size], a shown [hide]'s box and the 本帖最后由 note (docs/discuz.md
+#: §3.3)
 SOURCE_RANK = {"html": 2, "mobile": 1, "mobile-api": 1}
 #: marks only the richer source can show: their absence from a mobile reading says nothing
 SOURCE_BOUND_MARKS = frozenset({MarkKind.ENLARGED, MarkKind.TINY, MarkKind.HIDE_TAG})

@@ -17,7 +17,8 @@ from urllib.parse import quote, unquote
 #: charset, inside JSON strings, HTML attributes and URLs; never a valid formhash)
 SCRUB_MARK = "***"
 _MARK_B = SCRUB_MARK.encode("ascii")
-#: the mobile API's session values (``Variables.auth``, ``saltkey``, ``formhash``; DISCUZ.md 2.2)
+#: the mobile API's session values (``Variables.auth``, ``saltkey``, ``formhash``;
+#: docs/discuz.md §2.2)
 _JSON_SECRET = re.compile(rb'"(?:auth|saltkey|formhash)"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _INPUT_TAG = re.compile(rb"<input\b[^>]*>", re.I)
 _FORMHASH_FIELD = re.compile(rb"""\b(?:name|id)\s*=\s*["']?formhash\b""", re.I)

@@ -1,4 +1,4 @@
-"""Nothing without a login (issue #15, "Auth"): the API answers 401 without the token, every
+"""Nothing without a login: the API answers 401 without the token, every
 form refuses a missing or wrong CSRF token, logins are rate-limited, the session cookie is
 HttpOnly and SameSite=Strict, and the token is stored only as a hash."""
 

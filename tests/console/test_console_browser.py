@@ -1,4 +1,4 @@
-"""The console in a real browser (issue #15 item 4): Debian's headless Chromium, driven by
+"""The console in a real browser: Debian's headless Chromium, driven by
 Selenium through Debian's chromedriver, on a phone-sized viewport (390×844).
 
 The demo game is crawled and drafted by ``bansha cycle`` against the local simulator; the

@@ -1,4 +1,4 @@
-"""The day and night pages (issue #15, "Day" and "Night"): the live tally with every vote's
+"""The day and night pages: the live tally with every vote's
 verdict, reason, rule and link; flags confirmed or dismissed as ``bansha flags`` does; ``why``
 with a BBCode answer for a disputing player; night actions checked as ``bansha night add``
 checks them, a resolution preview that stores nothing, and resolving as its own action."""

@@ -1,4 +1,4 @@
-"""Drafts in the console (issue #15, "Drafts"): rendered as the forum will show them beside their
+"""Drafts in the console: rendered as the forum will show them beside their
 BBCode, the diff from the previous draft of the kind, edit / approve / reject through
 pipeline.drafts (the CLI's state machine), urgent ones first — and the console never posts:
 two approvals of one draft from two tabs make the next ``bansha cycle`` post it exactly once."""

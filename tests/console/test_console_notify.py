@@ -1,4 +1,4 @@
-"""Notifications after a cycle (issue #15 item 2), sent with Apprise to a local ``json://``
+"""Notifications after a cycle, sent with Apprise to a local ``json://``
 target (a webhook on 127.0.0.1 that writes what it receives to a temp folder).
 
 What a director checks: a forum that cannot be reached sends ONE notification per failure streak

@@ -1,4 +1,4 @@
-"""``bansha status`` (issue #15 item 3: the overview in the terminal, ``--json`` too) and
+"""``bansha status`` (the overview in the terminal, ``--json`` too) and
 ``bansha serve`` (binds 127.0.0.1 by default, one or more games or a folder, ``--db`` only for
 one game, the token printed once)."""
 

@@ -1,4 +1,4 @@
-"""The console shows the drafts of the threads bansha opens (issue #17 item 6): a new thread's
+"""The console shows the drafts of the threads bansha opens: a new thread's
 subject, when it may go out and its first post as the forum will show it, approved from the
 phone like any draft; a vote thread's close the same way. The console itself never posts."""
 

@@ -93,7 +93,8 @@ def test_tubian24_has_no_automatic_faction_loss() -> None:
 
 
 def test_nizhuan_uses_design_defaults() -> None:
-    # nizhuan.txt:227 违规判定 占楼待编辑 → DESIGN.md: 3 blue = 1 yellow, 3 yellow = 1 red,
+    # nizhuan.txt:227 违规判定 占楼待编辑 → docs/rulings.md#conduct-defaults:
+    # 3 blue = 1 yellow, 3 yellow = 1 red,
     # two reds in one faction make that faction lose
     events = [card("饺子", "红", 10), card("包子", "红", 11)]
     ledger = card_ledger(events, FACTIONS, rules=CARDS["nizhuan"])

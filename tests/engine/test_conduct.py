@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -128,7 +129,8 @@ def test_no_post_at_all_is_qianshui() -> None:
         ("zhenyan", "zhenyan.txt:272"),
         # tubian24.txt:294 （1）在未加快进程的单个讨论日不足五帖；324 将直接判作黄牌
         ("tubian24", "tubian24.txt:294, tubian24.txt:324"),
-        # nizhuan.txt:227 违规判定 占楼待编辑 → DESIGN.md default; 180 implies the penalty exists
+        # nizhuan.txt:227 违规判定 占楼待编辑 → docs/rulings.md#conduct-defaults;
+        # 180 implies the penalty exists
         ("nizhuan", "docs/rulings.md#conduct-defaults；nizhuan.txt:180"),
     ],
 )
@@ -700,12 +702,12 @@ def test_flag_ids_are_stable_and_unique(acts: list[Activity]) -> None:
         assert f.id.startswith(f"d{f.day}-{f.kind.value}-{f.player}")
 
 
-# --------------------------------------------------------------------------- issue #13
+# ------------------------------------------------- folded names, hidden text, unread days
 
 
 def test_hidden_text_is_flagged_once_per_post_for_the_director() -> None:
     """DESIGN: "Text hidden by colour, size or [hide] is flagged, not trusted" — a flag the
-    director confirms or dismisses, citing the ruling a director can read (issue #13 item 13)."""
+    director confirms or dismisses, citing the ruling a director can read."""
     white = act("饺子", 2002, "vote", at(2, 10), hidden=("colour",))
     tiny = act("包子", 1002, "discussion", at(2, 11), hidden=("tiny", "hide"))
     plain = act("包子", 1002, "discussion", at(2, 12))
@@ -740,7 +742,7 @@ def test_hidden_text_is_flagged_once_per_post_for_the_director() -> None:
 
 def test_a_folded_name_is_flagged_once_per_post() -> None:
     """A vote whose name matched only once invisible characters / full-width letters were
-    folded counts, and the director is told (issue #13 item 12, docs/rulings.md#vote-names)."""
+    folded counts, and the director is told (docs/rulings.md#vote-names)."""
     fn = FoldedName(
         "包子", 2, 2002, 77, 5, at(2, 10), "u77", written="饺<U+200B>子", target="饺子",
         folded=("invisible",),
@@ -767,8 +769,8 @@ def test_a_folded_name_is_flagged_once_per_post() -> None:
 
 def test_a_day_nobody_could_read_raises_no_qianshui_or_no_vote() -> None:
     """m209.txt:717, 719: 潜水 and 未投票 are judged on what was posted; a day none of whose
-    threads bansha ever read (not crawled yet, the forum was down) raises nothing (issue #13
-    item 18), and it breaks a run of 连续三个 days."""
+    threads bansha ever read (not crawled yet, the forum was down) raises nothing, and it
+    breaks a run of 连续三个 days."""
     days = [summary(d) for d in (2, 3, 4, 5)]
     acts = [a for d in (2, 3, 5) for a in posts("饺子", 6, d) + posts("包子", 6, d)]
     flags = conduct_flags(
@@ -800,8 +802,10 @@ def test_a_day_nobody_could_read_raises_no_qianshui_or_no_vote() -> None:
 
 
 def test_edited_vote_cites_the_ruling_a_director_can_read() -> None:
-    """No flag cites a line of the shared design notes (issue #13 item 13)."""
+    """Every flag cites the rule post or a ruling a director can read (docs/rulings.md)."""
     for rules in CONDUCT.values():
         assert rules.rule(FlagKind.EDITED_VOTE) == "docs/rulings.md#edited-vote"
         assert rules.rule(FlagKind.HIDDEN_TEXT) == "docs/rulings.md#hidden-text"
-        assert "DESIGN.md:" not in " ".join(rules.rule(k) for k in FlagKind)
+        for k in FlagKind:
+            for named in re.findall(r"[\w./-]+\.(?:txt|md)\b", rules.rule(k)):
+                assert named.endswith(".txt") or named == "docs/rulings.md", (k, rules.rule(k))

@@ -1,4 +1,4 @@
-"""m209 (issue #13 item 24): 平安日 from the tally's conclusion, the day's top always said, the
+"""m209: 平安日 from the tally's conclusion, the day's top always said, the
 sun's block named by its status, and the [狂躁] voter's deadline (the opening).
 
 Every test quotes the rule text it checks (../shared/rules/m209.txt, file:line); the scenario

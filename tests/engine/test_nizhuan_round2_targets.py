@@ -1,4 +1,4 @@
-"""nizhuan 逆转轮 (issue #13 item 23): targets named by card, bare names of a player with one
+"""nizhuan 逆转轮: targets named by card, bare names of a player with one
 card left, and the new round's first day as the sheriff election.
 
 Every test quotes the rule text it checks (../shared/rules/nizhuan.txt, file:line).

@@ -1,4 +1,4 @@
-"""The rule-set registry is lazy (issue #14 item 4): asking for one rule set imports that rule
+"""The rule-set registry is lazy: asking for one rule set imports that rule
 set's module only; ids, aliases and the registry's mapping behave as before."""
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ NAMES = ("饺子", "包子", "馄饨", "面条", "烧卖", "汤圆", "春卷")
 
 def says(ref: str, words: str) -> None:
     file, line = ref.split(":")
-    path = (SHARED / file) if file == "DESIGN.md" else (RULES / file)
+    path = RULES / file
     if not path.exists():
         return
     text = path.read_text(encoding="utf-8").splitlines()[int(line) - 1]
@@ -117,8 +117,8 @@ def test_every_rule_reference_points_at_a_real_line(ruleset_id: str) -> None:
             assert re.fullmatch(r"docs/rulings\.md#[a-z0-9-]+", ref), (key, ref)
             continue
         file, line = ref.split(":")
-        assert file in ("DESIGN.md", rs.rule_file), (key, ref)
-        path = (SHARED / file) if file == "DESIGN.md" else (RULES / file)
+        assert file == rs.rule_file, (key, ref)
+        path = RULES / file
         if not path.exists():
             pytest.skip(f"shared rule texts not found at {RULES}")
         lines = path.read_text(encoding="utf-8").splitlines()

@@ -67,7 +67,7 @@ def test_the_thief_picks_blindly_from_three_cards() -> None:
 
 def test_a_deal_that_still_lists_the_thief_is_valid() -> None:
     # tubian24.txt:162 "导演将从其他24个身份中抽出一张替换为盗贼": the 盗贼 holds the drawn
-    # card's place, so the other 23 are the 24 identities less that card (issue #13 item 19)
+    # card's place, so the other 23 are the 24 identities less that card
     for drawn in ("先知", "村民", "狼人", "白眼狼", "仆人"):
         cards = list(STANDARD)
         cards[cards.index(drawn)] = "盗贼"

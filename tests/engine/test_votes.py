@@ -54,7 +54,7 @@ C, S, INV, IGN = (
 def says(ref: str, words: str) -> None:
     """Check that rule ``ref`` ("file:line") contains ``words`` (when the texts are present)."""
     file, line = ref.split(":")
-    path = (SHARED / file) if file == "DESIGN.md" else (RULES / file)
+    path = RULES / file
     if not path.exists():
         return
     text = path.read_text(encoding="utf-8").splitlines()[int(line) - 1]
@@ -211,7 +211,7 @@ def test_fixture_vote_thread_counts_exactly_the_valid_votes() -> None:
     assert v[76].status is IGN and "非玩家" in v[76].reason  # the director's opening post
     assert (v[81].status, v[92].status, v[92].counts_for) == (INV, C, "包子")  # corrected
     assert (v[82].status, v[88].status, v[88].counts_for) == (S, C, "春卷")  # valid change
-    # where the change is, for the director only: the public reason names no floor (#13 item 7)
+    # where the change is, for the director only: the public reason names no floor
     assert v[82].reason == "已被改票取代" and "第13楼（pid 88）" in v[82].note
     assert v[95].status is INV and "改票未回复原投票楼层" in v[95].reason
     for pid in (93, 94, 96, 97):  # fresh votes after a counted one
@@ -295,7 +295,7 @@ def test_a_valid_change_supersedes_the_vote_and_only_once() -> None:
     """m135.txt:204 「改票只允许一次。」 m135.txt:209 「改票须回复原投票楼层」
 
     The original vote floor is the vote's: a second change replying to it replies to the
-    original floor and is refused as the second change (issue #13 item 11)."""
+    original floor and is refused as the second change."""
     says("m135.txt:204", "改票只允许一次")
     v1 = ballot("饺子", "包子", at(10), floor=7)
     ch1 = ballot("饺子", "馄饨", at(11), BallotKind.CHANGE, replied_to_pid=v1.evidence.pid)
@@ -322,7 +322,7 @@ def test_a_change_replying_to_someone_elses_floor_is_invalid() -> None:
     change = ballot("饺子", "馄饨", at(11), BallotKind.CHANGE, replied_to_pid=theirs.evidence.pid)
     v = by_pid(judge_ballots([mine, theirs, change], ctx("m209")))
     assert v[change.evidence.pid].status is INV
-    # the floor is the director's note, not the public reason (issue #13 item 7)
+    # the floor is the director's note, not the public reason
     assert v[change.evidence.pid].reason == "改票未回复原投票楼层"
     assert v[change.evidence.pid].note == (
         f"原投票为第3楼（pid {mine.evidence.pid}）；此帖回复的是 pid {theirs.evidence.pid}"
@@ -763,13 +763,13 @@ def test_ballot_order_never_changes_the_verdicts_or_the_tally(
     json.dumps(result.to_dict(), ensure_ascii=False)
 
 
-# --- issue #13: a change judged as the change it is; public reasons; the director's posts ----
+# --- a change judged as the change it is; public reasons; the director's posts ----
 
 
 def test_m209_extra_change_replying_to_the_original_vote_floor() -> None:
     """m209.txt:170 「如果投票的角色在正午就已出局，即使在禁止改票的时间内也可以进行一次改票。」
     m209.txt:605 「【改票格式】改票需回复原投票楼层」: after a normal change, the extra change
-    replying to the original vote floor is accepted (issue #13 item 11)."""
+    replying to the original vote floor is accepted."""
     says("m209.txt:170", "即使在禁止改票的时间内也可以进行一次改票")
     says("m209.txt:605", "改票需回复原投票楼层")
     vote = ballot("饺子", "包子", at(10), floor=3)
@@ -787,7 +787,7 @@ def test_m209_extra_change_replying_to_the_original_vote_floor() -> None:
 @pytest.mark.parametrize("ruleset", ["m135", "m209", "zhenyan", "nizhuan", "tubian24"])
 def test_a_second_change_replying_to_the_original_vote_is_the_second_change(ruleset: str) -> None:
     """m209.txt:598, zhenyan.txt:174, nizhuan.txt:189 「改票只允许进行一次」; m135.txt:204
-    「改票只允许一次」 — not "改票未回复原投票楼层" (issue #13 item 11)."""
+    「改票只允许一次」 — not "改票未回复原投票楼层"."""
     says("m209.txt:598", "改票只允许进行一次")
     says("nizhuan.txt:189", "改票只允许进行一次")
     card = 1 if ruleset == "nizhuan" else None
@@ -810,7 +810,7 @@ def test_a_second_change_replying_to_the_original_vote_is_the_second_change(rule
 def test_an_unresolved_change_is_judged_as_a_change_with_every_reason() -> None:
     """m135.txt:204 「改票只允许一次。关门前一小时不允许改票或代投」, m135.txt:209 「改票须回复原
     投票楼层」, m135.txt:205 「投票格式或投票对象有误的票无效」: a change whose name does not
-    resolve is still a change, and every rule it breaks is listed (issue #13 item 14)."""
+    resolve is still a change, and every rule it breaks is listed."""
     says("m135.txt:205", "投票格式或投票对象有误的票无效")
     vote = ballot("饺子", "包子", at(10), floor=3)
     first = ballot("饺子", "馄饨", at(11), BallotKind.CHANGE, replied_to_pid=vote.evidence.pid)
@@ -845,7 +845,7 @@ def _fields(b: Ballot) -> dict[str, Any]:
 
 def test_a_directors_post_in_vote_format_is_ignored_with_its_reason() -> None:
     """m135.txt:203 「投票帖可以申请由导演代发。」: the director's own vote line is not a vote;
-    it gets a verdict with its reason, not silence (issue #13 item 15)."""
+    it gets a verdict with its reason, not silence."""
     says("m135.txt:203", "投票帖可以申请由导演代发")
     own = ballot("导演", "饺子", at(10), by_director=True)
     bad_proxy = ballot(
@@ -863,8 +863,8 @@ def test_a_directors_post_in_vote_format_is_ignored_with_its_reason() -> None:
 
 
 def test_public_reasons_name_no_floor_and_the_note_keeps_it_for_the_director() -> None:
-    """A delete renumbers the floors Discuz shows (DISCUZ.md): the public reason must read the
-    same before and after; the floor and pid go to the director's note (issue #13 item 7)."""
+    """A delete renumbers the floors Discuz shows (docs/discuz.md §1.3): the public reason must
+    read the same before and after; the floor and pid go to the director's note."""
 
     def day(shift: int) -> dict[int, VoteVerdict]:
         vote = ballot("饺子", "包子", at(10), pid=501, floor=5 - shift)
@@ -894,7 +894,7 @@ def test_public_reasons_name_no_floor_and_the_note_keeps_it_for_the_director() -
 
 def test_a_ballots_note_reaches_its_verdict() -> None:
     """What the pipeline tells the director about a ballot (an unreadable post, a folded name)
-    is in the verdict's note, never in its public reason (issue #13 item 7)."""
+    is in the verdict's note, never in its public reason."""
     unreadable = ballot(
         "饺子",
         None,

@@ -1,4 +1,4 @@
-"""The generic engine commands on a zhenyan game file: ``night resolve --json`` (the DESIGN.md
+"""The generic engine commands on a zhenyan game file: ``night resolve --json`` (the README's
 contract), ``day resolve``, ``state`` and the journal's replay — and the secret words never
 appear in what they print."""
 

@@ -1,7 +1,8 @@
 """Discuz post times and edit notes (parsers.discuz_time).
 
-Formats: DISCUZ.md §1.5 (dgmdate 'u': exact ``Y-n-j H:i:s`` in a title, relative text shown) and
-§3.4 (``本帖最后由 X 于 Y-n-j H:i 编辑``). The forum's zone is the game's zone (Asia/Shanghai).
+Formats: docs/discuz.md §1.5 (dgmdate 'u': exact ``Y-n-j H:i:s`` in a title, relative text
+shown) and §3.4 (``本帖最后由 X 于 Y-n-j H:i 编辑``). The forum's zone is the game's zone
+(Asia/Shanghai).
 """
 
 from __future__ import annotations

@@ -91,8 +91,9 @@ def test_the_three_answers(text: str, answer: Answer) -> None:
 
 
 def test_padding_forced_by_the_forum_minimum_length_is_accepted() -> None:
-    # Discuz minpostsize: 10 bytes after quotes are removed (DISCUZ.md), so "是" cannot be posted
-    # alone; filler made of punctuation or the usual padding words is not an extra answer.
+    # Discuz minpostsize: 10 bytes after quotes are removed (docs/discuz.md §4.4), so "是"
+    # cannot be posted alone; filler made of punctuation or the usual padding words is not an
+    # extra answer.
     for text in ("是。。。。。。。。", "否（凑字数凑字数）", "不知道 字数补丁", "是\n\n……………"):
         parsed = parse_answer(text)
         assert parsed.answer is not None and parsed.problem is None, text

@@ -109,7 +109,7 @@ def test_mobile_and_desktop_agree(fixtures_dir: Path, version: str, tid: int, pa
 
 
 def test_what_each_api_version_keeps(fixtures_dir: Path) -> None:
-    """v1 keeps the edit note, v4 drops it; neither keeps [size] (DISCUZ.md §2.4, §3.3)."""
+    """v1 keeps the edit note, v4 drops it; neither keeps [size] (docs/discuz.md §2.4, §3.3)."""
     v1 = {p.pid: p for p in mobile(fixtures_dir, "v1_viewthread_t4_p1_guest.json").posts}
     v4 = {p.pid: p for p in mobile(fixtures_dir, "v4_viewthread_t4_p1_guest.json").posts}
     note = EditNote(editor="Snow_风", edited_at=datetime(2026, 11, 29, 21, 6, tzinfo=TZ))

@@ -126,7 +126,7 @@ def test_resolution_never_crashes_and_accepts_only_exact_keys(raw: str) -> None:
         assert len(m.suggestions) <= 3
 
 
-# --- [votes] strict_names = false: the name as the director sees it (issue #13 item 12) -------
+# --- [votes] strict_names = false: the name as the director sees it -------
 
 
 def test_invisible_characters_are_removed_before_matching_unless_strict() -> None:

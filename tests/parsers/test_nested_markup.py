@@ -1,6 +1,6 @@
-"""Deeply nested markup (issue #13 item 10: 800 nested ``[align]`` in 10 posts took 4 s a page).
+"""Deeply nested markup (800 nested ``[align]`` in 10 posts took 4 s a page).
 
-``[align=center]`` renders as ``<div align="center">`` (DISCUZ.md §3.1 table); nesting it is
+``[align=center]`` renders as ``<div align="center">`` (docs/discuz.md §3.1 table); nesting it is
 legal BBCode, so a player can post it. What is checked here:
 
 * the work of a parse grows linearly with the depth: the number of Python lines the parsers

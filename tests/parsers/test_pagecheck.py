@@ -222,7 +222,7 @@ def _random_bytes(n: int = 4096) -> bytes:
 
 @pytest.mark.parametrize("codec", ["utf-8", "gb18030"])
 def test_random_bytes_are_not_a_forum_page_not_a_truncated_one(codec: str) -> None:
-    """Issue #13 item 9: random bytes were reported as "被截断"; they are no forum page."""
+    """Random bytes were reported as "被截断"; they are no forum page."""
     from parsers.pagecheck import NOT_FORUM_ZH, UnusablePage
 
     with pytest.raises(UnusablePage) as caught:

@@ -1,4 +1,4 @@
-"""The parser leaves each post's profile card out of what lexbor parses (issue #14: parsing at
+"""The parser leaves each post's profile card out of what lexbor parses (parsing at
 lexbor's pace) and reads exactly the same records as from the whole page, on every real page
 and when a message imitates the card's markup."""
 

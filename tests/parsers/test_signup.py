@@ -192,7 +192,7 @@ def test_the_order_is_the_pid_order_not_the_list_order():
 
 def test_a_real_discuz_thread_read_as_a_sign_up_thread(fixtures_dir):
     """The records come from the real X3.5 pages: names and uids from the markup, the 楼主 found
-    by its floor, a 屏蔽 post and the director's posts not read (DISCUZ.md; fixtures README)."""
+    by its floor, a 屏蔽 post and the director's posts not read (docs/discuz.md §1.6)."""
     from parsers.viewthread import parse_viewthread
 
     now = datetime(2026, 11, 30, 12, 0, tzinfo=TZ)

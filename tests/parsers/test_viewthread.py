@@ -171,7 +171,7 @@ def test_page_numbers(desktop: Path, name: str, page: int, total: int, count: in
 
 
 def test_a_page_past_the_end_is_the_last_page(desktop: Path) -> None:
-    """Discuz clamps page=4 of a 3-page thread to page 3 (DISCUZ.md §1.8)."""
+    """Discuz clamps page=4 of a 3-page thread to page 3 (docs/discuz.md §1.8)."""
     beyond = parse(desktop / "vote_t4_p4_beyond_last_guest.html")
     last = parse(desktop / "vote_t4_p3_guest.html")
     assert (beyond.page, beyond.total_pages) == (3, 3)
@@ -440,7 +440,7 @@ def test_any_font_attributes_give_a_post(p3, colour: str, size: str, style: str)
 
 
 def test_jammer_text_is_removed_everywhere(p3) -> None:
-    """Discuz's anti-copy noise after line breaks is not the author's text (DISCUZ.md §1.6)."""
+    """Discuz's anti-copy noise after line breaks is not the author's text (docs/discuz.md §1.6)."""
     body, now = p3
     markup = (
         '投票对象：油条<font class="jammer">x9Zq</font><br />\n'

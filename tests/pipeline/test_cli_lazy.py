@@ -1,4 +1,4 @@
-"""The command line starts fast (issue #14 item 4): ``bansha --help`` imports no command module,
+"""The command line starts fast: ``bansha --help`` imports no command module,
 no rule set, no pydantic/jinja2/sqlite-utils/httpx; each command's module loads when it is used,
 and the lazy table's one-line help is the command's own."""
 

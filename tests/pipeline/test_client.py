@@ -186,7 +186,7 @@ def test_the_session_jar_sends_back_what_the_forum_set_and_survives_a_redirect()
     ],
 )
 def test_a_date_header_without_a_usable_zone_falls_back_to_the_fetch_time(date):
-    """Issue #13 item 4: an aware time always, never "can't subtract offset-naive and
+    """An aware time always, never "can't subtract offset-naive and
     offset-aware datetimes"."""
     from datetime import UTC, datetime
 

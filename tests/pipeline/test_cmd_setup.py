@@ -1,4 +1,4 @@
-"""Issue #16 item 3: ``bansha new`` writes a starter game file, ``bansha check`` checks one.
+"""``Bansha new`` writes a starter game file, ``bansha check`` checks one.
 
 The starter is the rule set's example (config/games/<id>.toml) with the game id from the file
 name, the days moved to start tomorrow and every value to replace marked 「示例」: it loads as

@@ -240,7 +240,7 @@ def test_an_unanswered_api_probe_is_not_remembered_as_no(store):
 
 @pytest.mark.parametrize("renumber", [True, False])
 def test_posts_per_page_are_learned_from_the_pages_not_the_game_file(store, renumber):
-    """Issue #13 item 5: the director's account shows 15 posts a page while the game file
+    """The director's account shows 15 posts a page while the game file
     says ``[forum] ppp = 10``; a post deleted on page 2 is still marked vanished."""
     clock = SimClock(T0 + timedelta(days=1))
     sim = ForumSim(users=USERS, clock=clock, floodctrl_s=0, ppp=15)

@@ -1,4 +1,4 @@
-"""cron/bansha-cycle.sh, what a crontab line runs (issue #13 item 25, part).
+"""cron/bansha-cycle.sh, what a crontab line runs.
 
 The README promises: the output goes to ``<game>.log`` beside the game file, an error leaves a
 line there and a non-zero exit code. The log names players and drafts: it is created private
@@ -121,7 +121,7 @@ def test_a_cycle_still_running_is_skipped_with_exit_0(tmp_path, game):
 
 
 # --------------------------------------------------------------------------- one-off lines
-# issue #16 item 8: crontab(5) has no year field, so `01 22 01 12 *` fires on 12-01 every year;
+# crontab(5) has no year field, so `01 22 01 12 *` fires on 12-01 every year;
 # `bansha schedule` gives each one-off line BANSHA_ONLY_ON=<its date> and the wrapper runs the
 # cycle only on that date (the machine's own date, `date +%F`).
 

@@ -1,4 +1,4 @@
-"""What ``bansha cycle`` and ``bansha schedule`` do for posting (issue #13 items 8 and 25).
+"""What ``bansha cycle`` and ``bansha schedule`` do for posting.
 
 * every post attempt a cycle makes carries its own time from the clock, not the cycle's start
   (``--as-of`` is the time the verdicts are judged at, not when the forum got the reply);

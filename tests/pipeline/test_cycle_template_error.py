@@ -1,5 +1,5 @@
 """A director's template the sandbox refuses ends the cron cycle with one Chinese line, never a
-traceback (issue #13 item 25: templates run in Jinja's sandbox)."""
+traceback (templates run in Jinja's sandbox)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue #13 item 9: a forum that is not usable is asked once per cycle and said once.
+"""A forum that is not usable is asked once per cycle and said once.
 
 No answer at all, random bytes and a redirect loop all mean "the forum is down right now": the
 crawl stops at the first of them (``CrawlReport.down``), the cycle re-reads no closed day and no

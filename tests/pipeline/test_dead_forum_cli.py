@@ -1,4 +1,4 @@
-"""A cycle against a forum that is down says so once, in one Chinese line (issue #13 item 9):
+"""A cycle against a forum that is down says so once, in one Chinese line:
 the retries and the per-thread failure are for ``-v``; cron's log gets the cycle's line."""
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""``bansha demo`` writes its own game file and prints commands that run as printed (issue #16
-item 4).
+"""``bansha demo`` writes its own game file and prints commands that run as printed.
 
 Before: the demo read config/games/demo.toml (days fixed in December 2026), printed
 ``bansha tally demo.toml --day 2 可看详情`` — which fails from the repository root, and with
@@ -178,7 +177,7 @@ def test_shifting_moves_every_date_and_nothing_else():
 
 def test_after_the_demo_tally_shows_the_stored_view_as_derived(tmp_path, monkeypatch):
     """The demo ends with cron's next cycle after the engine's resolutions, so a director's
-    first ``bansha tally`` shows what that cycle stored (the fast path, issue #14) — exactly what
+    first ``bansha tally`` shows what that cycle stored (the fast path) — exactly what
     deriving prints (``-v`` derives)."""
     from pipeline.cli import votes
 

@@ -1,4 +1,4 @@
-"""``bansha demo --from-signup``: the whole life of a game on the forum (issue #17, "Done when").
+"""``bansha demo --from-signup``: the whole life of a game on the forum.
 
 The demo signs players up from a 报名帖, deals, opens day 1's threads, counts, closes the vote
 thread and opens day 2 — every forum write approved first, each exactly once. These tests run the

@@ -1,4 +1,4 @@
-"""Votes and flags, never wrong (issue #13 items 7, 11-16, 18): stored posts -> derive -> the
+"""Votes and flags, never wrong: stored posts -> derive -> the
 verdicts, flags and CLI output a director reads.
 
 The game is the demo game file (m135, 12 players; day 2 = discussion 2011, vote 2012,
@@ -231,7 +231,7 @@ def test_hidden_text_is_a_flag_the_director_confirms_or_dismisses(tmp_path) -> N
 def test_an_unresolved_change_is_judged_as_the_change_it_is(tmp_path) -> None:
     """m135.txt:204 「改票只允许一次。关门前一小时不允许改票或代投」 m135.txt:205 「投票对象有误的
     票无效」: a 改票 naming nobody is not a 格式错误 — it is a change, judged with every rule it
-    breaks (issue #13 item 14); a second change replying to the original floor is the second
+    breaks; a second change replying to the original floor is the second
     change (item 11)."""
     says("m135.txt:204", "关门前一小时不允许改票或代投")
     g = Game(tmp_path)

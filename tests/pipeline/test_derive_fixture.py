@@ -173,7 +173,8 @@ def test_rederiving_is_deterministic_and_storage_order_does_not_matter(
 
 
 def test_a_vote_edited_after_the_close_keeps_the_version_first_seen(derived):
-    """DESIGN.md: 'an edited vote is flagged; the version first seen before the close counts'."""
+    """docs/rulings.md#edited-vote: an edited vote is flagged; the version first seen before the
+    close counts."""
     from dataclasses import replace
 
     from parsers.records import ThreadPage

@@ -1,4 +1,4 @@
-"""Derive only on change (issue #14 item 1): a cycle re-derives when something that can change a
+"""Derive only on change: a cycle re-derives when something that can change a
 verdict or a draft changed — a new post or an edit, a vanished post, a journal entry, the game
 file — or when ``now`` crossed a moment (an opening, a close, the last hour, the reminder, the
 申请加速 deadline). Otherwise it derives, writes and drafts nothing, and what is stored is what a

@@ -1,4 +1,4 @@
-"""derive's shortcuts (issue #14 item 3) change no verdict.
+"""derive's shortcuts change no verdict.
 
 A re-derivation of a 20,000-post game now takes less than half the time it took (``python
 bench/bench_derive.py --baseline REV`` prints both and compares a digest of every derived row).

@@ -708,7 +708,7 @@ def test_split_at_line_boundaries_outside_tag_pairs(charset):
 
 
 def test_the_limit_is_counted_in_the_forums_charset():
-    # 3600 CJK characters: 10800 bytes in UTF-8, 7200 in GBK (DISCUZ.md §4.4: maxpostsize bytes)
+    # 3600 CJK characters: 10800 bytes in UTF-8, 7200 in GBK (docs/discuz.md §4.4)
     body = "\n".join(["票" * 40] * 90)
     assert len(split_body(body, charset="utf-8")) == 2
     assert split_body(body, charset="gbk") == [body]

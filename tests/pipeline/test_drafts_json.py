@@ -1,4 +1,4 @@
-"""``bansha drafts --json``: the same object the console's API serves (issue #15 item 1)."""
+"""``bansha drafts --json``: the same object the console's API serves."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Issue #13 item 3: evidence never gets worse.
+"""Evidence never gets worse.
 
 The mobile API v4 drops ``[size]``, a shown ``[hide]``'s box and the ``本帖最后由 … 编辑`` note
-(DISCUZ.md §3.3). A post read from it after the desktop page (``source = mobile-api``, or the
+(docs/discuz.md §3.3). A post read from it after the desktop page (``source = mobile-api``, or the
 ``auto`` fallback) must keep its marks and edit note; read from it first, the desktop page later
 enriches the same revision; a real change of content is still a new revision.
 """

@@ -1,4 +1,4 @@
-"""The example game files, one per rule set (issue #16, item 2): config/games/<ruleset>.toml.
+"""The example game files, one per rule set: config/games/<ruleset>.toml.
 
 Each loads without a problem, its line-up is legal (the game file's check and the engine's
 opening both accept it), it has 2–3 days with thread ids, every key it uses is documented in

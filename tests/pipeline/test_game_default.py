@@ -1,4 +1,4 @@
-"""Issue #16 item 6: the defaults a director expects.
+"""The defaults a director expects.
 
 The game file: ``BANSHA_GAME``, else the one game file in the current folder — a ``.toml``
 with a ``[game]`` table (the demo's post script and night-actions file have none); none or

@@ -1,4 +1,4 @@
-"""docs/游戏文件.md documents every key of the game file (issue #16, item 1).
+"""docs/游戏文件.md documents every key of the game file.
 
 The keys are read from the models at test time (pydantic ``model_fields``, recursively, from
 :class:`pipeline.game.gamefile.Game`) and from each rule set's secret table (``SECRET_KEYS``

@@ -1,4 +1,4 @@
-"""A director's typo gets a hint (issue #16 item 7): "did you mean" for unknown keys and tables,
+"""A director's typo gets a hint: "did you mean" for unknown keys and tables,
 the environment variable for a cookie written in the file, the right shape of a date."""
 
 from __future__ import annotations

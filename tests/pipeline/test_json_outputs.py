@@ -1,4 +1,4 @@
-"""``--json`` on why, posts and drafts show (issue #16 item 7), on the demo's store."""
+"""``--json`` on why, posts and drafts show, on the demo's store."""
 
 from __future__ import annotations
 

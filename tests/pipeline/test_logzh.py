@@ -1,4 +1,4 @@
-"""Log lines in Chinese (issue #16 item 7): the level is 提醒/错误, not WARNING/ERROR, and ``-v``
+"""Log lines in Chinese: the level is 提醒/错误, not WARNING/ERROR, and ``-v``
 shows one Chinese line per request from our own client instead of httpx's English ones."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""m209 平安日 in the result draft (issue #13 item 24).
+"""m209 平安日 in the result draft.
 
 m209.txt:166 — 讨论日获得投票最多的角色将出局，
   若该角色持有[霸道]或[不死]状态，则不出局，公示平安日。

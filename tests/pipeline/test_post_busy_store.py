@@ -1,6 +1,6 @@
 """A store another process keeps write-locked: the posting commands say so in Chinese.
 
-Issue #13 item 1: ``sqlite3.OperationalError: database is locked`` tracebacks in the intent
+``Sqlite3.OperationalError: database is locked`` tracebacks in the intent
 record, ``drafts approve``, ``save_drafts`` and ``post record``. Every write takes the write
 lock first (``BEGIN IMMEDIATE``) and waits for it; when it still cannot be had, ``bansha post``,
 ``post record``, ``drafts approve`` and ``cycle`` exit 1 with one Chinese line — never a

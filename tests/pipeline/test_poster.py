@@ -301,7 +301,7 @@ def test_flood_control_is_waited_out(world):
     results = world.publish()
 
     assert [r.status for r in results] == ["posted", "posted"]
-    assert world.waits == [16.0]  # floodctrl 15 s + 1 (DISCUZ.md §4.4)
+    assert world.waits == [16.0]  # floodctrl 15 s + 1 (docs/discuz.md §4.4)
     assert len(world.reply_posts()) == 3  # second draft: flood-refused once, then sent
     [a], [b] = world.copies(RESULT), world.copies(second_body)
     assert a < b  # in the order they were approved
@@ -399,7 +399,7 @@ def test_record_manual_post_after_a_captcha(tmp_path):
 
 
 def test_record_refuses_a_pid_in_another_thread(world):
-    """Issue #13 item 8: the pid must be in the draft's thread."""
+    """The pid must be in the draft's thread."""
     draft_id = world.add_draft(RESULT)
     elsewhere = world.sim.add_post(DISCUSSION_DAY1, DIRECTOR, RESULT, world.clock())
 
@@ -850,7 +850,7 @@ def test_a_draft_for_a_thread_outside_the_game_is_not_sent(world):
 
 
 def test_an_attempt_another_sender_started_meanwhile_blocks_the_send(world):
-    """Issue #13 item 1: an intent recorded by another sender after this run read the draft's
+    """An intent recorded by another sender after this run read the draft's
     attempts is in flight right now — refused in the same transaction, never a second POST."""
     draft_id = world.add_draft(RESULT)
     inner = world.sim.transport()

@@ -1,7 +1,7 @@
 """Public drafts: what goes to the players' threads is public text only, and it does not change
 when a moderator's delete renumbers the floors.
 
-DESIGN.md (Discuz facts): "Key everything by pid. The floor a page shows can change: after a post
+docs/discuz.md §1.3: "Key everything by pid. The floor a page shows can change: after a post
 is deleted, Discuz renumbers the floors shown (seen on the real server: position 15 became 14#)".
 m209.txt:166 — 讨论日获得投票最多的角色将出局，若该角色持有[霸道]或[不死]状态，则不出局，
 公示平安日。
@@ -23,7 +23,7 @@ from tests.pipeline.conftest import DEMO_SCRIPT, bansha, forum_world
 from tests.pipeline.support import sun_voted_top
 from tests.pipeline.test_sun_rounds import DAY2, draft_body, run
 
-#: Words only the director reads: hints to act, post ids, commands (DESIGN.md: drafts are what
+#: Words only the director reads: hints to act, post ids, commands (drafts are what
 #: the players read; the director's notes go to the console and the CLI).
 DIRECTOR_ONLY = ("请导演", "代投或裁定", "pid", "bansha ", "导演查看")
 _URL_OPEN = re.compile(r"\[url=[^\]]*\]")
@@ -120,7 +120,7 @@ delete_at = 2026-12-03T09:02:00+08:00
 
 
 def test_a_moderators_delete_after_the_result_drafts_nothing_new(tmp_path: Path) -> None:
-    """Issue #13 item 6: a delete renumbers the floors after it; the drafts must not change."""
+    """A delete renumbers the floors after it; the drafts must not change."""
     script = tmp_path / "posts.toml"
     script.write_text(DEMO_SCRIPT.read_text(encoding="utf-8") + EARLY_POST, encoding="utf-8")
     start = at("2026-12-02T20:30:00+08:00")

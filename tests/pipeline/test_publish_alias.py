@@ -1,4 +1,4 @@
-"""``bansha publish`` is the posting command; ``bansha post`` stays as an alias (issue #16 item 7).
+"""``bansha publish`` is the posting command; ``bansha post`` stays as an alias.
 
 ``posts`` (the list of crawled posts) and ``post`` (send drafts) were one letter apart: the
 posting command is now ``publish``; ``post`` still works the same (same subcommands, same

@@ -1,6 +1,6 @@
 """Two publishers racing for one approved draft against a slow forum: it is posted once.
 
-Issue #13 item 1: ``bansha post`` during a ``bansha cycle`` (or two ``bansha post``) posted one
+``Bansha post`` during a ``bansha cycle`` (or two ``bansha post``) posted one
 approved draft twice when the forum answered slowly. The forum here is the local simulator on a
 real socket (``SimServer``); its "slow" fault stores the reply at once and answers only after a
 delay, like a loaded forum, so the second publisher starts while the first one's POST is out.

@@ -1,4 +1,4 @@
-"""Issue #16 item 5: read-only commands never create or write a store.
+"""Read-only commands never create or write a store.
 
 ``game_command(readonly=True)`` opens an existing store read-only (SQLite ``mode=ro``, no
 migration): a missing store is said in Chinese and nothing is created; the store's bytes, its

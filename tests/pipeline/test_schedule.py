@@ -1,4 +1,4 @@
-"""``bansha schedule`` (issue #16 item 8): crontab lines in the machine's own zone, one-off
+"""``bansha schedule``: crontab lines in the machine's own zone, one-off
 lines that can never fire in another year.
 
 Debian's cron ignores ``CRON_TZ``: it reads a crontab's times in the machine's zone, so the

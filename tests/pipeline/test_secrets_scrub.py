@@ -1,8 +1,8 @@
-"""Issue #13 item 2: the session's secrets never reach the database, a log or a message.
+"""The session's secrets never reach the database, a log or a message.
 
 Secrets: every cookie value the client sends (whatever its name), the mobile API's
-``Variables.auth`` / ``saltkey`` / ``formhash`` (DISCUZ.md §2.2) and the desktop pages'
-formhash (hidden inputs, ``formhash=`` in links, DISCUZ.md §4.1). Bodies are scrubbed where
+``Variables.auth`` / ``saltkey`` / ``formhash`` (docs/discuz.md §2.2) and the desktop pages'
+formhash (hidden inputs, ``formhash=`` in links, docs/discuz.md §4.1). Bodies are scrubbed where
 they are stored (``Store._store_body``) and must still parse to the same posts; error messages
 are scrubbed in the client and the crawler.
 """

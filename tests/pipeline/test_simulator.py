@@ -85,7 +85,7 @@ def test_pages_floor_names_and_page_count():
 
 
 def test_page_past_the_end_is_clamped_to_the_last_page():
-    """DISCUZ.md §1.8: forum_viewthread.php l.476 clamps; a crawler must not loop forever."""
+    """docs/discuz.md §1.8: forum_viewthread.php l.476 clamps; a crawler must not loop forever."""
     sim, _ = make_sim()
     last = page(sim, "mod=viewthread&tid=4&page=3")
     beyond = page(sim, "mod=viewthread&tid=4&page=99")
@@ -128,7 +128,7 @@ def test_ordertype_2_is_ascending_and_1_is_descending():
 
 
 def test_only_this_author_numbers_floors_within_the_view():
-    """DISCUZ.md §1.4: with &authorid the number is a counter inside the filtered view."""
+    """docs/discuz.md §1.4: with &authorid the number is a counter inside the filtered view."""
     sim, _ = make_sim()
     tree = page(sim, "mod=viewthread&tid=4&page=1&authorid=4")  # 包子
     assert {a.attributes["href"] for a in tree.css("div.favatar .authi a.xw1")} == {
@@ -242,7 +242,7 @@ def test_posts_exist_only_from_their_time_on():
 
 
 def test_quote_reply_builds_the_real_quote_and_links_the_pid():
-    """DISCUZ.md §3.2: the 回复 button stores ``[quote]…findpost&pid=P&ptid=T…[/quote]``,
+    """docs/discuz.md §3.2: the 回复 button stores ``[quote]…findpost&pid=P&ptid=T…[/quote]``,
     two newlines, then the text."""
     sim, _ = make_sim(replies=2)
     pid = sim.add_post(4, "饺子", "改票对象：馄饨", at(21, 6), quote_pid=2)

@@ -153,7 +153,7 @@ def test_a_deleted_placeholder_never_overwrites_a_post(store):
 
 
 def test_the_migration_forgets_a_desktop_page_size_taken_from_the_game_file(tmp_path):
-    """``threads.ppp`` of a desktop thread was ``[forum] ppp`` (issue #13 item 5); the mobile
+    """``threads.ppp`` of a desktop thread was ``[forum] ppp``; the mobile
     API's is what the forum reported and stays."""
     path = tmp_path / "old.db"
     s = open_store(path)
@@ -171,14 +171,14 @@ def test_the_migration_forgets_a_desktop_page_size_taken_from_the_game_file(tmp_
 
 def test_a_verdicts_director_note_is_stored_beside_its_reason(tmp_path):
     """Migration 009: the votes table has the director-only ``note`` column, also on an old store
-    that had only the reason (issue #13 item 7: public text is public)."""
+    that had only the reason (public text is public)."""
     s = open_store(tmp_path / "g.db")
     assert "note" in s.db["votes"].columns_dict
     s.close()
 
 
 def test_a_fetch_keeps_its_body_only_when_the_pages_posts_changed(store):
-    """Issue #14 item 2: Discuz pages differ on every request (views, times), so bodies are
+    """Discuz pages differ on every request (views, times), so bodies are
     kept when the page's posts changed, and every fetch is a row pointing at a kept body."""
     store.register_thread(4, day=2, role="vote")
 

@@ -1,4 +1,4 @@
-"""Issue #14 item 2: a cycle stores what changed, once.
+"""A cycle stores what changed, once.
 
 A page's raw body is kept when its posts changed (first sighting, new post, edit, vanish), not on
 every fetch; bodies are compressed; every fetch is a small ``pages`` row; migration 010 compacts
@@ -192,7 +192,7 @@ def cycle(env: dict[str, str], game: Path, when: datetime) -> str:
 
 
 def test_nothing_new_cycles_add_at_most_4_kib_each_and_a_fetch_row_each(demo_forum):
-    """The demo game (issue #14: it grew 151.6 KiB per idle cycle): ten cron cycles with
+    """The demo game (it grew 151.6 KiB per idle cycle): ten cron cycles with
     nothing new add a small row per fetch, no body, ≤ 4 KiB per cycle."""
     _sim, clock, game, env, db = demo_forum
     when = clock()

@@ -1,4 +1,4 @@
-"""替补: from a moment, another account plays a roster slot (DESIGN.md, the director's journal)."""
+"""替补: from a moment, another account plays a roster slot (the director's journal)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Each day's threads opened and closed by bansha (issue #17 items 3-5), against a stand-in of the
+"""Each day's threads opened and closed by bansha, against a stand-in of the
 forum side of ``Poster`` (tests/pipeline/threads_support.py).
 
 What a director checks: the day's threads are drafted ahead of the opening with the subject

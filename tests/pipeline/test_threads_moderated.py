@@ -1,5 +1,5 @@
 """Day 3's threads opened by bansha in a section that holds new threads for a moderator
-(Discuz: 新主题需要审核), against the local simulator through the real ``Poster`` (issue #17).
+(Discuz: 新主题需要审核), against the local simulator through the real ``Poster``.
 
 A waiting thread is not listed, so looking in the listing after a lost answer or a crash finds
 nothing; the director's own list of waiting threads (the banner 您有 N 个主题正等待审核中 links

@@ -1,4 +1,4 @@
-"""A reviewer's findings on the threads bansha opens and closes (issue #17), each as a director
+"""A reviewer's findings on the threads bansha opens and closes, each as a director
 would see it (docs/rulings.md, "bansha 开帖与锁帖"):
 
 * a forum write waits for the real time: a future ``--as-of`` opens and closes nothing early;

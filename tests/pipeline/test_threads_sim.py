@@ -1,5 +1,5 @@
 """Day 3 of the demo game opened and day 2's vote thread closed by bansha, against the local
-Discuz simulator through the real ``Poster`` (issue #17 items 3-5).
+Discuz simulator through the real ``Poster``.
 
 The forum is the demo's (config/games/demo.toml + demo_posts.toml) as of 12-03 09:00, the
 director 导演 moderates fid 3. The game file adds ``[forum] fid = 3`` and a day 3 without tids.

@@ -1,4 +1,4 @@
-"""tubian24's 白痴 after [装傻] in the vote (issue #13 item 20), through ``bansha tally`` and
+"""tubian24's 白痴 after [装傻] in the vote, through ``bansha tally`` and
 ``bansha day resolve`` on stored vote posts.
 
 tubian24.txt:112 "装傻<强制><限定> —— 当白痴因投票而出局后，若拥有[装傻]技能，白痴仍可在讨论帖进行

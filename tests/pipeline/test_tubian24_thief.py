@@ -1,4 +1,4 @@
-"""tubian24's 盗贼 from the game file to the engine (issue #13 item 19).
+"""tubian24's 盗贼 from the game file to the engine.
 
 tubian24.txt:162 "游戏开始时，导演将从其他24个身份中抽出一张替换为盗贼，盗贼从这张身份和
 一张【村民】、一张【狼人】中盲选一张作为自己的身份。" A deal that still lists 盗贼 lacks exactly
