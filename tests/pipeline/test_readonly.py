@@ -4,10 +4,6 @@
 migration): a missing store is said in Chinese and nothing is created; the store's bytes, its
 mtime and its folder are the same after the command; a write the command attempts fails with
 a Chinese line instead of changing anything.
-
-The commands in files other helpers own (tally, why, flags, cards, drafts, state, night list)
-are marked ``pending`` until the decorator change listed in F2's report is applied there;
-their markers are strict, so applying it turns them into failures to remove.
 """
 
 from __future__ import annotations
@@ -29,21 +25,8 @@ from pipeline.store import StoreError, open_store, open_store_readonly
 ROOT = Path(__file__).resolve().parents[2]
 GAME = ROOT / "config" / "games" / "demo.toml"
 
-PENDING = pytest.mark.xfail(
-    strict=True,
-    reason="the command's file is another helper's: @game_command(readonly=True) (and, for "
-    "tally/why/flags, run_derive(..., write=False)) to be applied from F2's report",
-)
 
-
-PENDING_WRITE = pytest.mark.xfail(
-    strict=True,
-    reason="tally/why/flags write the verdicts back when run now: run_derive(..., write=False) "
-    "and @game_command(readonly=True) in pipeline/cmd_votes.py, from F2's report",
-)
-
-
-def read_only(pending: frozenset[str], mark: pytest.MarkDecorator) -> list:
+def read_only() -> list:
     """Every read-only command as (words before the game file, words after it); ``REPORT``
     stands for the report's HTML path, in a folder of its own."""
     commands = {
@@ -59,17 +42,10 @@ def read_only(pending: frozenset[str], mark: pytest.MarkDecorator) -> list:
         "state": (["state"], []),
         "night-list": (["night", "list"], []),
     }
-    return [
-        pytest.param(*args, id=name, marks=[mark] if name in pending else [])
-        for name, args in commands.items()
-    ]
+    return [pytest.param(*args, id=name) for name, args in commands.items()]
 
 
-#: not yet read-only: their files are other helpers' (F2's report lists the change)
-NOT_APPLIED = frozenset(set())
-MISSING_STORE = read_only(NOT_APPLIED, PENDING)
-#: of those, the ones that write today
-UNCHANGED_STORE = read_only(frozenset(), PENDING_WRITE)
+READ_ONLY = read_only()
 
 
 def _args(rest: list[str], tmp_path: Path) -> list[str]:
@@ -86,7 +62,7 @@ def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-@pytest.mark.parametrize(("words", "rest"), MISSING_STORE)
+@pytest.mark.parametrize(("words", "rest"), READ_ONLY)
 def test_a_read_only_command_on_a_missing_store_creates_nothing(tmp_path, words, rest):
     folder = tmp_path / "game"
     folder.mkdir()
@@ -113,7 +89,7 @@ def stale_db(db: Path) -> Path:
     return db
 
 
-@pytest.mark.parametrize(("words", "rest"), UNCHANGED_STORE)
+@pytest.mark.parametrize(("words", "rest"), READ_ONLY)
 def test_a_read_only_command_leaves_the_store_as_it_was(tmp_path, stale_db, words, rest):
     def state() -> tuple[str, int, list[str]]:
         digest = hashlib.sha256(db.read_bytes()).hexdigest()
