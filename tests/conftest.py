@@ -7,6 +7,8 @@ never copied into it; tests that read them take the ``fixtures_dir`` fixture and
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,3 +25,17 @@ def fixtures_dir() -> Path:
             "(expected ../shared/fixtures/discuz beside the repository)"
         )
     return FIXTURES_DIR.resolve()
+
+
+def missing_cjk_font() -> str | None:
+    """Why the browser tests' screenshots could not show Chinese, or None when a CJK font is
+    installed (fontconfig's ``fc-list :lang=zh``). Without one, Chromium draws every character
+    as an empty box and a screenshot proves nothing."""
+    if shutil.which("fc-list") is None:
+        return "fontconfig (fc-list) is not installed"
+    out = subprocess.run(
+        ["fc-list", ":lang=zh", "family"], capture_output=True, text=True, check=False
+    ).stdout
+    if not out.strip():
+        return "no CJK font (Debian: apt-get install -y fonts-wqy-microhei)"
+    return None

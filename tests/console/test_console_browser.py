@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import missing_cjk_font
 from tests.console.support import MORNING, TOKEN, at, draft_state, make_app, result_draft
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,6 +53,9 @@ def _tools() -> tuple[str, str] | str:
         return "no Chromium binary (Debian: apt-get install -y chromium)"
     if not driver:
         return "no chromedriver (Debian: apt-get install -y chromium-driver)"
+    font = missing_cjk_font()
+    if font:
+        return font
     return chromium, driver
 
 
