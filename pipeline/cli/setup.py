@@ -39,7 +39,7 @@ from engine.rulesets import get_ruleset
 from engine.state import StateError
 from parsers.pagecheck import UnusablePage
 from parsers.records import PageError, PageErrorKind, ThreadPage
-from pipeline import ROOT
+from pipeline import resources
 from pipeline.cli import (
     cli,
     default_day,
@@ -64,7 +64,7 @@ from pipeline.game.gamefile import (
 log = logging.getLogger(__name__)
 
 #: the example game files, one per rule set (the starters ``bansha new`` writes)
-EXAMPLES = ROOT / "config" / "games"
+EXAMPLES = resources.examples_dir()
 
 #: builds the HTTP client for ``check --online`` (tests swap in the simulator's transport)
 http_client_factory: Callable[[], httpx.Client] = make_http_client
@@ -227,7 +227,10 @@ def new_cmd(game_file: Path, ruleset: str) -> None:
     if not folder.is_dir():
         raise click.ClickException(f"目录不存在：{folder}（先创建它）")
     if not example_path(ruleset).is_file():
-        raise click.ClickException(f"找不到规则集 {ruleset} 的示例文件：{example_path(ruleset)}")
+        raise click.ClickException(
+            f"找不到规则集 {ruleset} 的示例文件：{example_path(ruleset)}"
+            "（bansha 的安装不完整，请重新安装）"
+        )
     example = tomllib.loads(example_path(ruleset).read_text(encoding="utf-8"))
     today = clock().astimezone(ZoneInfo(example["game"]["timezone"])).date()
     text = starter_text(

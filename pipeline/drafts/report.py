@@ -29,7 +29,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from engine.conduct import FlagKind
 from engine.rulesets import get_ruleset
-from pipeline import ROOT
+from pipeline import resources
 from pipeline.derive import Derivation, derive, flag_decisions, tally_json
 from pipeline.game.gamefile import Game
 from pipeline.store import Store
@@ -45,7 +45,7 @@ __all__ = [
     "write_report",
 ]
 
-TEMPLATES = ROOT / "config" / "templates"
+TEMPLATES = resources.templates_dir()
 TEMPLATE_NAME = "report.html.j2"
 
 
