@@ -48,10 +48,15 @@ def resolve_db_path(game_path: Path, db: str | None, env: Mapping[str, str] | No
     return default_db_path(game_path)
 
 
+#: whether the OS keeps POSIX file modes (Linux, macOS; not Windows)
+POSIX_MODES = os.name == "posix"
+
+
 def set_mode(path: Path | str, mode: int) -> bool:
-    """``chmod`` where the OS keeps POSIX file modes (Linux, macOS); elsewhere (Windows: who
-    may read a file is its folder's ACL) nothing, and no error. Whether the mode was set."""
-    if os.name != "posix":
+    """``chmod`` where the OS keeps POSIX file modes (:data:`POSIX_MODES`); elsewhere
+    (Windows: who may read a file is its folder's ACL) nothing, and no error. Every mode bansha
+    sets goes through here. Whether the mode was set."""
+    if not POSIX_MODES:
         return False
     os.chmod(path, mode)
     return True

@@ -260,6 +260,28 @@ def cli(verbose: bool) -> None:
     _setup_logging(verbose)
 
 
+def console_streams() -> None:
+    """stdout and stderr that never fail on a character their encoding lacks: a Windows
+    console (or a file redirected there) with code page GBK/cp936 has no emoji and no rare
+    character of a player's name or a file's, and a message naming one must still be shown —
+    with ``?`` in its place — not end in a traceback. UTF-8 streams are left as they are."""
+    import codecs
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and codecs.lookup(encoding).name != "utf-8":
+            reconfigure(errors="replace")
+
+
+def main() -> None:
+    """The ``bansha`` program (the installed entry point): :func:`console_streams`, then the
+    command line."""
+    console_streams()
+    cli()
+
+
 # --------------------------------------------------------------------------- the store
 
 

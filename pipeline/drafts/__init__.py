@@ -396,7 +396,7 @@ def load_templates(templates_dir: Path | str | None = None) -> Templates:
                     "请把模板文件本身放进模板目录"
                 )
             try:
-                texts[path.name] = path.read_text(encoding="utf-8")
+                texts[path.name] = path.read_text(encoding="utf-8-sig")  # Notepad: a BOM
             except (OSError, UnicodeDecodeError) as exc:
                 raise DraftError(f"无法读取草稿模板 {path}：{exc}") from exc
             origin[path.name] = path
