@@ -1,9 +1,9 @@
 """The wheel is the whole bansha: built from the repository, installed into a fresh virtual
 environment outside it, and run from a folder outside it — with the source it was built from
 deleted — it does what a director does on the first day: ``--version``, ``demo`` and
-``demo --from-signup``, ``new`` for every rule set and ``check`` on each, ``schedule``'s
-crontab line (it starts the installed bansha), and ``serve`` answering its login page with its
-stylesheet.
+``demo --from-signup``, ``new`` for every rule set and ``check`` on each, ``templates``,
+``schedule``'s crontab line (it starts the installed bansha), and ``serve`` answering its login
+page with its stylesheet.
 
 Slow (a build and an install: about a minute; pip's cache and the configured indexes are used),
 and part of the normal suite (marker ``wheel``: ``-m "not wheel"`` leaves it out while working).
@@ -164,6 +164,15 @@ def test_new_and_check_for_each_rule_set(installed, ruleset):
     run(["bansha", "new", game.name, "--ruleset", ruleset], cwd=work, env=env)
     out = run(["bansha", "check", game.name], cwd=work, env=env)
     assert "示例" in out  # the starter's example values are listed for the director to replace
+
+
+def test_the_default_templates_are_copied_out(installed):
+    bin_dir, env = installed
+    work = bin_dir.parent.parent / "work"
+    run(["bansha", "templates", "我的模板"], cwd=work, env=env)
+    assert (work / "我的模板" / "result.j2").read_bytes() == (
+        ROOT / "config" / "templates" / "result.j2"
+    ).read_bytes()
 
 
 def test_serve_answers_its_login_page_with_its_stylesheet(installed):

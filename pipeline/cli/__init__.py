@@ -185,6 +185,12 @@ LAZY_COMMANDS: dict[str, tuple[str, str | None, str, bool]] = {
         "计票：按发帖顺序列出每一票（有效/无效及理由）、票数（含权重）、结果和违规标记。",
         False,
     ),
+    "templates": (
+        "pipeline.cli.setup",
+        None,
+        "把 bansha 的默认草稿模板（*.j2）复制到一个目录，供修改（不会覆盖已有的文件）。",
+        False,
+    ),
     "threads": (
         "pipeline.cli.threads",
         None,
