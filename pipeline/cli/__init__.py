@@ -185,6 +185,12 @@ LAZY_COMMANDS: dict[str, tuple[str, str | None, str, bool]] = {
         "计票：按发帖顺序列出每一票（有效/无效及理由）、票数（含权重）、结果和违规标记。",
         False,
     ),
+    "templates": (
+        "pipeline.cli.setup",
+        None,
+        "把 bansha 的默认草稿模板（*.j2）复制到一个目录，供修改（不会覆盖已有的文件）。",
+        False,
+    ),
     "threads": (
         "pipeline.cli.threads",
         None,
@@ -258,6 +264,28 @@ def cli(verbose: bool) -> None:
     或当前目录中唯一的游戏文件。
     """
     _setup_logging(verbose)
+
+
+def console_streams() -> None:
+    """stdout and stderr that never fail on a character their encoding lacks: a Windows
+    console (or a file redirected there) with code page GBK/cp936 has no emoji and no rare
+    character of a player's name or a file's, and a message naming one must still be shown —
+    with ``?`` in its place — not end in a traceback. UTF-8 streams are left as they are."""
+    import codecs
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and codecs.lookup(encoding).name != "utf-8":
+            reconfigure(errors="replace")
+
+
+def main() -> None:
+    """The ``bansha`` program (the installed entry point): :func:`console_streams`, then the
+    command line."""
+    console_streams()
+    cli()
 
 
 # --------------------------------------------------------------------------- the store

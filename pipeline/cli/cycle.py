@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 
 import click
 
-from pipeline import ROOT
+from pipeline import resources
 from pipeline.cli import (
     GameContext,
     cli,
@@ -186,7 +186,7 @@ def cron_command(command: str) -> str:
 @click.option(
     "--wrapper",
     default=None,
-    help="cron 调用的脚本（默认：仓库中的 cron/bansha-cycle.sh）。",
+    help="cron 调用的脚本（默认：bansha 自带的 bansha-cycle.sh）。",
 )
 def schedule_cmd(ctx: GameContext, every: int, wrapper: str | None) -> None:
     """打印这局游戏的 crontab 行：平时每隔几分钟一轮，另在每天关门和提醒时刻各运行一轮。
@@ -194,14 +194,12 @@ def schedule_cmd(ctx: GameContext, every: int, wrapper: str | None) -> None:
     游戏文件写了 [forum] fid 时，每天开门时刻也运行一轮，准时开出已批准的新帖。
 
     时间换算成本机时区（cron 按本机时区理解 crontab 的时间）。只该运行一次的行（关门、提醒）
-    带着日期 BANSHA_ONLY_ON=年-月-日：crontab 的时间没有年份，cron/bansha-cycle.sh 在其他日子
+    带着日期 BANSHA_ONLY_ON=年-月-日：crontab 的时间没有年份，bansha-cycle.sh 在其他日子
     （例如下一年的同一天）什么都不做，直接退出。
     """
     if not 1 <= every <= 59:
         raise click.BadParameter("应为 1 到 59 分钟", param_hint="--every")
-    script = wrapper or str(ROOT / "cron" / "bansha-cycle.sh")
-    game_file = str(ctx.game_path.resolve())
-    cmd = cron_command(f"{shlex.quote(script)} {shlex.quote(game_file)}")
+    cmd = cron_command(cycle_command(wrapper, str(ctx.game_path.resolve())))
     tz = ctx.game.game.tz
     click.echo(f"# bansha：{ctx.game.game.title}（{ctx.game.game.id}）")
     click.echo(f"# 下面的时间是本机时区（{machine_zone_label()}）的时间：cron 按本机时区运行。")
@@ -231,6 +229,29 @@ def schedule_cmd(ctx: GameContext, every: int, wrapper: str | None) -> None:
             click.echo(one_off_line(local_time(day.first_closes) + timedelta(minutes=1), cmd))
         click.echo(f"# 第{day.day}天投票提醒（关门前 {reminder} 分钟）")
         click.echo(one_off_line(closes - timedelta(minutes=reminder), cmd))
+
+
+def cycle_command(wrapper: str | None, game_file: str) -> str:
+    """What a crontab line runs for ``game_file`` (a shell command).
+
+    ``wrapper`` given, or a source checkout: that script, which starts the checkout's own
+    ``.venv/bin/bansha`` (or ``$BANSHA_BIN``). An installed bansha (a wheel, pipx): the
+    wrapper it ships, run by ``bash`` (a wheel may not keep its executable bit), starting this
+    very ``bansha`` (``BANSHA_BIN``), wherever the installer put it."""
+    if wrapper is not None or not resources.shipped():
+        script = wrapper or str(resources.cron_script())
+        return f"{shlex.quote(script)} {shlex.quote(game_file)}"
+    program = resources.bansha_executable()
+    if program is None:
+        raise click.ClickException(
+            "找不到正在运行的 bansha 程序，无法写出 crontab 行：请用安装好的 bansha 命令"
+            "运行 bansha schedule（或用 --wrapper 指定 cron 调用的脚本）"
+        )
+    script = str(resources.cron_script())
+    return (
+        f"BANSHA_BIN={shlex.quote(str(program))} bash {shlex.quote(script)} "
+        f"{shlex.quote(game_file)}"
+    )
 
 
 #: the environment variable a one-off crontab line sets: cron/bansha-cycle.sh runs the cycle

@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 
 from engine.rulesets import get_ruleset
-from pipeline import ROOT
+from pipeline import resources
 from pipeline.cli import GameContext, cli, load_context, make_http_client
 from pipeline.cli.cycle import keep_tally_views
 from pipeline.cli.demo_files import (
@@ -46,7 +46,7 @@ from pipeline.game.gamefile import resolve_db_path
 from pipeline.notify import notify_after_cycle
 from pipeline.sim.simulator import ForumSim, SimClock, SimServer, script_now
 
-CONFIG = ROOT / "config" / "games"
+CONFIG = resources.examples_dir()
 
 
 # long (88 lines): the demo's script, step by step, as it is printed
@@ -98,7 +98,7 @@ def demo(db_path: Path | None, show_day: int, now_text: str | None, from_signup:
     for source in (source_game, source_script, source_night):
         if not source.exists():
             raise click.ClickException(
-                f"找不到示例游戏文件：{source}（请在仓库目录中以可编辑方式安装）"
+                f"找不到示例游戏文件：{source}（bansha 的安装不完整，请重新安装）"
             )
     if db_path is None:
         db_path = Path(tempfile.gettempdir()) / "bansha-demo" / "demo.db"

@@ -30,7 +30,7 @@ from urllib.parse import urlencode
 
 import click
 
-from pipeline import ROOT
+from pipeline import resources
 from pipeline.cli import cli
 from pipeline.cli.demo_files import (
     DAY,
@@ -43,7 +43,7 @@ from pipeline.cli.demo_files import (
 )
 from pipeline.sim.simulator import ForumSim, SimClock, SimServer
 
-SOURCE = ROOT / "config" / "games" / "demo_life.toml"
+SOURCE = resources.example_file("demo_life.toml")
 DIRECTOR = "导演"
 DIRECTOR_UID = 100
 #: who signs up, in order (13 sign-ups for 12 seats: 月饼 quits, 豆花 ends up the 替补)

@@ -55,6 +55,7 @@ from engine.deal import (
 from engine.rulesets import get_ruleset
 from parsers.signup import Entrant, SignupKind, SignupRecord, SignupResult, build_roster
 from parsers.signup import read_signups as parse_signups
+from pipeline import set_mode
 from pipeline.cli import (
     GameContext,
     find_game_file,
@@ -199,7 +200,7 @@ def _write_atomic(path: Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
+        set_mode(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -722,7 +723,7 @@ def _load(path: Path) -> Game:
 @click.option(
     "--verify",
     "verify_file",
-    type=click.File("r", encoding="utf-8"),
+    type=click.File("r", encoding="utf-8-sig"),
     default=None,
     metavar="文件",
     help="核对公开的发牌原文（文件，- 为标准输入）；不需要游戏文件。",

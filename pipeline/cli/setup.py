@@ -39,7 +39,7 @@ from engine.rulesets import get_ruleset
 from engine.state import StateError
 from parsers.pagecheck import UnusablePage
 from parsers.records import PageError, PageErrorKind, ThreadPage
-from pipeline import ROOT
+from pipeline import resources
 from pipeline.cli import (
     cli,
     default_day,
@@ -64,7 +64,7 @@ from pipeline.game.gamefile import (
 log = logging.getLogger(__name__)
 
 #: the example game files, one per rule set (the starters ``bansha new`` writes)
-EXAMPLES = ROOT / "config" / "games"
+EXAMPLES = resources.examples_dir()
 
 #: builds the HTTP client for ``check --online`` (tests swap in the simulator's transport)
 http_client_factory: Callable[[], httpx.Client] = make_http_client
@@ -157,7 +157,7 @@ def starter_text(ruleset: str, game_id: str, today: date, file_name: str = "本�
     secret = "、秘密表" if ruleset in example else ""
     out = [
         f"# {RULESET_TITLES[ruleset]}（规则集 {ruleset}）的游戏文件，"
-        f"由 bansha new 按示例 config/games/{ruleset}.toml 生成。",
+        f"由 bansha new 按规则集 {ruleset} 的示例生成。",
         f"# 这是一个合法、可以直接使用的起点：标有「{MARK}」的值都是示例——",
         f"# 标题、论坛地址、导演账号、玩家名单和身份牌、每天的时间和帖子编号{secret}，",
         "# 改成你这局游戏的。",
@@ -227,7 +227,10 @@ def new_cmd(game_file: Path, ruleset: str) -> None:
     if not folder.is_dir():
         raise click.ClickException(f"目录不存在：{folder}（先创建它）")
     if not example_path(ruleset).is_file():
-        raise click.ClickException(f"找不到规则集 {ruleset} 的示例文件：{example_path(ruleset)}")
+        raise click.ClickException(
+            f"找不到规则集 {ruleset} 的示例文件：{example_path(ruleset)}"
+            "（bansha 的安装不完整，请重新安装）"
+        )
     example = tomllib.loads(example_path(ruleset).read_text(encoding="utf-8"))
     today = clock().astimezone(ZoneInfo(example["game"]["timezone"])).date()
     text = starter_text(
@@ -273,6 +276,57 @@ def new_cmd(game_file: Path, ruleset: str) -> None:
     )
     click.echo(f"  4. bansha init {name}             创建数据库，开始这局游戏")
     click.echo("每个键的说明见 docs/游戏文件.md。")
+
+
+# --------------------------------------------------------------------------- bansha templates
+
+
+def default_template_files() -> list[Path]:
+    """bansha's own draft templates, one per kind a director may reshape."""
+    from pipeline.drafts import TEMPLATE_SUFFIX, UNTEMPLATED, DraftKind
+
+    folder = resources.templates_dir()
+    names = [k.value + TEMPLATE_SUFFIX for k in DraftKind if k not in UNTEMPLATED]
+    return [folder / name for name in names if (folder / name).is_file()]
+
+
+@cli.command("templates")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path), metavar="目录")
+def templates_cmd(folder: Path) -> None:
+    """把 bansha 的默认草稿模板（*.j2）复制到一个目录，供修改（不会覆盖已有的文件）。
+
+    目录放在游戏文件所在的目录里，并在游戏文件的 [drafts] 写 templates = "目录名"；
+    只留下你改过的模板即可，删掉的种类用默认模板。例：bansha templates 我的模板
+    """
+    sources = default_template_files()
+    if not sources:
+        raise click.ClickException(
+            f"找不到默认草稿模板：{resources.templates_dir()}（bansha 的安装不完整，请重新安装）"
+        )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise click.ClickException(f"无法创建目录 {folder}：{exc.strerror or exc}") from exc
+    written, kept = [], []
+    for source in sources:
+        target = folder / source.name
+        try:
+            with open(target, "xb") as fh:  # never overwrite the director's own
+                fh.write(source.read_bytes())
+        except FileExistsError:
+            kept.append(source.name)
+            continue
+        except OSError as exc:
+            raise click.ClickException(f"无法写入 {target}：{exc.strerror or exc}") from exc
+        written.append(source.name)
+    if written:
+        click.echo(f"已复制 {len(written)} 个默认模板到 {folder}：{'、'.join(written)}")
+    if kept:
+        click.echo(f"已经存在，没有覆盖：{'、'.join(kept)}")
+    click.echo(
+        f'在游戏文件的 [drafts] 里写 templates = "{folder.name}"（目录要在游戏文件所在的目录里）；'
+        "之后起草的草稿就用这里的模板。"
+    )
 
 
 # --------------------------------------------------------------------------- bansha check

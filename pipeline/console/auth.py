@@ -21,6 +21,8 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from pathlib import Path
 
+from pipeline import set_mode
+
 __all__ = [
     "TOKEN_ENV",
     "TOKEN_FILE",
@@ -104,7 +106,7 @@ def write_hash(path: Path, token_hash: str) -> None:
         os.write(fd, (token_hash + "\n").encode())
     finally:
         os.close(fd)
-    os.chmod(tmp, 0o600)
+    set_mode(tmp, 0o600)
     os.replace(tmp, path)
 
 

@@ -39,7 +39,7 @@ from engine.cards import Card, CardEvent, Ledger, card_ledger
 from engine.rulesets import get_ruleset
 from engine.state import Phase
 from engine.votes import Evidence, Tally, VerdictStatus, VoteVerdict
-from pipeline import ROOT
+from pipeline import resources
 from pipeline.derive import DayResult, Derivation, card_events
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole, templates_folder
 from pipeline.game.threads import CLOSE_WINDOW, day_roles, game_wide, thread_subject
@@ -108,7 +108,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TEMPLATES_DIR = ROOT / "config" / "templates"
+DEFAULT_TEMPLATES_DIR = resources.templates_dir()
 TEMPLATE_SUFFIX = ".j2"
 #: Discuz's default ``maxpostsize`` (bytes; ``strlen`` in ``checkpost``, docs/discuz.md §4.4).
 MAX_POST_BYTES = 10000
@@ -396,7 +396,7 @@ def load_templates(templates_dir: Path | str | None = None) -> Templates:
                     "请把模板文件本身放进模板目录"
                 )
             try:
-                texts[path.name] = path.read_text(encoding="utf-8")
+                texts[path.name] = path.read_text(encoding="utf-8-sig")  # Notepad: a BOM
             except (OSError, UnicodeDecodeError) as exc:
                 raise DraftError(f"无法读取草稿模板 {path}：{exc}") from exc
             origin[path.name] = path
