@@ -29,7 +29,7 @@ made a ruling.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -759,6 +759,43 @@ class Ruleset:
             PlayerStatus(p.name, out_at=opens if not p.alive else red_at.get(p.name))
             for p in state.players
         )
+
+    def timed_outs(
+        self, state: GameState, actions: Sequence[Action]
+    ) -> tuple[tuple[str, int | None, datetime], ...]:
+        """``(player, card or None, when)``: who the day's actions put out at a time of the day
+        — a red card given during the day (``--at``, or the card ledger's time), whichever way
+        it was entered. A voter out before the close loses the vote, and the votes on him no
+        longer count (docs/rulings.md 投票与计票). Card-based sets add their day skills.
+        A time that does not parse is left out (the engine reports the action)."""
+        outs: list[tuple[str, int | None, datetime]] = []
+        for a in actions:
+            if self.canonical_skill(a.skill) != "红牌罚下" or not a.at:
+                continue
+            try:
+                outs.append((a.actor, None, datetime.fromisoformat(a.at)))
+            except ValueError:
+                continue
+        return tuple(outs)
+
+    @staticmethod
+    def with_timed_outs(
+        players: Sequence[Any], outs: Sequence[tuple[str, int | None, datetime]]
+    ) -> tuple[Any, ...]:
+        """The roster (PlayerStatus entries) with :meth:`timed_outs` applied: each entry out at
+        the earliest of its own ``out_at`` and the times that name it (a card of ``None`` names
+        every card of the player)."""
+        result = []
+        for ps in players:
+            times = [
+                at
+                for name, card, at in outs
+                if name == ps.name and (card is None or card == ps.card)
+            ]
+            if ps.out_at is not None:
+                times.append(ps.out_at)
+            result.append(replace(ps, out_at=min(times)) if times else ps)
+        return tuple(result)
 
     def vote_sheriff(self, state: GameState) -> str | None:
         """The unit whose vote carries the sheriff's weight (a living sheriff), or None."""

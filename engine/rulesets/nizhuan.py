@@ -489,6 +489,25 @@ class Nizhuan(Ruleset):
                 entries.append(PlayerStatus(p.name, out_at=out_at, card=index))
         return tuple(entries)
 
+    def timed_outs(
+        self, state: GameState, actions: Sequence[Action]
+    ) -> tuple[tuple[str, int | None, datetime], ...]:
+        """Red cards, and a duel's target card from the duel's time (决斗目标也会立刻出局,
+        nizhuan.txt:106): votes on it before the close no longer count."""
+        outs = list(super().timed_outs(state, actions))
+        people = {p.name: p for p in state.players}
+        for a in actions:
+            if self.canonical_skill(a.skill) != "决斗" or not a.at or len(a.targets) != 1:
+                continue
+            try:
+                uid = _card_in_play(people.get, a.targets[0], a.choice)
+                at = datetime.fromisoformat(a.at)
+            except (EngineError, ValueError):
+                continue  # the engine says why the duel is invalid
+            name, _, n = uid.rpartition("#")
+            outs.append((name, int(n), at))
+        return tuple(outs)
+
     def vote_sheriff(self, state: GameState) -> str | None:
         return sheriff_unit(state)
 
@@ -1397,12 +1416,19 @@ class Nizhuan(Ruleset):
             if self.canonical_skill(a.skill) not in ("红牌罚下", "投降", "判负")
         ]
         self._record_votes(board, rest)
-        closed = self._duels(board, rest)
+        # the decisions a card going out calls for are at hand before any card goes out: a
+        # duel takes its target at once (nizhuan.txt:106), and a 猎人 so taken shoots
+        # (nizhuan.txt:98), a sheriff so taken hands the badge on (nizhuan.txt:118)
         for a in rest:
             skill = self.canonical_skill(a.skill)
             if skill in TRIGGER_SKILLS:
                 board.prepared.append(replace(a, skill=skill))
-            elif skill not in ("决斗", "投票"):
+        closed = self._duels(board, rest)
+        # 白天红牌罚下在被投票出局之前 (nizhuan.txt:52)
+        self._director(board, reds)
+        for a in rest:
+            skill = self.canonical_skill(a.skill)
+            if skill not in (*TRIGGER_SKILLS, "决斗", "投票"):
                 board.record(
                     a,
                     "校验",
@@ -1429,7 +1455,6 @@ class Nizhuan(Ruleset):
             )
             board.emit("竞岗", rule, line, because=day.decided_by)
             board.drain()
-            self._director(board, reds)
             return
         if election:
             if day.elected is None:
@@ -1438,6 +1463,13 @@ class Nizhuan(Ruleset):
             else:
                 uid = self._parse_target(board, day.elected)
                 self._give_badge(board, uid, f"{_card_label(uid)}当选警长")
+        elif day.out is not None and (gone := self._out_today(board, day.out)) is not None:
+            # the card the most votes named went out earlier today (a duel, a red card): it
+            # goes out once; votes on a card out before the close no longer count
+            # (docs/rulings.md 投票与计票), so the vote puts nobody out
+            line = f"最高票{gone}已在投票结算之前出局，不再因投票出局"
+            board.emit("放逐投票", "nizhuan.txt:52", line, because=day.decided_by)
+            board.announce(f"最高票{gone}已在投票结算之前出局")
         elif day.out is not None:
             uid = self._parse_target(board, day.out)
             board.emit(
@@ -1463,7 +1495,20 @@ class Nizhuan(Ruleset):
                 because=day.decided_by,
             )
         board.drain()
-        self._director(board, reds)
+
+    def _out_today(self, board: Board, raw: str) -> str | None:
+        """The label of the card ``raw`` names when it was in play as the day opened and is
+        out now (taken by a duel or a red card earlier in the day); None otherwise."""
+        try:
+            self._parse_target(board, raw)
+        except EngineError:
+            start = {p.name: p for p in board.start.players}
+            try:
+                uid = _card_in_play(start.get, raw)
+            except EngineError:
+                return None
+            return _card_label(uid) if not board.card(uid).alive else None
+        return None
 
     def _record_votes(self, board: Board, actions: Sequence[Action]) -> None:
         """Round 1: every first card's vote is recorded (nizhuan.txt:21)."""

@@ -481,6 +481,8 @@ def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool)
         )
         sheriff = res.sheriff
     recorded = [r.action for r in journal_actions(ctx.store, "day", number)]
+    # a red card recorded with its time, a duel's target card: out from that moment
+    players = rs.with_timed_outs(players, rs.timed_outs(state, [*recorded, *reds]))
     dctx = DayContext(
         day=number,
         opens=day.opens,
