@@ -580,6 +580,27 @@ class Ruleset:
         board.scratch["reds"] = reds
         return rest
 
+    def _reds_during_the_day(self, board: Board, day: DayInput) -> None:
+        """Settle now the day's red cards given before the close (``Action.at`` before
+        ``day.closes``): only a red card at the day's end is settled after the vote
+        (m135.txt:56, zhenyan.txt:43 白天结束时红牌罚下的出局结算在投票结算之后执行); the
+        ones at the close stay in ``board.scratch["reds"]``. Called once the day's decisions
+        (最后一枪, 殉职 …) are at hand, before the vote."""
+        if day.closes is None:
+            return
+        closes = datetime.fromisoformat(day.closes)
+        during: list[Action] = []
+        at_close: list[Action] = []
+        for a in board.scratch.get("reds", []):
+            try:
+                early = a.at is not None and datetime.fromisoformat(a.at) < closes
+            except ValueError:
+                early = False
+            (during if early else at_close).append(a)
+        board.scratch["reds"] = at_close
+        for a in sorted(during, key=lambda a: a.at or ""):
+            self._red_card(board, a)
+
     def _director_action(self, board: Board, a: Action) -> bool:
         """Resolve one more kind of director's action at once (zhenyan's 猜中); False: not one."""
         return False

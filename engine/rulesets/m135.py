@@ -1223,6 +1223,7 @@ class M135(Ruleset):
                 board.prepared.append(replace(a, skill=skill))
             else:
                 board.record(a, "校验", Outcome.INVALID, f"<{skill}>不是白天发动的技能", spec.rule)
+        self._reds_during_the_day(board, day)
         step = "放逐投票"
         if day.sheriff_election:
             board.scratch["election"] = True

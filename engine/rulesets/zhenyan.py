@@ -1067,6 +1067,7 @@ class Zhenyan(Ruleset):
                 board.prepared.append(replace(a, skill=skill))
             else:
                 board.record(a, "校验", Outcome.INVALID, f"<{skill}>不是白天发动的技能", spec.rule)
+        self._reds_during_the_day(board, day)
         if day.sheriff_election:
             elected = day.elected
             if elected is None:

@@ -517,7 +517,9 @@ def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool)
     day_tally = tally(verdicts, dctx, rs)
     read = _inquiry_guesses(ctx, number, when, d, recorded)
     actions = [*recorded, *read, *reds, *rs.vote_actions(day_tally)]
-    day_input = DayInput.from_tally(day_tally, actions=actions, first_round=first_tally)
+    day_input = DayInput.from_tally(
+        day_tally, actions=actions, first_round=first_tally, closes=day.closes.isoformat()
+    )
     try:
         new_state, report = resolve_day(state, day_input, rs)
     except (EngineError, StateError) as exc:
