@@ -456,6 +456,60 @@ class Ruleset:
             if c not in h.deck
         ]
 
+    #: How many players the rule text's game has, and where it says so (None: not said).
+    player_count: ClassVar[tuple[int, str] | None] = None
+    #: The factions a player's ``faction`` may name, and the text's 身份与阵营 line.
+    factions: ClassVar[tuple[str, ...]] = (WOLF, VILLAGE)
+    faction_rule: ClassVar[str] = ""
+
+    @property
+    def rule_post(self) -> str:
+        """The rule post as the director knows it: 《逆转时空》规则."""
+        return f"《{self.title}》" if self.title.endswith("规则") else f"《{self.title}》规则"
+
+    def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
+        """The actual faction a player's dealt cards give (None: the cards alone do not say,
+        or the set does not tell)."""
+        return None
+
+    def lineup_problems(
+        self, players: Lineup, factions: Mapping[str, str | None] | None = None
+    ) -> list[str]:
+        """The game file's check of a dealt line-up (``players``: every player with cards):
+        the number of players the text plays with (:attr:`player_count`), the set's own
+        :meth:`validate_setup`, and each ``faction`` the file declares against the one the
+        cards give (:meth:`hand_faction`) — it decides a faction's loss by two red cards."""
+        problems: list[str] = []
+        if self.player_count is not None and players:
+            n, rule = self.player_count
+            if len(players) != n:
+                problems.append(
+                    f"本规则是 {n} 人局，名单中有 {len(players)} 名玩家"
+                    f"（{self.rule_post} · 身份配置，{rule}）"
+                )
+        problems += self.validate_setup(players)
+        where = (
+            f"（{self.rule_post} · 身份与阵营，{self.faction_rule}）" if self.faction_rule else ""
+        )
+        for name, cards in players:
+            declared = (factions or {}).get(name)
+            if declared is None:
+                continue
+            if declared not in self.factions:
+                problems.append(
+                    f"玩家「{name}」的 faction「{declared}」不是本规则的阵营"
+                    f"（可写：{'、'.join(self.factions)}；不写时按身份牌推出）{where}"
+                )
+                continue
+            derived = self.hand_faction(name, cards)
+            if derived is not None and derived != declared:
+                problems.append(
+                    f"玩家「{name}」的 faction 写的是「{declared}」，按身份牌（{'、'.join(cards)}）"
+                    f"实际阵营是「{derived}」{where}；faction 决定“同一阵营两张红牌判负”，"
+                    "请改正或删去这一行（不写时按身份牌推出）"
+                )
+        return problems
+
     def check_lineup(
         self, players: Lineup, *, strict: bool, extra: Iterable[str] = ()
     ) -> list[str]:

@@ -429,6 +429,16 @@ class Nizhuan(Ruleset):
     # 8 characters × 2 cards from the 16-card deck (nizhuan.txt:72, 78-112)
     hands: ClassVar[Hands | None] = Hands(DECK, 2, "nizhuan.txt:72", setup_rule="nizhuan.txt:72")
 
+    # 所有玩家的第一身份加入游戏，共8张身份 (nizhuan.txt:138); factions (nizhuan.txt:72)
+    player_count: ClassVar[tuple[int, str] | None] = (8, "nizhuan.txt:138")
+    faction_rule: ClassVar[str] = "nizhuan.txt:72"
+
+    def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
+        """其中有任何一个身份牌是狼人阵营则归属狼人阵营 (nizhuan.txt:72)."""
+        if len(cards) != 2 or any(c not in DECK for c in cards):
+            return None
+        return WOLF if any(c in WOLF_ROLES for c in cards) else VILLAGE
+
     def validate_setup(self, players: Lineup) -> list[str]:
         """Every card problem of the roster, in Chinese (nizhuan.txt:72-112)."""
         problems: list[str] = []

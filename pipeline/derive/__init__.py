@@ -579,6 +579,14 @@ def _out_map(outs: Iterable[tuple[str, datetime, str]]) -> dict[str, tuple[datet
     return result
 
 
+def game_factions(game: Game) -> dict[str, str | None]:
+    """Each player's actual faction for the card ledger (a faction's loss by two red cards):
+    the game file's ``faction``, else the one the cards give (the game file's check refuses a
+    ``faction`` the cards contradict); None when neither says."""
+    ruleset = get_ruleset(game.game.ruleset)
+    return {p.name: p.faction or ruleset.hand_faction(p.name, p.cards) for p in game.players}
+
+
 _Outs = dict[str, tuple[datetime, str]]
 
 
@@ -679,7 +687,7 @@ def _start(game: Game, store: Store, as_of: datetime) -> _Run:
     ruleset = get_ruleset(game.game.ruleset)
     snaps = journal.snapshots(store) if ruleset.has_engine else []
     events = card_events(store)
-    factions = {p.name: p.faction for p in game.players}
+    factions = game_factions(game)
     ledger = card_ledger(events, factions, rules=ruleset.cards)
     fixed_outs: list[tuple[str, datetime, str]] = list(journal_outs(store))
     from_engine = _engine_outs(store, game, snaps)
