@@ -178,6 +178,10 @@ _TARGET = re.compile(
 )
 
 
+#: 已经公示的出局角色……不允许被选为技能或投票的目标, as the director knows the rule
+_OUT_RULE = "《逆转时空》规则 · 出局，nizhuan.txt:51"
+
+
 def _ordinal(position: int) -> str:
     return ZH_ORDINAL.get(position, f"第{position}身份")
 
@@ -315,16 +319,16 @@ def _card_in_play(
     if pos is None:
         living = [i for i, c in enumerate(p.cards, 1) if c.alive]
         if not living:
-            raise EngineError(f"{text}已出局，不能被选为技能的目标（nizhuan.txt:51）")
+            raise EngineError(f"{text}已出局，不能被选为技能的目标（{_OUT_RULE}）")
         pos = max(living)  # a bare name: the player's highest card in play
     card = p.cards[pos - 1]
     if not card.alive:
         what = (
-            "尚未入场（历史轮只有第一身份，nizhuan.txt:138）"
+            "尚未入场（历史轮只有第一身份，《逆转时空》规则 · 游戏流程，nizhuan.txt:138）"
             if card.out_cause == NOT_IN
             else "已出局"
         )
-        raise EngineError(f"{text}的{_ordinal(pos)}{what}，不能被选为目标（nizhuan.txt:51）")
+        raise EngineError(f"{text}的{_ordinal(pos)}{what}，不能被选为目标（{_OUT_RULE}）")
     return card.uid
 
 
