@@ -643,16 +643,19 @@ class Ruleset:
         if day.closes is None:
             return
         closes = datetime.fromisoformat(day.closes)
-        during: list[Action] = []
+        during: list[tuple[datetime, Action]] = []
         at_close: list[Action] = []
         for a in board.scratch.get("reds", []):
             try:
-                early = a.at is not None and datetime.fromisoformat(a.at) < closes
+                at = datetime.fromisoformat(a.at) if a.at is not None else None
             except ValueError:
-                early = False
-            (during if early else at_close).append(a)
+                at = None  # a time that does not parse: at the close, as without one
+            if at is not None and at < closes:
+                during.append((at, a))
+            else:
+                at_close.append(a)
         board.scratch["reds"] = at_close
-        for a in sorted(during, key=lambda a: a.at or ""):
+        for _at, a in sorted(during, key=lambda pair: pair[0]):
             self._red_card(board, a)
 
     def _director_action(self, board: Board, a: Action) -> bool:

@@ -1482,7 +1482,7 @@ class Nizhuan(Ruleset):
             # goes out once; votes on a card out before the close no longer count
             # (docs/rulings.md 投票与计票), so the vote puts nobody out
             line = f"最高票{gone}已在投票结算之前出局，不再因投票出局"
-            board.emit("放逐投票", "nizhuan.txt:52", line, because=day.decided_by)
+            board.emit("放逐投票", "nizhuan.txt:51", line, because=day.decided_by)
             board.announce(f"最高票{gone}已在投票结算之前出局")
         elif day.out is not None:
             uid = self._parse_target(board, day.out)
