@@ -9,7 +9,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-import pipeline.cli.setup  # noqa: F401  (registers the commands on the cli group)
+import pipeline.cli.engine  # registers the commands on the cli group
+import pipeline.cli.setup  # noqa: F401
 from pipeline.cli import cli
 from tests.engine.test_nizhuan_support import says
 
@@ -35,6 +36,11 @@ def test_an_m135_game_of_eleven_players_is_refused(tmp_path: Path) -> None:
     code, out = _check(path)
     assert code != 0
     assert "本规则是 12 人局，名单中有 11 名玩家（《让子弹飞》规则 · 身份配置，m135.txt:5）" in out
+    # every command that reads the game file says the same and does nothing
+    for args in (["state", str(path)], ["night", "resolve", str(path), "--night", "0"]):
+        result = CliRunner().invoke(cli, [*args, "--db", str(tmp_path / "m135.db")])
+        assert result.exit_code != 0 and "本规则是 12 人局" in result.output, result.output
+    assert not (tmp_path / "m135.db").exists()
     # the whole line-up checks
     path.write_text(text, encoding="utf-8")
     assert _check(path)[0] == 0, _check(path)[1]
