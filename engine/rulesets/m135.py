@@ -403,6 +403,17 @@ class M135(Ruleset):
         DECK, 2, "m135.txt:5, 27", deck_rule="m135.txt:5", setup_rule="m135.txt:5"
     )
 
+    # 本场版杀为12人局 (m135.txt:5); the actual faction (m135.txt:9)
+    player_count: ClassVar[tuple[int, str] | None] = (12, "m135.txt:5")
+    faction_rule: ClassVar[str] = "m135.txt:9"
+
+    def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
+        """Wolf when either card belongs to the wolf faction (m135.txt:9; 复制人 takes the
+        second card's, m135.txt:142)."""
+        if len(cards) != 2 or any(c not in DECK for c in cards):
+            return None
+        return actual_faction(PlayerState(name, self.dealt_cards(name, cards)))
+
     def validate_setup(self, players: Lineup) -> list[str]:
         """Every card-pair problem of the roster, in Chinese (m135.txt:5, 8, 90, 142).
 
@@ -1223,6 +1234,7 @@ class M135(Ruleset):
                 board.prepared.append(replace(a, skill=skill))
             else:
                 board.record(a, "校验", Outcome.INVALID, f"<{skill}>不是白天发动的技能", spec.rule)
+        self._reds_during_the_day(board, day)
         step = "放逐投票"
         if day.sheriff_election:
             board.scratch["election"] = True

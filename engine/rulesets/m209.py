@@ -305,6 +305,16 @@ def faction_of(role: str) -> str:
     return VILLAGE
 
 
+def pool_text() -> str:
+    """The role pool as the rule post lists it (m209.txt:22-33), one category after another:
+    ``狼人（10选4）：石像鬼、…；验人系（3选1）：…``."""
+    parts = []
+    for cat, (need, _rule) in DRAW.items():
+        roles = [r for r, c in CATEGORY.items() if c == cat]
+        parts.append(f"{cat}（{len(roles)}选{need}）：{'、'.join(roles)}")
+    return "；".join(parts)
+
+
 def lineup_problems(drawn: Sequence[str]) -> list[str]:
     """Why a drawn line-up is impossible (m209.txt:22-33); [] when it can be drawn."""
     problems: list[str] = []
@@ -597,6 +607,16 @@ class M209(Ruleset):
     night_plan: ClassVar[tuple[Step, ...]] = NIGHT_PLAN
 
     # ------------------------------------------------------------------ setup
+    # the drawn line-up: 4 + 1 + 3 + 4 + 1 = 13 roles (m209.txt:22-33); factions (m209.txt:144)
+    player_count: ClassVar[tuple[int, str] | None] = (13, "m209.txt:22-33")
+    factions: ClassVar[tuple[str, ...]] = (WOLF, VILLAGE, THIRD)
+    faction_rule: ClassVar[str] = "m209.txt:142-145"
+
+    def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
+        if len(cards) != 1 or cards[0] not in CATEGORY:
+            return None
+        return faction_of(cards[0])
+
     def validate_setup(self, players: Lineup) -> list[str]:
         """Problems with the drawn line-up (m209.txt:22-33), in Chinese; [] when all is well.
 
@@ -614,7 +634,8 @@ class M209(Ruleset):
             card = cards[0]
             if card not in CATEGORY:
                 problems.append(
-                    f"玩家「{name}」的身份「{card}」不在本局的身份池中（m209.txt:22-33）"
+                    f"玩家「{name}」的身份「{card}」不在本局的身份池中"
+                    f"（{self.rule_post} · 身份配置，m209.txt:22-33）。身份池：{pool_text()}"
                 )
                 continue
             drawn.append(card)

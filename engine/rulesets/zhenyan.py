@@ -491,6 +491,15 @@ class Zhenyan(Ruleset):
         setup_rule="zhenyan.txt:62-100",
     )
 
+    # the 12 identities (zhenyan.txt:64-100), of two factions (zhenyan.txt:64, 82)
+    player_count: ClassVar[tuple[int, str] | None] = (12, "zhenyan.txt:64-100")
+    faction_rule: ClassVar[str] = "zhenyan.txt:64, 82"
+
+    def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
+        if len(cards) != 1 or cards[0] not in DECK:
+            return None
+        return faction_of_role(cards[0])
+
     def validate_setup(self, players: Lineup) -> list[str]:
         """Problems with the roster's cards (zhenyan.txt:64-100), in Chinese."""
         problems: list[str] = []
@@ -1067,6 +1076,7 @@ class Zhenyan(Ruleset):
                 board.prepared.append(replace(a, skill=skill))
             else:
                 board.record(a, "校验", Outcome.INVALID, f"<{skill}>不是白天发动的技能", spec.rule)
+        self._reds_during_the_day(board, day)
         if day.sheriff_election:
             elected = day.elected
             if elected is None:

@@ -370,9 +370,15 @@ def day_group() -> None:
 @click.option("--day", "number", type=int, required=True, help="第几天。")
 @_action_options
 def day_add(ctx: GameContext, number: int, opts: _ActionOptions) -> None:
-    """记录白天的一条决定或技能（装傻、翻牌、最后一枪、殉职、投降、猜中）。
+    """记录白天的一条决定或技能（装傻、翻牌、最后一枪、殉职、投降、猜中、决斗、红牌罚下）。
 
     狼人真言询问帖中猜中的词语由 day resolve 自动读取，不必再记录；记录了也只计一次。
+
+    红牌罚下、决斗写 --at：关门前的红牌使被罚者从那一刻起出局，他的票和投给他的票不再计入；
+    决斗的目标身份同样从决斗时刻起出局（见 docs/rulings.md 投票与计票）。
+
+    例：bansha day add GAME.toml --day 2 --actor 面条 --skill 红牌罚下
+    --at 2026-12-02T12:30:00+08:00
     """
     rs = _ruleset(ctx)
     action = _action_from_options(ctx, rs, *opts)
@@ -481,6 +487,8 @@ def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool)
         )
         sheriff = res.sheriff
     recorded = [r.action for r in journal_actions(ctx.store, "day", number)]
+    # a red card recorded with its time, a duel's target card: out from that moment
+    players = rs.with_timed_outs(players, rs.timed_outs(state, [*recorded, *reds]))
     dctx = DayContext(
         day=number,
         opens=day.opens,
@@ -515,7 +523,9 @@ def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool)
     day_tally = tally(verdicts, dctx, rs)
     read = _inquiry_guesses(ctx, number, when, d, recorded)
     actions = [*recorded, *read, *reds, *rs.vote_actions(day_tally)]
-    day_input = DayInput.from_tally(day_tally, actions=actions, first_round=first_tally)
+    day_input = DayInput.from_tally(
+        day_tally, actions=actions, first_round=first_tally, closes=day.closes.isoformat()
+    )
     try:
         new_state, report = resolve_day(state, day_input, rs)
     except (EngineError, StateError) as exc:

@@ -579,6 +579,14 @@ def _out_map(outs: Iterable[tuple[str, datetime, str]]) -> dict[str, tuple[datet
     return result
 
 
+def game_factions(game: Game) -> dict[str, str | None]:
+    """Each player's actual faction for the card ledger (a faction's loss by two red cards):
+    the game file's ``faction``, else the one the cards give (the game file's check refuses a
+    ``faction`` the cards contradict); None when neither says."""
+    ruleset = get_ruleset(game.game.ruleset)
+    return {p.name: p.faction or ruleset.hand_faction(p.name, p.cards) for p in game.players}
+
+
 _Outs = dict[str, tuple[datetime, str]]
 
 
@@ -679,7 +687,7 @@ def _start(game: Game, store: Store, as_of: datetime) -> _Run:
     ruleset = get_ruleset(game.game.ruleset)
     snaps = journal.snapshots(store) if ruleset.has_engine else []
     events = card_events(store)
-    factions = {p.name: p.faction for p in game.players}
+    factions = game_factions(game)
     ledger = card_ledger(events, factions, rules=ruleset.cards)
     fixed_outs: list[tuple[str, datetime, str]] = list(journal_outs(store))
     from_engine = _engine_outs(store, game, snaps)
@@ -726,6 +734,12 @@ def _derive_day(run: _Run, day: Day) -> DayResult:
     outs = _out_map(_revived(run.revivals, day.opens, [*run.fixed_outs, *run.vote_outs]))
     sheriff = _day_sheriff(run, day, engine_state, outs)
     players = _day_players(run, day, engine_state, outs)
+    day_actions = journal_day_actions(run.store, day.day) if engine_state is not None else ()
+    if engine_state is not None:
+        # the day's recorded red cards (--at) and duels put out from their time, as day resolve
+        players = run.ruleset.with_timed_outs(
+            players, run.ruleset.timed_outs(engine_state, day_actions)
+        )
     living_at = [p.name for p in players if p.out_at is None or p.out_at > day.opens]
     speed, accelerated = _day_speed(run, day, outs, living_at)
     run.accelerated_by_day[day.day] = accelerated
@@ -747,7 +761,7 @@ def _derive_day(run: _Run, day: Day) -> DayResult:
         accelerated=accelerated,
         closed=run.as_of >= day.closes,
         engine_day=any(s.phase == Phase.day(day.day) for s in run.snaps),
-        day_actions=journal_day_actions(run.store, day.day) if engine_state is not None else (),
+        day_actions=day_actions,
     )
     contexts, first_round, verdicts, day_tally = _day_tally(
         run, view, ballots, first_ballots, unreadable, notes
@@ -809,7 +823,8 @@ def _day_players(
     )
     if engine_state is not None and ruleset.card_units:
         # card-based sets vote by card: the engine knows which cards are in play
-        players = ruleset.vote_roster(engine_state, opens=day.opens, red_at={})
+        red_at = {p: at for p, at in run.ledger.out_by_red.items() if day.opens < at <= day.closes}
+        players = ruleset.vote_roster(engine_state, opens=day.opens, red_at=red_at)
     elif engine_state is not None:
         # who may vote / be voted as the engine says (m209 离开游戏, m209.txt:210)
         rights = {

@@ -40,7 +40,7 @@ from engine.rulesets import get_ruleset
 from engine.state import Phase
 from engine.votes import Evidence, Tally, VerdictStatus, VoteVerdict
 from pipeline import resources
-from pipeline.derive import DayResult, Derivation, card_events
+from pipeline.derive import DayResult, Derivation, card_events, game_factions
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole, templates_folder
 from pipeline.game.threads import CLOSE_WINDOW, day_roles, game_wide, thread_subject
 from pipeline.store import Store
@@ -967,7 +967,7 @@ def cards_context(
     days = sorted(game.days, key=lambda x: x.day)
     if not days:
         return None
-    factions = {p.name: p.faction for p in game.players}
+    factions = game_factions(game)
     ordered = sorted(events, key=_event_key)
     flags = {f.id: f for f in d.flags}
     rows: list[dict[str, Any]] = []

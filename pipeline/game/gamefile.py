@@ -1016,7 +1016,8 @@ def _first_round_problems(
 
 
 def _setup_check(ruleset: Any, players: Sequence[tuple[int, Mapping[str, Any]]]) -> list[Problem]:
-    """The rule set's own check of the line-up (card pairs, forbidden combinations …).
+    """The rule set's own check of the line-up (player count, card pairs, forbidden
+    combinations, each ``faction`` against the cards …).
 
     Runs only when every player lists cards: a file without cards (votes and conduct only) is
     valid. The messages name the cards: they are for the director, whose file holds them anyway.
@@ -1026,7 +1027,9 @@ def _setup_check(ruleset: Any, players: Sequence[tuple[int, Mapping[str, Any]]])
     if not all(isinstance(p.get("cards"), list) and p.get("cards") for _, p in players):
         return []
     setup = [(str(p.get("name")), [str(c) for c in p["cards"]]) for _, p in players]
-    return [Problem("players", msg) for msg in get_ruleset(ruleset).validate_setup(setup)]
+    factions = {str(p.get("name")): p.get("faction") for _, p in players}
+    problems = get_ruleset(ruleset).lineup_problems(setup, factions)  # count, cards, factions
+    return [Problem("players", msg) for msg in problems]
 
 
 def _env_check(data: Mapping[str, Any], env: Mapping[str, str]) -> list[Problem]:
