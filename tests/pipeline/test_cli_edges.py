@@ -4,13 +4,13 @@ in Chinese beside English, an example in every help page."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
-import click
 import pytest
 from click.testing import CliRunner
 
-from pipeline.cli import cli, load_all_commands
+from pipeline.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 GAMES = ROOT / "config" / "games"
@@ -46,3 +46,49 @@ def test_serve_without_a_game_file_in_an_empty_folder_says_how(tmp_path, monkeyp
     out = CliRunner().invoke(cli, ["serve"])
     assert out.exit_code == 2
     assert "没有指定游戏文件" in out.output and "BANSHA_GAME" in out.output
+
+
+# --------------------------------------------------------------------------- Chinese values
+
+
+def _settings(db: Path) -> list[tuple[str, str]]:
+    return sqlite3.connect(db).execute("SELECT key, value FROM journal_settings").fetchall()
+
+
+@pytest.mark.parametrize(
+    ("typed", "stored", "said"),
+    [
+        ("accelerate", "accelerate", "加速"),
+        ("加速", "accelerate", "加速"),
+        ("不加速", "normal", "不加速"),
+        # m209.txt:593 「延迟成功时，不再视为"执行加速"状态」: a 延时 day is a day not accelerated
+        ("延时", "normal", "不加速"),
+    ],
+)
+def test_vote_speed_takes_the_chinese_word_for_its_mode(tmp_path, typed, stored, said):
+    db = tmp_path / "g.db"
+    args = ["vote", "speed", str(GAMES / "demo.toml"), "--db", str(db), "--day", "2"]
+    out = CliRunner().invoke(cli, [*args, "--mode", typed])
+    assert out.exit_code == 0, out.output
+    assert f"已记录：第2天 {said}" in out.output
+    assert _settings(db) == [("speed:2", stored)]  # stored as the English value, read as before
+    out = CliRunner().invoke(cli, [*args, "--mode", "自动"])
+    assert out.exit_code == 0 and _settings(db) == []  # 自动 = auto: the ruling forgotten
+
+
+def test_vote_modifier_takes_the_words_bansha_prints_for_a_kind(tmp_path):
+    db = tmp_path / "g.db"
+    base = ["vote", "modifier", str(GAMES / "demo.toml"), "--db", str(db), "--day", "2"]
+    out = CliRunner().invoke(
+        cli,
+        [*base, "--player", "包子", "--kind", "得票加", "--value", "1", "--source", "乌鸦[诽谤]"],
+    )
+    assert out.exit_code == 0, out.output
+    assert "已记录：第2天 包子：得票加 1（乌鸦[诽谤]）" in out.output
+    rows = sqlite3.connect(db).execute("SELECT player, kind, value FROM journal_modifiers")
+    assert rows.fetchall() == [("包子", "weight_add", "1")]
+    bad = CliRunner().invoke(cli, [*base, "--player", "包子", "--kind", "加几票"])
+    assert bad.exit_code == 2
+    assert (
+        "'加几票' 不是可选的值；可以写：weight_add（得票加）、weight_set（票权改为）" in bad.output
+    )
