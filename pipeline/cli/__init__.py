@@ -30,6 +30,7 @@ import click
 
 import pipeline.cli.zh  # noqa: F401  (before any command: click speaks Chinese)
 from pipeline import resolve_db_path
+from pipeline.cli import examples
 
 if TYPE_CHECKING:  # the command line starts fast: a command imports what it uses
     import httpx
@@ -216,7 +217,10 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
             load_command(cmd_name)
-        return self.commands.get(cmd_name)
+        command = self.commands.get(cmd_name)
+        if command is not None:
+            examples.attach(command, cmd_name)
+        return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []
@@ -242,9 +246,12 @@ def load_command(name: str) -> None:
 
 
 def load_all_commands() -> None:
-    """Every command loaded (for tests and for tools that walk the command tree)."""
+    """Every command loaded (for tests and for tools that walk the command tree), each with
+    its example (:mod:`pipeline.cli.examples`)."""
     for name in LAZY_COMMANDS:
         load_command(name)
+    for name, command in cli.commands.items():
+        examples.attach(command, name)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -258,6 +265,9 @@ def cli(verbose: bool) -> None:
     或当前目录中唯一的游戏文件。
     """
     _setup_logging(verbose)
+
+
+cli.epilog = examples.epilog("")
 
 
 # --------------------------------------------------------------------------- the store

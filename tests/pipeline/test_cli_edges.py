@@ -3,14 +3,16 @@ in Chinese beside English, an example in every help page."""
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import sqlite3
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
-from pipeline.cli import cli
+from pipeline.cli import cli, load_all_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 GAMES = ROOT / "config" / "games"
@@ -92,3 +94,54 @@ def test_vote_modifier_takes_the_words_bansha_prints_for_a_kind(tmp_path):
     assert (
         "'加几票' 不是可选的值；可以写：weight_add（得票加）、weight_set（票权改为）" in bad.output
     )
+
+
+# --------------------------------------------------------------------------- examples
+
+
+def _commands(command: click.Command, path: tuple[str, ...] = ()):
+    """Every command under ``command`` with its path (the hidden old name ``post`` left out)."""
+    yield path, command
+    if isinstance(command, click.Group):
+        for name, sub in sorted(command.commands.items()):
+            if not sub.hidden:
+                yield from _commands(sub, (*path, name))
+
+
+def _help(command: click.Command, path: tuple[str, ...]) -> str:
+    with click.Context(command, info_name=" ".join(("bansha", *path))) as ctx:
+        return command.get_help(ctx)
+
+
+def _examples(help_text: str) -> list[str]:
+    """The lines under 示例： at the end of a help page."""
+    lines = help_text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == "示例：")
+    return [line.strip() for line in lines[start + 1 :] if line.strip()]
+
+
+def test_every_help_page_ends_with_an_example_that_parses():
+    load_all_commands()
+    seen = 0
+    for path, command in _commands(cli):
+        text = _help(command, path)
+        assert "示例：" in text, f"bansha {' '.join(path)} --help 没有示例"
+        examples = _examples(text)
+        assert examples, path
+        for example in examples:
+            words = shlex.split(example)
+            assert words[0] == "bansha", example
+            # the example names a real command path and options it has, with values it takes
+            target: click.Command = cli
+            args = words[1:]
+            while args and args[0].startswith("-") and target is cli:
+                args = args[1:]  # bansha -v cycle: the root's own option
+            while isinstance(target, click.Group) and args and args[0] in target.commands:
+                target, args = target.commands[args[0]], args[1:]
+            if isinstance(target, click.Group):
+                name = getattr(target, "default_cmd_name", None)
+                assert name, f"{example}：没有这个命令"
+                target = target.commands[name]
+            target.make_context(example, list(args))  # raises on an unknown option or value
+            seen += 1
+    assert seen >= 60

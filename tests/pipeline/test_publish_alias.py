@@ -27,7 +27,7 @@ def run(args: list[str], env: dict[str, str] | None = None) -> Any:
 
 def command_rows(help_text: str) -> list[str]:
     """The command names listed under 命令: in a --help."""
-    rows = help_text.split("命令:", 1)[1].splitlines()
+    rows = help_text.split("命令:", 1)[1].split("示例：", 1)[0].splitlines()
     return [row.split()[0] for row in rows if row.startswith("  ") and row.split()]
 
 
