@@ -41,7 +41,7 @@ KIND_ZH = {
     "vote": "投票",
     "change": "改票",
     "abstain": "弃权",
-    "invalid": "格式错误",
+    "invalid": "无效票",  # as the console and the report say it: a wrong name is no format slip
     "proxy": "代投",
 }
 
