@@ -145,3 +145,25 @@ def test_every_help_page_ends_with_an_example_that_parses():
             target.make_context(example, list(args))  # raises on an unknown option or value
             seen += 1
     assert seen >= 60
+
+
+# --------------------------------------------------------------------------- docs
+
+
+def test_the_consoles_demo_example_serves_the_game_file_the_demo_wrote():
+    """bansha demo moves the example's dates and writes its own game file beside its store: the
+    console's example serves that file (the store beside it), not config/games/demo.toml, whose
+    unshifted dates would read every vote of the shifted store as 尚未开门."""
+    import tempfile
+
+    from pipeline.cli.demo import DemoFiles
+
+    doc = (ROOT / "docs" / "控制台.md").read_text(encoding="utf-8")
+    demo_lines = [
+        line for line in doc.splitlines() if "bansha serve" in line and "bansha demo" in line
+    ]
+    assert demo_lines
+    store = Path(tempfile.gettempdir()) / "bansha-demo" / "demo.db"
+    for line in demo_lines:
+        words = shlex.split(line.split("#", 1)[0])
+        assert words[1:] == ["serve", str(DemoFiles.beside(store).game)], line
