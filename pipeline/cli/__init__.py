@@ -20,7 +20,8 @@ import logging
 import os
 import sqlite3
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -487,9 +488,30 @@ def as_of_option(fn: Any) -> Any:
     )(fn)
 
 
+#: the story's clock while ``bansha demo`` runs its commands on a simulated forum (the forum's
+#: clock and every command's present are then the same moment); None: the machine's clock
+_story_clock: Callable[[], datetime] | None = None
+
+
 def clock(tz: tzinfo) -> datetime:
-    """The present in ``tz``: what a command means by "now" when not given ``--as-of``."""
+    """The present in ``tz``: what a command means by "now" when not given ``--as-of``, and
+    the time a forum write is stamped with — the machine's clock, or inside
+    :func:`story_clock` the demo's simulated one."""
+    if _story_clock is not None:
+        return _story_clock().astimezone(tz)
     return datetime.now(tz)
+
+
+@contextmanager
+def story_clock(now: Callable[[], datetime]) -> Iterator[None]:
+    """While the demo tells its simulated story: the commands it runs take ``now`` (the
+    simulator's clock) for the present, so no real time mixes into the story."""
+    global _story_clock
+    saved, _story_clock = _story_clock, now
+    try:
+        yield
+    finally:
+        _story_clock = saved
 
 
 def verbose() -> bool:

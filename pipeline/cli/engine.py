@@ -447,9 +447,7 @@ def _last_closed_day(ctx: GameContext, when: datetime) -> int:
 # prints) in the order the director reads it
 @day_group.command("resolve")
 @game_command
-@click.option(
-    "--day", "number", type=int, default=None, help="第几天（默认：刚关门的那一天）。"
-)
+@click.option("--day", "number", type=int, default=None, help="第几天（默认：刚关门的那一天）。")
 @click.option("--as-of", "as_of", default=None, help="按这个时间判断（ISO 8601；默认现在）。")
 @click.option("--json", "as_json", is_flag=True, help="输出 JSON。")
 def day_resolve(ctx: GameContext, number: int | None, as_of: str | None, as_json: bool) -> None:

@@ -40,6 +40,7 @@ import click
 import tomlkit
 from tomlkit.items import AoT, Item, Table, Whitespace
 
+import pipeline.cli
 from engine.deal import (
     Deal,
     DealError,
@@ -800,7 +801,7 @@ def _deal(path: Path, store: Store, game: Game, *, redeal: bool, tid: int | None
     if problems:  # a bug: the engine checked the deal
         lines = "\n".join(f"  {p.loc}：{p.message}" for p in problems)
         raise click.ClickException(f"写入身份牌后游戏文件会有错误，没有写入：\n{lines}")
-    now = datetime.now(game.game.tz)
+    now = pipeline.cli.clock(game.game.tz)
     spec = commit_spec(game, digest, tid=tid, ruleset_name=f"{rs.id}（{bbcode_escape(rs.name)}）")
     try:
         with store.atomic():
@@ -850,7 +851,7 @@ def _reveal(store: Store, game: Game, tid: int | None) -> None:
     changed = [name for _uid, name, cards in revealed.seats if now_cards.get(name) != sorted(cards)]
     spec = reveal_spec(text, digest, seed_hex, tid=tid)
     with store.atomic():
-        ids = save_drafts(store, [spec], now=datetime.now(game.game.tz))
+        ids = save_drafts(store, [spec], now=pipeline.cli.clock(game.game.tz))
     click.echo(text, nl=False)
     click.echo(f"承诺（SHA-256）：{digest}")
     if ids:
