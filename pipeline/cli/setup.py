@@ -55,6 +55,7 @@ from pipeline.game.gamefile import (
     THREAD_ROLE_TITLES,
     Game,
     GameFileError,
+    Problem,
     ThreadRole,
     load_game,
     parse_game,
@@ -354,7 +355,7 @@ def _summary(
         if forum.requires_login
         else "游客可以看帖"
     )
-    cards = {len(p.cards) for p in game.players}
+    cards = {len(p.cards) for p in game.players} or {0}
     dealt = (
         "还没有发牌（cards 为空：计票和违规照常，夜晚结算前要发牌）"
         if cards == {0}
@@ -365,7 +366,9 @@ def _summary(
         f"时区 {game.game.timezone}",
         f"论坛：{forum.base_url}（{login}）",
         f"导演：{'、'.join(game.director.names)}",
-        f"玩家：{len(game.players)} 名，{dealt}：{'、'.join(p.name for p in game.players)}",
+        f"玩家：{len(game.players)} 名，{dealt}：{'、'.join(p.name for p in game.players)}"
+        if game.players
+        else "玩家：还没有（报名之后由 bansha signup 写进 [[players]]）",
     ]
     if not game.days:
         lines.append("天数：还没有写任何一天（[[days]]）")
@@ -438,8 +441,10 @@ def check_cmd(game_file: Path | None, online: bool) -> None:
         raise click.ClickException(f"找不到游戏文件：{game_file}")
     try:
         game = load_game(game_file, env=os.environ, check_login=False)
+        before_signup = False
     except GameFileError as exc:
-        raise click.ClickException(str(exc)) from exc
+        game = _before_signup(game_file, exc)
+        before_signup = True
     problems = _opening_problems(game)
     if problems:
         lines = [f"游戏文件 {game_file}：{p}" for p in problems]
@@ -447,7 +452,10 @@ def check_cmd(game_file: Path | None, online: bool) -> None:
             lines.insert(0, f"游戏文件 {game_file} 有 {len(lines)} 处错误：")
         raise click.ClickException("\n".join(lines))
     now = datetime.now(game.game.tz)
-    click.echo(f"游戏文件 {game_file} 没有问题。")
+    if before_signup:
+        click.echo(f"游戏文件 {game_file} 还没有玩家（报名之前），其余没有问题。")
+    else:
+        click.echo(f"游戏文件 {game_file} 没有问题。")
     game, opened, unread = with_store_threads(game, game_file)
     for line in _summary(game, game_file, now, opened):
         click.echo(f"  {line}")
@@ -464,9 +472,64 @@ def check_cmd(game_file: Path | None, online: bool) -> None:
         load_game(game_file, env=os.environ, check_login=True)
     except GameFileError as exc:
         for p in exc.problems:
-            click.echo(f"注意：{p.message}（联网的命令 crawl、cycle、post 会拒绝运行）")
+            if not _about_players(p):
+                click.echo(f"注意：{p.message}（联网的命令 crawl、cycle、post 会拒绝运行）")
+    if before_signup:
+        click.echo(_signup_next(game, game_file))
     if online:
         _check_online(game)
+
+
+def _about_players(problem: Problem) -> bool:
+    return problem.loc == "players" or problem.loc.startswith(("players[", "players."))
+
+
+#: the stand-in ``[[players]]`` entry a file before sign-up is checked with (never shown)
+_STAND_IN = "报名之前"
+
+
+def _before_signup(game_file: Path, exc: GameFileError) -> Game:
+    """A game file before sign-up (no ``[[players]]`` yet, as ``bansha signup`` will write
+    them): everything else checked — the file as it would load with one stand-in player — and
+    the game returned without players. Any other problem is raised, as always."""
+    try:
+        data = tomllib.loads(game_file.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        raise click.ClickException(str(exc)) from exc
+    if data.get("players") not in (None, []) or not any(_about_players(p) for p in exc.problems):
+        raise click.ClickException(str(exc)) from exc
+    others = [p for p in exc.problems if not _about_players(p)]
+    if others:
+        raise click.ClickException(
+            str(GameFileError(game_file, others))
+            + "\n（还没有 [[players]] 不算错误：报名后由 bansha signup 写进来）"
+        ) from exc
+    director = data.get("director")
+    uids = director.get("uids") if isinstance(director, dict) else None
+    known = [u for u in uids if isinstance(u, int)] if isinstance(uids, list) else []
+    stand_in = {"name": _STAND_IN, "uid": max(known, default=0) + 1}
+    try:
+        game = parse_game(
+            {**data, "players": [stand_in]},
+            source=game_file,
+            env=os.environ,
+            check_login=False,
+            folder=game_file.resolve().parent,
+        )
+    except GameFileError as again:
+        others = [p for p in again.problems if not _about_players(p)]
+        raise click.ClickException(str(GameFileError(game_file, others or exc.problems))) from exc
+    return game.model_copy(update={"players": []})
+
+
+def _signup_next(game: Game, game_file: Path) -> str:
+    """What comes next for a game file before sign-up: sign-up, then the deal."""
+    name = shell_word(str(game_file))
+    thread = "" if game.game.signup_thread is not None else " --thread 报名帖的tid"
+    return (
+        f"下一步：报名截止后运行 bansha signup {name}{thread}（读报名帖，把报名的玩家按顺序"
+        f"写进 [[players]]），然后 bansha deal {name} 发牌。"
+    )
 
 
 def _thread_warnings(game: Game) -> list[str]:
