@@ -44,7 +44,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "player substitute": (
         "bansha player substitute --player 烧卖 --uid 120 --name 替补甲 --at 2026-12-02T12:00:00+08:00",  # noqa: E501
     ),
-    "new": ("bansha new 我的游戏.toml --ruleset m135", "bansha new 新局.toml --ruleset nizhuan"),
+    "new": (
+        "bansha new 我的游戏.toml --ruleset m135",
+        "bansha new 新局.toml --ruleset nizhuan --fid 42",
+    ),
     "check": ("bansha check", "bansha check 我的游戏.toml --online"),
     "init": ("bansha init",),
     "crawl": ("bansha crawl", "bansha crawl --day 2 --full"),

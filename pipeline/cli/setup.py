@@ -135,9 +135,23 @@ _REWRITES: Mapping[tuple[str, str], str] = {
 }
 
 
-def starter_text(ruleset: str, game_id: str, today: date, file_name: str = "本文件") -> str:
+#: the keys of a ``[[days]]`` entry that hold a thread's tid (left out when bansha opens them)
+_THREAD_KEYS = frozenset(role.value for role in ThreadRole)
+
+
+def starter_text(
+    ruleset: str,
+    game_id: str,
+    today: date,
+    file_name: str = "本文件",
+    *,
+    fid: int | None = None,
+) -> str:
     """The starter game file for ``ruleset``: its example with ``game_id``, the days moved so
-    the first opens the day after ``today``, and every value to replace marked 「示例」."""
+    the first opens the day after ``today``, and every value to replace marked 「示例」.
+
+    ``fid``: bansha opens the game's threads in that forum section (``[forum] fid``), so the
+    days have no tids (bansha drafts each thread before its day opens)."""
     source = example_path(ruleset)
     text = source.read_text(encoding="utf-8")
     example = tomllib.loads(text)
@@ -156,11 +170,12 @@ def starter_text(ruleset: str, game_id: str, today: date, file_name: str = "本�
         if line.startswith("#") and "复制这个文件" not in line and "示例" not in line
     ]
     secret = "、秘密表" if ruleset in example else ""
+    tids = "每天的时间" if fid is not None else "每天的时间和帖子编号"
     out = [
         f"# {RULESET_TITLES[ruleset]}（规则集 {ruleset}）的游戏文件，"
         f"由 bansha new 按示例 config/games/{ruleset}.toml 生成。",
         f"# 这是一个合法、可以直接使用的起点：标有「{MARK}」的值都是示例——",
-        f"# 标题、论坛地址、导演账号、玩家名单和身份牌、每天的时间和帖子编号{secret}，",
+        f"# 标题、论坛地址、导演账号、玩家名单和身份牌、{tids}{secret}，",
         "# 改成你这局游戏的。",
         "# 每个键的类型、默认值和检查见 docs/游戏文件.md。改完后：",
         f"#   bansha check {file_name}            检查（不创建数据库；还是示例的值会列出来）",
@@ -186,14 +201,24 @@ def starter_text(ruleset: str, game_id: str, today: date, file_name: str = "本�
             elif section == "days" and not seen_days:
                 seen_days = True
                 out.append(f"# 【{MARK}】日期已排成从明天（{start.isoformat()}）开始；")
-                out.append(
-                    "# 开门/关门时间和帖子编号（tid，论坛网址里的 tid=）都是示例："
-                    "开帖后改成真实的编号。"
-                )
+                if fid is None:
+                    out.append(
+                        "# 开门/关门时间和帖子编号（tid，论坛网址里的 tid=）都是示例："
+                        "开帖后改成真实的编号。"
+                    )
+                else:
+                    out.append(
+                        "# 开门/关门时间是示例。帖子不用写 tid：bansha 在开门前起草每天的新帖，"
+                        "导演批准后开门时开出（[forum] fid）。"
+                    )
             elif section == ruleset:
                 out.append(f"# 【{MARK}】秘密表的值是示例：一定要改成你这局的")
                 out.append("# （bansha check 会提醒还没改的地方，但不会显示它们）。")
         key = stripped.split("=", 1)[0].strip() if "=" in stripped else ""
+        if fid is not None and section == "days" and key in _THREAD_KEYS:
+            continue  # bansha opens it and records its tid
+        if fid is not None and section == "forum" and key == "fid":
+            continue  # written below, after the section's header
         if section == "game" and key == "id":
             line = _line(
                 "id", game_id, "游戏编号（取自文件名）：不含空格和 / \\，只在 bansha 内部用"
@@ -201,6 +226,10 @@ def starter_text(ruleset: str, game_id: str, today: date, file_name: str = "本�
         elif (section, key) in _REWRITES:
             line = _line(key, example[section][key], _REWRITES[(section, key)])
         out.append(_DATETIME.sub(moved, line))
+        if fid is not None and stripped == "[forum]":
+            out.append(
+                _line("fid", fid, "游戏所在的版块（版块网址里的 fid=）：bansha 在这里开新帖")
+            )
     return "\n".join(out) + "\n"
 
 
@@ -213,10 +242,19 @@ def starter_text(ruleset: str, game_id: str, today: date, file_name: str = "本�
     metavar="ID",
     help="规则集：" + " / ".join(f"{rs} {RULESET_TITLES[rs]}" for rs in RULESETS) + "。",
 )
-def new_cmd(game_file: Path, ruleset: str) -> None:
+@click.option(
+    "--fid",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="FID",
+    help="帖子由 bansha 开：写进 [forum] fid（游戏所在版块的编号，版块网址里的 fid=），"
+    "每天不写帖子编号，bansha 在开门前起草新帖、导演批准后开出。",
+)
+def new_cmd(game_file: Path, ruleset: str, fid: int | None) -> None:
     """写一个新的游戏文件：按这个规则集的示例，标出要改的「示例」值（不会覆盖已有的文件）。
 
     写出的文件可以直接使用（bansha check 接受它，并列出还是示例的值）；日期排成从明天开始。
+    帖子由 bansha 开时加 --fid（版块编号）：每天不写帖子编号。
     """
     if game_file.suffix.lower() != ".toml":
         raise click.ClickException(f"游戏文件名应以 .toml 结尾（如 我的游戏.toml）：{game_file}")
@@ -232,7 +270,11 @@ def new_cmd(game_file: Path, ruleset: str) -> None:
     example = tomllib.loads(example_path(ruleset).read_text(encoding="utf-8"))
     today = clock().astimezone(ZoneInfo(example["game"]["timezone"])).date()
     text = starter_text(
-        ruleset, game_id_from(game_file, ruleset, today), today, shell_word(game_file.name)
+        ruleset,
+        game_id_from(game_file, ruleset, today),
+        today,
+        shell_word(game_file.name),
+        fid=fid,
     )
     try:
         game = parse_game(
@@ -262,9 +304,14 @@ def new_cmd(game_file: Path, ruleset: str) -> None:
         "权限 0600，只有你能读：里面有身份牌）。"
     )
     click.echo("接下来：")
+    days = (
+        f"每天的时间（帖子由 bansha 在版块 fid={fid} 开出，不用写 tid）"
+        if fid is not None
+        else "每天的时间和帖子编号（tid）"
+    )
     click.echo(
         f"  1. 打开 {name}，把标有「{MARK}」的值改成你这局游戏的：标题、论坛地址、导演账号、"
-        f"玩家名单和身份牌、每天的时间和帖子编号（tid）{secret}。"
+        f"玩家名单和身份牌、{days}{secret}。"
     )
     click.echo(
         f"  2. bansha check {name}            检查文件（不创建数据库；还是示例的值会列出来）"
