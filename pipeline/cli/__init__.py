@@ -20,7 +20,8 @@ import logging
 import os
 import sqlite3
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -30,6 +31,7 @@ import click
 
 import pipeline.cli.zh  # noqa: F401  (before any command: click speaks Chinese)
 from pipeline import resolve_db_path
+from pipeline.cli import examples
 
 if TYPE_CHECKING:  # the command line starts fast: a command imports what it uses
     import httpx
@@ -222,7 +224,10 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
             load_command(cmd_name)
-        return self.commands.get(cmd_name)
+        command = self.commands.get(cmd_name)
+        if command is not None:
+            examples.attach(command, cmd_name)
+        return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []
@@ -248,9 +253,12 @@ def load_command(name: str) -> None:
 
 
 def load_all_commands() -> None:
-    """Every command loaded (for tests and for tools that walk the command tree)."""
+    """Every command loaded (for tests and for tools that walk the command tree), each with
+    its example (:mod:`pipeline.cli.examples`)."""
     for name in LAZY_COMMANDS:
         load_command(name)
+    for name, command in cli.commands.items():
+        examples.attach(command, name)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -286,6 +294,7 @@ def main() -> None:
     command line."""
     console_streams()
     cli()
+cli.epilog = examples.epilog("")
 
 
 # --------------------------------------------------------------------------- the store
@@ -505,9 +514,30 @@ def as_of_option(fn: Any) -> Any:
     )(fn)
 
 
+#: the story's clock while ``bansha demo`` runs its commands on a simulated forum (the forum's
+#: clock and every command's present are then the same moment); None: the machine's clock
+_story_clock: Callable[[], datetime] | None = None
+
+
 def clock(tz: tzinfo) -> datetime:
-    """The present in ``tz``: what a command means by "now" when not given ``--as-of``."""
+    """The present in ``tz``: what a command means by "now" when not given ``--as-of``, and
+    the time a forum write is stamped with — the machine's clock, or inside
+    :func:`story_clock` the demo's simulated one."""
+    if _story_clock is not None:
+        return _story_clock().astimezone(tz)
     return datetime.now(tz)
+
+
+@contextmanager
+def story_clock(now: Callable[[], datetime]) -> Iterator[None]:
+    """While the demo tells its simulated story: the commands it runs take ``now`` (the
+    simulator's clock) for the present, so no real time mixes into the story."""
+    global _story_clock
+    saved, _story_clock = _story_clock, now
+    try:
+        yield
+    finally:
+        _story_clock = saved
 
 
 def verbose() -> bool:

@@ -15,6 +15,7 @@ from pipeline import resources
 from pipeline.cli import (
     GameContext,
     cli,
+    clock,
     game_command,
     make_http_client,
     templates_dir_or_none,
@@ -148,8 +149,9 @@ def _crawl(ctx: GameContext, targets: list[CrawlTarget], full: bool) -> Any:
 
 def wall_clock(ctx: GameContext) -> datetime:
     """The real time, in the game's zone: what each post attempt is stamped with (the cycle's
-    ``now`` may be ``--as-of``; the forum's clock is compared with ours, not with that)."""
-    return datetime.now(ctx.game.game.tz)
+    ``now`` may be ``--as-of``; the forum's clock is compared with ours, not with that); the
+    demo's simulated clock while it tells its story (:func:`pipeline.cli.story_clock`)."""
+    return clock(ctx.game.game.tz)
 
 
 def _publish(ctx: GameContext, now: datetime) -> list[PublishResult]:

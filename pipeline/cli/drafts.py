@@ -13,6 +13,7 @@ from datetime import datetime
 import click
 from click_default_group import DefaultGroup
 
+import pipeline.cli
 from pipeline.cli import GameContext, cli, game_command
 from pipeline.cli.votes import _parse_time, as_of_option, run_derive
 from pipeline.cycle import closed_days_to_reread, first_rounds_to_reread
@@ -37,7 +38,7 @@ from pipeline.store import StoreError
 
 
 def _now(ctx: GameContext) -> datetime:
-    return datetime.now(ctx.game.game.tz)
+    return pipeline.cli.clock(ctx.game.game.tz)
 
 
 def _short(ctx: GameContext, stamp: str | None) -> str:

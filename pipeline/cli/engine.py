@@ -27,7 +27,7 @@ from engine.rulesets import Ruleset, get_ruleset
 from engine.rulesets.base import zh_span
 from engine.state import ZH_ORDINAL, GameState, Phase, PhaseKind, StateError
 from engine.votes import DayContext, judge_ballots, tally
-from pipeline.cli import GameContext, cli, game_command
+from pipeline.cli import GameContext, cli, default_day, game_command
 from pipeline.derive import card_events, derive, journal_modifiers
 from pipeline.game.journal import (
     JournalError,
@@ -439,20 +439,32 @@ def _as_of(ctx: GameContext, raw: str | None) -> datetime:
     return value if value is not None else _now(ctx)
 
 
+def _last_closed_day(ctx: GameContext, when: datetime) -> int:
+    """The day ``day resolve`` means without ``--day``: the last one closed at ``when`` (said
+    on stderr), else the first day, which then is said not to have closed yet."""
+    closed = [d.day for d in ctx.game.days if d.closes <= when]
+    if not closed:
+        return default_day(ctx.game, when).day
+    click.echo(f"结算第{max(closed)}天（最近关门的一天；用 --day 指定别的天）", err=True)
+    return max(closed)
+
+
 # long (116 lines): a command's whole conversation with the director (checks, resolution, what it
 # prints) in the order the director reads it
 @day_group.command("resolve")
 @game_command
-@click.option("--day", "number", type=int, required=True, help="第几天。")
+@click.option("--day", "number", type=int, default=None, help="第几天（默认：刚关门的那一天）。")
 @click.option("--as-of", "as_of", default=None, help="按这个时间判断（ISO 8601；默认现在）。")
 @click.option("--json", "as_json", is_flag=True, help="输出 JSON。")
-def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool) -> None:
+def day_resolve(ctx: GameContext, number: int | None, as_of: str | None, as_json: bool) -> None:
     """把第 N 天的计票结果（警长、诽谤、出局都按引擎的状态）应用到状态上。
 
     有询问帖的一天（狼人真言），帖中猜中的词语自动作为当天的“猜中”结算。
     """
     rs = _ruleset(ctx)
     when = _as_of(ctx, as_of)
+    if number is None:
+        number = _last_closed_day(ctx, when)
     phase = Phase.day(number)
     try:
         day = ctx.game.day(number)

@@ -87,14 +87,15 @@ def result_line(result: PublishResult) -> str:
     "publish",
     cls=DefaultGroup,
     default="send",
-    default_if_no_args=False,
+    default_if_no_args=True,
     short_help="发帖：发出已批准的草稿，或登记手动发出的帖子（旧名 post 也可用）。",
 )
 def publish_group() -> None:
     """发帖：把已批准的草稿发到论坛（bansha publish GAME.toml），或登记手动发出的帖子
     （bansha publish record）。旧名 bansha post 用法完全相同。
 
-    带 * 的 send 是默认命令：bansha publish GAME.toml [--id N] [--wait 秒] 就是 send；
+    带 * 的 send 是默认命令：bansha publish GAME.toml [--id N] [--wait 秒] 就是 send，
+    只写 bansha publish 也是（游戏文件取 BANSHA_GAME 或当前目录中唯一的游戏文件）；
     它的选项见 bansha publish send --help。
     """
 
@@ -105,7 +106,7 @@ post_group = DefaultGroup(
     "post",
     commands=publish_group.commands,
     default="send",
-    default_if_no_args=False,
+    default_if_no_args=True,
     hidden=True,
     help="发帖（bansha publish 的旧名，用法完全相同）：把已批准的草稿发到论坛，"
     "或登记手动发出的帖子（record）。",

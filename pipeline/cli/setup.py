@@ -55,6 +55,7 @@ from pipeline.game.gamefile import (
     THREAD_ROLE_TITLES,
     Game,
     GameFileError,
+    Problem,
     ThreadRole,
     load_game,
     parse_game,
@@ -134,9 +135,23 @@ _REWRITES: Mapping[tuple[str, str], str] = {
 }
 
 
-def starter_text(ruleset: str, game_id: str, today: date, file_name: str = "本文件") -> str:
+#: the keys of a ``[[days]]`` entry that hold a thread's tid (left out when bansha opens them)
+_THREAD_KEYS = frozenset(role.value for role in ThreadRole)
+
+
+def starter_text(
+    ruleset: str,
+    game_id: str,
+    today: date,
+    file_name: str = "本文件",
+    *,
+    fid: int | None = None,
+) -> str:
     """The starter game file for ``ruleset``: its example with ``game_id``, the days moved so
-    the first opens the day after ``today``, and every value to replace marked 「示例」."""
+    the first opens the day after ``today``, and every value to replace marked 「示例」.
+
+    ``fid``: bansha opens the game's threads in that forum section (``[forum] fid``), so the
+    days have no tids (bansha drafts each thread before its day opens)."""
     source = example_path(ruleset)
     text = source.read_text(encoding="utf-8")
     example = tomllib.loads(text)
@@ -155,11 +170,12 @@ def starter_text(ruleset: str, game_id: str, today: date, file_name: str = "本�
         if line.startswith("#") and "复制这个文件" not in line and "示例" not in line
     ]
     secret = "、秘密表" if ruleset in example else ""
+    tids = "每天的时间" if fid is not None else "每天的时间和帖子编号"
     out = [
         f"# {RULESET_TITLES[ruleset]}（规则集 {ruleset}）的游戏文件，"
         f"由 bansha new 按规则集 {ruleset} 的示例生成。",
         f"# 这是一个合法、可以直接使用的起点：标有「{MARK}」的值都是示例——",
-        f"# 标题、论坛地址、导演账号、玩家名单和身份牌、每天的时间和帖子编号{secret}，",
+        f"# 标题、论坛地址、导演账号、玩家名单和身份牌、{tids}{secret}，",
         "# 改成你这局游戏的。",
         "# 每个键的类型、默认值和检查见 docs/游戏文件.md。改完后：",
         f"#   bansha check {file_name}            检查（不创建数据库；还是示例的值会列出来）",
@@ -185,14 +201,24 @@ def starter_text(ruleset: str, game_id: str, today: date, file_name: str = "本�
             elif section == "days" and not seen_days:
                 seen_days = True
                 out.append(f"# 【{MARK}】日期已排成从明天（{start.isoformat()}）开始；")
-                out.append(
-                    "# 开门/关门时间和帖子编号（tid，论坛网址里的 tid=）都是示例："
-                    "开帖后改成真实的编号。"
-                )
+                if fid is None:
+                    out.append(
+                        "# 开门/关门时间和帖子编号（tid，论坛网址里的 tid=）都是示例："
+                        "开帖后改成真实的编号。"
+                    )
+                else:
+                    out.append(
+                        "# 开门/关门时间是示例。帖子不用写 tid：bansha 在开门前起草每天的新帖，"
+                        "导演批准后开门时开出（[forum] fid）。"
+                    )
             elif section == ruleset:
                 out.append(f"# 【{MARK}】秘密表的值是示例：一定要改成你这局的")
                 out.append("# （bansha check 会提醒还没改的地方，但不会显示它们）。")
         key = stripped.split("=", 1)[0].strip() if "=" in stripped else ""
+        if fid is not None and section == "days" and key in _THREAD_KEYS:
+            continue  # bansha opens it and records its tid
+        if fid is not None and section == "forum" and key == "fid":
+            continue  # written below, after the section's header
         if section == "game" and key == "id":
             line = _line(
                 "id", game_id, "游戏编号（取自文件名）：不含空格和 / \\，只在 bansha 内部用"
@@ -200,6 +226,10 @@ def starter_text(ruleset: str, game_id: str, today: date, file_name: str = "本�
         elif (section, key) in _REWRITES:
             line = _line(key, example[section][key], _REWRITES[(section, key)])
         out.append(_DATETIME.sub(moved, line))
+        if fid is not None and stripped == "[forum]":
+            out.append(
+                _line("fid", fid, "游戏所在的版块（版块网址里的 fid=）：bansha 在这里开新帖")
+            )
     return "\n".join(out) + "\n"
 
 
@@ -212,10 +242,19 @@ def starter_text(ruleset: str, game_id: str, today: date, file_name: str = "本�
     metavar="ID",
     help="规则集：" + " / ".join(f"{rs} {RULESET_TITLES[rs]}" for rs in RULESETS) + "。",
 )
-def new_cmd(game_file: Path, ruleset: str) -> None:
+@click.option(
+    "--fid",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="FID",
+    help="帖子由 bansha 开：写进 [forum] fid（游戏所在版块的编号，版块网址里的 fid=），"
+    "每天不写帖子编号，bansha 在开门前起草新帖、导演批准后开出。",
+)
+def new_cmd(game_file: Path, ruleset: str, fid: int | None) -> None:
     """写一个新的游戏文件：按这个规则集的示例，标出要改的「示例」值（不会覆盖已有的文件）。
 
     写出的文件可以直接使用（bansha check 接受它，并列出还是示例的值）；日期排成从明天开始。
+    帖子由 bansha 开时加 --fid（版块编号）：每天不写帖子编号。
     """
     if game_file.suffix.lower() != ".toml":
         raise click.ClickException(f"游戏文件名应以 .toml 结尾（如 我的游戏.toml）：{game_file}")
@@ -234,7 +273,11 @@ def new_cmd(game_file: Path, ruleset: str) -> None:
     example = tomllib.loads(example_path(ruleset).read_text(encoding="utf-8"))
     today = clock().astimezone(ZoneInfo(example["game"]["timezone"])).date()
     text = starter_text(
-        ruleset, game_id_from(game_file, ruleset, today), today, shell_word(game_file.name)
+        ruleset,
+        game_id_from(game_file, ruleset, today),
+        today,
+        shell_word(game_file.name),
+        fid=fid,
     )
     try:
         game = parse_game(
@@ -264,9 +307,14 @@ def new_cmd(game_file: Path, ruleset: str) -> None:
         "权限 0600，只有你能读：里面有身份牌）。"
     )
     click.echo("接下来：")
+    days = (
+        f"每天的时间（帖子由 bansha 在版块 fid={fid} 开出，不用写 tid）"
+        if fid is not None
+        else "每天的时间和帖子编号（tid）"
+    )
     click.echo(
         f"  1. 打开 {name}，把标有「{MARK}」的值改成你这局游戏的：标题、论坛地址、导演账号、"
-        f"玩家名单和身份牌、每天的时间和帖子编号（tid）{secret}。"
+        f"玩家名单和身份牌、{days}{secret}。"
     )
     click.echo(
         f"  2. bansha check {name}            检查文件（不创建数据库；还是示例的值会列出来）"
@@ -408,7 +456,7 @@ def _summary(
         if forum.requires_login
         else "游客可以看帖"
     )
-    cards = {len(p.cards) for p in game.players}
+    cards = {len(p.cards) for p in game.players} or {0}
     dealt = (
         "还没有发牌（cards 为空：计票和违规照常，夜晚结算前要发牌）"
         if cards == {0}
@@ -419,7 +467,9 @@ def _summary(
         f"时区 {game.game.timezone}",
         f"论坛：{forum.base_url}（{login}）",
         f"导演：{'、'.join(game.director.names)}",
-        f"玩家：{len(game.players)} 名，{dealt}：{'、'.join(p.name for p in game.players)}",
+        f"玩家：{len(game.players)} 名，{dealt}：{'、'.join(p.name for p in game.players)}"
+        if game.players
+        else "玩家：还没有（报名之后由 bansha signup 写进 [[players]]）",
     ]
     if not game.days:
         lines.append("天数：还没有写任何一天（[[days]]）")
@@ -492,8 +542,10 @@ def check_cmd(game_file: Path | None, online: bool) -> None:
         raise click.ClickException(f"找不到游戏文件：{game_file}")
     try:
         game = load_game(game_file, env=os.environ, check_login=False)
+        before_signup = False
     except GameFileError as exc:
-        raise click.ClickException(str(exc)) from exc
+        game = _before_signup(game_file, exc)
+        before_signup = True
     problems = _opening_problems(game)
     if problems:
         lines = [f"游戏文件 {game_file}：{p}" for p in problems]
@@ -501,7 +553,10 @@ def check_cmd(game_file: Path | None, online: bool) -> None:
             lines.insert(0, f"游戏文件 {game_file} 有 {len(lines)} 处错误：")
         raise click.ClickException("\n".join(lines))
     now = datetime.now(game.game.tz)
-    click.echo(f"游戏文件 {game_file} 没有问题。")
+    if before_signup:
+        click.echo(f"游戏文件 {game_file} 还没有玩家（报名之前），其余没有问题。")
+    else:
+        click.echo(f"游戏文件 {game_file} 没有问题。")
     game, opened, unread = with_store_threads(game, game_file)
     for line in _summary(game, game_file, now, opened):
         click.echo(f"  {line}")
@@ -518,9 +573,64 @@ def check_cmd(game_file: Path | None, online: bool) -> None:
         load_game(game_file, env=os.environ, check_login=True)
     except GameFileError as exc:
         for p in exc.problems:
-            click.echo(f"注意：{p.message}（联网的命令 crawl、cycle、post 会拒绝运行）")
+            if not _about_players(p):
+                click.echo(f"注意：{p.message}（联网的命令 crawl、cycle、post 会拒绝运行）")
+    if before_signup:
+        click.echo(_signup_next(game, game_file))
     if online:
         _check_online(game)
+
+
+def _about_players(problem: Problem) -> bool:
+    return problem.loc == "players" or problem.loc.startswith(("players[", "players."))
+
+
+#: the stand-in ``[[players]]`` entry a file before sign-up is checked with (never shown)
+_STAND_IN = "报名之前"
+
+
+def _before_signup(game_file: Path, exc: GameFileError) -> Game:
+    """A game file before sign-up (no ``[[players]]`` yet, as ``bansha signup`` will write
+    them): everything else checked — the file as it would load with one stand-in player — and
+    the game returned without players. Any other problem is raised, as always."""
+    try:
+        data = tomllib.loads(game_file.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        raise click.ClickException(str(exc)) from exc
+    if data.get("players") not in (None, []) or not any(_about_players(p) for p in exc.problems):
+        raise click.ClickException(str(exc)) from exc
+    others = [p for p in exc.problems if not _about_players(p)]
+    if others:
+        raise click.ClickException(
+            str(GameFileError(game_file, others))
+            + "\n（还没有 [[players]] 不算错误：报名后由 bansha signup 写进来）"
+        ) from exc
+    director = data.get("director")
+    uids = director.get("uids") if isinstance(director, dict) else None
+    known = [u for u in uids if isinstance(u, int)] if isinstance(uids, list) else []
+    stand_in = {"name": _STAND_IN, "uid": max(known, default=0) + 1}
+    try:
+        game = parse_game(
+            {**data, "players": [stand_in]},
+            source=game_file,
+            env=os.environ,
+            check_login=False,
+            folder=game_file.resolve().parent,
+        )
+    except GameFileError as again:
+        others = [p for p in again.problems if not _about_players(p)]
+        raise click.ClickException(str(GameFileError(game_file, others or exc.problems))) from exc
+    return game.model_copy(update={"players": []})
+
+
+def _signup_next(game: Game, game_file: Path) -> str:
+    """What comes next for a game file before sign-up: sign-up, then the deal."""
+    name = shell_word(str(game_file))
+    thread = "" if game.game.signup_thread is not None else " --thread 报名帖的tid"
+    return (
+        f"下一步：报名截止后运行 bansha signup {name}{thread}（读报名帖，把报名的玩家按顺序"
+        f"写进 [[players]]），然后 bansha deal {name} 发牌。"
+    )
 
 
 def _thread_warnings(game: Game) -> list[str]:

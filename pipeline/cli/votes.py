@@ -27,6 +27,7 @@ from pipeline.cli import (
     game_command,
     resolve_day,
 )
+from pipeline.cli.zh import ZhChoice
 from pipeline.derive import Derivation, derive, flag_decisions, tally_json, write_derivation
 from pipeline.game.gamefile import Game
 
@@ -40,7 +41,7 @@ KIND_ZH = {
     "vote": "投票",
     "change": "改票",
     "abstain": "弃权",
-    "invalid": "格式错误",
+    "invalid": "无效票",  # as the console and the report say it: a wrong name is no format slip
     "proxy": "代投",
 }
 
@@ -592,12 +593,13 @@ def vote_proxy(ctx: GameContext, day: int, voter: str, target: str, at: str) -> 
 @click.option("--player", required=True, help="受影响的玩家。")
 @click.option(
     "--kind",
-    type=click.Choice([k.value for k in ModifierKind]),
+    type=ZhChoice({k.value: (MODIFIER_ZH[k.value],) for k in ModifierKind}),
     required=True,
-    help="weight_add 得票+N（诽谤），weight_set 票权=N（迷魂 0），voter_add 票权+N（独裁），"
-    "no_vote 不能投票，no_change 不能改票，block_out 不能被投出，tie_taker 平票出局（高僧），"
-    "force_top 技能最高票，void_on_tie 平票作废（替罪羊），"
-    "before_open 须在开门前投票、开门前未投则弃权（狂躁）。",
+    help="weight_add（得票加）得票+N（诽谤），weight_set（票权改为）票权=N（迷魂 0），"
+    "voter_add（票权加）票权+N（独裁），no_vote（不能投票），no_change（不能改票），"
+    "block_out（不能被投出），tie_taker（平票时出局，高僧），force_top（技能最高票），"
+    "void_on_tie（平票时投票出局作废，替罪羊），"
+    "before_open（须在开门前投票）开门前未投则弃权（狂躁）。英文或括号里的中文都可以。",
 )
 @click.option("--value", default="0", help="数值（可写分数，如 1 或 3/2）。")
 @click.option("--source", default="", help="来源，如 乌鸦[诽谤]。")
@@ -660,14 +662,24 @@ def vote_sheriff(ctx: GameContext, from_day: int, player: str) -> None:
     )
 
 
+#: ``vote speed --mode``: each mode and the words of the rule texts for it (m209.txt:591-593
+#: 「申请加速或延时……延迟成功时，不再视为"执行加速"状态」: a 延时 day is not accelerated)
+SPEED_WORDS = {
+    "accelerate": ("加速",),
+    "normal": ("不加速", "延时", "延迟"),
+    "auto": ("按申请计算", "自动"),
+}
+
+
 @vote_group.command("speed")
 @game_command
 @click.option("--day", type=int, required=True, help="第几天。")
 @click.option(
     "--mode",
-    type=click.Choice(["accelerate", "normal", "auto"]),
+    type=ZhChoice(SPEED_WORDS),
     required=True,
-    help="accelerate 加速，normal 不加速，auto 按申请人数计算。",
+    help="accelerate（加速），normal（不加速；延时成功也写它：不再视为执行加速），"
+    "auto（按申请计算：按申请人数）。英文或括号里的中文都可以。",
 )
 def vote_speed(ctx: GameContext, day: int, mode: str) -> None:
     """导演裁定当天是否加速（覆盖按申请人数的计算）。"""

@@ -60,9 +60,9 @@ def resolve_token(
 @click.argument(
     "game_files",
     nargs=-1,
-    required=True,
+    required=False,
     type=click.Path(path_type=Path),
-    metavar="GAME.toml [GAME.toml ...]",
+    metavar="[GAME.toml ...]",
 )
 @click.option(
     "--db",
@@ -103,12 +103,16 @@ def serve(
 ) -> None:
     """导演控制台：在浏览器（也可以是手机）里看总览、批准草稿、确认违规、记录夜晚行动。
 
-    可以给一个或多个游戏文件，也可以给一个目录（其中所有游戏文件）。需要登录：令牌来自环境变量
+    可以给一个或多个游戏文件，也可以给一个目录（其中所有游戏文件）；不写时和其他命令一样，
+    用环境变量 BANSHA_GAME 指定的文件，或当前目录中唯一的游戏文件。需要登录：令牌来自环境变量
     BANSHA_CONSOLE_TOKEN，或在第一次启动时生成并显示一次（只保存它的哈希）。控制台从不发帖：
     批准的草稿由下一轮 bansha cycle 发出。
     """
+    from pipeline.cli import game_file_or_default
+
+    paths = list(game_files) or [game_file_or_default(None)]
     try:
-        specs = load_specs(list(game_files), db_path)
+        specs = load_specs(paths, db_path)
         token_hash, shown, source = resolve_token(specs, new=new_token)
     except (GameSpecError, TokenError) as exc:
         raise click.ClickException(str(exc)) from exc

@@ -552,3 +552,28 @@ def test_a_new_thread_never_approved_is_set_aside_when_its_day_closes(world):
     # the game's one progress thread is drafted again with day 2 (it opens within 24 h)
     progress = [d for d in list_drafts(store) if d.role == "progress"]
     assert [d.day for d in progress] == [2]
+
+
+def test_bansha_threads_does_not_say_bansha_opened_a_thread_the_director_opened(world):
+    # the director opened the day's vote thread by hand (a captcha, say): bansha found it in
+    # the forum and recorded it (docs/rulings.md: 导演手动开的同名主题也因此被认出来) —
+    # the listing says so, and says "bansha … 开出" only of a thread bansha opened
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+
+    path, store, forum = world
+    draft(path, store, AHEAD)
+    approve_all(store)
+    by_hand = forum.open_by_hand(FID, "[M135]第1天投票帖")
+    publish(path, store, forum, OPEN)
+    env = {"BANSHA_DB": str(store.path)}
+    store.close()
+    out = CliRunner().invoke(cli, ["threads", str(path)], env=env)
+    assert out.exit_code == 0, out.output
+    assert (
+        f"投票帖：tid={by_hand}（导演账号发的同名主题，bansha 于 12-01 10:05 在版块中找到并登记，"
+        "没有再开）" in out.output
+    )
+    opened_by_bansha = [line for line in out.output.splitlines() if "开出）" in line]
+    assert opened_by_bansha and all(str(by_hand) not in line for line in opened_by_bansha)
