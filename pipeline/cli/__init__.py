@@ -294,6 +294,8 @@ def main() -> None:
     command line."""
     console_streams()
     cli()
+
+
 cli.epilog = examples.epilog("")
 
 
