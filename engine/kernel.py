@@ -437,6 +437,16 @@ class Trigger:
     run: Callable[[Board], None] = field(compare=False)
 
 
+def later(fn: Callable[..., object], *args: Any) -> Callable[[Board], None]:
+    """A trigger's body: ``fn(board, *args)`` with ``args`` bound now (a loop's current values,
+    not its last ones), whatever ``fn`` returns dropped."""
+
+    def run(board: Board) -> None:
+        fn(board, *args)
+
+    return run
+
+
 @dataclass(frozen=True, slots=True)
 class Redirect:
     """One target redirector (m135 魔术师[交换]): a mapping applied in the rule set's order."""

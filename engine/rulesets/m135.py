@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from fractions import Fraction
+from functools import partial
 from typing import Any, ClassVar, Literal
 
 from engine.cards import CardRules
@@ -41,6 +42,7 @@ from engine.kernel import (
     Outcome,
     Redirect,
     Trigger,
+    later,
     seeded_choice,
 )
 from engine.night import (
@@ -463,7 +465,7 @@ class M135(Ruleset):
         charges: list[Charge] = []
         for name, cards in players:
             ps = PlayerState(name=name, cards=self.dealt_cards(name, cards))
-            charges += self.limited_charges(ps.cards, lambda card, ps=ps: role_of(ps, card))
+            charges += self.limited_charges(ps.cards, partial(role_of, ps))
             states.append(replace(ps, wolf_group=kill_card(ps) is not None))
         return GameState(
             ruleset=self.id,
@@ -956,7 +958,7 @@ class M135(Ruleset):
                     triggers.append(
                         Trigger(
                             f"馈赠最后一枪:{card.uid}:{c.source}",
-                            lambda b, k=key: self._shot(b, death, "馈赠最后一枪", k),
+                            later(self._shot, death, "馈赠最后一枪", key),
                         )
                     )
         # m135.txt:98: 先发动<最后一枪>再加入狼群

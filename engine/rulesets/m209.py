@@ -101,6 +101,7 @@ from engine.kernel import (
     Outcome,
     Trigger,
     canonical_actions,
+    later,
 )
 from engine.night import Handler, Holder, Pass, SkillSpec, Step, run_steps, validate
 from engine.rulesets.base import (
@@ -885,8 +886,8 @@ class M209(Ruleset):
             board.push_front(
                 Trigger(
                     f"流血:{holder}",
-                    lambda b, h=holder, src=source: self.hit(
-                        b, "暴击", src, h, "二次流血", "m209.txt:98", "二次[流血]"
+                    later(
+                        self.hit, "暴击", source, holder, "二次流血", "m209.txt:98", "二次[流血]"
                     ),
                 )
             )
@@ -1882,9 +1883,7 @@ class M209(Ruleset):
             if board.sheriff == target:
                 board.scratch["idiot_handover"] = target
                 board.defer(
-                    Trigger(
-                        f"殉职:{target}", lambda b, n=target: self._handover(b, n, "白痴[大难不死]")
-                    )
+                    Trigger(f"殉职:{target}", later(self._handover, target, "白痴[大难不死]"))
                 )
             return None
         village = self._faction(board, source) == VILLAGE if board.has(source) else False
@@ -1912,11 +1911,11 @@ class M209(Ruleset):
                     triggers.append(
                         Trigger(
                             f"魅惑:{s.holder}",
-                            lambda b, t=s.holder, src=name: self.hit(
-                                b,
+                            later(
+                                self.hit,
                                 "暴击",
-                                src,
-                                t,
+                                name,
+                                s.holder,
                                 "连带出局：狼美人魅惑",
                                 "m209.txt:484",
                                 "狼美人[魅惑]连带",
@@ -1929,10 +1928,10 @@ class M209(Ruleset):
                     triggers.append(
                         Trigger(
                             f"摄梦:{t}",
-                            lambda b, t=t, src=name: self.hit(
-                                b,
+                            later(
+                                self.hit,
                                 "暴击",
-                                src,
+                                name,
                                 t,
                                 "连带出局：摄梦人摄梦",
                                 "m209.txt:271",
@@ -1982,7 +1981,7 @@ class M209(Ruleset):
                 if board.scratch.get("shooting"):
                     board.scratch.setdefault("inserted", []).append(name)
         if board.sheriff == name:
-            board.defer(Trigger(f"殉职:{name}", lambda b, n=name: self._handover(b, n, "殉职")))
+            board.defer(Trigger(f"殉职:{name}", later(self._handover, name, "殉职")))
         if not board.alive(name):
             self._release_controls_of(board, name, f"操纵者{name}出局")
             for st in board.statuses_of(name, CONTROLLED):
@@ -2093,7 +2092,7 @@ class M209(Ruleset):
             or target == name
             or (self.role(board, target) == "白痴" and self._flipped(board, target))
         )
-        if bad:
+        if bad or target is None:
             board.sheriff = None
             why2 = (
                 "选择流失"
@@ -2353,9 +2352,7 @@ class M209(Ruleset):
             )
         self._release_controls_of(board, name, f"操纵者{name}离开游戏")
         if kind == "永久" and board.sheriff == name:
-            board.defer(
-                Trigger(f"殉职:{name}", lambda b, n=name: self._handover(b, n, "永久离开游戏"))
-            )
+            board.defer(Trigger(f"殉职:{name}", later(self._handover, name, "永久离开游戏")))
 
     def _return(self, board: Board, a: Action, rule: str) -> None:
         name, now = a.actor, self._left(board, a.actor)
@@ -3188,10 +3185,10 @@ class M209(Ruleset):
         allowed = {s.holder for s in state.statuses if s.kind == "发言许可" and s.active_at(index)}
         if allowed:  # 太阳[日]: in the extra 正午 (the tallied round) only the named speak and
             # vote; a vote post without a post is an abstention (m209.txt:377-379)
-            for n in living:
-                if n not in allowed:
+            for who in living:
+                if who not in allowed:
                     mods.append(
-                        VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), SUN_NO_VOTE, SUN_RULE)
+                        VoteModifier(who, ModifierKind.NO_VOTE, Fraction(0), SUN_NO_VOTE, SUN_RULE)
                     )
         for p in state.players:
             if p.name in gone:  # 所有技能失效 (m209.txt:210)

@@ -480,7 +480,7 @@ class Nizhuan(Ruleset):
         return problems
 
     # --- the day's vote: one unit per card in play ----------------------------------------
-    def lastwords_rights(self, state: GameState) -> frozenset[str] | None:
+    def lastwords_rights(self, state: GameState) -> Mapping[str, frozenset[str]] | None:
         """Who was given last words, and in which phase — per round, so a grant of the
         history round does not cover an out of the reversal round (nizhuan.txt:55)."""
         out: dict[str, set[str]] = {}
@@ -750,7 +750,7 @@ class Nizhuan(Ruleset):
             return
         acts = self._night_acts(board, rest)
         r2 = self._round_of(board) == 2
-        order = (
+        order: tuple[tuple[str, tuple[str, ...], str], ...] = (
             ("（1）杀人", ("杀人",), "nizhuan.txt:141"),
             ("（2）预言", ("预言",), "nizhuan.txt:142"),
             ("（3）女巫", ("救药", "毒药"), "nizhuan.txt:143"),

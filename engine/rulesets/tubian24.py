@@ -1646,8 +1646,8 @@ class Tubian24(Ruleset):
                 board.emit("白痴[装傻]", "tubian24.txt:112", f"{out}发动[装傻]", actor=out)
                 board.push_front(Trigger(f"变身:{out}", lambda b: self._transform(b, out)))
                 if board.sheriff == out:
-                    death = Death(out, "白痴", cur.uid, 1, "投票出局", step, "tubian24.txt:112")
-                    board.defer(Trigger(f"警长:{out}", lambda b: self._handover(b, death)))
+                    flipped = Death(out, "白痴", cur.uid, 1, "投票出局", step, "tubian24.txt:112")
+                    board.defer(Trigger(f"警长:{out}", lambda b: self._handover(b, flipped)))
                 return
             board.emit(step, "tubian24.txt:99", f"{out}的<装傻>失效：{off}")
         death = board.card_out(

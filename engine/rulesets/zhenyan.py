@@ -54,6 +54,7 @@ from engine.kernel import (
     EngineError,
     Outcome,
     Trigger,
+    later,
     seeded_choice,
 )
 from engine.night import Handler, Holder, Pass, SkillSpec, Step, StepMode, TargetKind, run_steps
@@ -863,9 +864,7 @@ class Zhenyan(Ruleset):
             for s in board.statuses:
                 if s.kind == CHARM and s.source == death.player and s.active_at(board.index):
                     triggers.append(
-                        Trigger(
-                            f"魅惑:{s.holder}", lambda b, t=s.holder: self._charm_out(b, death, t)
-                        )
+                        Trigger(f"魅惑:{s.holder}", later(self._charm_out, death, s.holder))
                     )
         if board.sheriff == death.player:
             board.defer(Trigger(f"警长:{death.player}", lambda b: self._handover(b, death)))
