@@ -35,7 +35,8 @@ def resolve_token(
     specs: list[GameSpec], *, new: bool, env: Mapping[str, str] | None = None
 ) -> tuple[str, str | None, str]:
     """The token's hash, the token to print once (only when it was just made), and where the
-    token comes from (said to the director)."""
+    token comes from (said to the director). A token from the environment must be strong
+    enough (:func:`pipeline.console.auth.token_weakness`)."""
     env = os.environ if env is None else env
     from_env = env_token(dict(env))
     if from_env is not None:
@@ -80,7 +81,18 @@ def resolve_token(
 @click.option(
     "--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="端口。"
 )
-@click.option("--new-token", is_flag=True, help="生成新的登录令牌（旧令牌随即失效）。")
+@click.option(
+    "--public-url",
+    default=None,
+    help="浏览器打开控制台用的地址（经反向代理或别的名字访问时），"
+    "如 https://console.example.org/；控制台只回答 127.0.0.1、localhost、[::1]（带端口）、"
+    "--host 的地址和这个地址，别的主机名一律拒绝。",
+)
+@click.option(
+    "--new-token",
+    is_flag=True,
+    help="生成新的登录令牌（旧令牌随即失效，用旧令牌登录的会话全部结束，正在运行的控制台也一样）。",
+)
 @click.option(
     "--secure-cookie",
     is_flag=True,
@@ -97,6 +109,7 @@ def serve(
     db_path: str | None,
     host: str,
     port: int,
+    public_url: str | None,
     new_token: bool,
     secure_cookie: bool,
     as_of: str | None,
@@ -104,13 +117,22 @@ def serve(
     """导演控制台：在浏览器（也可以是手机）里看总览、批准草稿、确认违规、记录夜晚行动。
 
     可以给一个或多个游戏文件，也可以给一个目录（其中所有游戏文件）。需要登录：令牌来自环境变量
-    BANSHA_CONSOLE_TOKEN，或在第一次启动时生成并显示一次（只保存它的哈希）。控制台从不发帖：
-    批准的草稿由下一轮 bansha cycle 发出。
+    BANSHA_CONSOLE_TOKEN（至少 20 个字符的随机令牌），或在第一次启动时生成并显示一次
+    （只保存它的哈希）。退出登录即结束该会话（复制的 Cookie 也随之失效），“退出所有设备”
+    结束全部会话；控制台重启或换了令牌，所有会话都结束。同一地址 5 分钟内最多试错 5 次令牌
+    （只锁这个地址）。控制台从不发帖：批准的草稿由下一轮 bansha cycle 发出。
+
+    \b
+    例：bansha serve game.toml
+        bansha serve games/ --public-url https://console.example.org/ --secure-cookie
     """
+    from pipeline.console.hosts import HostPolicy, PublicUrlError
+
     try:
+        policy = HostPolicy.of(host, port, public_url)
         specs = load_specs(list(game_files), db_path)
         token_hash, shown, source = resolve_token(specs, new=new_token)
-    except (GameSpecError, TokenError) as exc:
+    except (GameSpecError, TokenError, PublicUrlError) as exc:
         raise click.ClickException(str(exc)) from exc
     clock = None
     if as_of is not None:
@@ -133,9 +155,21 @@ def serve(
 
     from pipeline.console.app import create_app
 
-    app = create_app(specs, token_hash, clock=clock, https_only=secure_cookie)
+    from_file = env_token(dict(os.environ)) is None
+    app = create_app(
+        specs,
+        token_hash,
+        clock=clock,
+        https_only=secure_cookie,
+        token_file=token_file_for(specs[0].path) if from_file else None,
+        host=host,
+        port=port,
+        public_url=public_url,
+    )
     shown_host = f"[{host}]" if ":" in host else host
     click.echo(f"bansha 控制台：http://{shown_host}:{port}/（{len(specs)} 局游戏）")
+    if policy.public_url:
+        click.echo(f"对外地址：{policy.public_url}")
     for spec in specs:
         click.echo(f"  {spec.game.game.title}（{spec.id}）：{spec.db_path}")
     click.echo(source)

@@ -148,7 +148,7 @@ class Tab:
     """One browser tab: its own cookies; forms posted with the page's CSRF token."""
 
     def __init__(self, app: Any) -> None:
-        self.client = TestClient(app, follow_redirects=False)
+        self.client = TestClient(app, base_url="http://127.0.0.1:8765", follow_redirects=False)
         self.csrf = ""
 
     def get(self, path: str, **kw: Any) -> Any:

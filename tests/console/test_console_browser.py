@@ -72,12 +72,14 @@ def _free_port() -> int:
 
 
 class Served:
-    """The app in uvicorn on 127.0.0.1, in a thread; stopped (bounded) on exit."""
+    """The app made for a free port on 127.0.0.1 (it answers only that address), in uvicorn
+    in a thread; stopped (bounded) on exit."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, make: Any) -> None:
         import uvicorn
 
         self.port = _free_port()
+        app = make(self.port)
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(
             app, host="127.0.0.1", port=self.port, log_level="warning", access_log=False
@@ -175,7 +177,7 @@ def test_log_in_approve_and_confirm_on_a_phone(morning, browser):
     wait = WebDriverWait(browser, WAIT_S)
     draft = result_draft(morning)
     before = len(morning.director_posts())
-    with Served(make_app(morning, MORNING)) as served:
+    with Served(lambda port: make_app(morning, MORNING, port=port)) as served:
         # nothing without a login
         browser.get(served.url + "/g/m135-demo/drafts")
         wait.until(ec.presence_of_element_located((By.ID, "token")))
