@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +21,15 @@ from typing import Any
 
 import pytest
 
-from tests.console.support import MORNING, TOKEN, at, draft_state, make_app, result_draft
+from tests.console.support import (
+    MORNING,
+    TOKEN,
+    Served,
+    at,
+    draft_state,
+    make_app,
+    result_draft,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts"
@@ -63,42 +69,6 @@ def tools() -> tuple[str, str]:
             pytest.fail(f"CI 中浏览器测试必须运行：{found}")
         pytest.skip(f"{found}; in CI (CI set) this test fails instead")
     return found
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Served:
-    """The app made for a free port on 127.0.0.1 (it answers only that address), in uvicorn
-    in a thread; stopped (bounded) on exit."""
-
-    def __init__(self, make: Any) -> None:
-        import uvicorn
-
-        self.port = _free_port()
-        app = make(self.port)
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", access_log=False
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> Served:
-        self.thread.start()
-        deadline = time.monotonic() + WAIT_S
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("控制台没有在限定时间内启动")
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=WAIT_S)
 
 
 @pytest.fixture
