@@ -8,7 +8,7 @@ phone (an SSH tunnel, or a reverse proxy with TLS).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -55,6 +55,21 @@ def resolve_token(
     token_hash = hash_token(token)
     write_hash(path, token_hash)
     return token_hash, token, f"新令牌的哈希已保存到 {path}（权限 600），令牌本身不保存"
+
+
+def _fixed_clock(as_of: str | None, spec: GameSpec) -> Callable[[], datetime] | None:
+    """``--as-of``: the pages judge by that time (a time without a zone is the game's)."""
+    if as_of is None:
+        return None
+    try:
+        fixed = datetime.fromisoformat(as_of)
+    except ValueError as exc:
+        raise click.BadParameter(
+            f"时间格式应为 2026-12-02T21:30:00+08:00：{as_of}", param_hint="--as-of"
+        ) from exc
+    if fixed.tzinfo is None:
+        fixed = fixed.replace(tzinfo=spec.game.game.tz)
+    return lambda: fixed
 
 
 @click.command("serve")
@@ -135,17 +150,7 @@ def serve(
         token_hash, shown, source = resolve_token(specs, new=new_token)
     except (GameSpecError, TokenError, PublicUrlError) as exc:
         raise click.ClickException(str(exc)) from exc
-    clock = None
-    if as_of is not None:
-        try:
-            fixed = datetime.fromisoformat(as_of)
-        except ValueError as exc:
-            raise click.BadParameter(
-                f"时间格式应为 2026-12-02T21:30:00+08:00：{as_of}", param_hint="--as-of"
-            ) from exc
-        if fixed.tzinfo is None:
-            fixed = fixed.replace(tzinfo=specs[0].game.game.tz)
-        clock = lambda: fixed  # noqa: E731
+    clock = _fixed_clock(as_of, specs[0])
     for spec in specs:
         if not spec.db_exists:
             click.echo(
