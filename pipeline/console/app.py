@@ -663,9 +663,24 @@ def _context(spec: GameSpec) -> Any:
     return GameContext(spec.path, spec.game, spec.db_path)
 
 
+def _no_such_night(request: Request, spec: GameSpec, n: int) -> Response | None:
+    """Night N follows day N (night 0 comes first): a night whose day the game file does not
+    have is an unknown page, like an unknown day."""
+    if n == 0 or any(d.day == n for d in spec.game.days):
+        return None
+    return _render(
+        request,
+        "error.html",
+        404,
+        message=f"游戏文件中没有第{n}晚（第{n}晚在第{n}天之后："
+        "先在游戏文件的 [[days]] 中加上这一天）",
+    )
+
+
 def night_page(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
     assert spec is not None
-    return _night_view(request, spec, int(request.path_params["n"]))
+    n = int(request.path_params["n"])
+    return _no_such_night(request, spec, n) or _night_view(request, spec, n)
 
 
 def _night_view(
@@ -757,6 +772,8 @@ def night_action(request: Request, spec: GameSpec | None, form: FormData | None)
     assert spec is not None and form is not None
     console: Console = request.app.state.console
     n = int(request.path_params["n"])
+    if (unknown := _no_such_night(request, spec, n)) is not None:
+        return unknown
     what = request.path_params["what"]
     now = console.now(spec)
     back = _g(spec, "night", n)

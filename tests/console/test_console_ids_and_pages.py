@@ -50,10 +50,18 @@ def test_an_id_the_store_cannot_hold_is_404_everywhere(morning, tab_for, n):
         assert r.status_code == 404 and r.json()["error"] == "没有这个接口或编号"
 
 
-def test_an_unknown_draft_id_within_range_is_404_too(morning, tab_for):
+def test_an_unknown_id_within_range_is_404_too(morning, tab_for):
     tab = tab_for(make_app(morning))
     r = tab.client.get(f"/g/{GID}/drafts/999999999999999999")
     assert r.status_code == 404 and "999999999999999999" in r.text
+    # the demo has days 1 and 2: nights 0, 1 and 2; night 3 needs day 3 in the game file
+    assert tab.get(f"/g/{GID}/night/2").status_code == 200
+    for n in ("3", "999999999999999999"):
+        r = tab.client.get(f"/g/{GID}/night/{n}")
+        assert r.status_code == 404
+        assert f"游戏文件中没有第{n}晚" in html.unescape(r.text)
+        r = tab.post(f"/g/{GID}/night/{n}/add", {"actor": "包子", "skill": "预言"})
+        assert r.status_code == 404
     r = tab.client.post(
         f"/api/games/{GID}/drafts/999999999999999999/approve",
         headers={"Authorization": f"Bearer {TOKEN}"},
