@@ -30,7 +30,6 @@ import html
 import math
 import secrets
 import threading
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -205,7 +204,7 @@ async def _read_form(request: Request, limit: int) -> FormData | None:
     if declared.isdigit() and int(declared) > limit:
         return None
     try:
-        return await request.form(max_part_size=limit, max_fields=200)
+        return await request.form(max_part_size=limit)
     except HTTPException:
         return None
 
@@ -302,8 +301,8 @@ async def login_post(request: Request) -> Response:
         return _render(request, "login.html", 401, error="令牌不对")
     console.limiter.succeeded(client)
     request.session.clear()  # a fresh session: nothing from before the login carries over
-    sid = console.sessions.open(console.token_hash, client)
-    request.session.update({"auth": True, "sid": sid, "since": time.time(), "csrf": new_csrf()})
+    sid = console.sessions.open(console.token_hash)
+    request.session.update({"auth": True, "sid": sid, "csrf": new_csrf()})
     return _see("/")
 
 
@@ -761,10 +760,14 @@ def when_zh(text: str | None, tz: Any) -> str:
 
 
 def for_file(spec: GameSpec) -> Callable[[str | None], str]:
-    """A hint's ``bansha … GAME.toml …`` with the game's own file name."""
+    """A hint's ``bansha … GAME.toml …`` with the game's own file name (quoted for the shell
+    only when it has to be: ``我的游戏.toml`` stays as it is)."""
+    import re
     import shlex
 
-    name = shlex.quote(spec.path.name)
+    name = spec.path.name
+    if not re.fullmatch(r"[^\s'\"$`\\!*?;&|<>(){}\[\]#~]+", name):
+        name = shlex.quote(name)
     return lambda text: (text or "").replace("GAME.toml", name)
 
 

@@ -203,7 +203,6 @@ class TokenSource:
 class _Session:
     opened: float
     token_hash: str
-    client: str
 
 
 class Sessions:
@@ -225,10 +224,10 @@ class Sessions:
         self._open: OrderedDict[str, _Session] = OrderedDict()
         self._lock = threading.Lock()
 
-    def open(self, token_hash: str, client: str = "?") -> str:
+    def open(self, token_hash: str) -> str:
         sid = secrets.token_urlsafe(32)
         with self._lock:
-            self._open[sid] = _Session(self.clock(), token_hash, client)
+            self._open[sid] = _Session(self.clock(), token_hash)
             while len(self._open) > self.max_sessions:
                 self._open.popitem(last=False)
         return sid
