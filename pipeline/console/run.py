@@ -157,7 +157,7 @@ class Runner:
         self.echo = echo
         self.env = os.environ if env is None else env
         self.every = every
-        self.cycle = cycle or (lambda watch, at: run_game_cycle(watch, at, self.now, self.env))
+        self.cycle = cycle or (lambda watch, at: run_game_cycle(watch, at, self.now))
         self.on_game = on_game
         self.stopping = False
         self.watches: dict[Path, GameWatch] = {}
@@ -357,7 +357,6 @@ def run_game_cycle(
     watch: GameWatch,
     at: datetime,
     clock: Callable[[], datetime],
-    env: Mapping[str, str],
 ) -> Any:
     """One cycle of ``watch``'s game, as ``bansha cycle`` runs it: the store opened for it and
     closed afterwards (nothing is held between cycles)."""
