@@ -48,7 +48,7 @@ def machine_in_shanghai():
 @pytest.fixture
 def forum(tmp_path, monkeypatch, machine_in_shanghai):
     with forum_world(tmp_path, at("2026-12-02T20:30:00+08:00")) as world:
-        sim, clock, game, env = world
+        _sim, _clock, _game, env = world
         for key, value in env.items():
             monkeypatch.setenv(key, value)  # the cycle reads the cookie where cron's does
         monkeypatch.delenv("BANSHA_DB")  # the store is the one beside the game file
@@ -162,10 +162,10 @@ def write_game(folder: Path, name: str, game: Path, gid: str) -> Path:
 
 
 def test_two_games_one_broken_the_other_goes_on(forum, tmp_path):
-    sim, clock, game, _env = forum
+    _sim, clock, game, _env = forum
     folder = tmp_path / "games"
     folder.mkdir()
-    good = write_game(folder, "good", game, "good")
+    write_game(folder, "good", game, "good")
     broken = folder / "broken.toml"
     broken.write_text('[game]\nid = "broken"\ntitle = "坏的"\n', "utf-8")  # no ruleset, no days
     crashing = write_game(folder, "crash", game, "crash")
@@ -199,7 +199,7 @@ def test_two_games_one_broken_the_other_goes_on(forum, tmp_path):
 
 
 def test_an_edited_game_file_is_read_again_at_the_next_cycle(forum):
-    sim, clock, game, _env = forum
+    _sim, clock, game, _env = forum
     lines: list[str] = []
     rec = Recorder(clock)
     runner = runner_for([game], clock, rec, lines)
@@ -215,7 +215,7 @@ def test_an_edited_game_file_is_read_again_at_the_next_cycle(forum):
 
 
 def test_a_machine_that_slept_runs_one_cycle_per_game_on_waking(forum, tmp_path):
-    sim, clock, game, _env = forum
+    _sim, clock, game, _env = forum
     folder = tmp_path / "games"
     folder.mkdir()
     write_game(folder, "a", game, "a")
@@ -242,7 +242,7 @@ def test_a_machine_that_slept_runs_one_cycle_per_game_on_waking(forum, tmp_path)
 
 
 def test_a_cycle_held_by_another_process_is_skipped_not_a_crash(forum):
-    sim, clock, game, _env = forum
+    _sim, clock, game, _env = forum
     db = game.with_suffix(".db")
     holder = subprocess.Popen(
         [
@@ -280,7 +280,7 @@ def test_a_cycle_held_by_another_process_is_skipped_not_a_crash(forum):
 def test_a_failed_cycle_is_said_and_the_next_one_runs(forum, tmp_path):
     """A cycle that ran with errors, or stopped part-way (CycleFailed, e.g. a template the
     sandbox refused): one line each, and the game's next cycle is still at its time."""
-    sim, clock, game, _env = forum
+    _sim, clock, game, _env = forum
     lines: list[str] = []
 
     def cycle(watch, now):
@@ -311,7 +311,7 @@ def _bansha_process(*args: str, env: dict[str, str]) -> subprocess.Popen:
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM to a child process (POSIX)")
 def test_sigterm_in_the_middle_of_a_cycle_finishes_it_and_posts_once(tmp_path, monkeypatch):
-    with forum_world(tmp_path, at("2026-12-03T09:00:00+08:00")) as (sim, clock, game, env):
+    with forum_world(tmp_path, at("2026-12-03T09:00:00+08:00")) as (sim, _clock, game, env):
         for key, value in env.items():
             monkeypatch.setenv(key, value)
         # the day's result, drafted and approved before bansha run starts
