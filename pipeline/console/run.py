@@ -221,12 +221,12 @@ class Runner:
     def read(self, path: Path) -> GameWatch | None:
         """Read ``path`` (when its bytes changed): the game, or its error said once."""
         st = _stat(path)
+        raw: bytes | None = None
+        problem: str | None = None
         try:
             raw = path.read_bytes()
         except OSError as exc:
-            raw, problem = None, f"无法读取游戏文件 {path}：{exc.strerror or exc}"
-        else:
-            problem = None
+            problem = f"无法读取游戏文件 {path}：{exc.strerror or exc}"
         if raw is not None and _is_other_toml(raw):
             if path not in self._others:
                 self.echo(f"跳过 {path.name}：不是游戏文件（没有 [game] 表，如夜晚行动文件）")

@@ -299,6 +299,57 @@ def test_a_failed_cycle_is_said_and_the_next_one_runs(forum, tmp_path):
     ]
 
 
+def test_the_console_serves_the_games_as_their_files_say_now(forum, tmp_path, monkeypatch):
+    """The console of ``bansha serve`` in the run's own process: it answers while the cycles run,
+    and shows a game again after its file changed."""
+    import secrets
+    import socket
+
+    import httpx
+
+    from pipeline.console.run import ConsoleThread
+
+    _sim, clock, game, _env = forum
+    token = secrets.token_urlsafe(24)
+    monkeypatch.setenv("BANSHA_CONSOLE_TOKEN", token)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    lines: list[str] = []
+    console = ConsoleThread(
+        host="127.0.0.1",
+        port=port,
+        new_token=False,
+        secure_cookie=False,
+        clock=clock,
+        echo=lines.append,
+    )
+    runner = Runner(
+        [game],
+        now=clock,
+        sleep=lambda s: clock.advance(s),
+        echo=lines.append,
+        on_game=console.show,
+    )
+    auth = {"Authorization": f"Bearer {token}"}
+    try:
+        runner.run_forever(until=lambda: clock() > at("2026-12-02T20:31:00+08:00"))
+        assert f"bansha 控制台：http://127.0.0.1:{port}/" in lines
+        base = f"http://127.0.0.1:{port}"
+        assert httpx.get(f"{base}/login", timeout=10).status_code == 200
+        games = httpx.get(f"{base}/api/games", headers=auth, timeout=10).json()
+        assert [g["title"] for g in games] == ["[M135]『让子弹飞』"]
+        game.write_text(
+            game.read_text("utf-8").replace("『让子弹飞』", "『让子弹再飞一会儿』"), "utf-8"
+        )
+        runner.run_forever(until=lambda: clock() > at("2026-12-02T20:36:00+08:00"))
+        games = httpx.get(f"{base}/api/games", headers=auth, timeout=10).json()
+        assert [g["title"] for g in games] == ["[M135]『让子弹再飞一会儿』"]
+    finally:
+        console.stop()
+    assert not console.thread.is_alive()
+
+
 def _bansha_process(*args: str, env: dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", "from pipeline.cli import cli; cli()", *args],
