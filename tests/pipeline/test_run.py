@@ -15,6 +15,7 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 
 from pipeline.cli import cli
@@ -303,18 +304,13 @@ def test_the_console_serves_the_games_as_their_files_say_now(forum, tmp_path, mo
     """The console of ``bansha serve`` in the run's own process: it answers while the cycles run,
     and shows a game again after its file changed."""
     import secrets
-    import socket
-
-    import httpx
 
     from pipeline.console.run import ConsoleThread
 
     _sim, clock, game, _env = forum
     token = secrets.token_urlsafe(24)
     monkeypatch.setenv("BANSHA_CONSOLE_TOKEN", token)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = _free_port()
     lines: list[str] = []
     console = ConsoleThread(
         host="127.0.0.1",
@@ -348,6 +344,14 @@ def test_the_console_serves_the_games_as_their_files_say_now(forum, tmp_path, mo
     finally:
         console.stop()
     assert not console.thread.is_alive()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _bansha_process(*args: str, env: dict[str, str]) -> subprocess.Popen:
@@ -389,11 +393,21 @@ def test_sigterm_in_the_middle_of_a_cycle_finishes_it_and_posts_once(tmp_path, m
             "PYTHONUNBUFFERED": "1",
             "TZ": "Asia/Shanghai",
         }
+        child_env["BANSHA_CONSOLE_TOKEN"] = "t" * 32
+        port = _free_port()
         proc = _bansha_process(
-            "run", str(game), "--no-console", "--as-of", "2026-12-03T09:05:00+08:00", env=child_env
+            "run",
+            str(game),
+            "--port",
+            str(port),
+            "--as-of",
+            "2026-12-03T09:05:00+08:00",
+            env=child_env,
         )
         try:
             assert first.wait(60), "bansha run 没有开始抓取"
+            # the console answers while the cycle waits for the forum
+            assert httpx.get(f"http://127.0.0.1:{port}/login", timeout=10).status_code == 200
             # cron's line fires meanwhile: it finds the lock taken and leaves at once
             beside = subprocess.run(
                 [sys.executable, "-c", "from pipeline.cli import cli; cli()", "cycle", str(game)],
