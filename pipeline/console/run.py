@@ -27,6 +27,7 @@ import os
 import signal
 import threading
 import tomllib
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -314,8 +315,11 @@ class Runner:
             if isinstance(exc, CycleFailed):
                 said = str(exc)
             else:
-                log.error("游戏 %s 的 cycle 出错", gid, exc_info=True)
-                said = f"本轮出错（{type(exc).__name__}：{exc}），其他游戏照常运行"
+                log.error("游戏 %s 的 cycle 出错（%s）", gid, type(exc).__name__)
+                log.debug("%s", scrubbed(traceback.format_exc(), watch.game))  # bansha -v run
+                said = scrubbed(
+                    f"本轮出错（{type(exc).__name__}：{exc}），其他游戏照常运行", watch.game
+                )
         else:
             said, following = report_summary(report)
             warnings = tuple(report.warnings)
@@ -353,21 +357,44 @@ class Runner:
             self.refresh()
 
 
+def scrubbed(text: str, game: Any) -> str:
+    """``text`` without the login cookie's values (an unexpected error's message may quote a
+    request): what the terminal and the store are told."""
+    from pipeline.store.scrub import scrub_text
+
+    cookie = os.environ.get(game.forum.cookie_env, "") if game is not None else ""
+    values = [part.partition("=")[2].strip() for part in cookie.split(";")]
+    return scrub_text(text, [cookie, *values])
+
+
 def run_game_cycle(
     watch: GameWatch,
     at: datetime,
     clock: Callable[[], datetime],
 ) -> Any:
     """One cycle of ``watch``'s game, as ``bansha cycle`` runs it: the store opened for it and
-    closed afterwards (nothing is held between cycles)."""
+    closed afterwards (nothing is held between cycles). An error ``bansha cycle`` would stop on
+    with a traceback is recorded as the cycle's failure (``bansha status``, the console, the
+    notification) and raised."""
     from pipeline.cli import GameContext
-    from pipeline.cli.cycle import cycle_once
+    from pipeline.cli.cycle import CycleFailed, cycle_once
+    from pipeline.notify import notify_after_cycle
 
     game = watch.game
     tz = game.game.tz
+    now = at.astimezone(tz)
     ctx = GameContext(watch.path, game, watch.db_path, game_digest=watch.digest)
     try:
-        return cycle_once(ctx, at.astimezone(tz), clock=lambda: clock().astimezone(tz))
+        return cycle_once(ctx, now, clock=lambda: clock().astimezone(tz))
+    except (CycleLocked, CycleFailed):
+        raise
+    except Exception as exc:
+        try:
+            message = scrubbed(f"本轮出错（{type(exc).__name__}：{exc}）", game)
+            notify_after_cycle(ctx.game, ctx.store, None, now, error=message)
+        except Exception:  # the store itself may be what failed
+            log.warning("无法记录本轮的失败以发送提醒", exc_info=True)
+        raise
     finally:
         ctx.close()
 

@@ -76,8 +76,8 @@ class Recorder:
     def __call__(self, watch, now):
         gid = watch.game.game.id
         self.times.setdefault(gid, []).append(now)
-        if gid in self.fail:
-            raise RuntimeError(f"{gid} 坏了")
+        if gid in self.fail:  # an error quoting the request it failed on
+            raise RuntimeError(f"{gid} 坏了：Cookie: {os.environ['BANSHA_COOKIE']}")
         return run_game_cycle(watch, now, self.clock)
 
 
@@ -187,7 +187,10 @@ def test_two_games_one_broken_the_other_goes_on(forum, tmp_path):
     assert any("ruleset" in line for line in lines)
     assert lines.count("跳过 night1.toml：不是游戏文件（没有 [game] 表，如夜晚行动文件）") == 1
     crash_lines = [line for line in lines if " crash：" in line]
-    assert crash_lines and all("本轮出错（RuntimeError：crash 坏了）" in x for x in crash_lines)
+    assert crash_lines and all("本轮出错（RuntimeError：crash 坏了" in x for x in crash_lines)
+    # the cookie the error quoted is not shown
+    assert all(os.environ["BANSHA_COOKIE"].split("auth=")[1] not in x for x in lines)
+    assert all("Cookie: ***" in x for x in crash_lines)
     assert Path(folder / "good.db").exists() and not crashing.with_suffix(".db").exists()
     # the director fixes the file: read again at the next look, its first cycle at once
     write_game(folder, "broken", game, "fixed")
@@ -447,3 +450,32 @@ def test_run_help_is_chinese_with_an_example():
     assert "示例" in out and "bansha run 游戏目录/" in out
     assert "--no-console" in out and "--port" in out and "--new-token" in out
     assert cli.get_command(None, "run") is not None
+
+
+def test_an_unexpected_error_is_recorded_as_the_cycle_s_failure(forum, monkeypatch):
+    """What would end ``bansha cycle`` with a traceback ends only this game's cycle in ``bansha
+    run``: the failure is recorded (``bansha status``, the console's 上一轮, the notification)."""
+    import pipeline.cli.cycle as cycle_cli
+    from pipeline.notify import last_cycle
+    from pipeline.store import open_store
+
+    _sim, clock, game, _env = forum
+
+    def broken(*args, **kwargs):
+        raise ValueError("推导里的意外")
+
+    monkeypatch.setattr(cycle_cli, "run_cycle", broken)
+    lines: list[str] = []
+    runner = Runner([game], now=clock, sleep=lambda s: clock.advance(s), echo=lines.append)
+    runner.run_forever(until=lambda: clock() > at("2026-12-02T20:31:00+08:00"))
+    assert lines[-1] == (
+        "12-02 20:30 m135-demo：本轮出错（ValueError：推导里的意外），其他游戏照常运行；"
+        "下一轮 20:35"
+    )
+    store = open_store(game.with_suffix(".db"))
+    try:
+        record = last_cycle(store)
+    finally:
+        store.close()
+    assert record is not None and not record.ok
+    assert record.error == "本轮出错（ValueError：推导里的意外）"
