@@ -479,3 +479,13 @@ def test_an_unexpected_error_is_recorded_as_the_cycle_s_failure(forum, monkeypat
         store.close()
     assert record is not None and not record.ok
     assert record.error == "本轮出错（ValueError：推导里的意外）"
+
+
+def test_one_store_is_never_shared_by_two_games(tmp_path):
+    """``--db`` and ``BANSHA_DB`` name one game's store: a folder is refused with either."""
+    folder = tmp_path / "games"
+    folder.mkdir()
+    out = bansha({}, "run", str(folder), "--db", str(tmp_path / "x.db"), code=1)
+    assert "--db 只能用于一局游戏" in out
+    out = bansha({"BANSHA_DB": str(tmp_path / "x.db")}, "run", str(folder), code=1)
+    assert "环境变量 BANSHA_DB 只能用于一局游戏" in out
