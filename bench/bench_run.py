@@ -176,6 +176,11 @@ def main() -> int:
         f"{cron['peak_rss_kib'] / mib:>14.1f}   (per process; {n} at once: "
         f"{cron['sum_rss_kib'] / mib:.0f} MiB together; {int(cron['quiet'])} with nothing new)"
     )
+    if mine["quiet"] != n or cron["quiet"] != n:
+        print(
+            "WARNING: not every cycle had nothing new (was bansha's code edited while this ran? "
+            "a changed module makes every cycle derive again): the window was not idle"
+        )
     ratio = mine["cpu_s"] / cron["cpu_s"] if cron["cpu_s"] else float("inf")
     verdict = "met" if ratio < GOAL else "NOT met"
     print(f"CPU ratio bansha run / {n} x bansha cycle: {ratio:.3f} (goal < {GOAL:.2f}: {verdict})")
