@@ -252,6 +252,9 @@ class Runner:
                 game = load_game(path, env=self.env, check_login=True, raw=raw)
             except GameFileError as exc:
                 problem = str(exc)
+            except Exception as exc:  # a file bansha cannot read must not stop the others
+                log.debug("读取游戏文件 %s 时出错", path, exc_info=True)
+                problem = f"读取游戏文件时出错（{type(exc).__name__}：{exc}）"
         if problem is not None:
             watch.game, watch.error, watch.next_at = None, problem, None
             self.echo(f"游戏文件有错误，跳过它（改好后自动重新读取）：{path}")
