@@ -29,7 +29,7 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -566,3 +566,69 @@ def run_cycle(
             if not getattr(r, "ok", True) and not getattr(r, "notice", False)
         ]
     return report
+
+
+# --------------------------------------------------------------------------- when the cycles run
+
+#: how often a cycle runs besides the game's moments (minutes; ``bansha schedule --every``)
+EVERY_MINUTES = 5
+
+
+@dataclass(frozen=True, slots=True)
+class CycleMoment:
+    """A moment a cycle runs at besides the rhythm: ``bansha schedule`` prints a one-off crontab
+    line for it and ``bansha run`` runs a cycle then.
+
+    ``kind``: ``opens`` (the approved new threads go out on time; only with ``[forum] fid``),
+    ``closes`` (one minute after the close: the day's result), ``first_closes`` (one minute
+    after a 太阳[日不落] day's first 正午 round) or ``reminder`` (the vote reminder, ``[drafts]
+    reminder_minutes`` before the close). ``moment``: the game's moment it is about (the
+    opening or the close); ``at``: when the cycle runs."""
+
+    kind: str
+    day: int
+    moment: datetime
+    at: datetime
+
+
+def cycle_moments(game: Game) -> list[CycleMoment]:
+    """Every one-off cycle of the game, day by day in the order ``bansha schedule`` prints them
+    (per day: opening, close, first round, reminder). Pure: a function of the game file."""
+    reminder = timedelta(minutes=game.drafts.reminder_minutes)
+    minute = timedelta(minutes=1)
+    out: list[CycleMoment] = []
+    for day in sorted(game.days, key=lambda d: d.day):
+        if game.forum.fid is not None:
+            out.append(CycleMoment("opens", day.day, day.opens, day.opens))
+        out.append(CycleMoment("closes", day.day, day.closes, day.closes + minute))
+        if day.first_closes is not None:
+            out.append(
+                CycleMoment("first_closes", day.day, day.first_closes, day.first_closes + minute)
+            )
+        out.append(CycleMoment("reminder", day.day, day.closes, day.closes - reminder))
+    return out
+
+
+def to_the_minute(moment: datetime) -> datetime:
+    """``moment`` without its seconds: a crontab line names the minute, cron fires at its start."""
+    return moment.replace(second=0, microsecond=0)
+
+
+def next_rhythm(after: datetime, every: int = EVERY_MINUTES) -> datetime:
+    """The first moment after ``after`` that ``*/every * * * *`` fires at: a whole minute of the
+    machine's own clock (cron's zone) whose minute is a multiple of ``every``."""
+    t = to_the_minute(after.astimezone(UTC)) + timedelta(minutes=1)
+    while t.astimezone().minute % every:  # at most an hour of minutes; offsets are whole minutes
+        t += timedelta(minutes=1)
+    return t.astimezone(after.tzinfo)
+
+
+def next_cycle(game: Game, after: datetime, every: int = EVERY_MINUTES) -> datetime:
+    """When the game's next cycle runs after ``after``: the rhythm's next minute or an earlier
+    one-off moment (:func:`cycle_moments`), each to its minute as cron runs it. Pure."""
+    best = next_rhythm(after, every)
+    for m in cycle_moments(game):
+        at = to_the_minute(m.at)
+        if after < at < best:
+            best = at
+    return best.astimezone(after.tzinfo)

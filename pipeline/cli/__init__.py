@@ -151,6 +151,12 @@ LAZY_COMMANDS: dict[str, tuple[str, str | None, str, bool]] = {
         "当天的计票报告：一个独立的 HTML 页面（不联网、无脚本），手机和电脑都能看。",
         False,
     ),
+    "run": (
+        "pipeline.console.run",
+        "run",
+        "一直运行：按时运行每局游戏的 cycle，同时提供导演控制台（代替 cron 和 bansha serve）。",
+        False,
+    ),
     "schedule": (
         "pipeline.cli.cycle",
         None,

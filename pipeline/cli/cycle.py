@@ -6,7 +6,8 @@ import logging
 import os
 import shlex
 import sqlite3
-from datetime import datetime, timedelta
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any, NoReturn
 
 import click
@@ -24,8 +25,10 @@ from pipeline.cli.foundation import run_crawl
 from pipeline.cli.votes import _parse_time, as_of_option, store_tally_views
 from pipeline.cycle import (
     CycleLocked,
+    CycleReport,
     closed_days_to_reread,
     cycle_lock,
+    cycle_moments,
     first_rounds_to_reread,
     run_cycle,
 )
@@ -67,6 +70,45 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
     写到标准错误输出）；失败时退出码 1，并在标准错误输出一行中文说明。
     """
     now = _parse_time(ctx, as_of)
+    try:
+        report = cycle_once(ctx, now, rederive=rederive)
+    except CycleLocked:
+        click.echo(
+            f"游戏 {ctx.game.game.id} 的上一轮 cycle（或导演正在运行的 bansha publish）仍在运行，"
+            "本轮跳过。"
+        )
+        return  # this cycle did not run: nothing to tell the director
+    except CycleFailed as exc:
+        raise click.ClickException(str(exc)) from exc
+    if verbose_out:
+        for line in report.lines():
+            click.echo(line)
+    for line in report.warnings:  # also under cron: the director must act on these
+        click.echo(f"注意：{line}", err=True)
+    if report.errors:
+        raise click.ClickException("本轮未完成：" + "；".join(report.errors))
+
+
+class CycleFailed(RuntimeError):
+    """A cycle that could not finish (the store stayed locked, a template was refused …); the
+    director was told (:func:`notify_after_cycle`). ``str()`` is the Chinese line to show."""
+
+
+def cycle_once(
+    ctx: GameContext,
+    now: datetime,
+    *,
+    rederive: bool = False,
+    clock: Callable[[], datetime] | None = None,
+) -> CycleReport:
+    """One cycle of ``ctx``'s game at ``now``, as ``bansha cycle`` runs it (``bansha run`` too):
+    under the game's lock, then recorded and the director told (:func:`notify_after_cycle`).
+
+    Raises :class:`CycleLocked` when another cycle (or a ``bansha publish``) holds the lock —
+    this cycle did not run, nothing is recorded — and :class:`CycleFailed` when it stopped
+    part-way (recorded, the director told). ``report.errors`` lists what went wrong in a cycle
+    that ran to its end. ``clock``: the real time each post attempt is stamped with (default:
+    the machine's clock)."""
     templates_dir = templates_dir_or_none(ctx)  # drafting says what is wrong with it (below)
     try:
         with cycle_lock(ctx.db_path):  # the game's lock: bansha publish waits for it too
@@ -88,17 +130,13 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
                     unsettled=closed_days_to_reread(ctx.game, ctx.store, now),
                     unsettled_first=first_rounds_to_reread(ctx.game, ctx.store, now),
                 ),
-                publish=lambda: _publish(ctx, now),
+                publish=lambda: _publish(ctx, now, clock),
                 templates_dir=templates_dir,
                 rederive=rederive,
                 after_derive=lambda d, record: keep_tally_views(ctx, d, record),
             )
     except CycleLocked:
-        click.echo(
-            f"游戏 {ctx.game.game.id} 的上一轮 cycle（或导演正在运行的 bansha publish）仍在运行，"
-            "本轮跳过。"
-        )
-        return  # this cycle did not run: nothing to tell the director
+        raise
     except StoreError as exc:  # e.g. the store stayed locked by another process
         _failed(ctx, now, f"本轮未完成：{exc}", exc)
     except (DraftError, InquiryError) as exc:  # e.g. a director's template the sandbox refused
@@ -115,22 +153,17 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
         )
     # the director is told (Apprise, [notify]): a failure once per streak, drafts waiting …
     notify_after_cycle(ctx.game, ctx.store, report, now)
-    if verbose_out:
-        for line in report.lines():
-            click.echo(line)
-    for line in report.warnings:  # also under cron: the director must act on these
-        click.echo(f"注意：{line}", err=True)
-    if report.errors:
-        raise click.ClickException("本轮未完成：" + "；".join(report.errors))
+    return report
 
 
 def _failed(ctx: GameContext, now: datetime, message: str, exc: Exception) -> NoReturn:
-    """A cycle that could not finish: tell the director (never fails itself), then exit 1."""
+    """A cycle that could not finish: tell the director (never fails itself), then raise
+    :class:`CycleFailed`."""
     try:
         notify_after_cycle(ctx.game, ctx.store, None, now, error=message)
     except Exception:  # a store that could not be written is the failure being reported
         log.warning("无法记录本轮的失败以发送提醒", exc_info=True)
-    raise click.ClickException(message) from exc
+    raise CycleFailed(message) from exc
 
 
 def keep_tally_views(ctx: GameContext, d: Any, record: str) -> None:
@@ -154,7 +187,9 @@ def wall_clock(ctx: GameContext) -> datetime:
     return clock(ctx.game.game.tz)
 
 
-def _publish(ctx: GameContext, now: datetime) -> list[PublishResult]:
+def _publish(
+    ctx: GameContext, now: datetime, clock: Callable[[], datetime] | None = None
+) -> list[PublishResult]:
     """Post what the director approved (no request at all when nothing is approved).
 
     Runs inside the cycle's lock; every attempt and record gets its own time from the clock.
@@ -171,7 +206,7 @@ def _publish(ctx: GameContext, now: datetime) -> list[PublishResult]:
             ctx.game,
             poster,
             now=now,
-            clock=lambda: wall_clock(ctx),
+            clock=clock or (lambda: wall_clock(ctx)),
             templates_dir=templates_dir_or_none(ctx),
         )
 
@@ -212,25 +247,23 @@ def schedule_cmd(ctx: GameContext, every: int, wrapper: str | None) -> None:
         )
     click.echo(f"*/{every} * * * * {cmd}")
     reminder = ctx.game.drafts.reminder_minutes
-    for day in sorted(ctx.game.days, key=lambda d: d.day):
-        if ctx.game.forum.fid is not None:
-            opens = local_time(day.opens)
+    for m in cycle_moments(ctx.game):  # the moments bansha run runs its cycles at, too
+        at = local_time(m.at)
+        if m.kind == "opens":
             click.echo(
-                f"# 第{day.day}天开门 {opens:%m-%d %H:%M}{_game_time(day.opens, tz)}："
+                f"# 第{m.day}天开门 {at:%m-%d %H:%M}{_game_time(m.moment, tz)}："
                 "开门时发出已批准的新帖（bansha 开的帖子）"
             )
-            click.echo(one_off_line(opens, cmd))
-        closes = local_time(day.closes)
-        click.echo(
-            f"# 第{day.day}天关门 {closes:%m-%d %H:%M}{_game_time(day.closes, tz)}："
-            "关门后一分钟结算一轮"
-        )
-        click.echo(one_off_line(closes + timedelta(minutes=1), cmd))
-        if day.first_closes is not None:
-            click.echo(f"# 第{day.day}天第一轮[正午]结束（太阳[日不落]）：结束后一分钟结算一轮")
-            click.echo(one_off_line(local_time(day.first_closes) + timedelta(minutes=1), cmd))
-        click.echo(f"# 第{day.day}天投票提醒（关门前 {reminder} 分钟）")
-        click.echo(one_off_line(closes - timedelta(minutes=reminder), cmd))
+        elif m.kind == "closes":
+            click.echo(
+                f"# 第{m.day}天关门 {local_time(m.moment):%m-%d %H:%M}"
+                f"{_game_time(m.moment, tz)}：关门后一分钟结算一轮"
+            )
+        elif m.kind == "first_closes":
+            click.echo(f"# 第{m.day}天第一轮[正午]结束（太阳[日不落]）：结束后一分钟结算一轮")
+        else:
+            click.echo(f"# 第{m.day}天投票提醒（关门前 {reminder} 分钟）")
+        click.echo(one_off_line(at, cmd))
 
 
 def cycle_command(wrapper: str | None, game_file: str) -> str:
