@@ -418,8 +418,9 @@ class ConsoleThread:
         secure_cookie: bool,
         clock: Callable[[], datetime] | None,
         echo: Callable[[str], Any],
+        public_url: str | None = None,
     ) -> None:
-        self.host, self.port = host, port
+        self.host, self.port, self.public_url = host, port, public_url
         self.new_token, self.secure_cookie, self.clock = new_token, secure_cookie, clock
         self.echo = echo
         self.server: Any = None
@@ -449,19 +450,33 @@ class ConsoleThread:
         games[spec.id] = spec
 
     def _start(self, spec: Any) -> None:
-        import uvicorn
-
         from pipeline.console.app import create_app
         from pipeline.console.auth import TokenError
-        from pipeline.console.cli import LOOPBACK, resolve_token
+        from pipeline.console.cli import resolve_token
+        from pipeline.console.hosts import PublicUrlError
 
         try:
             token_hash, shown, source = resolve_token([spec], new=self.new_token)
-        except TokenError as exc:
+            app = create_app(
+                [spec],
+                token_hash,
+                clock=self.clock,
+                https_only=self.secure_cookie,
+                host=self.host,
+                port=self.port,
+                public_url=self.public_url,
+            )
+        except (TokenError, PublicUrlError) as exc:
             self.failed = True
             self.echo(f"控制台没有启动：{exc}")
             return
-        app = create_app([spec], token_hash, clock=self.clock, https_only=self.secure_cookie)
+        self._listen(app, shown, source)
+
+    def _listen(self, app: Any, shown: str | None, source: str) -> None:
+        import uvicorn
+
+        from pipeline.console.cli import LOOPBACK
+
         self.console = app.state.console
         config = uvicorn.Config(
             app,
@@ -570,6 +585,12 @@ def _fixed_start_clock(start: datetime) -> Callable[[], datetime]:
 @click.option(
     "--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="控制台端口。"
 )
+@click.option(
+    "--public-url",
+    default=None,
+    help="浏览器打开控制台用的地址（经反向代理或别的名字访问时）；控制台只回答本机地址、"
+    "--host 的地址和这个地址（与 bansha serve 相同）。",
+)
 @click.option("--new-token", is_flag=True, help="生成新的控制台登录令牌（旧令牌随即失效）。")
 @click.option(
     "--secure-cookie",
@@ -589,6 +610,7 @@ def run(
     every: int,
     host: str,
     port: int,
+    public_url: str | None,
     new_token: bool,
     secure_cookie: bool,
     no_console: bool,
@@ -641,6 +663,7 @@ def run(
             secure_cookie=secure_cookie,
             clock=shown_clock,
             echo=click.echo,
+            public_url=public_url,
         )
     )
     runner = Runner(

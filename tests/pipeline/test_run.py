@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import signal
 import sqlite3
 import subprocess
@@ -396,7 +397,7 @@ def test_sigterm_in_the_middle_of_a_cycle_finishes_it_and_posts_once(tmp_path, m
             "PYTHONUNBUFFERED": "1",
             "TZ": "Asia/Shanghai",
         }
-        child_env["BANSHA_CONSOLE_TOKEN"] = "t" * 32
+        child_env["BANSHA_CONSOLE_TOKEN"] = secrets.token_urlsafe(32)
         port = _free_port()
         proc = _bansha_process(
             "run",
