@@ -305,9 +305,28 @@ def revoke_card(
     after = _ledger(game, store)
     return Undone(
         f"已撤销{what}（理由：{why}）",
-        tuple(_ledger_notes(before, after, game)),
+        (*_ledger_notes(before, after, game), *_posted_notes(store, [row])),
         _card_rerun(game, store, before, after),
     )
+
+
+def _posted_notes(store: Store, cards: Sequence[dict[str, Any]]) -> list[str]:
+    """A cards 公示 already posted that printed a revoked card: the forum keeps it (bansha never
+    edits a posted draft); the next drafting makes the corrected one."""
+    notes = []
+    for r in store.db.query(
+        "SELECT id, day, posted_pid, body FROM drafts WHERE kind = 'cards' AND state = 'posted' "
+        "ORDER BY id"
+    ):
+        hit = [c for c in cards if c["player"] in r["body"] and c["reason"] in r["body"]]
+        if hit:
+            notes.append(
+                f"注意：第{r['day']}天的判罚公示（第 {r['id']} 号草稿，pid {r['posted_pid']}）"
+                f"已经发出，印有{'、'.join(c['player'] + '的' + c['colour'] for c in hit)}；"
+                "论坛上的帖子不会自动更正：下一次起草按剩下的牌生成更正的判罚公示"
+                "（这一天没有剩下的牌时不起草），请自行决定是否发出更正"
+            )
+    return notes
 
 
 def _card_rerun(game: Game, store: Store, before: Ledger, after: Ledger) -> tuple[Phase, ...]:
@@ -372,7 +391,9 @@ def revoke_flag(
     message = f"已撤销{what}（理由：{why}）" + (f"：{given}" if given else "")
     message += "；标记回到待确认，可重新确认或驳回"
     return Undone(
-        message, tuple(_ledger_notes(before, after, game)), _card_rerun(game, store, before, after)
+        message,
+        (*_ledger_notes(before, after, game), *_posted_notes(store, cards)),
+        _card_rerun(game, store, before, after),
     )
 
 

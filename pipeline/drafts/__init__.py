@@ -1398,6 +1398,7 @@ def retire_uncarded(
     *,
     as_of: datetime,
     unsettled: Collection[int] = (),
+    derived: Collection[int] = (),
     now: datetime,
 ) -> list[int]:
     """A waiting cards 公示 of a closed, settled day that drafting no longer produces (every card
@@ -1405,7 +1406,11 @@ def retire_uncarded(
     out. (A changed text is a new draft that supersedes the old one: :func:`save_drafts`.)"""
     at = _stamp(now)
     due = {_base_key(s.key) for s in specs if s.kind is DraftKind.CARDS}
-    settled = {d.day for d in game.days if as_of >= d.closes and d.day not in unsettled}
+    settled = {
+        d.day
+        for d in game.days
+        if as_of >= d.closes and d.day not in unsettled and d.day in derived
+    }
     retired: list[int] = []
     with store.atomic():
         for row in store.db.query(
@@ -1666,7 +1671,9 @@ def make_drafts(
                     note='游戏文件 [threads] close_vote = "auto"：锁帖已预先批准',
                 )
     approve_elevators(store, created, now=now)
-    retire_uncarded(store, game, specs, as_of=as_of, unsettled=unsettled, now=now)
+    retire_uncarded(
+        store, game, specs, as_of=as_of, unsettled=unsettled, derived=set(derivation.days), now=now
+    )
     hold_stale(store, derivation, now=now)
     retire_stale(store, game, as_of=as_of, now=now)
     retire_opened(store, game, now=now, as_of=as_of)

@@ -116,6 +116,26 @@ def test_a_day_whose_every_card_is_revoked_sets_its_waiting_cards_draft_aside(db
     assert "这一天的牌已全部撤销，此公示草稿作废" in notes
 
 
+def test_revoking_a_card_an_announcement_already_printed_says_the_forum_keeps_it(db):
+    _blue(db, 1)
+    run("drafts", "make", *base(db), *AS_OF)
+    (draft,) = _drafts(db, "cards", 2)
+    con = sqlite3.connect(db)  # as a cycle leaves it once the forum took the reply
+    con.execute(
+        "UPDATE drafts SET state = 'posted', posted_pid = 999, posted_at = ? WHERE id = ?",
+        ["2026-12-03T09:05:00+08:00", draft["id"]],
+    )
+    con.commit()
+    con.close()
+    out = run("card", "revoke", *base(db), "1", "--why", "记错")
+    assert (
+        f"注意：第2天的判罚公示（第 {draft['id']} 号草稿，pid 999）已经发出，印有月饼的蓝牌" in out
+    )
+    assert "论坛上的帖子不会自动更正" in out
+    run("drafts", "make", *base(db), *AS_OF)
+    assert [d["state"] for d in _drafts(db, "cards", 2)] == ["posted"]  # never changed
+
+
 def test_a_revoked_red_card_undoes_its_out(db):
     # m135.txt:244 「玩家受到红牌判罚时出局（称为“红牌罚下”）。」
     out = run(
