@@ -763,8 +763,14 @@ def vote_speed(ctx: GameContext, day: int, mode: str) -> None:
             ctx.store.db.execute("DELETE FROM journal_settings WHERE key = ?", [f"speed:{day}"])
     else:
         _setting(ctx, f"speed:{day}", mode)
+    undo = (
+        f"（撤销：bansha undo speed {ctx.game_path.name} --day {day} --why 理由）"
+        if mode != "auto"
+        else ""
+    )
     click.echo(
         f"已记录：第{day}天 {dict(accelerate='加速', normal='不加速', auto='按申请计算')[mode]}"
+        + undo
     )
 
 

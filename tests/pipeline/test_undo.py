@@ -255,6 +255,25 @@ def test_a_night_action_removed_after_resolving_names_the_command_and_verify_hol
     )
 
 
+def test_a_red_card_revoked_after_its_night_was_resolved_names_the_night_to_resolve_again(db):
+    # m135.txt:56 「红牌罚下出局的角色不能发动任何技能。」 the card reached the engine as 红牌罚下
+    b = base(db)
+    run(
+        "card", "give", *b, "--player", "月饼", "--colour", "红", "--why", "场外",
+        "--at", "2026-12-02T02:00:00+08:00",
+    )  # fmt: skip
+    run("night", "resolve", *b, "--night", "1")
+    assert "全部一致" in run("state", *b, "--verify")
+    out = run("card", "revoke", *b, "1", "--why", "判错了人")
+    assert "台账已重算：月饼的红牌罚下出局（12-02 02:00）撤销" in out
+    assert "注意：第1晚已经结算进引擎状态" in out
+    assert "请重新结算：bansha night resolve demo.toml --night 1" in out
+    out = run("state", *b, "--verify", code=1)
+    assert "记录已变：月饼的红牌罚下（2026-12-02T02:00:00+08:00）在结算后撤销" in out
+    run("night", "resolve", *b, "--night", "1")
+    assert "全部一致" in run("state", *b, "--verify")
+
+
 def test_a_decided_flag_says_how_to_take_the_decision_back(db):
     b = base(db)
     run("flags", "confirm", *b, "d2-qianshui-粽子")
