@@ -57,7 +57,7 @@ def _setup_logging(verbose: bool) -> None:
 #: registers it with ``@cli.command``, its one-line help, hidden). Loaded only when run, so
 #: ``bansha --help`` imports none of them; a test checks each line against the command itself.
 LAZY_COMMANDS: dict[str, tuple[str, str | None, str, bool]] = {
-    "card": ("pipeline.cli.votes", None, "手动给牌。", False),
+    "card": ("pipeline.cli.votes", None, "手动给牌（give），撤销一张牌（revoke）。", False),
     "cards": (
         "pipeline.cli.votes",
         None,
@@ -104,7 +104,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str | None, str, bool]] = {
     "flags": (
         "pipeline.cli.votes",
         None,
-        "违规标记：列出（bansha flags GAME.toml）、确认（confirm）、驳回（dismiss）。",
+        "违规标记：列出、确认（confirm）、驳回（dismiss）、撤销决定（revoke）。",
         False,
     ),
     "init": (
@@ -203,6 +203,12 @@ LAZY_COMMANDS: dict[str, tuple[str, str | None, str, bool]] = {
         "pipeline.cli.threads",
         None,
         "列出这局游戏每天的帖子：游戏文件里写的、bansha 开的、等待开帖的草稿，以及投票帖的锁帖。",
+        False,
+    ),
+    "undo": (
+        "pipeline.cli.undo",
+        None,
+        "撤销导演的记录（违规标记的决定、牌、代投、票权修正、出局、替补、警长、加速、行动）。",
         False,
     ),
     "vote": (

@@ -31,16 +31,17 @@ from pipeline.cli import GameContext, cli, default_day, game_command
 from pipeline.derive import card_events, derive, journal_modifiers
 from pipeline.game.journal import (
     JournalError,
+    Snapshot,
     add_action,
     import_actions,
     journal_actions,
     latest_snapshot,
     load_actions_file,
-    remove_action,
     replay,
     save_snapshot,
     setup_state,
     snapshot,
+    snapshots,
     state_before,
 )
 
@@ -282,13 +283,20 @@ def night_list(ctx: GameContext, number: int | None, include_removed: bool, as_j
 @night_group.command("remove")
 @game_command
 @click.argument("action_id", type=int, metavar="ID")
-def night_remove(ctx: GameContext, action_id: int) -> None:
-    """撤销一条记录错的行动（保留为证据，不再参与结算）。"""
+@click.option("--why", default=None, help="撤销的理由（记入审计记录，bansha undo list --all）。")
+def night_remove(ctx: GameContext, action_id: int, why: str | None) -> None:
+    """撤销一条记录错的行动（夜晚或白天的；保留为证据，不再参与结算，记下时间与理由）。
+
+    与 bansha undo action 相同；这个阶段已经结算过时，会说明用哪条命令重新结算。"""
+    from pipeline.cli.undo import echo_undone
+    from pipeline.derive.undo import BY_CLI, UndoError
+    from pipeline.derive.undo import remove_action as undo_action
+
     try:
-        row = remove_action(ctx.store, action_id, at=_now(ctx))
-    except JournalError as exc:
+        undone = undo_action(ctx.game, ctx.store, action_id, why=why, by=BY_CLI, now=_now(ctx))
+    except UndoError as exc:
         raise _fail(exc) from exc
-    click.echo(f"已撤销 #{row.id}：{row.action.describe()}；请重新结算")
+    echo_undone(ctx, undone)
 
 
 @night_group.command("resolve")
@@ -596,12 +604,31 @@ def state_cmd(ctx: GameContext, phase: str | None, verify: bool, as_json: bool) 
             steps = replay(ctx.store, ctx.game, rs)
         except (EngineError, StateError) as exc:
             raise _fail(exc) from exc
+        moved = {snap.phase.label: _moved_inputs(ctx, snap) for snap in snapshots(ctx.store)}
         if as_json:
-            _echo_json([{"phase": s.phase.label, "same": s.same} for s in steps])
+            _echo_json(
+                [
+                    {"phase": s.phase.label, "same": s.same, "moved": moved.get(s.phase.label, [])}
+                    for s in steps
+                ]
+            )
         for s in steps if not as_json else []:
             click.echo(f"{s.phase.zh}：{'一致' if s.same else '不一致！'}")
+            for why in moved.get(s.phase.label, []):
+                click.echo(f"  记录已变：{why}")
         if any(not s.same for s in steps):
             raise click.ClickException("重放结果与存下的状态不一致")
+        first = next((s.phase for s in steps if moved.get(s.phase.label)), None)
+        if first is not None:
+            cmd = (
+                f"bansha night resolve {ctx.game_path.name} --night {first.number}"
+                if first.kind is PhaseKind.NIGHT
+                else f"bansha day resolve {ctx.game_path.name} --day {first.number}"
+            )
+            raise click.ClickException(
+                f"存下的状态与它结算时的记录一致，但{first.zh}结算之后记录有变（撤销或新增）："
+                f"请从{first.zh}起按顺序重新结算（{cmd}）"
+            )
         if not as_json:
             click.echo(f"重放 {len(steps)} 个阶段，全部一致。")
         return
@@ -620,6 +647,41 @@ def state_cmd(ctx: GameContext, phase: str | None, verify: bool, as_json: bool) 
         _echo_json(state.to_dict())
         return
     _render_state(state, rs)
+
+
+def _moved_inputs(ctx: GameContext, snap: Snapshot) -> list[str]:
+    """What changed in the director's records since the phase was resolved: an action removed
+    or added (``night remove``, ``night add``/``day add``), a 红牌罚下 in the phase's window
+    revoked or given (``card revoke``, ``card give``)."""
+    phase = snap.phase
+    stored = [Action.from_dict(a) for a in snap.input.get("actions", [])]
+    then = {a.ref for a in stored if a.ref.startswith("#")}
+    kind = "night" if phase.kind is PhaseKind.NIGHT else "day"
+    rows = {f"#{r.id}": r for r in journal_actions(ctx.store, kind, phase.number)}
+    out = [f"行动 {ref} 在结算后撤销" for ref in sorted(then - set(rows))]
+    out += [
+        f"行动 {ref}（{rows[ref].action.describe()}）在结算后记录"
+        for ref in sorted(set(rows) - then)
+    ]
+    if phase.kind is PhaseKind.NIGHT:
+        window = _night_window(ctx, phase.number)
+    else:
+        days = {d.day: d for d in ctx.game.days}
+        day = days.get(phase.number)
+        window = (day.opens, day.closes) if day is not None else (None, None)
+    reds_then = {(a.actor, a.at) for a in stored if a.skill == "红牌罚下"}
+    reds_now = {
+        (a.actor, a.at)
+        for a in _red_card_actions(ctx, snap.state, *window)
+        if a.skill == "红牌罚下"
+    }
+    out += [
+        f"{who}的红牌罚下（{at}）在结算后撤销" for who, at in sorted(reds_then - reds_now, key=str)
+    ]
+    out += [
+        f"{who}的红牌罚下（{at}）在结算后记录" for who, at in sorted(reds_now - reds_then, key=str)
+    ]
+    return out
 
 
 def _render_state(state: GameState, rs: Ruleset) -> None:

@@ -17,6 +17,8 @@ from another site is refused by its ``Origin`` before its CSRF token is looked a
   never posts: ``bansha cycle`` sends what was approved, exactly once;
 - ``/g/{id}/day/{n}`` — the tally (every vote's verdict, reason, rule, link), post counts,
   flags to confirm or dismiss, and ``why`` per player with a BBCode answer to copy;
+- ``/g/{id}/cards`` — the card ledger, every card with a form to revoke it (a reason required),
+  and the audit line of every undo; a decided flag on its day page can be taken back too;
 - ``/g/{id}/night/{n}`` — the night's recorded actions, a form to add one (checked as
   ``bansha night add`` checks it), the resolution preview; resolving is its own button.
 
@@ -623,8 +625,15 @@ def why_page(request: Request, spec: GameSpec | None, form: FormData | None) -> 
     )
 
 
+#: the confirmation a card asks for once more (a required checkbox: the console has no script)
+SURE = "sure"
+
+
 def flag_action(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
+    """Confirm (a card: asked once more, the box ticked), dismiss, or take a decision back."""
     assert spec is not None and form is not None
+    from pipeline.derive.undo import BY_CONSOLE, UndoError, revoke_flag
+
     console: Console = request.app.state.console
     what = request.path_params["what"]
     flag_id = str(form.get("flag_id") or "")
@@ -635,18 +644,91 @@ def flag_action(request: Request, spec: GameSpec | None, form: FormData | None) 
         try:
             if what == "confirm":
                 card = str(form.get("card") or "") or None
+                if form.get(SURE) != "1":
+                    raise actions.ActionError(
+                        f"没有确认 {flag_id}：给牌会记入台账（3 蓝折 1 黄，3 黄折 1 红，"
+                        "红牌即罚下出局），请勾选「确认给牌」后再提交"
+                    )
                 message = actions.confirm_flag(spec.game, store, flag_id, card=card, now=now)
             elif what == "dismiss":
                 message = actions.dismiss_flag(
                     spec.game, store, flag_id, why=str(form.get("why") or ""), now=now
                 )
+            elif what == "revoke":
+                undone = revoke_flag(
+                    spec.game,
+                    store,
+                    flag_id,
+                    why=str(form.get("why") or ""),
+                    by=BY_CONSOLE,
+                    now=now,
+                )
+                message = "；".join(undone.lines(spec.path.name))
             else:
                 return _render(request, "error.html", 404, message="没有这个操作")
-        except actions.ActionError as exc:
+        except (actions.ActionError, UndoError) as exc:
             _flash(request, str(exc), "error")
             return _see(back)
     _flash(request, message)
     return _see(back + f"#flag-{quote(flag_id, safe='')}")
+
+
+# --------------------------------------------------------------------------- cards
+
+
+def cards_page(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
+    """The card ledger (after escalation), every card recorded with its revoke form, and the
+    audit lines of every undo."""
+    assert spec is not None
+    from pipeline.derive.undo import card_rows, revocations
+
+    console: Console = request.app.state.console
+    now = console.now(spec)
+    with spec.store() as store:
+        d = _derive(spec, store, now)
+        rows = card_rows(store, spec.game)
+        audit = revocations(store, spec.game)
+    tz = spec.game.game.tz
+    return _render(
+        request,
+        "cards.html",
+        spec=spec,
+        title=f"牌 · {spec.game.game.title}",
+        ledger=d.ledger,
+        rows=rows,
+        audit=audit,
+        fmt=lambda dt: dt.astimezone(tz).strftime("%m-%d %H:%M"),
+    )
+
+
+def card_action(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
+    """Revoke a card (``bansha card revoke``), recorded as 控制台 with the reason."""
+    assert spec is not None and form is not None
+    from pipeline.derive.undo import BY_CONSOLE, UndoError, revoke_card
+
+    console: Console = request.app.state.console
+    if request.path_params["what"] != "revoke":
+        return _render(request, "error.html", 404, message="没有这个操作")
+    raw = str(form.get("card_id") or "")
+    back = _g(spec, "cards")
+    if not raw.isdigit() or len(raw) > 18:
+        _flash(request, "没有指明要撤销哪一张牌", "error")
+        return _see(back)
+    with spec.store() as store:
+        try:
+            undone = revoke_card(
+                spec.game,
+                store,
+                int(raw),
+                why=str(form.get("why") or ""),
+                by=BY_CONSOLE,
+                now=console.now(spec),
+            )
+        except UndoError as exc:
+            _flash(request, str(exc), "error")
+            return _see(back)
+    _flash(request, "；".join(undone.lines(spec.path.name)))
+    return _see(back + f"#card-{raw}")
 
 
 # --------------------------------------------------------------------------- night
@@ -805,12 +887,15 @@ def night_action(request: Request, spec: GameSpec | None, form: FormData | None)
             raw = str(form.get("action_id") or "")
             if not raw.isdigit():
                 raise actions.ActionError("没有指明要撤销哪一条行动")
-            actions.remove_night_action(ctx, int(raw), now=now)
+            lines = actions.remove_night_action(
+                ctx, int(raw), now=now, why=str(form.get("why") or "") or None
+            )
         except actions.ActionError as exc:
             return _night_view(request, spec, n, status=400, error=str(exc))
         finally:
             ctx.close()
-        _flash(request, f"已撤销第{n}晚的第 {raw} 号行动；请重新结算。")
+        rerun = "；".join(lines[1:]) or "请重新结算（预览已按撤销后的记录计算）"
+        _flash(request, f"已撤销第{n}晚的第 {raw} 号行动；{rerun}")
         return _see(back)
     if what == "resolve":
         ctx = _context(spec)
@@ -934,6 +1019,8 @@ def create_app(
         Route("/g/{gid}/day/{n:id}", page(day_page), methods=["GET"]),
         Route("/g/{gid}/day/{n:id}/why", page(why_page), methods=["GET"]),
         Route("/g/{gid}/flags/{what}", page(flag_action), methods=["POST"]),
+        Route("/g/{gid}/cards", page(cards_page), methods=["GET"]),
+        Route("/g/{gid}/cards/{what}", page(card_action), methods=["POST"]),
         Route("/g/{gid}/night/{n:id}", page(night_page), methods=["GET"]),
         Route("/g/{gid}/night/{n:id}/{what}", page(night_action), methods=["POST"]),
         *api_routes(),

@@ -169,20 +169,29 @@ def _dt(raw: str) -> datetime:
 def journal_outs(store: Store) -> list[tuple[str, datetime, str]]:
     return [
         (r["player"], _dt(r["at"]), r["cause"])
-        for r in store.db.query("SELECT player, at, cause FROM journal_outs ORDER BY at, id")
+        for r in store.db.query(
+            "SELECT player, at, cause FROM journal_outs WHERE revoked_at IS NULL ORDER BY at, id"
+        )
     ]
 
 
 def journal_proxies(store: Store, day: int) -> list[dict[str, Any]]:
     return list(
-        store.db.query("SELECT * FROM journal_proxy_votes WHERE day = ? ORDER BY at, id", [day])
+        store.db.query(
+            "SELECT * FROM journal_proxy_votes WHERE day = ? AND revoked_at IS NULL "
+            "ORDER BY at, id",
+            [day],
+        )
     )
 
 
 def journal_modifiers(store: Store, day: int) -> list[VoteModifier]:
     return [
         VoteModifier(r["player"], ModifierKind(r["kind"]), Fraction(r["value"]), r["source"] or "")
-        for r in store.db.query("SELECT * FROM journal_modifiers WHERE day = ? ORDER BY id", [day])
+        for r in store.db.query(
+            "SELECT * FROM journal_modifiers WHERE day = ? AND revoked_at IS NULL ORDER BY id",
+            [day],
+        )
     ]
 
 
@@ -241,7 +250,9 @@ def not_crawled_note(day: Day) -> str:
 def card_events(store: Store) -> list[CardEvent]:
     return [
         CardEvent(r["player"], Card.parse(r["colour"]), r["reason"], _dt(r["at"]), r["source"])
-        for r in store.db.query("SELECT * FROM card_events ORDER BY at, id")
+        for r in store.db.query(
+            "SELECT * FROM card_events WHERE revoked_at IS NULL ORDER BY at, id"
+        )
     ]
 
 
@@ -261,7 +272,9 @@ class Substitution:
 def substitutions(store: Store) -> list[Substitution]:
     return [
         Substitution(r["player"], int(r["uid"]), r["name"], _dt(r["from_at"]))
-        for r in store.db.query("SELECT * FROM journal_substitutions ORDER BY from_at, id")
+        for r in store.db.query(
+            "SELECT * FROM journal_substitutions WHERE revoked_at IS NULL ORDER BY from_at, id"
+        )
     ]
 
 

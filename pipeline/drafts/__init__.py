@@ -1391,6 +1391,39 @@ def hold_stale(store: Store, derivation: Derivation, *, now: datetime) -> list[i
     return held
 
 
+def retire_uncarded(
+    store: Store,
+    game: Game,
+    specs: Sequence[DraftSpec],
+    *,
+    as_of: datetime,
+    unsettled: Collection[int] = (),
+    derived: Collection[int] = (),
+    now: datetime,
+) -> list[int]:
+    """A waiting cards 公示 of a closed, settled day that drafting no longer produces (every card
+    of that day was revoked, ``bansha card revoke``): superseded, so a revoked card never goes
+    out. (A changed text is a new draft that supersedes the old one: :func:`save_drafts`.)"""
+    at = _stamp(now)
+    due = {_base_key(s.key) for s in specs if s.kind is DraftKind.CARDS}
+    settled = {
+        d.day
+        for d in game.days
+        if as_of >= d.closes and d.day not in unsettled and d.day in derived
+    }
+    retired: list[int] = []
+    with store.atomic():
+        for row in store.db.query(
+            "SELECT * FROM drafts WHERE kind = 'cards' AND state IN ('pending', 'approved')"
+        ):
+            draft = Draft.from_row(row)
+            if draft.day not in settled or _base_key(draft.key) in due:
+                continue
+            _supersede(store, draft, at, "这一天的牌已全部撤销，此公示草稿作废")
+            retired.append(draft.id)
+    return retired
+
+
 def retire_stale(store: Store, game: Game, *, as_of: datetime, now: datetime) -> list[int]:
     """Running tallies and reminders still waiting when their day has closed: superseded.
 
@@ -1638,6 +1671,9 @@ def make_drafts(
                     note='游戏文件 [threads] close_vote = "auto"：锁帖已预先批准',
                 )
     approve_elevators(store, created, now=now)
+    retire_uncarded(
+        store, game, specs, as_of=as_of, unsettled=unsettled, derived=set(derivation.days), now=now
+    )
     hold_stale(store, derivation, now=now)
     retire_stale(store, game, as_of=as_of, now=now)
     retire_opened(store, game, now=now, as_of=as_of)

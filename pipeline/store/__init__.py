@@ -573,6 +573,46 @@ def _m012_tally_views(db: sqlite_utils.Database) -> None:
     )
 
 
+#: the director's records that can be taken back (``bansha undo``): each row keeps when, by
+#: whom (命令行 | 控制台) and why it was revoked; a revoked row is evidence, never an input
+REVOCABLE_TABLES = (
+    "card_events",
+    "journal_proxy_votes",
+    "journal_outs",
+    "journal_modifiers",
+    "journal_substitutions",
+)
+
+
+def _m013_revocations(db: sqlite_utils.Database) -> None:
+    """Taking back a director's record: ``revoked_at/revoked_by/revoke_reason`` on every
+    journal row table (``journal_actions`` keeps its ``removed_at`` and gains who and why), and
+    ``journal_revocations``, the audit line of every undo — also of what has no row to keep
+    (a flag's decision, a sheriff or speed setting: the line keeps what was taken back)."""
+    for table in REVOCABLE_TABLES:
+        columns = db[table].columns_dict
+        for column in ("revoked_at", "revoked_by", "revoke_reason"):
+            if column not in columns:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")
+    columns = db["journal_actions"].columns_dict
+    for column in ("removed_by", "remove_reason"):
+        if column not in columns:
+            db.execute(f"ALTER TABLE journal_actions ADD COLUMN {column} TEXT")
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS journal_revocations (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,         -- flag | card | proxy | modifier | out | substitute |
+                                        -- sheriff | speed | action
+            ref TEXT NOT NULL,          -- the record: a row id, a flag id, a setting's key
+            what TEXT NOT NULL,         -- the record as the director knew it (Chinese)
+            revoked_at TEXT NOT NULL,
+            revoked_by TEXT NOT NULL,   -- 命令行 | 控制台
+            reason TEXT NOT NULL
+        )"""
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
     ("002_journal_and_verdicts", _m002_journal_and_verdicts),
@@ -586,6 +626,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("010_compact_bodies", _m010_compact_bodies),
     ("011_game_threads", _m011_game_threads),
     ("012_tally_views", _m012_tally_views),
+    ("013_revocations", _m013_revocations),
 ]
 
 

@@ -200,6 +200,10 @@ def test_log_in_approve_and_confirm_on_a_phone(morning, browser):
         flag = wait.until(ec.presence_of_element_located((By.ID, f"flag-{FLAG}")))
         assert "待确认" in flag.text
         _fits_the_phone(browser)
+        # giving a card asks once more: the browser keeps the form until the box is ticked
+        flag.find_element(By.CSS_SELECTOR, "form.confirm button").click()
+        assert "待确认" in browser.find_element(By.ID, f"flag-{FLAG}").text
+        flag.find_element(By.CSS_SELECTOR, "form.confirm input[name=sure]").click()
         flag.find_element(By.CSS_SELECTOR, "form.confirm button").click()
         wait.until(ec.staleness_of(flag))
         flag = wait.until(ec.presence_of_element_located((By.ID, f"flag-{FLAG}")))
