@@ -113,7 +113,7 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
             exc,
         )
     # the director is told (Apprise, [notify]): a failure once per streak, drafts waiting …
-    notify_after_cycle(ctx.game, ctx.store, report, now)
+    notify_after_cycle(ctx.game, ctx.store, report, now, game_path=ctx.game_path)
     if verbose_out:
         for line in report.lines():
             click.echo(line)
@@ -126,7 +126,7 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
 def _failed(ctx: GameContext, now: datetime, message: str, exc: Exception) -> NoReturn:
     """A cycle that could not finish: tell the director (never fails itself), then exit 1."""
     try:
-        notify_after_cycle(ctx.game, ctx.store, None, now, error=message)
+        notify_after_cycle(ctx.game, ctx.store, None, now, error=message, game_path=ctx.game_path)
     except Exception:  # a store that could not be written is the failure being reported
         log.warning("无法记录本轮的失败以发送提醒", exc_info=True)
     raise click.ClickException(message) from exc
