@@ -576,11 +576,14 @@ def run_cycle(
         report.publish_skipped = True
     elif publish is not None:
         report.posted = publish()
-        # said once, not a failure: the account may not close threads (no close is tried again)
+        # said once, not a failure: the account may not close threads (no close is tried
+        # again), a captcha the director gets past by hand (later cycles wait quietly)
         report.warnings += [r.line() for r in report.posted if getattr(r, "notice", False)]
         report.errors += [
             r.line()
             for r in report.posted
-            if not getattr(r, "ok", True) and not getattr(r, "notice", False)
+            if not getattr(r, "ok", True)
+            and not getattr(r, "notice", False)
+            and not getattr(r, "director", False)
         ]
     return report

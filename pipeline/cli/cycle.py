@@ -33,7 +33,7 @@ from pipeline.discuz.crawl import CrawlTarget
 from pipeline.discuz.poster import Poster
 from pipeline.drafts import DraftError, make_drafts, templates_dir_for
 from pipeline.drafts.publish import PublishResult, publish_approved
-from pipeline.notify import notify_after_cycle
+from pipeline.notify import game_file_arg, notify_after_cycle, runnable
 from pipeline.store import StoreError
 
 log = logging.getLogger(__name__)
@@ -117,10 +117,11 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
     if verbose_out:
         for line in report.lines():
             click.echo(line)
+    game_file = game_file_arg(ctx.game_path)  # commands said run as printed
     for line in report.warnings:  # also under cron: the director must act on these
-        click.echo(f"注意：{line}", err=True)
+        click.echo(f"注意：{runnable(line, game_file)}", err=True)
     if report.errors:
-        raise click.ClickException("本轮未完成：" + "；".join(report.errors))
+        raise click.ClickException(runnable("本轮未完成：" + "；".join(report.errors), game_file))
 
 
 def _failed(ctx: GameContext, now: datetime, message: str, exc: Exception) -> NoReturn:

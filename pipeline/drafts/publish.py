@@ -7,6 +7,7 @@ transaction after it; an intent without an outcome (a crash in between) makes th
 for the post in the thread (by :func:`parsers.reply.draft_fingerprint`) before sending again.
 Outcomes written to ``post_attempts.outcome``: ``posted``, ``found`` (seen in the thread after an
 unclear send), ``manual`` (the director posted it by hand), ``pending_moderation``, ``captcha``,
+``captcha_login`` (the login met a captcha: nothing was sent),
 ``refused`` (the forum said no for good: not retried until the draft changes or the director
 asks), ``failed`` (nothing was stored; retried next time); NULL while the outcome is unknown.
 
@@ -96,6 +97,11 @@ class PublishResult:
     pid: int | None = None
     url: str | None = None
     message: str = ""
+    #: it waits for the director (a captcha: posted or opened by hand, then recorded), or was
+    #: not tried because of what the director is asked to do: a state, not a failed run
+    director: bool = False
+    #: said in an earlier run already (the same captcha): quiet now
+    told: bool = False
 
     @property
     def ok(self) -> bool:
@@ -105,9 +111,12 @@ class PublishResult:
     @property
     def notice(self) -> bool:
         """Not a failure of the run but something the director must hear, once: the account
-        may not close threads (said once; nothing of the kind is tried or drafted again), or a
+        may not close threads (said once; nothing of the kind is tried or drafted again), a
         new thread held back because one of the director's threads waiting for a moderator may
-        be it (said once; later runs look again quietly: ``pending_moderation``)."""
+        be it (said once; later runs look again quietly: ``pending_moderation``), or a captcha
+        the director has to get past by hand (said once; later runs wait quietly)."""
+        if self.status == "captcha":
+            return not self.told
         return self.status in ("no_rights", "held")
 
     def line(self) -> str:
@@ -477,8 +486,11 @@ def _publish_all(
     stop: str | None = None  # a problem that stops every later draft too
     for draft in drafts:
         if stop is not None:
-            results.append(_result(draft, "skipped", message=f"没有尝试：{stop}"))
+            # what the director is asked to do (a captcha) holds the later drafts: no failure
+            message = f"没有尝试：{stop}"
+            results.append(_result(draft, "skipped", message=message, director=stop == CAPTCHA))
             continue
+        told = _last_outcome(store, draft) in CAPTCHA_OUTCOMES  # said by an earlier run
         try:
             if draft["action"] == "newthread":
                 opened = open_thread(
@@ -498,10 +510,90 @@ def _publish_all(
                 result = close_thread(store, game, poster, draft, tick, draft["id"] in requested)
             else:
                 result = _publish_one(store, game, poster, draft, tick, draft["id"] in requested)
+        except CaptchaRequired as exc:
+            result, stop = _captcha(store, game, draft, exc, tick, told=told)
         except (StoreError, PostError) as exc:
             result, stop = _failure(draft, exc)
         results.append(result)
     return results
+
+
+#: why a run's later drafts are not tried after a captcha (the director was told above)
+CAPTCHA = "论坛要求验证码（见上）"
+#: an attempt that met a captcha: when posting (the director may have posted it by hand: it
+#: is looked for), or at login (nothing was sent: tried again as usual once the login works)
+CAPTCHA_OUTCOMES = ("captcha", "captcha_login")
+
+
+def _last_outcome(store: Store, draft: Mapping[str, Any]) -> str | None:
+    """The outcome of the last attempt at this very text of the draft (None: none yet)."""
+    row = store.db.execute(
+        "SELECT outcome FROM post_attempts WHERE draft_id = ? AND body_hash = ? "
+        "ORDER BY id DESC LIMIT 1",
+        [draft["id"], draft["body_hash"]],
+    ).fetchone()
+    return row[0] if row else None
+
+
+def _captcha(
+    store: Store,
+    game: Game,
+    draft: dict[str, Any],
+    exc: CaptchaRequired,
+    tick: Callable[[], datetime],
+    *,
+    told: bool,
+) -> tuple[PublishResult, str | None]:
+    """A captcha met sending ``draft`` (at login or when posting): the draft waits for the
+    director — a state said once (``told``: an earlier run said it), not a failed run. A
+    captcha at login is remembered as the draft's attempt too (``captcha_login``: nothing was
+    sent), so later runs say it no more and send as usual once the login works.
+    At login every later draft would meet it too (they wait); a new thread's captcha when
+    posting holds that thread only."""
+    if _last_outcome(store, draft) not in CAPTCHA_OUTCOMES:  # met before a send: at login
+        draft_id = int(draft["id"])
+        try:
+            attempt_id = _record_intent(
+                store,
+                draft_id,
+                draft["body_hash"],
+                tick(),
+                seen_upto=_last_attempt_id(store, draft_id),
+            )
+            _finish(store, attempt_id, tick(), "captcha_login", detail=str(exc))
+        except PostError:  # no longer approved, or being sent by another process: not ours
+            pass
+    thread = draft["action"] == "newthread"
+    message = _thread_captcha(game, draft, exc) if thread else str(exc)
+    stop = None if thread and exc.during == "post" else CAPTCHA
+    result = _result(draft, "captcha", message=message, director=True, told=told)
+    return result, stop
+
+
+def _thread_captcha(game: Game, draft: Mapping[str, Any], exc: CaptchaRequired | None) -> str:
+    """What the director does for a new thread the forum wants a captcha for: open it by hand
+    and give bansha its tid (docs/rulings.md#threads-exactly-once); at login, a browser cookie
+    lets bansha open it itself."""
+    draft_id, subject = draft["id"], draft["subject"] or ""
+    if exc is None:
+        head = "上次开帖时论坛要求验证码，仍在等导演处理"
+    else:
+        doing = "登录" if exc.during == "login" else "开新帖"
+        said = f"（论坛提示：{exc.forum_said}）" if exc.forum_said else ""
+        head = f"论坛要求填写验证码才能{doing}{said}，bansha 不会尝试识别验证码"
+    text = (
+        f"{head}：请在浏览器里用导演账号到版块 {game.forum.fid} 手动开帖，标题「{subject}」，"
+        f"正文照抄 bansha drafts show 游戏文件 {draft_id}；开好后运行 "
+        f"bansha publish record 游戏文件 {draft_id} --tid 新帖的tid 登记"
+        "（下一轮 cycle 也会在版块里按标题找到它）"
+    )
+    if exc is not None and exc.during == "login":
+        text += (
+            f"；或把浏览器的 cookie 放进环境变量 {game.forum.cookie_env}，下一轮 cycle 会自己开帖"
+        )
+    elif exc is None:
+        text += f"；或用 bansha publish 游戏文件 --id {draft_id} 再试一次"
+    return text
 
 
 def _failure(
@@ -514,8 +606,8 @@ def _failure(
     if isinstance(exc, StoreError):  # the store stayed busy (or broke): stop, say it in Chinese
         message = f"{exc}（若这份草稿已发到论坛，下次运行会先在帖子里找到它，不会重发）"
         return _result(draft, "failed", message=message), str(exc)
-    if isinstance(exc, CaptchaRequired):
-        return _result(draft, "captcha", message=str(exc)), "论坛要求验证码（见上）"
+    if isinstance(exc, CaptchaRequired):  # the director's move: a state, not a failure
+        return _result(draft, "captcha", message=str(exc), director=True), CAPTCHA
     # a login or account problem, or the forum could not be read: later drafts would fail alike
     return _result(draft, "failed", message=str(exc)), str(exc)
 
@@ -603,7 +695,8 @@ def _send(
         _finish(store, attempt_id, tick(), "failed", detail=str(exc))
         return _Answer(result=_result(draft, "skipped", message=str(exc)))
     except CaptchaRequired as exc:
-        _finish(store, attempt_id, tick(), "captcha", detail=str(exc))
+        outcome = "captcha_login" if exc.during == "login" else "captcha"  # login: none sent
+        _finish(store, attempt_id, tick(), outcome, detail=str(exc))
         raise
     except PostRefused as exc:
         outcome = "failed" if exc.transient else "refused"
@@ -702,6 +795,8 @@ def _publish_one(
                     f"bansha publish record 游戏文件 {draft_id} --pid 楼层pid；"
                     f"或用 bansha publish 游戏文件 --id {draft_id} 再试一次"
                 ),
+                director=True,
+                told=True,
             )
         _give_up(store, unsure, tick(), "上次发送结果不明；帖子中没有找到，视为没有发出")
     elif last is not None and last["outcome"] == "refused" and not requested:
@@ -1211,12 +1306,8 @@ def open_thread(
         )
         return Opened(game, [_result(draft, "pending_moderation", message=message)])
     if last is not None and last["outcome"] == "captcha" and not requested:
-        message = (
-            f"上次开帖时论坛要求验证码：请手动发帖（标题「{subject}」），"
-            f"把 tid 写进游戏文件第{day}天的 {role.value}；"
-            f"或用 bansha publish 游戏文件 --id {draft_id} 再试一次"
-        )
-        return Opened(game, [_result(draft, "captcha", message=message)])
+        message = _thread_captcha(game, draft, None)
+        return Opened(game, [_result(draft, "captcha", message=message, director=True, told=True)])
     if last is not None and last["outcome"] == "refused" and not requested:
         return Opened(game, [_refused_before(draft, last, "这个新帖")])
     _give_up(store, unsure, tick(), "上次开帖结果不明；版块中没有找到，视为没有开出")
