@@ -145,10 +145,12 @@ class SenderBusy(PostError):
 
 
 class ManualPostMismatch(PostError):
-    """The pid a director gave for a hand-posted draft is not that draft's post.
+    """The pid (or a new thread's tid) a director gave for a hand-posted draft is not that
+    draft's post (thread).
 
-    ``which``: ``thread`` (not in the draft's thread), ``author`` (not by a director account)
-    or ``text`` (not the draft's text).
+    ``which``: ``thread`` (not in the draft's thread; no such thread, or another game's),
+    ``author`` (not by a director account), ``text`` (not the draft's text) or ``subject``
+    (a new thread whose subject is not the draft's).
     """
 
     def __init__(self, message: str, *, which: str) -> None:

@@ -33,7 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from parsers.records import Post
+from parsers.records import PageError, PageErrorKind, Post
 from parsers.reply import ReplyOutcome, draft_fingerprint, post_fingerprint
 from pipeline.derive import derive
 from pipeline.discuz.poster import (
@@ -51,6 +51,7 @@ from pipeline.discuz.poster import (
     SendInFlight,
     ThreadRef,
     UncertainSend,
+    same_subject,
 )
 from pipeline.drafts import (
     KIND_ZH,
@@ -985,6 +986,159 @@ def record_manual_post(
         url=poster.post_url(int(tid), pid) if tid is not None else None,
         message=f"未通过核对，已按 --force 登记：{problem}" if problem is not None else "",
     )
+
+
+# long (78 lines): the director's record of a thread opened by hand: the checks (the thread,
+# its author, its subject, newer than the game's earlier threads) and the record in one
+# transaction, as record_manual_post's
+def record_manual_thread(
+    store: Store,
+    game: Game,
+    poster: Poster,
+    draft_id: int,
+    tid: int,
+    *,
+    now: datetime,
+    clock: Callable[[], datetime] | None = None,
+    force: bool = False,
+    lock_wait_s: float = 0.0,
+) -> PublishResult:
+    """The director opened an approved new thread by hand (the forum wanted a captcha): record
+    its tid, as the day's thread of the draft's role from now on.
+
+    Checked on the forum first, like a reply's pid (:func:`record_manual_post`): the thread
+    exists, its first post is by one of the game's director accounts, its subject is the
+    draft's, and it is newer than the game's rules and sign-up threads and every earlier day's
+    thread (an older one is another game's); otherwise :class:`ManualPostMismatch` says which
+    (``thread``, ``author``, ``subject``) and nothing is recorded. ``force`` records it anyway,
+    the reason kept in the draft's event. Runs holding the game's lock."""
+    tick = clock or (lambda: now)
+    if tid <= 0:
+        raise PostError(f"tid 必须是正整数：{tid}")
+    with sender_lock(store, wait_s=lock_wait_s):
+        row = _recordable(store, draft_id)
+        if row["action"] != "newthread":
+            raise PostError(
+                f"草稿 #{draft_id} 不是开新帖的草稿（{KIND_ZH.get(row['kind'], row['kind'])}）："
+                "手动发的回复用 --pid 登记那一楼"
+            )
+        day, role = int(row["day"]), ThreadRole(row["role"])
+        what = f"第{day}天的{THREAD_ROLE_TITLES[role]}"
+        known = _known_tid(store, game, day, role)
+        if known is not None:
+            raise PostError(f"{what}已有帖子 tid={known}，没有登记 tid={tid}")
+        if tid in {t for _, _, t in game.thread_roles()} | {
+            int(r["tid"]) for r in store.opened_threads()
+        }:
+            raise PostError(f"帖子 tid={tid} 已是这局游戏的另一个帖子，没有登记为{what}")
+        problem: str | None = None
+        try:
+            _check_manual_thread(poster, game, store, row, tid)
+        except ManualPostMismatch as exc:
+            if not force:
+                raise ManualPostMismatch(
+                    f"{exc}；没有登记（确认这就是{what}时，可加 --force 强制登记）",
+                    which=exc.which,
+                ) from exc
+            problem = str(exc)
+        except PostError as exc:  # the forum could not be read
+            if not force:
+                raise PostError(
+                    f"{exc}；无法核对 tid={tid}，没有登记"
+                    "（论坛恢复后再试，或加 --force 不经核对直接登记）"
+                ) from exc
+            problem = f"未能在论坛上核对（{exc}）"
+        at = tick()
+        note = f"导演手动开帖后登记：tid={tid}"
+        if problem is not None:
+            note += f"；注意：未通过核对，按 --force 登记：{problem}"
+        with store.atomic():  # read again under the write lock: one transaction
+            current = _recordable(store, draft_id)
+            if current["body_hash"] != row["body_hash"]:
+                raise PostError(
+                    f"草稿 #{draft_id} 在核对期间被修改过，没有登记；请重新批准后再登记"
+                )
+            open_ids = [
+                r["id"]
+                for r in store.db.query(
+                    "SELECT id FROM post_attempts WHERE draft_id = ? AND finished_at IS NULL",
+                    [draft_id],
+                )
+            ]
+            if not open_ids:
+                cur = store.db.execute(
+                    "INSERT INTO post_attempts(draft_id, body_hash, started_at, detail) "
+                    "VALUES (?, ?, ?, ?)",
+                    [draft_id, current["body_hash"], _iso(at), "导演手动开帖"],
+                )
+                open_ids = [int(cur.lastrowid or 0)]
+            _record(
+                store,
+                game,
+                current,
+                tid,
+                attempt_ids=open_ids,
+                outcome="manual",
+                how="manual",
+                at=at,
+                note=note,
+            )
+    return PublishResult(
+        draft_id,
+        row["kind"],
+        day,
+        tid,
+        "manual",
+        url=poster.thread_url(tid, 1),
+        message=f"未通过核对，已按 --force 登记：{problem}" if problem is not None else "",
+    )
+
+
+def _check_manual_thread(
+    poster: Poster, game: Game, store: Store, draft: dict[str, Any], tid: int
+) -> None:
+    """Thread ``tid`` on the forum, when it is this new-thread draft's: it exists, the
+    director started it, with the draft's subject, and it is newer than the game's earlier
+    threads. Otherwise :class:`ManualPostMismatch` (``which`` says what)."""
+    draft_id, subject = draft["id"], draft["subject"] or ""
+    try:
+        try:
+            page = poster.fetch_thread(tid, 1)
+        except NotLoggedIn:  # the forum shows the thread to members only: log in, read again
+            poster.session(tid)
+            page = poster.fetch_thread(tid, 1)
+    except PostError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, PageError) and cause.kind is PageErrorKind.NOT_FOUND:
+            raise ManualPostMismatch(
+                f"论坛上没有帖子 tid={tid}（tid 抄错了？帖子已被删除，或仍在等版主审核？）",
+                which="thread",
+            ) from exc
+        raise
+    first = next((p for p in page.posts if p.floor == 1), None)
+    if first is None and page.page == 1 and page.posts:
+        first = page.posts[0]
+    if first is None:
+        raise ManualPostMismatch(f"帖子 tid={tid} 的第一页上没有楼主的帖子", which="thread")
+    if not poster.is_director_post(first):
+        raise ManualPostMismatch(
+            f"帖子 tid={tid} 是「{first.author}」（uid={first.uid}）开的，"
+            "不是游戏文件 [director] 中的导演账号",
+            which="author",
+        )
+    if not same_subject(page.subject or "", subject):
+        raise ManualPostMismatch(
+            f"帖子 tid={tid} 的标题是「{page.subject or ''}」，"
+            f"不是草稿 #{draft_id} 的标题「{subject}」",
+            which="subject",
+        )
+    floor = _floor(game, store, int(draft["day"]))
+    if floor is not None and tid <= floor:
+        raise ManualPostMismatch(
+            f"帖子 tid={tid} 比这局游戏的规则帖、报名帖或前几天的帖子（tid={floor}）还早，"
+            "是另一局的同名帖子",
+            which="thread",
+        )
 
 
 def _recordable(store: Store, draft_id: int) -> dict[str, Any]:

@@ -110,3 +110,94 @@ def test_a_login_captcha_for_a_new_thread_says_open_it_by_hand_or_give_a_cookie(
         assert all(len(w.titled(s)) == 1 for s in SUBJECTS)
     finally:
         w.store.close()
+
+
+def _hand_opened(w: World) -> tuple[int, Any]:
+    """After the captcha: the director's draft of day 3's discussion thread."""
+    from pipeline.drafts import list_drafts
+
+    _opened(w)
+    cycle(w, w.poster())
+    (d,) = [x for x in list_drafts(w.store) if x.kind == "newthread" and x.subject == SUBJECTS[0]]
+    return d.id, d
+
+
+def test_a_thread_opened_by_hand_is_recorded_by_its_tid_checked_on_the_forum(captcha_world):
+    from pipeline.discuz.poster import ManualPostMismatch, PostError
+    from pipeline.drafts.publish import record_manual_thread
+
+    w = captcha_world
+    draft_id, d = _hand_opened(w)
+
+    def record(tid: int, **kw: Any):
+        g = game(w.path, w.store)
+        return record_manual_thread(w.store, g, w.poster(), draft_id, tid, now=w.now(), **kw)
+
+    missing = max(w.sim.thread_tids()) + 10
+    with pytest.raises(ManualPostMismatch, match=f"论坛上没有帖子 tid={missing}") as caught:
+        record(missing)
+    assert caught.value.which == "thread"
+    by_player = max(w.sim.thread_tids()) + 1
+    w.sim.add_thread(by_player, SUBJECTS[0], "饺子", "【第3天讨论帖】", w.now())
+    with pytest.raises(ManualPostMismatch, match="是「饺子」") as caught:
+        record(by_player)
+    assert caught.value.which == "author"
+    other = by_player + 1
+    w.sim.add_thread(other, "[M135]第3天闲聊", "导演", "【闲聊】", w.now())
+    with pytest.raises(ManualPostMismatch, match="标题是「\\[M135\\]第3天闲聊」") as caught:
+        record(other)
+    assert caught.value.which == "subject"
+    older = 1999  # older than the game's earlier threads (day 1 is 2001): another game's
+    w.sim.add_thread(older, SUBJECTS[0], "导演", "【上一局的第3天讨论帖】", w.now())
+    with pytest.raises(ManualPostMismatch, match="另一局") as caught:
+        record(older)
+    assert caught.value.which == "thread"
+    with pytest.raises(PostError, match="已是这局游戏的另一个帖子"):
+        record(2011)
+    assert game(w.path, w.store).day(3).discussion is None  # nothing recorded so far
+
+    mine = other + 1
+    w.sim.add_thread(mine, SUBJECTS[0], "导演", d.body, w.now())
+    result = record(mine)
+    assert (result.status, result.tid) == ("manual", mine)
+    assert game(w.path, w.store).day(3).discussion == mine  # the day's thread from now on
+    row = w.store.db.execute("SELECT state, tid FROM drafts WHERE id = ?", [draft_id]).fetchone()
+    assert tuple(row) == ("posted", mine)
+    outcomes = [
+        r[0]
+        for r in w.store.db.execute(
+            "SELECT outcome FROM post_attempts WHERE draft_id = ? ORDER BY id", [draft_id]
+        )
+    ]
+    assert outcomes == ["captcha", "manual"]
+    with pytest.raises(PostError, match="已经登记为发出"):
+        record(mine)
+    sent = newthread_posts(w)
+    later = cycle(w, w.poster())
+    assert later.errors == [] and newthread_posts(w) == sent  # no second thread
+    assert len(w.titled(SUBJECTS[0])) == 3  # the player's, the older one and the director's
+
+
+def test_publish_record_tid_from_the_command_line(captcha_world, monkeypatch):
+    from click.testing import CliRunner
+
+    import pipeline.cli.post as cmd_post
+    from pipeline.cli import cli
+
+    w = captcha_world
+    draft_id, d = _hand_opened(w)
+    monkeypatch.setattr(
+        cmd_post, "http_client_factory", lambda: httpx.Client(transport=w.sim.transport())
+    )
+    env = {"BANSHA_DB": str(w.path.parent / "demo.db"), "BANSHA_COOKIE": w.sim.login_cookie("导演")}
+    runner = CliRunner()
+    neither = runner.invoke(cli, ["publish", "record", str(w.path), str(draft_id)], env=env)
+    assert neither.exit_code == 2 and "--pid" in neither.output and "--tid" in neither.output
+    tid = max(w.sim.thread_tids()) + 1
+    w.sim.add_thread(tid, SUBJECTS[0], "导演", d.body, w.now())
+    out = runner.invoke(
+        cli, ["publish", "record", str(w.path), str(draft_id), "--tid", str(tid)], env=env
+    )
+    assert out.exit_code == 0, out.output
+    assert f"草稿 #{draft_id} 已登记为手动开出的新帖 → 帖子 tid={tid}" in out.output
+    assert game(w.path, w.store).day(3).discussion == tid
