@@ -201,3 +201,46 @@ def test_publish_record_tid_from_the_command_line(captcha_world, monkeypatch):
     assert out.exit_code == 0, out.output
     assert f"草稿 #{draft_id} 已登记为手动开出的新帖 → 帖子 tid={tid}" in out.output
     assert game(w.path, w.store).day(3).discussion == tid
+
+
+def test_drafts_edit_subject_changes_a_new_threads_subject_and_the_next_cycle_keeps_it(tmp_path):
+    """The director retitles day 3's discussion thread before it opens: it goes back to
+    pending (approved again by them), a later drafting keeps their subject, and the thread
+    opens with it."""
+    from datetime import timedelta
+
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+    from pipeline.drafts import DraftError, edit_subject, list_drafts
+    from tests.pipeline.threads_support import draft
+
+    w = World(tmp_path, moderators=["导演"])
+    try:
+        draft(w.path, w.store, w.now())
+        w.approve("newthread")
+        (d,) = [x for x in list_drafts(w.store) if x.subject == SUBJECTS[0]]
+        mine = "[M135]第3天讨论帖（请先看规则）"
+        env = {"BANSHA_DB": str(tmp_path / "demo.db")}
+        out = CliRunner().invoke(
+            cli, ["drafts", "edit", str(w.path), str(d.id), "--subject", mine], env=env
+        )
+        assert out.exit_code == 0, out.output
+        assert f"已把第 {d.id} 号草稿的标题改为「{mine}」；它原已批准，现需重新批准" in out.output
+        (after,) = [x for x in list_drafts(w.store) if x.id == d.id]
+        assert (after.subject, after.state.value) == (mine, "pending")
+        assert after.body == d.body
+        # the next cycle's drafting keeps the director's subject (nothing new was generated)
+        assert draft(w.path, w.store, w.now() + timedelta(minutes=5)) == []
+        with pytest.raises(DraftError, match="超过 Discuz 的上限 80"):
+            edit_subject(w.store, d.id, "长" * 81, w.now())
+        reply = next(x for x in list_drafts(w.store) if x.action != "newthread")
+        with pytest.raises(DraftError, match="不是开新帖的草稿"):
+            edit_subject(w.store, reply.id, "标题", w.now())
+        w.approve("newthread")
+        w.clock.advance(timedelta(hours=1, minutes=1).total_seconds())
+        w.publish()
+        assert len(w.titled(mine)) == 1 and w.titled(SUBJECTS[0]) == []
+        assert game(w.path, w.store).day(3).discussion == w.titled(mine)[0]
+    finally:
+        w.store.close()
