@@ -42,7 +42,13 @@ from engine.votes import Evidence, Tally, VerdictStatus, VoteVerdict
 from pipeline import ROOT
 from pipeline.derive import DayResult, Derivation, card_events
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole, templates_folder
-from pipeline.game.threads import CLOSE_WINDOW, day_roles, game_wide, thread_subject
+from pipeline.game.threads import (
+    CLOSE_WINDOW,
+    day_roles,
+    game_wide,
+    thread_closes,
+    thread_subject,
+)
 from pipeline.store import Store
 
 if TYPE_CHECKING:
@@ -1918,10 +1924,14 @@ def close_specs(game: Game, *, as_of: datetime, no_rights: bool) -> list[DraftSp
         return []
     ahead = timedelta(hours=game.threads.draft_hours)
     tz = game.game.tz
+    rs = get_ruleset(game.game.ruleset)
     specs: list[DraftSpec] = []
     for day in sorted(game.days, key=lambda d: d.day):
         rounds = [(ThreadRole.FIRST_VOTE, day.first_vote, day.first_closes)]
         rounds.append((ThreadRole.VOTE, day.vote, day.closes))
+        # the rule set's inquiry thread closes before the day (zhenyan.txt:188)
+        inquiry_closes = thread_closes(game, day, ThreadRole.INQUIRY)
+        rounds.append((ThreadRole.INQUIRY, day.inquiry, inquiry_closes))
         for role, tid, closes in rounds:
             if tid is None or closes is None:
                 continue
@@ -1932,6 +1942,12 @@ def close_specs(game: Game, *, as_of: datetime, no_rights: bool) -> list[DraftSp
                 f"第{day.day}天{what}（tid={tid}）在 {_when(closes, tz)} 截止后锁帖：锁帖后玩家"
                 "不能再回复；bansha 不会自动解锁。"
             )
+            if role is ThreadRole.INQUIRY and rs.inquiry is not None:
+                hours = rs.inquiry.close_before.total_seconds() / 3600
+                body += (
+                    f"询问帖比讨论帖和投票帖提前 {hours:g} 小时关闭"
+                    f"（《{rs.title}》规则 · 行动时限，{rs.inquiry.close_rule}）。"
+                )
             specs.append(
                 DraftSpec(
                     DraftKind.CLOSE,

@@ -76,7 +76,7 @@ from pipeline.drafts import (
     thread_window,
 )
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole
-from pipeline.game.threads import OpenedThread, with_opened
+from pipeline.game.threads import OpenedThread, thread_closes, with_opened
 from pipeline.store import Store, StoreError
 
 log = logging.getLogger(__name__)
@@ -401,7 +401,7 @@ def due_at(game: Game, draft: Mapping[str, Any]) -> datetime | None:
     if draft["action"] == "newthread" and day is not None and role is not None:
         return thread_window(day, role)[0]
     if draft["action"] == "close" and day is not None:
-        return day.first_closes if role is ThreadRole.FIRST_VOTE else day.closes
+        return thread_closes(game, day, role or ThreadRole.VOTE)
     nb = draft.get("not_before")
     return datetime.fromisoformat(nb) if nb else None
 
