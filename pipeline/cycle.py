@@ -337,6 +337,8 @@ def moments(game: Game, store: Store, d: Derivation) -> set[datetime]:
             found |= {day.opens - ahead, day.closes + CLOSE_WINDOW}
             if day.first_closes is not None:
                 found.add(day.first_closes + CLOSE_WINDOW)
+            if rs.inquiry is not None:  # the inquiry thread's close is drafted until then
+                found.add(day.closes - rs.inquiry.close_before + CLOSE_WINDOW)
         found.add(day.closes - timedelta(hours=1))
         if rs.inquiry is not None:  # the inquiry thread closes before the day (zhenyan.txt:188)
             found.add(day.closes - rs.inquiry.close_before)
