@@ -64,6 +64,11 @@ class CycleReport:
     warnings: list[str] = field(default_factory=list)  # the director must act (not a failure)
     #: why the forum was not usable this cycle (then nothing more was asked of it), or None
     down: str | None = None
+    #: the forum was down: the approved drafts were not sent this cycle (the next one sends)
+    publish_skipped: bool = False
+    #: the crawl's requests, and the seconds slept between them (``[forum] min_interval_s``)
+    requests: int = 0
+    paced_s: float = 0.0
 
     def lines(self) -> list[str]:
         out = []
@@ -74,6 +79,11 @@ class CycleReport:
                         f"帖子 {t.tid}：读取 {t.pages_fetched} 页，新帖 {t.new_posts}，"
                         f"变化 {t.changed_posts}，消失 {t.vanished_posts}"
                     )
+        if self.paced_s >= 1:
+            out.append(
+                f"读取论坛 {self.requests} 次，按请求间隔（[forum] min_interval_s）"
+                f"共等待 {self.paced_s:.0f} 秒"
+            )
         if self.full_reads:
             days = "、".join(map(str, self.full_reads))
             out.append(f"已关门、重读全帖以核对编辑和删除：第 {days} 天")
@@ -83,6 +93,8 @@ class CycleReport:
         out.append(f"新草稿：{len(self.drafted)} 份" if self.drafted else "没有新草稿")
         for p in self.posted:
             out.append(p.line() if hasattr(p, "line") else str(p))
+        if self.publish_skipped:
+            out.append("论坛无法使用，本轮没有发帖（已批准的草稿下一轮再发）")
         return out
 
 
@@ -325,6 +337,8 @@ def moments(game: Game, store: Store, d: Derivation) -> set[datetime]:
             found |= {day.opens - ahead, day.closes + CLOSE_WINDOW}
             if day.first_closes is not None:
                 found.add(day.first_closes + CLOSE_WINDOW)
+            if rs.inquiry is not None:  # the inquiry thread's close is drafted until then
+                found.add(day.closes - rs.inquiry.close_before + CLOSE_WINDOW)
         found.add(day.closes - timedelta(hours=1))
         if rs.inquiry is not None:  # the inquiry thread closes before the day (zhenyan.txt:188)
             found.add(day.closes - rs.inquiry.close_before)
@@ -459,8 +473,9 @@ def run_cycle(
     """Crawl → derive → draft → post. ``crawl(targets, full)`` does the network part.
 
     The first crawl that finds the forum not usable (``CrawlReport.down``) ends the network
-    part: no closed day and no first round is re-read this cycle (each would only wait out the
-    same retries again), and the cause is said once in ``errors``.
+    part: no closed day and no first round is re-read and nothing is published this cycle
+    (each would only wait out the same retries again: ``report.publish_skipped``), and the
+    cause is said once in ``errors``.
 
     Derive, write and draft only on change: when nothing a verdict or a draft depends on
     changed since the last derivation and no moment passed (:func:`nothing_new`), the cycle
@@ -478,6 +493,8 @@ def run_cycle(
 
     def crawl_once(batch: list[CrawlTarget], full: bool) -> CrawlReport:
         result = crawl(batch, full)
+        report.requests += int(getattr(result, "requests", 0))
+        report.paced_s += float(getattr(result, "paced_s", 0.0))
         say(result.errors)
         if result.down is not None:
             report.down = result.down
@@ -556,14 +573,20 @@ def run_cycle(
                     store.write_tally_views("", {})
         if failed is not None:
             raise failed
-    if publish is not None:
+    if publish is not None and report.down is not None:
+        # the forum is down: a send would only wait out the same retries and say it again
+        report.publish_skipped = True
+    elif publish is not None:
         report.posted = publish()
-        # said once, not a failure: the account may not close threads (no close is tried again)
+        # said once, not a failure: the account may not close threads (no close is tried
+        # again), a captcha the director gets past by hand (later cycles wait quietly)
         report.warnings += [r.line() for r in report.posted if getattr(r, "notice", False)]
         report.errors += [
             r.line()
             for r in report.posted
-            if not getattr(r, "ok", True) and not getattr(r, "notice", False)
+            if not getattr(r, "ok", True)
+            and not getattr(r, "notice", False)
+            and not getattr(r, "director", False)
         ]
     return report
 

@@ -37,7 +37,7 @@ from pipeline.discuz.crawl import CrawlTarget
 from pipeline.discuz.poster import Poster
 from pipeline.drafts import DraftError, make_drafts, templates_dir_for
 from pipeline.drafts.publish import PublishResult, publish_approved
-from pipeline.notify import notify_after_cycle
+from pipeline.notify import game_file_arg, notify_after_cycle, runnable
 from pipeline.store import StoreError
 
 log = logging.getLogger(__name__)
@@ -83,10 +83,11 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
     if verbose_out:
         for line in report.lines():
             click.echo(line)
+    game_file = game_file_arg(ctx.game_path)  # commands said run as printed
     for line in report.warnings:  # also under cron: the director must act on these
-        click.echo(f"注意：{line}", err=True)
+        click.echo(f"注意：{runnable(line, game_file)}", err=True)
     if report.errors:
-        raise click.ClickException("本轮未完成：" + "；".join(report.errors))
+        raise click.ClickException(runnable("本轮未完成：" + "；".join(report.errors), game_file))
 
 
 class CycleFailed(RuntimeError):
@@ -152,7 +153,7 @@ def cycle_once(
             exc,
         )
     # the director is told (Apprise, [notify]): a failure once per streak, drafts waiting …
-    notify_after_cycle(ctx.game, ctx.store, report, now)
+    notify_after_cycle(ctx.game, ctx.store, report, now, game_path=ctx.game_path)
     return report
 
 
@@ -160,7 +161,7 @@ def _failed(ctx: GameContext, now: datetime, message: str, exc: Exception) -> No
     """A cycle that could not finish: tell the director (never fails itself), then raise
     :class:`CycleFailed`."""
     try:
-        notify_after_cycle(ctx.game, ctx.store, None, now, error=message)
+        notify_after_cycle(ctx.game, ctx.store, None, now, error=message, game_path=ctx.game_path)
     except Exception:  # a store that could not be written is the failure being reported
         log.warning("无法记录本轮的失败以发送提醒", exc_info=True)
     raise CycleFailed(message) from exc

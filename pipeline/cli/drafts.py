@@ -25,6 +25,7 @@ from pipeline.drafts import (
     approve,
     draft_events,
     edit,
+    edit_subject,
     ensure_editable,
     get_draft,
     list_drafts,
@@ -191,9 +192,30 @@ def _diff(old: str, new: str, old_name: str, new_name: str) -> None:
 @drafts_group.command("edit")
 @game_command
 @click.argument("draft_id", type=int, metavar="ID")
-def drafts_edit(ctx: GameContext, draft_id: int) -> None:
-    """用编辑器（$EDITOR）修改草稿正文；已批准的草稿修改后需重新批准。"""
+@click.option(
+    "--subject",
+    default=None,
+    help="改开新帖草稿的标题（一行，最多 80 字），不打开编辑器。",
+)
+def drafts_edit(ctx: GameContext, draft_id: int, subject: str | None) -> None:
+    """用编辑器（$EDITOR）修改草稿正文；已批准的草稿修改后需重新批准。
+
+    开新帖的草稿用 --subject 改标题（不打开编辑器），例：
+
+      bansha drafts edit m135.toml 7 --subject "[M135]第3天讨论帖"
+    """
     d = _get(ctx, draft_id)
+    if subject is not None:
+        try:
+            after = edit_subject(ctx.store, d.id, subject, _now(ctx))
+        except (DraftError, StoreError) as exc:
+            raise click.ClickException(str(exc)) from exc
+        if after.subject == d.subject:
+            click.echo("标题没有变化，草稿保持不变。")
+            return
+        again = "；它原已批准，现需重新批准" if d.state.value == "approved" else ""
+        click.echo(f"已把第 {d.id} 号草稿的标题改为「{after.subject}」{again}。")
+        return
     try:
         ensure_editable(d)  # before the editor opens: the director's typing would be lost
     except (DraftError, StoreError) as exc:

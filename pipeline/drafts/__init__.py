@@ -42,7 +42,13 @@ from engine.votes import Evidence, Tally, VerdictStatus, VoteVerdict
 from pipeline import resources
 from pipeline.derive import DayResult, Derivation, card_events, game_factions
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole, templates_folder
-from pipeline.game.threads import CLOSE_WINDOW, day_roles, game_wide, thread_subject
+from pipeline.game.threads import (
+    CLOSE_WINDOW,
+    day_roles,
+    game_wide,
+    thread_closes,
+    thread_subject,
+)
 from pipeline.store import Store
 
 if TYPE_CHECKING:
@@ -220,6 +226,7 @@ class Draft:
     subject: str | None = None
     not_before: str | None = None
     role: str | None = None
+    generated_subject: str | None = None  # as bansha generated it (the director may edit it)
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Draft:
@@ -246,6 +253,7 @@ class Draft:
             subject=row.get("subject"),
             not_before=row.get("not_before"),
             role=row.get("role"),
+            generated_subject=row.get("generated_subject", row.get("subject")),
         )
 
     @property
@@ -1288,8 +1296,9 @@ def _unchanged(latest: Draft, spec: DraftSpec) -> bool:
         return False  # no live draft of this key is left: draft it again
     if latest.generated_body != spec.body or latest.tid != spec.tid:
         return False
-    if latest.subject != spec.subject or latest.not_before != _iso_or_none(spec.not_before):
-        return False
+    generated_subject = latest.generated_subject if latest.generated_subject else latest.subject
+    if generated_subject != spec.subject or latest.not_before != _iso_or_none(spec.not_before):
+        return False  # (a subject the director edited is kept: the generated one is compared)
     if latest.state in LIVE_STATES:
         return latest.action == spec.action.value and latest.edit_pid == spec.edit_pid
     return True
@@ -1339,6 +1348,7 @@ def save_drafts(store: Store, specs: Iterable[DraftSpec], *, now: datetime) -> l
                 "created_at": at,
                 "updated_at": at,
                 "subject": spec.subject,
+                "generated_subject": spec.subject,
                 "not_before": _iso_or_none(spec.not_before),
                 "role": spec.role,
             }
@@ -1571,6 +1581,50 @@ def edit(
             doing="修改",
             to=DraftState.PENDING,
             note="导演修改" + ("，需重新批准" if draft.state is DraftState.APPROVED else ""),
+        )
+    return get_draft(store, draft_id)
+
+
+def edit_subject(store: Store, draft_id: int, subject: str, now: datetime) -> Draft:
+    """Replace a waiting new-thread draft's subject (one line, at most
+    :data:`SUBJECT_MAX_CHARS` characters). An approved draft goes back to pending; the
+    generated subject stays in ``generated_subject``. Refused while a send of it may be on
+    the forum under the old subject (an attempt whose outcome is unknown, or waiting for a
+    moderator): bansha finds that thread by its subject."""
+    at = _stamp(now)
+    text = " ".join(subject.split())
+    if not text:
+        raise DraftError("新帖的标题不能为空")
+    if len(text) > SUBJECT_MAX_CHARS:
+        raise DraftError(f"标题有 {len(text)} 个字，超过 Discuz 的上限 {SUBJECT_MAX_CHARS}；请改短")
+    with store.atomic():
+        draft = get_draft(store, draft_id)
+        if draft.action != DraftAction.NEWTHREAD.value:
+            raise DraftError(f"第 {draft.id} 号草稿不是开新帖的草稿，没有标题可改")
+        ensure_editable(draft)
+        if text == draft.subject:
+            return draft
+        unsure = store.db.execute(
+            "SELECT id FROM post_attempts WHERE draft_id = ? AND (outcome IS NULL "
+            "OR outcome = 'pending_moderation') LIMIT 1",
+            [draft_id],
+        ).fetchone()
+        if unsure is not None:
+            raise DraftError(
+                f"第 {draft.id} 号草稿上次开帖的结果还不确定（论坛上可能已有标题为"
+                f"「{draft.subject}」的帖子），现在不能改标题；请先到版块里查看"
+            )
+        _move(
+            store,
+            draft,
+            at,
+            "UPDATE drafts SET subject = ?, state = 'pending', approved_at = NULL, "
+            "updated_at = ? WHERE id = ? AND state IN ('pending', 'approved')",
+            [text, at, draft_id],
+            doing="修改",
+            to=DraftState.PENDING,
+            note=f"导演修改标题：「{draft.subject or ''}」→「{text}」"
+            + ("，需重新批准" if draft.state is DraftState.APPROVED else ""),
         )
     return get_draft(store, draft_id)
 
@@ -1906,10 +1960,14 @@ def close_specs(game: Game, *, as_of: datetime, no_rights: bool) -> list[DraftSp
         return []
     ahead = timedelta(hours=game.threads.draft_hours)
     tz = game.game.tz
+    rs = get_ruleset(game.game.ruleset)
     specs: list[DraftSpec] = []
     for day in sorted(game.days, key=lambda d: d.day):
         rounds = [(ThreadRole.FIRST_VOTE, day.first_vote, day.first_closes)]
         rounds.append((ThreadRole.VOTE, day.vote, day.closes))
+        # the rule set's inquiry thread closes before the day (zhenyan.txt:188)
+        inquiry_closes = thread_closes(game, day, ThreadRole.INQUIRY)
+        rounds.append((ThreadRole.INQUIRY, day.inquiry, inquiry_closes))
         for role, tid, closes in rounds:
             if tid is None or closes is None:
                 continue
@@ -1920,6 +1978,12 @@ def close_specs(game: Game, *, as_of: datetime, no_rights: bool) -> list[DraftSp
                 f"第{day.day}天{what}（tid={tid}）在 {_when(closes, tz)} 截止后锁帖：锁帖后玩家"
                 "不能再回复；bansha 不会自动解锁。"
             )
+            if role is ThreadRole.INQUIRY and rs.inquiry is not None:
+                hours = rs.inquiry.close_before.total_seconds() / 3600
+                body += (
+                    f"询问帖比讨论帖和投票帖提前 {hours:g} 小时关闭"
+                    f"（《{rs.title}》规则 · 行动时限，{rs.inquiry.close_rule}）。"
+                )
             specs.append(
                 DraftSpec(
                     DraftKind.CLOSE,

@@ -613,6 +613,15 @@ def _m013_revocations(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m016_generated_subject(db: sqlite_utils.Database) -> None:
+    """A new thread's subject as bansha generated it, beside the one the director may have
+    edited (``bansha drafts edit --subject``): the next cycle compares the generated one, so a
+    director's subject is kept as a director's body is (``generated_body``)."""
+    if "generated_subject" not in db["drafts"].columns_dict:
+        db.execute("ALTER TABLE drafts ADD COLUMN generated_subject TEXT")
+    db.execute("UPDATE drafts SET generated_subject = subject WHERE generated_subject IS NULL")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
     ("002_journal_and_verdicts", _m002_journal_and_verdicts),
@@ -627,6 +636,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("011_game_threads", _m011_game_threads),
     ("012_tally_views", _m012_tally_views),
     ("013_revocations", _m013_revocations),
+    ("016_generated_subject", _m016_generated_subject),
 ]
 
 
