@@ -50,7 +50,8 @@ def test_the_new_threads_first_line_and_the_vote_format() -> None:
     vote = by_role["vote"].body
     # m135.txt:207-210 【投票格式】投票对象：饺子 【改票格式】改票须回复原投票楼层 改票对象：包子
     assert "（《让子弹飞》规则 · 投票格式）" in vote
-    assert "[quote]\n【投票格式】\n投票对象：饺子\n【改票格式】改票须回复原投票楼层\n改票对象：包子\n[/quote]" in vote
+    quoted = "【投票格式】\n投票对象：饺子\n【改票格式】改票须回复原投票楼层\n改票对象：包子"
+    assert f"[quote]\n{quoted}\n[/quote]" in vote
     assert "规则帖中的投票格式" not in vote
 
 
