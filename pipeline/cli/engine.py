@@ -217,8 +217,10 @@ def _render(report: Report, title: str) -> None:
 
 
 def _refuse_after_pending(ctx: GameContext, phase: Phase) -> None:
-    """A phase is not resolved while the one before it waits for a decision (最后一枪, 殉职 …):
-    the state it would start from is not the game's yet. Says which decisions and the commands
+    """A night is not resolved while the day before it waits for a decision (最后一枪, 殉职 …):
+    the state it would start from is not the game's yet. (A day is resolved after a night with
+    decisions pending: some are made during the day, e.g. m209 太阳[日不落]'s named players after
+    the first 正午 round.) Says which decisions and the commands
     that settle them (the game file's name, the player and the skill filled in)."""
     before = Phase.from_index(phase.index - 1)
     if before.kind is PhaseKind.SETUP:
@@ -475,14 +477,10 @@ def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool)
     """把第 N 天的计票结果（警长、诽谤、出局都按引擎的状态）应用到状态上。
 
     有询问帖的一天（狼人真言），帖中猜中的词语自动作为当天的“猜中”结算。
-
-    前一晚的结算还有待决定的事项时不结算：先用 bansha night add 记录决定、bansha night
-    resolve 重新结算那一晚（命令会打印出来），再结算这一天。
     """
     rs = _ruleset(ctx)
     when = _as_of(ctx, as_of)
     phase = Phase.day(number)
-    _refuse_after_pending(ctx, phase)
     try:
         day = ctx.game.day(number)
     except ValueError as exc:
