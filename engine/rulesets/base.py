@@ -274,6 +274,10 @@ class Ruleset:
     announce_in: ClassVar[Literal["discussion", "vote"]] = "vote"
     #: Where the text says so ("": it does not say).
     announce_rule: ClassVar[str] = ""
+    #: The rule text's 投票格式 (and 改票格式) block, as written, and where ("": the text gives
+    #: none; a vote thread then points to the rules thread).
+    vote_format: ClassVar[str] = ""
+    vote_format_rule: ClassVar[str] = ""
     lastwords: ClassVar[LastWordsRules] = LastWordsRules()
     #: The inquiry thread (询问贴); None: the rule set has none.
     inquiry: ClassVar[InquiryRules | None] = None

@@ -387,6 +387,11 @@ class M135(Ruleset):
     # m135.txt:46 does not say where announcements go (the demo director posts reminders in the
     # vote thread)
     announce_in: ClassVar[Literal["discussion", "vote"]] = "vote"
+    #: the rule text's 投票格式 and 改票格式, as written (m135.txt:207-210)
+    vote_format: ClassVar[str] = (
+        "【投票格式】\n投票对象：饺子\n【改票格式】改票须回复原投票楼层\n改票对象：包子"
+    )
+    vote_format_rule: ClassVar[str] = "m135.txt:207-210"
     lastwords: ClassVar[LastWordsRules] = LastWordsRules(none="本规则没有遗言（m135.txt:59）")
     dual_card: ClassVar[bool] = True  # m135.txt:5, 50: a vote-out takes the current card
     secret_keys: ClassVar[tuple[str, ...]] = SECRET_KEYS

@@ -549,6 +549,16 @@ class M209(Ruleset):
     )
     # m209.txt:155 游戏流程发生变化时需要在讨论帖中公示
     announce_in: ClassVar[Literal["discussion", "vote"]] = "discussion"
+    #: the rule text's 投票格式 and 改票格式, as written (m209.txt:602-607)
+    vote_format: ClassVar[str] = (
+        "【投票格式】\n"
+        "投票对象：饺子\n"
+        "投票理由：饺子好吃\n"
+        "【改票格式】改票需回复原投票楼层\n"
+        "改票对象：包子\n"
+        "改票理由：包子也好吃"
+    )
+    vote_format_rule: ClassVar[str] = "m209.txt:602-607"
     announce_rule: ClassVar[str] = "m209.txt:155"
     lastwords: ClassVar[LastWordsRules] = LastWordsRules(
         red_card_rule="m209.txt:175",  # 红牌罚下出局的角色没有遗言权利

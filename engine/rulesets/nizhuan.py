@@ -411,6 +411,17 @@ class Nizhuan(Ruleset):
     )
     # nizhuan.txt:39 游戏流程发生变化时需要在讨论贴或投票贴中公示
     announce_in: ClassVar[Literal["discussion", "vote"]] = "vote"
+    #: the rule text's 投票格式 and 改票格式, as written (nizhuan.txt:195-201)
+    vote_format: ClassVar[str] = (
+        "【投票格式】\n"
+        "投票对象：傻树的第一身份\n"
+        "投票理由：砍\n"
+        "\n"
+        "【改票格式】改票需回复原投票楼层\n"
+        "改票对象：不见的第二身份\n"
+        "改票理由：吉祥猪"
+    )
+    vote_format_rule: ClassVar[str] = "nizhuan.txt:195-201"
     announce_rule: ClassVar[str] = "nizhuan.txt:39"
     lastwords: ClassVar[LastWordsRules] = LastWordsRules(
         red_card_rule="nizhuan.txt:50",  # 红牌罚下出局的角色没有遗言权利

@@ -431,6 +431,17 @@ class Zhenyan(Ruleset):
     )
     # zhenyan.txt:31 游戏流程发生变化时需要在讨论帖中公示
     announce_in: ClassVar[Literal["discussion", "vote"]] = "discussion"
+    #: the rule text's 投票格式 and 改票格式, as written (zhenyan.txt:179-185)
+    vote_format: ClassVar[str] = (
+        "【投票格式】\n"
+        "投票对象：傻树\n"
+        "投票理由：砍\n"
+        "\n"
+        "【改票格式】改票需回复原投票楼层\n"
+        "改票对象：不见\n"
+        "改票理由：吉祥猪"
+    )
+    vote_format_rule: ClassVar[str] = "zhenyan.txt:179-185"
     announce_rule: ClassVar[str] = "zhenyan.txt:31"
     lastwords: ClassVar[LastWordsRules] = LastWordsRules(
         none="出局的角色没有遗言（zhenyan.txt:46）", red_card_rule="zhenyan.txt:42"

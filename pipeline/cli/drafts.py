@@ -140,7 +140,7 @@ def drafts_show(ctx: GameContext, draft_id: int, as_json: bool) -> None:
         return
     day = f"第{d.day}天 " if d.day is not None else ""
     click.echo(f"第 {d.id} 号草稿：{day}{d.kind_zh}（{d.state_zh}）")
-    click.echo(f"发往：{where(d)}")
+    click.echo(f"发往：{where(d, ctx.game)}")
     if d.not_before:
         click.echo(f"不早于：{_short(ctx, d.not_before)}（批准后也要到这时才发出）")
     click.echo(f"生成于：{_short(ctx, d.created_at)}")
@@ -251,7 +251,9 @@ def drafts_approve(ctx: GameContext, draft_id: int) -> None:
         d = approve(ctx.store, draft_id, _now(ctx))
     except (DraftError, StoreError) as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"已批准第 {d.id} 号草稿（{d.title}），将由下一次 bansha cycle 发出：{where(d)}")
+    click.echo(
+        f"已批准第 {d.id} 号草稿（{d.title}），将由下一次 bansha cycle 发出：{where(d, ctx.game)}"
+    )
 
 
 @drafts_group.command("reject")
@@ -321,5 +323,5 @@ def _make(ctx: GameContext, as_of: str | None) -> None:
         return
     for draft_id in created:
         d = get_draft(ctx.store, draft_id)
-        click.echo(f"已起草 #{d.id} {d.title}（{where(d)}）：{first_line(d.body)}")
+        click.echo(f"已起草 #{d.id} {d.title}（{where(d, ctx.game)}）：{first_line(d.body)}")
     click.echo("用 bansha drafts show 查看，bansha drafts approve 批准。")

@@ -217,6 +217,34 @@ def _render(report: Report, title: str) -> None:
     )
 
 
+def _refuse_after_pending(ctx: GameContext, phase: Phase) -> None:
+    """A night is not resolved while the day before it waits for a decision (最后一枪, 殉职 …):
+    the state it would start from is not the game's yet. (A day is resolved after a night with
+    decisions pending: some are made during the day, e.g. m209 太阳[日不落]'s named players after
+    the first 正午 round.) Says which decisions and the commands
+    that settle them (the game file's name, the player and the skill filled in)."""
+    before = Phase.from_index(phase.index - 1)
+    if before.kind is PhaseKind.SETUP:
+        return
+    snap = snapshot(ctx.store, before)
+    if snap is None or snap.complete:
+        return
+    kind = before.kind.value
+    option = f"--{kind} {before.number}"
+    game = ctx.game_path.name
+    lines = [f"{before.zh}的结算还有待决定的事项，结算{phase.zh}之前须先处理（未做任何处理）："]
+    for p in snap.report.get("pending", []):
+        lines.append(f"  ! {p['prompt']}")
+    who = snap.report.get("pending", [{}])[0]
+    actor, skill = who.get("who") or "玩家", who.get("skill") or "技能"
+    lines.append(
+        f"处理：先记录决定 bansha {kind} add {game} {option} --actor {actor} --skill {skill} "
+        f"--target 目标（放弃发动则写 --choice 放弃），再重新结算 bansha {kind} resolve {game} "
+        f"{option}，然后才能结算{phase.zh}"
+    )
+    raise click.ClickException("\n".join(lines))
+
+
 # --------------------------------------------------------------------------- night
 
 
@@ -311,9 +339,14 @@ def night_remove(ctx: GameContext, action_id: int, why: str | None) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="输出 JSON（字段名稳定，供程序读取）。")
 def night_resolve(ctx: GameContext, number: int, actions_file: Path | None, as_json: bool) -> None:
-    """结算一个夜晚：出局（按顺序）、私信反馈、公示、状态、胜负和每一步的依据。"""
+    """结算一个夜晚：出局（按顺序）、私信反馈、公示、状态、胜负和每一步的依据。
+
+    前一天的结算还有待决定的事项（如须立即决定的<最后一枪>）时不结算：先用 bansha day add
+    记录决定、bansha day resolve 重新结算那一天（命令会打印出来），再结算这一晚。
+    """
     rs = _ruleset(ctx)
     now = _now(ctx)
+    _refuse_after_pending(ctx, Phase.night(number))
     if actions_file is not None:
         try:
             parsed = load_actions_file(actions_file, resolve_name=_resolver(ctx), ruleset=rs)

@@ -407,7 +407,7 @@ def _draft_view(
         title=f"第 {d.id} 号草稿 · {spec.game.game.title}",
         d=d,
         prev=prev,
-        where=_where(d),
+        where=_where(d, spec.game),
         not_before=(
             datetime.fromisoformat(d.not_before).astimezone(tz).strftime("%m-%d %H:%M")
             if d.not_before
@@ -497,7 +497,7 @@ def draft_action(request: Request, spec: GameSpec | None, form: FormData | None)
         _flash(
             request,
             f"已批准第 {after.id} 号草稿（{after.title}），"
-            f"将由下一次 bansha cycle 发出：{_where(after)}",
+            f"将由下一次 bansha cycle 发出：{_where(after, spec.game)}",
         )
     else:
         _flash(request, f"已驳回第 {after.id} 号草稿：{after.reject_why}")

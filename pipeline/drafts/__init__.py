@@ -274,11 +274,17 @@ class Draft:
 #: An empty tag pair: Discuz renders it as ``<strong></strong>`` (desktop and mobile API v4 keep
 #: ``[b]``), i.e. nothing, but it sits between ``[`` and the tag name, so no tag can form.
 _BREAK = "[b][/b]"
-# ``[`` starts every tag; ``&#`` would let Discuz turn ``&#9733;`` back into a character
-# (dhtmlspecialchars); ``:`` / ``;`` before a letter or ``)(@$'`` start a smiley code (``:)``,
-# ``:lol``, ``;P``), and ``://`` a bare link Discuz may turn into ``[url]``; ``{:`` starts the
-# other smiley sets' codes (``{:2_25:}``); ``@name`` would notify (and link) that user.
-_ESCAPE_RE = re.compile(r"\[|&(?=#)|[:;](?=[A-Za-z)(@$'/])|\{(?=:)|@(?=\S)")
+# ``[`` starts every tag — only a ``[`` that could start one is broken: a tag name is ASCII
+# letters (or ``*``, a list item) followed by ``=`` or ``]`` (DISCUZ.md §3.1), so ``[M135]``,
+# ``[正午]`` or ``[1]`` are shown as written and stay readable in the text the director edits; a
+# ``[`` with letters up to the end of the value is broken too (the template's next character
+# must not close a tag the value began); ``&#`` would let Discuz turn ``&#9733;`` back into a
+# character (dhtmlspecialchars); ``:`` / ``;`` before a letter or ``)(@$'`` start a smiley code
+# (``:)``, ``:lol``, ``;P``), and ``://`` a bare link Discuz may turn into ``[url]``; ``{:``
+# starts the other smiley sets' codes (``{:2_25:}``); ``@name`` would notify (and link) that user.
+_ESCAPE_RE = re.compile(
+    r"\[(?=/?[A-Za-z]*(?:[=\]*]|$))|&(?=#)|[:;](?=[A-Za-z)(@$'/])|\{(?=:)|@(?=\S)"
+)
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 
 
@@ -1888,9 +1894,10 @@ def thread_over(day: Day, role: ThreadRole, at: datetime) -> str | None:
 
 def _context(game: Game, day: Day, role: ThreadRole, subject: str) -> dict[str, Any]:
     tz = game.game.tz
+    rs = get_ruleset(game.game.ruleset)
     return {
         **_base_context(game, day.day),
-        "ruleset_title": get_ruleset(game.game.ruleset).title,
+        "ruleset_title": rs.title,
         "subject": subject,
         "role": role.value,
         "role_title": THREAD_ROLE_TITLES[role],
@@ -1900,6 +1907,10 @@ def _context(game: Game, day: Day, role: ThreadRole, subject: str) -> dict[str, 
         "first_closes": _when(day.first_closes, tz) if day.first_closes else None,
         "election": bool(day.sheriff_election),
         "rules_thread": game.game.rules_thread,
+        # the rule set's 投票格式 and 改票格式 as its text writes them (lines; [] when the text
+        # gives none), and where: the vote thread's first post quotes them
+        "vote_format": rs.vote_format.split("\n") if rs.vote_format else [],
+        "vote_format_source": BBCode(f"《{rs.title}》规则 · 投票格式") if rs.vote_format else "",
     }
 
 
