@@ -17,7 +17,7 @@ HEADING = "示例："
 
 #: the command's path (space-separated, "" for ``bansha`` itself) → the lines of its example
 EXAMPLES: dict[str, tuple[str, ...]] = {
-    "": ("bansha new 我的游戏.toml --ruleset m135", "bansha tally --day 2"),
+    "": ("bansha check", "bansha tally --day 2"),
     "why": ("bansha why --player 包子 --day 2",),
     "flags": ("bansha flags", "bansha flags confirm 3 --card 黄牌"),
     "flags list": ("bansha flags list --day 2",),
@@ -45,8 +45,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "bansha player substitute --player 烧卖 --uid 120 --name 替补甲 --at 2026-12-02T12:00:00+08:00",  # noqa: E501
     ),
     "new": (
-        "bansha new 我的游戏.toml --ruleset m135",
-        "bansha new 新局.toml --ruleset nizhuan --fid 42",
+        "bansha new 我的游戏.toml --ruleset {ruleset}",
+        "bansha new 新局.toml --ruleset {ruleset} --fid 42",
     ),
     "check": ("bansha check", "bansha check 我的游戏.toml --online"),
     "init": ("bansha init",),
@@ -100,6 +100,10 @@ def epilog(path: str) -> str | None:
     lines = EXAMPLES.get(path)
     if not lines:
         return None
+    if any("{ruleset}" in line for line in lines):  # the rule set's name is the registry's
+        from engine.rulesets import EXAMPLE_RULESET
+
+        lines = tuple(line.format(ruleset=EXAMPLE_RULESET) for line in lines)
     return "\b\n" + HEADING + "\n" + "\n".join(f"  {line}" for line in lines)
 
 
