@@ -40,7 +40,7 @@ from pipeline.derive import Derivation, derive, write_derivation
 from pipeline.discuz.crawl import CrawlReport, CrawlTarget
 from pipeline.game.gamefile import Game
 from pipeline.game.threads import CLOSE_WINDOW
-from pipeline.store import POST_COLUMNS, Store
+from pipeline.store import DRAFT_INPUTS_KEY, POST_COLUMNS, Store
 from pipeline.store.lock import CycleLocked, cycle_lock, holds_cycle_lock  # noqa: F401
 
 log = logging.getLogger(__name__)
@@ -140,6 +140,11 @@ def first_rounds_to_reread(game: Game, store: Store, now: datetime) -> list[int]
 #: ``meta`` keys: the change counters the triggers keep, and the last derivation's record
 INPUTS_KEY = "derive:inputs"
 OUTPUTS_KEY = "derive:outputs"
+#: what a draft's text is made from moved on (:data:`pipeline.store.DRAFT_INPUTS_KEY`)
+DRAFTS_KEY = DRAFT_INPUTS_KEY
+#: inputs a draft is not made from: a thread bansha just opened changes no text already drafted
+#: (the 电梯 goes out in the same run), and what waits for it is drafted again anyway
+NOT_DRAFT_INPUTS = frozenset({"game_threads"})
 RECORD_KEY = "derive:last"
 RECORD_VERSION = 1
 #: the prefix of the triggers bansha keeps in a store (:func:`ensure_change_counters`)
@@ -176,8 +181,10 @@ OUTPUT_TABLES = ("votes", "tallies", "post_counts", "flags", "drafts")
 CRAWL_TABLES = ("threads", "crawl_log")
 
 
-def _bump(key: str) -> str:
-    return f"UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = '{key}';"
+def _bump(*keys: str) -> str:
+    return " ".join(
+        f"UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = '{key}';" for key in keys
+    )
 
 
 def _key_is_input(row: str) -> str:
@@ -188,32 +195,34 @@ def change_triggers(tables: set[str]) -> dict[str, str]:
     """The triggers that keep the change counters: name -> ``CREATE TRIGGER`` statement, for
     the watched tables that exist. A trigger's name ends with a digest of its statement, so a
     changed definition is a new trigger (the old one is dropped)."""
-    bodies: dict[tuple[str, str], tuple[str, str]] = {}  # (table, op) -> (when, counter)
+    # (table, op) -> (when, counters)
+    bodies: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
+    both = (INPUTS_KEY, DRAFTS_KEY)
     for table in INPUT_TABLES:
         for op in ("INSERT", "UPDATE", "DELETE"):
-            bodies[(table, op)] = ("", INPUTS_KEY)
+            bodies[(table, op)] = ("", (INPUTS_KEY,) if table in NOT_DRAFT_INPUTS else both)
     for table in OUTPUT_TABLES:
         for op in ("INSERT", "UPDATE", "DELETE"):
-            bodies[(table, op)] = ("", OUTPUTS_KEY)
-    bodies[("posts", "INSERT")] = ("", INPUTS_KEY)
-    bodies[("posts", "DELETE")] = ("", INPUTS_KEY)
+            bodies[(table, op)] = ("", (OUTPUTS_KEY,))
+    bodies[("posts", "INSERT")] = ("", both)
+    bodies[("posts", "DELETE")] = ("", both)
     changed = " OR ".join(f"old.{c} IS NOT new.{c}" for c in POST_INPUT_COLUMNS)
-    bodies[("posts", "UPDATE")] = (changed, INPUTS_KEY)
-    bodies[("meta", "INSERT")] = (_key_is_input("new"), INPUTS_KEY)
+    bodies[("posts", "UPDATE")] = (changed, both)
+    bodies[("meta", "INSERT")] = (_key_is_input("new"), both)
     bodies[("meta", "UPDATE")] = (
         f"({_key_is_input('old')} OR {_key_is_input('new')}) "
         "AND (old.key IS NOT new.key OR old.value IS NOT new.value)",
-        INPUTS_KEY,
+        both,
     )
-    bodies[("meta", "DELETE")] = (_key_is_input("old"), INPUTS_KEY)
+    bodies[("meta", "DELETE")] = (_key_is_input("old"), both)
     out: dict[str, str] = {}
-    for (table, op), (when, counter) in bodies.items():
+    for (table, op), (when, counters) in bodies.items():
         if table not in tables:
             continue
         body = (
             f"AFTER {op} ON {table}"
             + (f" WHEN {when}" if when else "")
-            + f" BEGIN {_bump(counter)} END"
+            + f" BEGIN {_bump(*counters)} END"
         )
         digest = hashlib.sha256(body.encode()).hexdigest()[:10]
         name = f"{TRIGGER_PREFIX}{table}_{op.lower()}_{digest}"
@@ -238,18 +247,16 @@ def ensure_change_counters(store: Store) -> bool:
             [len(TRIGGER_PREFIX), TRIGGER_PREFIX],
         )
     }
-    counters = {
-        r[0]
-        for r in db.execute("SELECT key FROM meta WHERE key IN (?, ?)", [INPUTS_KEY, OUTPUTS_KEY])
-    }
-    if have == set(want) and counters == {INPUTS_KEY, OUTPUTS_KEY}:
+    keys = (INPUTS_KEY, OUTPUTS_KEY, DRAFTS_KEY)
+    counters = {r[0] for r in db.execute("SELECT key FROM meta WHERE key IN (?, ?, ?)", list(keys))}
+    if have == set(want) and counters == set(keys):
         return False
     with store.atomic():
         for name in have - set(want):
             db.execute(f"DROP TRIGGER IF EXISTS {name}")
         for name in set(want) - have:
             db.execute(want[name])
-        for key in (INPUTS_KEY, OUTPUTS_KEY):
+        for key in keys:
             db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, '0')", [key])
         db.execute("DELETE FROM meta WHERE key = ?", [RECORD_KEY])
     return True

@@ -49,7 +49,7 @@ from pipeline.game.threads import (
     thread_closes,
     thread_subject,
 )
-from pipeline.store import Store
+from pipeline.store import DRAFT_INPUTS_KEY, Store
 
 if TYPE_CHECKING:
     from pipeline.derive.inquiry import InquiryDay
@@ -90,10 +90,12 @@ __all__ = [
     "get_draft",
     "inquiry_answer_drafts",
     "inquiry_answers_context",
+    "keep_inputs",
     "list_drafts",
     "load_templates",
     "make_drafts",
     "mark_posted",
+    "moved_on",
     "newthread_key",
     "newthread_specs",
     "no_moderator_rights",
@@ -181,6 +183,21 @@ STATE_ZH: dict[str, str] = {
     DraftState.SUPERSEDED: "已取代",
 }
 LIVE_STATES = (DraftState.PENDING, DraftState.APPROVED)
+
+#: Kinds whose text is made from the game's state (posts, the director's records, the engine):
+#: such a draft holds only while those inputs are the ones it was drafted from. The deal's
+#: texts, new threads, closes and the 电梯 index are made from the game file alone.
+STATE_KINDS = frozenset(
+    {
+        DraftKind.RUNNING_TALLY,
+        DraftKind.RESULT,
+        DraftKind.FIRST_RESULT,
+        DraftKind.DAY_OPEN,
+        DraftKind.CARDS,
+        DraftKind.REMINDER,
+        DraftKind.INQUIRY_ANSWERS,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1506,10 +1523,14 @@ def _move(
 def approve(store: Store, draft_id: int, now: datetime, *, note: str = "导演批准") -> Draft:
     """pending -> approved. Only an approved draft is ever posted. ``note``: who approved it
     (the director; or the game file's ``[threads] close_vote = "auto"``, the opening thread's
-    approval for its 电梯), in the draft's event."""
+    approval for its 电梯), in the draft's event. A draft made from inputs that have since
+    moved on (:func:`moved_on`) is refused: it is drafted again first."""
     at = _stamp(now)
     with store.atomic():
         draft = get_draft(store, draft_id)
+        stale = moved_on(store, draft)
+        if stale is not None and draft.state is DraftState.PENDING:
+            raise DraftError(f"第 {draft_id} 号草稿不能批准：{stale}")
         _move(
             store,
             draft,
@@ -1720,6 +1741,7 @@ def make_drafts(
     # the day's new threads and the vote threads' closing
     specs += thread_drafts(game, store, as_of=as_of, templates=templates)
     created = save_drafts(store, specs, now=now)
+    keep_inputs(store, specs, now=now)
     if game.threads.close_vote == "auto":
         for draft_id in created:
             draft = get_draft(store, draft_id)
@@ -1738,6 +1760,76 @@ def make_drafts(
     retire_stale(store, game, as_of=as_of, now=now)
     retire_opened(store, game, now=now, as_of=as_of)
     return created
+
+
+# --------------------------------------------------------------------------- made from what
+
+
+def _draft_inputs_now(store: Store) -> int | None:
+    """The drafts' input counter now (None: the store has no change counters yet — it was never
+    cycled — and nothing can be told stale)."""
+    row = store.db.execute("SELECT value FROM meta WHERE key = ?", [DRAFT_INPUTS_KEY]).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def _drafted_at(store: Store, draft_id: int) -> int | None:
+    row = store.db.execute(
+        "SELECT counter FROM draft_inputs WHERE draft_id = ?", [draft_id]
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+STALE_HINT = "请先运行 bansha drafts make（或等下一轮 bansha cycle）按现在的记录重新起草"
+
+
+def moved_on(store: Store, draft: Draft) -> str | None:
+    """Why ``draft`` no longer holds — it was made before the game's inputs last changed (a new
+    post or edit, a director's record or its undo, a night or day resolved) and has not been
+    drafted again since — or None while it holds."""
+    if draft.kind not in STATE_KINDS or draft.state not in LIVE_STATES:
+        return None
+    now = _draft_inputs_now(store)
+    if now is None:
+        return None
+    if _drafted_at(store, draft.id) == now:
+        return None
+    return f"它起草之后，游戏的记录已经变了（新帖、导演的记录或撤销、结算……）；{STALE_HINT}"
+
+
+def keep_inputs(store: Store, specs: Sequence[DraftSpec], *, now: datetime) -> list[int]:
+    """After a drafting pass: every live draft the pass drafted (or found unchanged) holds at
+    the inputs now; one the pass no longer drafts (its moment has passed) whose inputs moved on
+    is superseded — it would say what is no longer so. Returns the superseded drafts' ids."""
+    counter = _draft_inputs_now(store)
+    if counter is None:
+        return []
+    at = _stamp(now)
+    keys = {s.key for s in specs}
+    retired: list[int] = []
+    with store.atomic():
+        for row in list(
+            store.db.query("SELECT * FROM drafts WHERE state IN ('pending', 'approved')")
+        ):
+            draft = Draft.from_row(row)
+            if draft.kind not in STATE_KINDS:
+                continue
+            if draft.key in keys:
+                store.db.execute(
+                    "INSERT INTO draft_inputs(draft_id, counter) VALUES (?, ?) "
+                    "ON CONFLICT(draft_id) DO UPDATE SET counter = excluded.counter "
+                    "WHERE counter IS NOT excluded.counter",
+                    [draft.id, counter],
+                )
+            elif _drafted_at(store, draft.id) != counter:
+                _supersede(
+                    store,
+                    draft,
+                    at,
+                    "起草之后游戏的记录已经变了（新帖、导演的记录或撤销、结算……），"
+                    "而这份草稿已不再起草：作废，免得发出过时的内容",
+                )
+                retired.append(draft.id)
+    return retired
 
 
 def elevator_rejected(store: Store, day: int) -> bool:

@@ -56,6 +56,7 @@ from pipeline.discuz.poster import (
 from pipeline.drafts import (
     KIND_ZH,
     NO_RIGHTS_KEY,
+    Draft,
     DraftAction,
     DraftError,
     DraftKind,
@@ -68,6 +69,7 @@ from pipeline.drafts import (
     elevator_note,
     elevator_rejected,
     load_templates,
+    moved_on,
     reject,
     retire_opened,
     save_drafts,
@@ -377,6 +379,8 @@ def publish_approved(
     with sender_lock(store, wait_s=lock_wait_s):
         # read again under the lock: a sender that held it may have posted them meanwhile
         drafts, held = _sendable(list(store.db.query(sql, args)), game, at)
+        drafts, stale = _still_holding(store, drafts)
+        held += stale
         for h in held:
             if h.set_aside:
                 set_aside(store, int(h.draft["id"]), h.message, tick())
@@ -469,6 +473,23 @@ def _sendable(
             continue
         out.append(d)
     return sorted(out, key=lambda d: (d["action"] != "newthread", d["id"])), held
+
+
+def _still_holding(
+    store: Store, drafts: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[_Held]]:
+    """The drafts still made from the game's inputs as they are, and those held back because
+    the inputs moved on after they were drafted (:func:`pipeline.drafts.moved_on`): never sent
+    as they are — the next drafting makes them again or sets them aside."""
+    fresh: list[dict[str, Any]] = []
+    held: list[_Held] = []
+    for d in drafts:
+        why = moved_on(store, Draft.from_row(d))
+        if why is None:
+            fresh.append(d)
+        else:
+            held.append(_Held(d, "waiting", f"没有发出：{why}"))
+    return fresh, held
 
 
 def _publish_all(

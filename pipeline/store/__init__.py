@@ -49,6 +49,10 @@ log = logging.getLogger(__name__)
 
 #: ``meta`` key of the stored tally views' key (:meth:`Store.write_tally_views`)
 TALLY_VIEW_KEY = "tally:view"
+#: ``meta``: bumped (by the change triggers, pipeline/cycle.py) by every write to what a draft's
+#: text is made from — posts, the director's records, the engine's resolutions; each live draft
+#: keeps the value it was last drafted (or found unchanged) at, in ``draft_inputs``
+DRAFT_INPUTS_KEY = "drafts:inputs"
 
 
 class StoreError(RuntimeError):
@@ -622,6 +626,16 @@ def _m016_generated_subject(db: sqlite_utils.Database) -> None:
     db.execute("UPDATE drafts SET generated_subject = subject WHERE generated_subject IS NULL")
 
 
+def _m017_draft_inputs(db: sqlite_utils.Database) -> None:
+    """What each live draft was made from: the value of :data:`DRAFT_INPUTS_KEY` when it was
+    last drafted or found unchanged. A draft whose value is behind the counter was made from
+    inputs that have since moved on: it is neither approved nor sent until drafted again."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS draft_inputs ("
+        "draft_id INTEGER PRIMARY KEY REFERENCES drafts(id), counter INTEGER NOT NULL)"
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
     ("002_journal_and_verdicts", _m002_journal_and_verdicts),
@@ -637,6 +651,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("012_tally_views", _m012_tally_views),
     ("013_revocations", _m013_revocations),
     ("016_generated_subject", _m016_generated_subject),
+    ("017_draft_inputs", _m017_draft_inputs),
 ]
 
 
