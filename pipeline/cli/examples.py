@@ -90,6 +90,21 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "status": ("bansha status", "bansha status 游戏/"),
     "tally": ("bansha tally", "bansha tally --day 2 --as-of 2026-12-02T21:00:00+08:00"),
     "threads": ("bansha threads",),
+    "flags revoke": ("bansha flags revoke d2-qianshui-包子 --why 他的帖子被论坛延迟显示了",),
+    "card revoke": ("bansha card revoke 3 --why 给错了人",),
+    "undo": ("bansha undo list", "bansha undo proxy 3 --why 代投记错了人"),
+    "undo list": ("bansha undo list", "bansha undo list --all"),
+    "undo action": ("bansha undo action 4 --why 女巫说她没有用毒",),
+    "undo card": ("bansha undo card 3 --why 给错了人",),
+    "undo flag": ("bansha undo flag d2-qianshui-包子 --why 他的帖子被论坛延迟显示了",),
+    "undo modifier": ("bansha undo modifier 2 --why 技能目标记错了",),
+    "undo out": ("bansha undo out 1 --why 出局记错了人",),
+    "undo proxy": ("bansha undo proxy 3 --why 代投记错了人",),
+    "undo sheriff": ("bansha undo sheriff --from-day 2 --why 警徽移交记错",),
+    "undo speed": ("bansha undo speed --day 2 --why 加速申请人数数错了",),
+    "undo substitute": ("bansha undo substitute 1 --why 替补的时间记错了",),
+    "templates": ("bansha templates 我的模板",),
+    "run": ("bansha run", "bansha run 游戏目录/ --port 9000"),
 }
 
 

@@ -72,6 +72,34 @@ def _fixed_clock(as_of: str | None, spec: GameSpec) -> Callable[[], datetime] | 
     return lambda: fixed
 
 
+def _announce(
+    specs: list[GameSpec],
+    host: str,
+    port: int,
+    public_url: str | None,
+    source: str,
+    shown: str | None,
+) -> None:
+    """What ``bansha serve`` says as it starts: where, which games, the token."""
+    shown_host = f"[{host}]" if ":" in host else host
+    click.echo(f"bansha 控制台：http://{shown_host}:{port}/（{len(specs)} 局游戏）")
+    if public_url:
+        click.echo(f"对外地址：{public_url}")
+    for spec in specs:
+        click.echo(f"  {spec.game.game.title}（{spec.id}）：{spec.db_path}")
+    click.echo(source)
+    if shown is not None:
+        click.echo(f"登录令牌（只显示这一次，请妥善保存）：{shown}")
+    if host not in LOOPBACK:
+        click.echo(
+            f"注意：正在监听 {host}，同一网络中的设备都能连上（明文 HTTP）。"
+            "只在可信的局域网这样用；"
+            "从外网访问请用 SSH 隧道或带 TLS 的反向代理（见 docs/控制台.md）。",
+            err=True,
+        )
+    click.echo("按 Ctrl+C 停止。")
+
+
 @click.command("serve")
 @click.argument(
     "game_files",
@@ -175,23 +203,7 @@ def serve(
         port=port,
         public_url=public_url,
     )
-    shown_host = f"[{host}]" if ":" in host else host
-    click.echo(f"bansha 控制台：http://{shown_host}:{port}/（{len(specs)} 局游戏）")
-    if policy.public_url:
-        click.echo(f"对外地址：{policy.public_url}")
-    for spec in specs:
-        click.echo(f"  {spec.game.game.title}（{spec.id}）：{spec.db_path}")
-    click.echo(source)
-    if shown is not None:
-        click.echo(f"登录令牌（只显示这一次，请妥善保存）：{shown}")
-    if host not in LOOPBACK:
-        click.echo(
-            f"注意：正在监听 {host}，同一网络中的设备都能连上（明文 HTTP）。"
-            "只在可信的局域网这样用；"
-            "从外网访问请用 SSH 隧道或带 TLS 的反向代理（见 docs/控制台.md）。",
-            err=True,
-        )
-    click.echo("按 Ctrl+C 停止。")
+    _announce(specs, host, port, policy.public_url, source, shown)
     uvicorn.run(
         app,
         host=host,

@@ -555,6 +555,21 @@ def _fixed_start_clock(start: datetime) -> Callable[[], datetime]:
     return lambda: datetime.now(UTC) + offset
 
 
+def _start_clock(as_of: str | None) -> Callable[[], datetime] | None:
+    """``--as-of``: a clock that starts there and runs at the real pace (None: the real one)."""
+    if as_of is None:
+        return None
+    try:
+        start = datetime.fromisoformat(as_of)
+    except ValueError as exc:
+        raise click.BadParameter(
+            f"时间格式应为 2026-12-02T21:30:00+08:00：{as_of}", param_hint="--as-of"
+        ) from exc
+    if start.tzinfo is None:
+        start = start.astimezone()  # the machine's zone
+    return _fixed_start_clock(start)
+
+
 @click.command("run")
 @click.argument(
     "paths",
@@ -619,7 +634,7 @@ def run(
     """一直运行：按时运行每局游戏的 cycle，同时提供导演控制台（代替 cron 和 bansha serve）。
 
     \b
-    示例：
+    用法举例：
       bansha run 我的游戏.toml           一局游戏
       bansha run 游戏目录/               目录中的每个游戏文件（其他 .toml 跳过）
       bansha run 游戏目录/ --port 9000   控制台换个端口
@@ -641,18 +656,8 @@ def run(
 
     if not paths:
         paths = (find_game_file()[0],)
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC)  # noqa: E731
-    shown_clock: Callable[[], datetime] | None = None
-    if as_of is not None:
-        try:
-            start = datetime.fromisoformat(as_of)
-        except ValueError as exc:
-            raise click.BadParameter(
-                f"时间格式应为 2026-12-02T21:30:00+08:00：{as_of}", param_hint="--as-of"
-            ) from exc
-        if start.tzinfo is None:
-            start = start.astimezone()  # the machine's zone
-        clock = shown_clock = _fixed_start_clock(start)
+    shown_clock = _start_clock(as_of)
+    clock: Callable[[], datetime] = shown_clock or (lambda: datetime.now(UTC))
     console = (
         None
         if no_console
