@@ -1381,6 +1381,7 @@ def save_drafts(store: Store, specs: Iterable[DraftSpec], *, now: datetime) -> l
             )
             new_id = int(cur.lastrowid or 0)
             _event(store, new_id, at, None, DraftState.PENDING.value, "生成")
+            _made_now(store, new_id, spec.kind)
             for old in store.db.query(
                 "SELECT * FROM drafts WHERE key = ? AND id != ? AND state IN "
                 "('pending', 'approved')",
@@ -1741,7 +1742,6 @@ def make_drafts(
     # the day's new threads and the vote threads' closing
     specs += thread_drafts(game, store, as_of=as_of, templates=templates)
     created = save_drafts(store, specs, now=now)
-    keep_inputs(store, specs, now=now)
     if game.threads.close_vote == "auto":
         for draft_id in created:
             draft = get_draft(store, draft_id)
@@ -1759,6 +1759,7 @@ def make_drafts(
     hold_stale(store, derivation, now=now)
     retire_stale(store, game, as_of=as_of, now=now)
     retire_opened(store, game, now=now, as_of=as_of)
+    keep_inputs(store, specs, now=now)  # last: a more specific reason to set one aside first
     return created
 
 
@@ -1770,6 +1771,16 @@ def _draft_inputs_now(store: Store) -> int | None:
     cycled — and nothing can be told stale)."""
     row = store.db.execute("SELECT value FROM meta WHERE key = ?", [DRAFT_INPUTS_KEY]).fetchone()
     return None if row is None or row[0] is None else int(row[0])
+
+
+def _made_now(store: Store, draft_id: int, kind: DraftKind) -> None:
+    """A draft just made holds at the inputs as they are (:func:`moved_on`)."""
+    counter = _draft_inputs_now(store)
+    if kind in STATE_KINDS and counter is not None:
+        store.db.execute(
+            "INSERT OR REPLACE INTO draft_inputs(draft_id, counter) VALUES (?, ?)",
+            [draft_id, counter],
+        )
 
 
 def _drafted_at(store: Store, draft_id: int) -> int | None:
@@ -1789,10 +1800,9 @@ def moved_on(store: Store, draft: Draft) -> str | None:
     if draft.kind not in STATE_KINDS or draft.state not in LIVE_STATES:
         return None
     now = _draft_inputs_now(store)
-    if now is None:
-        return None
-    if _drafted_at(store, draft.id) == now:
-        return None
+    made = _drafted_at(store, draft.id)
+    if now is None or made is None or made == now:
+        return None  # (made None: a draft from before bansha kept what drafts were made from)
     return f"它起草之后，游戏的记录已经变了（新帖、导演的记录或撤销、结算……）；{STALE_HINT}"
 
 
@@ -1820,7 +1830,7 @@ def keep_inputs(store: Store, specs: Sequence[DraftSpec], *, now: datetime) -> l
                     "WHERE counter IS NOT excluded.counter",
                     [draft.id, counter],
                 )
-            elif _drafted_at(store, draft.id) != counter:
+            elif (made := _drafted_at(store, draft.id)) is not None and made != counter:
                 _supersede(
                     store,
                     draft,
