@@ -24,7 +24,7 @@ import hashlib
 import logging
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
 from decimal import Decimal, localcontext
 from enum import StrEnum
@@ -1532,6 +1532,11 @@ def approve(store: Store, draft_id: int, now: datetime, *, note: str = "导演�
         stale = moved_on(store, draft)
         if stale is not None and draft.state is DraftState.PENDING:
             raise DraftError(f"第 {draft_id} 号草稿不能批准：{stale}")
+        if draft.kind == DraftKind.DAY_OPEN and _unresolved_mark(draft.body):
+            raise DraftError(
+                f"第 {draft_id} 号草稿不能批准：它前一晚的行动还没有结算"
+                "（bansha night resolve），结算后会按结算结果重新起草"
+            )
         _move(
             store,
             draft,
@@ -1741,6 +1746,7 @@ def make_drafts(
         specs += inquiry_drafts(game, inquiry_days(game, store, as_of=as_of))
     # the day's new threads and the vote threads' closing
     specs += thread_drafts(game, store, as_of=as_of, templates=templates)
+    specs = _mark_unresolved(specs, unresolved_nights(store, game))
     created = save_drafts(store, specs, now=now)
     if game.threads.close_vote == "auto":
         for draft_id in created:
@@ -1788,6 +1794,50 @@ def _drafted_at(store: Store, draft_id: int) -> int | None:
         "SELECT counter FROM draft_inputs WHERE draft_id = ?", [draft_id]
     ).fetchone()
     return None if row is None else int(row[0])
+
+
+#: The first line of a day-open post drafted while the night before it waits to be resolved:
+#: it cannot be approved until the night is resolved (then it is drafted again, without it).
+UNRESOLVED_MARK = "〔第{night}晚尚未结算：结算后这份开门公示会重新起草；结算之前不能批准〕"
+
+
+def _unresolved_mark(body: str) -> bool:
+    first = body.split("\n", 1)[0]
+    return first.startswith("〔第") and "晚尚未结算" in first
+
+
+def unresolved_nights(store: Store, game: Game) -> frozenset[int]:
+    """The nights a day-open post waits for: in a game whose director resolves nights with the
+    engine (any phase resolved, or night actions recorded), the nights before a day that have
+    actions recorded or come after a resolved phase, and are not resolved themselves."""
+    if not get_ruleset(game.game.ruleset).has_engine:
+        return frozenset()
+    resolved = {
+        r[0] for r in store.db.execute("SELECT phase FROM engine_snapshots WHERE phase IS NOT NULL")
+    }
+    acted = {
+        int(r[0])
+        for r in store.db.execute(
+            "SELECT DISTINCT number FROM journal_actions WHERE phase = 'night' "
+            "AND removed_at IS NULL"
+        )
+    }
+    if not resolved and not acted:
+        return frozenset()  # the director does not use the engine: nothing to wait for
+    nights = {d.day for d in game.days} | acted
+    return frozenset(n for n in nights if Phase.night(n).label not in resolved)
+
+
+def _mark_unresolved(specs: list[DraftSpec], nights: frozenset[int]) -> list[DraftSpec]:
+    """Day-open posts whose night is in ``nights`` say so in their first line."""
+    out: list[DraftSpec] = []
+    for spec in specs:
+        night = (spec.day or 0) - 1
+        if spec.kind is DraftKind.DAY_OPEN and night in nights:
+            mark = UNRESOLVED_MARK.format(night=night)
+            spec = replace(spec, body=f"{mark}\n{spec.body}")
+        out.append(spec)
+    return out
 
 
 STALE_HINT = "请先运行 bansha drafts make（或等下一轮 bansha cycle）按现在的记录重新起草"

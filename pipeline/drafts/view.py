@@ -129,6 +129,8 @@ def draft_urgency(game: Game, draft: Draft, now: datetime) -> Urgency:
     day = days.get(draft.day)
     if day is None:
         return Urgency(False, None, "")
+    if draft.kind == "day_open" and "晚尚未结算" in draft.body.split("\n", 1)[0]:
+        return Urgency(False, None, "等待夜晚结算")  # it cannot be approved before
     window = urgent_window(game, draft.day)
     first_round = draft.key.split("#", 1)[0].endswith(":first")
     if draft.kind in ("reminder", "running_tally"):

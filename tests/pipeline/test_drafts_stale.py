@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from pipeline.cli import cli
 from pipeline.drafts import get_draft, list_drafts
+from pipeline.game.gamefile import load_game
 from pipeline.store import open_store
 
 DAY_OPEN_2 = 6  # the demo's day-2 opening, drafted at day 2's opening, before night 1 resolved
@@ -110,3 +111,41 @@ def test_an_approved_draft_whose_inputs_moved_on_is_not_sent(demo):
         assert get_draft(store, FIRST_RESULT).state.value == "approved"
     finally:
         store.close()
+
+
+def test_a_day_open_post_drafted_while_its_night_waits_says_so_and_waits(demo):
+    """A director who records night 1's actions and has not resolved the night yet: day 2's
+    opening, drafted at the opening, says in its first line that night 1 is not resolved and
+    cannot be approved (it would say 平安夜); resolved, it is drafted again with the night's
+    outs and can be approved."""
+    store = open_store(demo / "demo.db")
+    try:
+        with store.atomic():  # back to before `night resolve --night 1` (its actions recorded)
+            later = "SELECT phase FROM engine_snapshots WHERE seq >= 3"  # night 1 = 2·1+1
+            store.db.execute(f"DELETE FROM engine_events WHERE phase IN ({later})")
+            store.db.execute("DELETE FROM engine_snapshots WHERE seq >= 3")
+    finally:
+        store.close()
+    opens = load_game(demo / "demo.toml", env={}, check_login=False).day(2).opens
+    at = (opens.replace(minute=5)).isoformat()
+    run("drafts", "make", *game(demo), "--as-of", at)
+    store = open_store(demo / "demo.db")
+    try:
+        waiting = [d for d in list_drafts(store) if d.kind == "day_open" and d.day == 2]
+    finally:
+        store.close()
+    assert len(waiting) == 1
+    first_line = waiting[0].body.splitlines()[0]
+    assert first_line == "〔第1晚尚未结算：结算后这份开门公示会重新起草；结算之前不能批准〕"
+    out = run("drafts", "approve", *game(demo), str(waiting[0].id), code=1)
+    assert "前一晚的行动还没有结算" in out
+    run("night", "resolve", *game(demo), "--night", "1")
+    run("drafts", "make", *game(demo), "--as-of", at)
+    store = open_store(demo / "demo.db")
+    try:
+        live = [d for d in list_drafts(store) if d.kind == "day_open" and d.day == 2]
+    finally:
+        store.close()
+    assert len(live) == 1 and "尚未结算" not in live[0].body
+    assert "烧卖" in live[0].body or "第一身份" in live[0].body
+    run("drafts", "approve", *game(demo), str(live[0].id))
