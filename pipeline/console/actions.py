@@ -384,9 +384,11 @@ def resolve_night(ctx: Any, night: int, *, now: datetime) -> list[str]:
     import click
 
     from engine.kernel import resolve_night as engine_resolve_night
+    from pipeline.cli.engine import _refuse_after_pending
     from pipeline.game.journal import save_snapshot
 
     try:
+        _refuse_after_pending(ctx, Phase.night(night))  # the day before waits for a decision
         rs, state, actions = _night_inputs(ctx, night)
         new_state, report = engine_resolve_night(state, actions, rs, night=night)
     except (click.ClickException, EngineError, StateError) as exc:

@@ -78,3 +78,26 @@ def test_an_earlier_phase_can_still_be_resolved_again(db: Path) -> None:
 def test_the_help_says_so() -> None:
     out = CliRunner().invoke(cli, ["night", "resolve", "--help"]).output
     assert "待决定" in out and "bansha day add" in out
+
+
+def test_the_consoles_resolve_button_refuses_the_same_way(db: Path) -> None:
+    """The console's 结算 button resolves through the same check as the command."""
+    from datetime import UTC, datetime
+
+    from pipeline.cli import load_context
+    from pipeline.console import actions
+
+    _day2_with_a_pending_shot(db)
+    ctx = load_context(GAME, str(db))
+    try:
+        with pytest.raises(actions.ActionError) as refused:
+            actions.resolve_night(ctx, 2, now=datetime(2026, 12, 3, 1, 0, tzinfo=UTC))
+        assert "第2天的结算还有待决定的事项" in str(refused.value)
+        assert (
+            ctx.store.db.execute(
+                "SELECT COUNT(*) FROM engine_snapshots WHERE phase = 'night:2'"
+            ).fetchone()[0]
+            == 0
+        )
+    finally:
+        ctx.close()
