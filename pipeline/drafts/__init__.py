@@ -292,7 +292,7 @@ class Draft:
 #: ``[b]``), i.e. nothing, but it sits between ``[`` and the tag name, so no tag can form.
 _BREAK = "[b][/b]"
 # ``[`` starts every tag — only a ``[`` that could start one is broken: a tag name is ASCII
-# letters (or ``*``, a list item) followed by ``=`` or ``]`` (DISCUZ.md §3.1), so ``[M135]``,
+# letters (or ``*``, a list item) followed by ``=`` or ``]`` (docs/discuz.md §3.1), so ``[M135]``,
 # ``[正午]`` or ``[1]`` are shown as written and stay readable in the text the director edits; a
 # ``[`` with letters up to the end of the value is broken too (the template's next character
 # must not close a tag the value began); ``&#`` would let Discuz turn ``&#9733;`` back into a
