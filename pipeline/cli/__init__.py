@@ -448,6 +448,20 @@ def find_game_file(
     )
 
 
+def time_option(raw: str, tz: tzinfo | None, option: str = "--as-of") -> datetime:
+    """A time a director typed for ``option`` (ISO 8601): one without a zone is in ``tz`` (None:
+    the machine's zone); one that does not parse is said in Chinese, naming the option."""
+    try:
+        value = datetime.fromisoformat(raw)
+    except ValueError as exc:
+        raise click.BadParameter(
+            f"时间格式应为 2026-12-02T21:30:00+08:00：{raw}", param_hint=option
+        ) from exc
+    if value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=tz) if tz is not None else value.astimezone()
+
+
 def game_file_or_default(game_file: Path | None) -> Path:
     """``game_file`` as given, else :func:`find_game_file`'s (logged with its source)."""
     if game_file is not None:

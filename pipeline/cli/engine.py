@@ -27,7 +27,7 @@ from engine.rulesets import Ruleset, get_ruleset
 from engine.rulesets.base import zh_span
 from engine.state import ZH_ORDINAL, GameState, Phase, PhaseKind, StateError
 from engine.votes import DayContext, judge_ballots, tally
-from pipeline.cli import GameContext, cli, default_day, game_command
+from pipeline.cli import GameContext, cli, default_day, game_command, time_option
 from pipeline.derive import card_events, derive, journal_modifiers
 from pipeline.game.journal import (
     JournalError,
@@ -83,13 +83,7 @@ def _target(ctx: GameContext, rs: Ruleset, raw: str) -> str:
 def _time(ctx: GameContext, raw: str | None, option: str) -> datetime | None:
     if raw is None:
         return None
-    try:
-        value = datetime.fromisoformat(raw)
-    except ValueError as exc:
-        raise click.BadParameter(
-            f"时间格式应为 2026-12-02T21:30:00+08:00：{raw}", param_hint=option
-        ) from exc
-    return value if value.tzinfo else value.replace(tzinfo=ctx.game.game.tz)
+    return time_option(raw, ctx.game.game.tz, option)
 
 
 class _ActionOptions(NamedTuple):

@@ -51,13 +51,7 @@ def _parse_time(ctx: GameContext, raw: str | None, what: str = "--as-of") -> dat
     tz = ctx.game.game.tz
     if raw is None:
         return pipeline.cli.clock(tz)
-    try:
-        value = datetime.fromisoformat(raw)
-    except ValueError as exc:
-        raise click.BadParameter(
-            f"时间格式应为 2026-12-02T21:30:00+08:00：{raw}", param_hint=what
-        ) from exc
-    return value if value.tzinfo else value.replace(tzinfo=tz)
+    return pipeline.cli.time_option(raw, tz, what)
 
 
 def run_derive(ctx: GameContext, as_of: datetime, *, write: bool = True) -> Derivation:

@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -59,16 +60,11 @@ def resolve_token(
 
 def _fixed_clock(as_of: str | None, spec: GameSpec) -> Callable[[], datetime] | None:
     """``--as-of``: the pages judge by that time (a time without a zone is the game's)."""
+    from pipeline.cli import time_option
+
     if as_of is None:
         return None
-    try:
-        fixed = datetime.fromisoformat(as_of)
-    except ValueError as exc:
-        raise click.BadParameter(
-            f"时间格式应为 2026-12-02T21:30:00+08:00：{as_of}", param_hint="--as-of"
-        ) from exc
-    if fixed.tzinfo is None:
-        fixed = fixed.replace(tzinfo=spec.game.game.tz)
+    fixed = time_option(as_of, spec.game.game.tz)
     return lambda: fixed
 
 
@@ -100,6 +96,44 @@ def _announce(
     click.echo("按 Ctrl+C 停止。")
 
 
+def console_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The console's listening options, the same on ``bansha serve`` and ``bansha run``:
+    ``--host``, ``--port``, ``--public-url``, ``--new-token``, ``--secure-cookie``."""
+    for option in reversed(_CONSOLE_OPTIONS):
+        command = option(command)
+    return command
+
+
+_CONSOLE_OPTIONS = (
+    click.option(
+        "--host",
+        default="127.0.0.1",
+        show_default=True,
+        help="监听的地址（默认只有本机能访问；局域网用 0.0.0.0，见 docs/控制台.md）。",
+    ),
+    click.option(
+        "--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="端口。"
+    ),
+    click.option(
+        "--public-url",
+        default=None,
+        help="浏览器打开控制台用的地址（经反向代理或别的名字访问时），"
+        "如 https://console.example.org/；控制台只回答 127.0.0.1、localhost、[::1]（带端口）、"
+        "--host 的地址和这个地址，别的主机名一律拒绝。",
+    ),
+    click.option(
+        "--new-token",
+        is_flag=True,
+        help="生成新的登录令牌（旧令牌随即失效，用旧令牌登录的会话全部结束，正在运行的控制台也一样）。",
+    ),
+    click.option(
+        "--secure-cookie",
+        is_flag=True,
+        help="会话 Cookie 只经 HTTPS 发送（经带 TLS 的反向代理访问时使用）。",
+    ),
+)
+
+
 @click.command("serve")
 @click.argument(
     "game_files",
@@ -115,32 +149,7 @@ def _announce(
     default=None,
     help="数据库路径（只用于一局游戏；默认：游戏文件旁的 <游戏文件名>.db，或环境变量 BANSHA_DB）。",
 )
-@click.option(
-    "--host",
-    default="127.0.0.1",
-    show_default=True,
-    help="监听的地址（默认只有本机能访问；局域网用 0.0.0.0，见 docs/控制台.md）。",
-)
-@click.option(
-    "--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="端口。"
-)
-@click.option(
-    "--public-url",
-    default=None,
-    help="浏览器打开控制台用的地址（经反向代理或别的名字访问时），"
-    "如 https://console.example.org/；控制台只回答 127.0.0.1、localhost、[::1]（带端口）、"
-    "--host 的地址和这个地址，别的主机名一律拒绝。",
-)
-@click.option(
-    "--new-token",
-    is_flag=True,
-    help="生成新的登录令牌（旧令牌随即失效，用旧令牌登录的会话全部结束，正在运行的控制台也一样）。",
-)
-@click.option(
-    "--secure-cookie",
-    is_flag=True,
-    help="会话 Cookie 只经 HTTPS 发送（经带 TLS 的反向代理访问时使用）。",
-)
+@console_options
 @click.option(
     "--as-of",
     "as_of",

@@ -37,6 +37,7 @@ from typing import Any
 import click
 
 from pipeline import DB_ENV, resolve_db_path
+from pipeline.console.cli import console_options
 from pipeline.cycle import EVERY_MINUTES, CycleLocked, next_cycle
 
 __all__ = ["GameWatch", "Runner", "run"]
@@ -557,17 +558,11 @@ def _fixed_start_clock(start: datetime) -> Callable[[], datetime]:
 
 def _start_clock(as_of: str | None) -> Callable[[], datetime] | None:
     """``--as-of``: a clock that starts there and runs at the real pace (None: the real one)."""
+    from pipeline.cli import time_option
+
     if as_of is None:
         return None
-    try:
-        start = datetime.fromisoformat(as_of)
-    except ValueError as exc:
-        raise click.BadParameter(
-            f"时间格式应为 2026-12-02T21:30:00+08:00：{as_of}", param_hint="--as-of"
-        ) from exc
-    if start.tzinfo is None:
-        start = start.astimezone()  # the machine's zone
-    return _fixed_start_clock(start)
+    return _fixed_start_clock(time_option(as_of, None))  # zone-less: the machine's zone
 
 
 @click.command("run")
@@ -591,27 +586,7 @@ def _start_clock(as_of: str | None) -> Callable[[], datetime] | None:
     show_default=True,
     help="平时每隔几分钟运行一轮（与 bansha schedule --every 相同）。",
 )
-@click.option(
-    "--host",
-    default="127.0.0.1",
-    show_default=True,
-    help="控制台监听的地址（默认只有本机能访问；局域网用 0.0.0.0，见 docs/控制台.md）。",
-)
-@click.option(
-    "--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="控制台端口。"
-)
-@click.option(
-    "--public-url",
-    default=None,
-    help="浏览器打开控制台用的地址（经反向代理或别的名字访问时）；控制台只回答本机地址、"
-    "--host 的地址和这个地址（与 bansha serve 相同）。",
-)
-@click.option("--new-token", is_flag=True, help="生成新的控制台登录令牌（旧令牌随即失效）。")
-@click.option(
-    "--secure-cookie",
-    is_flag=True,
-    help="会话 Cookie 只经 HTTPS 发送（经带 TLS 的反向代理访问时使用）。",
-)
+@console_options
 @click.option("--no-console", is_flag=True, help="不启动控制台，只按时运行 cycle。")
 @click.option(
     "--as-of",
