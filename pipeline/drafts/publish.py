@@ -952,23 +952,12 @@ def record_manual_post(
         raise PostError(f"pid 必须是正整数：{pid}")
     with sender_lock(store, wait_s=lock_wait_s):
         row = _recordable(store, draft_id)
-        problem: str | None = None
-        try:
-            _check_manual_post(poster, row, pid)
-        except ManualPostMismatch as exc:
-            if not force:
-                raise ManualPostMismatch(
-                    f"{exc}；没有登记（确认这一楼就是这份草稿时，可加 --force 强制登记）",
-                    which=exc.which,
-                ) from exc
-            problem = str(exc)
-        except PostError as exc:  # the forum could not be read
-            if not force:
-                raise PostError(
-                    f"{exc}；无法核对 pid={pid}，没有登记"
-                    "（论坛恢复后再试，或加 --force 不经核对直接登记）"
-                ) from exc
-            problem = f"未能在论坛上核对（{exc}）"
+        problem = _checked_or_forced(
+            lambda: _check_manual_post(poster, row, pid),
+            force,
+            mine="这一楼就是这份草稿",
+            ref=f"pid={pid}",
+        )
         at = tick()
         note = f"导演手动发帖后登记：pid={pid}"
         if problem is not None:
@@ -979,20 +968,7 @@ def record_manual_post(
                 raise PostError(
                     f"草稿 #{draft_id} 在核对期间被修改过，没有登记；请重新批准后再登记"
                 )
-            open_ids = [
-                r["id"]
-                for r in store.db.query(
-                    "SELECT id FROM post_attempts WHERE draft_id = ? AND finished_at IS NULL",
-                    [draft_id],
-                )
-            ]
-            if not open_ids:
-                cur = store.db.execute(
-                    "INSERT INTO post_attempts(draft_id, body_hash, started_at, detail) "
-                    "VALUES (?, ?, ?, ?)",
-                    [draft_id, current["body_hash"], _iso(at), "导演手动发帖"],
-                )
-                open_ids = [int(cur.lastrowid or 0)]
+            open_ids = _open_attempts(store, current, at, "导演手动发帖")
             _mark_posted(
                 store, current, attempt_ids=open_ids, outcome="manual", pid=pid, at=at, note=note
             )
@@ -1052,23 +1028,12 @@ def record_manual_thread(
             int(r["tid"]) for r in store.opened_threads()
         }:
             raise PostError(f"帖子 tid={tid} 已是这局游戏的另一个帖子，没有登记为{what}")
-        problem: str | None = None
-        try:
-            _check_manual_thread(poster, game, store, row, tid)
-        except ManualPostMismatch as exc:
-            if not force:
-                raise ManualPostMismatch(
-                    f"{exc}；没有登记（确认这就是{what}时，可加 --force 强制登记）",
-                    which=exc.which,
-                ) from exc
-            problem = str(exc)
-        except PostError as exc:  # the forum could not be read
-            if not force:
-                raise PostError(
-                    f"{exc}；无法核对 tid={tid}，没有登记"
-                    "（论坛恢复后再试，或加 --force 不经核对直接登记）"
-                ) from exc
-            problem = f"未能在论坛上核对（{exc}）"
+        problem = _checked_or_forced(
+            lambda: _check_manual_thread(poster, game, store, row, tid),
+            force,
+            mine=f"这就是{what}",
+            ref=f"tid={tid}",
+        )
         at = tick()
         note = f"导演手动开帖后登记：tid={tid}"
         if problem is not None:
@@ -1079,20 +1044,7 @@ def record_manual_thread(
                 raise PostError(
                     f"草稿 #{draft_id} 在核对期间被修改过，没有登记；请重新批准后再登记"
                 )
-            open_ids = [
-                r["id"]
-                for r in store.db.query(
-                    "SELECT id FROM post_attempts WHERE draft_id = ? AND finished_at IS NULL",
-                    [draft_id],
-                )
-            ]
-            if not open_ids:
-                cur = store.db.execute(
-                    "INSERT INTO post_attempts(draft_id, body_hash, started_at, detail) "
-                    "VALUES (?, ?, ?, ?)",
-                    [draft_id, current["body_hash"], _iso(at), "导演手动开帖"],
-                )
-                open_ids = [int(cur.lastrowid or 0)]
+            open_ids = _open_attempts(store, current, at, "导演手动开帖")
             _record(
                 store,
                 game,
@@ -1113,6 +1065,47 @@ def record_manual_thread(
         url=poster.thread_url(tid, 1),
         message=f"未通过核对，已按 --force 登记：{problem}" if problem is not None else "",
     )
+
+
+def _checked_or_forced(
+    check: Callable[[], object], force: bool, *, mine: str, ref: str
+) -> str | None:
+    """Run the forum check of a post or thread the director made by hand: None when it holds;
+    with ``force``, what did not hold (recorded anyway); otherwise the refusal, in Chinese."""
+    try:
+        check()
+    except ManualPostMismatch as exc:
+        if not force:
+            raise ManualPostMismatch(
+                f"{exc}；没有登记（确认{mine}时，可加 --force 强制登记）", which=exc.which
+            ) from exc
+        return str(exc)
+    except PostError as exc:  # the forum could not be read
+        if not force:
+            raise PostError(
+                f"{exc}；无法核对 {ref}，没有登记（论坛恢复后再试，或加 --force 不经核对直接登记）"
+            ) from exc
+        return f"未能在论坛上核对（{exc}）"
+    return None
+
+
+def _open_attempts(store: Store, draft: dict[str, Any], at: datetime, detail: str) -> list[int]:
+    """The draft's unfinished attempts, or one recorded now for what the director did by hand:
+    the record of it closes them."""
+    open_ids = [
+        int(r["id"])
+        for r in store.db.query(
+            "SELECT id FROM post_attempts WHERE draft_id = ? AND finished_at IS NULL",
+            [draft["id"]],
+        )
+    ]
+    if open_ids:
+        return open_ids
+    cur = store.db.execute(
+        "INSERT INTO post_attempts(draft_id, body_hash, started_at, detail) VALUES (?, ?, ?, ?)",
+        [draft["id"], draft["body_hash"], _iso(at), detail],
+    )
+    return [int(cur.lastrowid or 0)]
 
 
 def _check_manual_thread(
