@@ -1808,8 +1808,8 @@ def _unresolved_mark(body: str) -> bool:
 
 def unresolved_nights(store: Store, game: Game) -> frozenset[int]:
     """The nights a day-open post waits for: in a game whose director resolves nights with the
-    engine (any phase resolved, or night actions recorded), the nights before a day that have
-    actions recorded or come after a resolved phase, and are not resolved themselves."""
+    engine (any phase resolved, or night actions recorded), every night of the game — and any
+    other with actions recorded — that is not resolved yet; none in a game that never uses it."""
     if not get_ruleset(game.game.ruleset).has_engine:
         return frozenset()
     resolved = {
