@@ -404,7 +404,7 @@ class Zhenyan(Ruleset):
             FlagKind.SHERIFF_ANSWER: "zhenyan.txt:166, zhenyan.txt:109, zhenyan.txt:291",
         },
         inquiry_limit=3,
-        zhenyan_sheriff=True,
+        sheriff_answers_only=True,
         cards={
             FlagKind.QIANSHUI: Card.YELLOW,
             FlagKind.QIANSHUI_STREAK: Card.YELLOW,
