@@ -1034,7 +1034,6 @@ def conduct_flags(
     closed = tuple(d for d in days_sorted if as_of is None or d.closes <= as_of)
     judged = tuple(d for d in closed if d.day not in unread)
     by_tid = _by_tid(acts)
-    made = counts_by_day or {}
     days_of_tid = _days_by_tid(days_sorted)
     inp = ConductInput(
         rules=rules,
@@ -1047,18 +1046,7 @@ def conduct_flags(
         closed=closed,
         unread=unread,
         judged=judged,
-        counts={
-            d.day: made[d.day]
-            if d.day in made
-            else _count(
-                _of_tids(by_tid, d.discussion_tids),
-                day=d.day,
-                opens=d.opens,
-                closes=d.closes,
-                policy=policy,
-            )
-            for d in judged
-        },
+        counts=_day_counts(judged, by_tid, policy, counts_by_day or {}),
         roster_posts=tuple(
             (a, _day_of(a, days_sorted, days_of_tid)) for a in acts if a.player in life
         ),
@@ -1074,6 +1062,27 @@ def conduct_flags(
         streak_skips_accelerated=streak_skips_accelerated,
     )
     return _run_checks(inp, checks)
+
+
+def _day_counts(
+    days: Iterable[DaySummary],
+    by_tid: Mapping[int, list[Activity]],
+    policy: CountPolicy,
+    made: Mapping[int, Mapping[str, PostCount]],
+) -> dict[int, Mapping[str, PostCount]]:
+    """Each day's discussion post counts: the caller's where made, else counted here."""
+    return {
+        d.day: made[d.day]
+        if d.day in made
+        else _count(
+            _of_tids(by_tid, d.discussion_tids),
+            day=d.day,
+            opens=d.opens,
+            closes=d.closes,
+            policy=policy,
+        )
+        for d in days
+    }
 
 
 def _run_checks(inp: ConductInput, checks: Sequence[ConductCheck]) -> tuple[Flag, ...]:
