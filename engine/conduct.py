@@ -7,7 +7,8 @@ only when the director confirms it (see ``engine.cards``).
 :func:`conduct_flags` gathers what the checks read into one :class:`ConductInput`, runs the
 registered checks (:data:`CHECKS`: one small function per :class:`FlagKind`, in the kinds'
 order) and sorts what they raise. A new flag is one ``FlagKind`` member with its label, one
-check function and one entry in ``CHECKS``.
+check function and one entry in ``CHECKS`` (a rule set that cites a rule or gives a card for
+it says so in its ``ConductRules``).
 
 Rule texts (file:line) are each rule set's :class:`ConductRules`, declared in its module
 (``engine.rulesets.<id>``, ``get_ruleset(id).conduct``) and passed in; where a set is silent
@@ -98,6 +99,7 @@ class FlagKind(StrEnum):
     #: a vote whose name matched once invisible/full-width folded
     NAME_FOLDED = "name-folded", "票中名字含不可见字符/全角字母"
 
+    # ``zh`` has a default only so that the one-argument lookup type-checks
     def __new__(cls, value: str, zh: str = "") -> FlagKind:
         member = str.__new__(cls, value)
         member._value_ = value
