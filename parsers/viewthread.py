@@ -401,88 +401,149 @@ def extract_message(root: LexborNode, tz: tzinfo) -> MessageParts:
     the message as its author wrote it. One walk over the nodes with an explicit stack (no
     recursion, any depth), and time in proportion to the nodes plus the text recorded.
     """
-    main = _TextSink()
-    out = main  # where text goes: `main`, or the sink of the quote being read
-    marks: list[Mark] = []
-    quoted: list[int] = []
-    quote_texts: list[str] = []
-    edit: EditNote | None = None
-    noise: list[LexborNode] = []
-    quote_level = 0  # stack depth of the open quote frame (0: not in a quote)
-    quote_pid: int | None = None
-    open_kinds = _NO_KINDS.copy()  # marks of each kind waiting on the stack
-    spent = 0  # characters of text held by `marks`
-    stack: list[_Frame] = [(root.iter(include_text=True), False, None, 0)]
+    walk = _MessageWalk(root, tz)
+    stack = walk.stack
     while stack:
         children, block, pending, start = stack[-1]
         child = next(children, None)
         if child is None:
             stack.pop()
-            if quote_level and len(stack) < quote_level:  # leaving the quote block
-                quote_text = out.value()
-                quote_texts.append(quote_text)
-                marks.append(Mark(MarkKind.BBCODE, "quote", quote_text))
-                spent += len(quote_text)
-                if quote_pid is not None and quote_pid not in quoted:
-                    quoted.append(quote_pid)
-                out, quote_level, quote_pid = main, 0, None
-                continue
-            if pending:
-                for kind, _ in pending:
-                    open_kinds[kind] -= 1
-                inside: str | None = None
-                for kind, value in pending:
-                    if spent > MARK_TEXT_BUDGET and open_kinds[kind]:
-                        continue  # an enclosing mark of this kind holds this text too
-                    if inside is None:
-                        inside = out.since(start)
-                    marks.append(Mark(kind, value, inside))
-                    spent += len(inside)
-            if block:
-                out.newlines += 1
-            continue
+            walk.leave(block, pending, start)
+        else:
+            walk.visit(child)
+    for node in walk.noise:
+        node.decompose()
+    return MessageParts(
+        text=walk.main.value(),
+        quoted_pids=tuple(walk.quoted),
+        quote_texts=tuple(walk.quote_texts),
+        edit=walk.edit,
+        marks=tuple(walk.marks),
+    )
+
+
+class _MessageWalk:
+    """What one walk over a message has found so far, and where its text goes now."""
+
+    __slots__ = (
+        "edit",
+        "main",
+        "marks",
+        "noise",
+        "open_kinds",
+        "out",
+        "quote_level",
+        "quote_pid",
+        "quote_texts",
+        "quoted",
+        "spent",
+        "stack",
+        "tz",
+    )
+
+    def __init__(self, root: LexborNode, tz: tzinfo) -> None:
+        self.tz = tz
+        self.main = _TextSink()
+        self.out = self.main  # where text goes: `main`, or the sink of the quote being read
+        self.marks: list[Mark] = []
+        self.quoted: list[int] = []
+        self.quote_texts: list[str] = []
+        self.edit: EditNote | None = None
+        self.noise: list[LexborNode] = []
+        self.quote_level = 0  # stack depth of the open quote frame (0: not in a quote)
+        self.quote_pid: int | None = None
+        self.open_kinds = _NO_KINDS.copy()  # marks of each kind waiting on the stack
+        self.spent = 0  # characters of text held by `marks`
+        self.stack: list[_Frame] = [(root.iter(include_text=True), False, None, 0)]
+
+    def leave(self, block: bool, pending: list[tuple[MarkKind, str]] | None, start: int) -> None:
+        """An element's frame is done (already popped): close its quote or its marks."""
+        if self.quote_level and len(self.stack) < self.quote_level:
+            self._leave_quote()
+            return
+        if pending:
+            self._close_marks(pending, start)
+        if block:
+            self.out.newlines += 1
+
+    def _leave_quote(self) -> None:
+        quote_text = self.out.value()
+        self.quote_texts.append(quote_text)
+        self.marks.append(Mark(MarkKind.BBCODE, "quote", quote_text))
+        self.spent += len(quote_text)
+        if self.quote_pid is not None and self.quote_pid not in self.quoted:
+            self.quoted.append(self.quote_pid)
+        self.out, self.quote_level, self.quote_pid = self.main, 0, None
+
+    def _close_marks(self, pending: list[tuple[MarkKind, str]], start: int) -> None:
+        """Record the element's marks with the text read since ``start``."""
+        open_kinds = self.open_kinds
+        for kind, _ in pending:
+            open_kinds[kind] -= 1
+        inside: str | None = None
+        for kind, value in pending:
+            if self.spent > MARK_TEXT_BUDGET and open_kinds[kind]:
+                continue  # an enclosing mark of this kind holds this text too
+            if inside is None:
+                inside = self.out.since(start)
+            self.marks.append(Mark(kind, value, inside))
+            self.spent += len(inside)
+
+    def visit(self, child: LexborNode) -> None:
+        """A child node: text, a line break, noise, or an element to walk into."""
         tag = child.tag
         if tag == "-text":
             piece = child.text_content
             if piece:
-                out.add(piece)
-            continue
+                self.out.add(piece)
+            return
         if tag == "br":
-            out.newlines += 1
-            continue
+            self.out.newlines += 1
+            return
         if tag in _NOT_MARKUP:
-            continue
+            return
         if not tag or tag[0] == "-" or tag in _SKIP_TAGS:
-            continue
+            return
         attrs = child.attrs
         css_class = attrs.get("class")
         classes = css_class.split() if css_class else []
         if tag in _NOISE_TAGS and _is_noise(tag, classes, attrs):
-            noise.append(child)
-            continue
+            self.noise.append(child)
+            return
         is_block = tag in _BLOCK_TAGS
-        if quote_level:  # inside a quote: text and the 回复 link only
-            if tag == "a" and quote_pid is None:
-                quote_pid = _quote_link_pid(attrs.get("href"))
+        if self.quote_level:  # inside a quote: text and the 回复 link only
+            if tag == "a" and self.quote_pid is None:
+                self.quote_pid = _quote_link_pid(attrs.get("href"))
             if is_block:
-                out.newlines += 1
-            stack.append((child.iter(include_text=True), is_block, None, 0))
-            continue
+                self.out.newlines += 1
+            self.stack.append((child.iter(include_text=True), is_block, None, 0))
+            return
+        self._visit_element(child, tag, classes, attrs, is_block)
+
+    def _visit_element(
+        self,
+        child: LexborNode,
+        tag: str,
+        classes: list[str],
+        attrs: LexborAttributes,
+        is_block: bool,
+    ) -> None:
+        """An element outside quotes: an edit note, a quote, a [hide] or presentation markup."""
         if tag == "i" and "pstatus" in classes:  # 本帖最后由 X 于 T 编辑 (added by Discuz)
-            if edit is None:
-                edit = parse_edit_note(child.text(), tz)
-            continue
+            if self.edit is None:
+                self.edit = parse_edit_note(child.text(), self.tz)
+            return
         if tag == "blockquote" or (
             tag == "div" and ("quote" in classes or "reply_wrap" in classes)
         ):
-            out = _TextSink()
-            stack.append((child.iter(include_text=True), False, None, 0))
-            quote_level = len(stack)
-            continue
+            self.out = _TextSink()
+            self.stack.append((child.iter(include_text=True), False, None, 0))
+            self.quote_level = len(self.stack)
+            return
         if tag == "div" and "locked" in classes:  # [hide] not shown to this account
-            marks.append(Mark(MarkKind.HIDE_TAG, "locked", ""))
-            marks.append(Mark(MarkKind.BBCODE, "hide", ""))
-            continue
+            self.marks.append(Mark(MarkKind.HIDE_TAG, "locked", ""))
+            self.marks.append(Mark(MarkKind.BBCODE, "hide", ""))
+            return
         grandchildren = child.iter(include_text=True)
         if tag == "div" and "showhide" in classes:  # [hide] shown: drop its <h4> header
             waiting = [(MarkKind.HIDE_TAG, "showhide"), (MarkKind.BBCODE, "hide")]
@@ -490,19 +551,10 @@ def extract_message(root: LexborNode, tz: tzinfo) -> MessageParts:
         else:
             waiting = _presentation(tag, attrs)
         for kind, _ in waiting:
-            open_kinds[kind] += 1
+            self.open_kinds[kind] += 1
         if is_block:
-            out.newlines += 1
-        stack.append((grandchildren, is_block, waiting, len(out.chunks)))
-    for node in noise:
-        node.decompose()
-    return MessageParts(
-        text=main.value(),
-        quoted_pids=tuple(quoted),
-        quote_texts=tuple(quote_texts),
-        edit=edit,
-        marks=tuple(marks),
-    )
+            self.out.newlines += 1
+        self.stack.append((grandchildren, is_block, waiting, len(self.out.chunks)))
 
 
 # --------------------------------------------------------------------------- decoding
