@@ -158,7 +158,7 @@ class Capture:
             return got
 
         assert form.status == 200
-        self.setting(floodctrl=15)
+        self.setting(floodctrl=3)
         submit("misc/submit-ok-redirect.html", "抓包：这是一条成功的回复，不计票。", "回帖成功（普通表单，301 到新帖）")
         submit("misc/submit-refused-flood.html", "抓包：紧接着再发一条，应触发灌水预防。", "灌水预防拒绝")
         self.setting(floodctrl=0)

@@ -46,6 +46,7 @@ class Reply:
     headers: list[tuple[str, str]]
     body: bytes
     url: str
+    reason: str = ""
 
     @property
     def text(self) -> str:
@@ -59,7 +60,7 @@ class Reply:
 
     def head_text(self) -> str:
         """Status line and header lines, as a capture stores them."""
-        lines = [f"HTTP/1.1 {self.status}"] + [f"{k}: {v}" for k, v in self.headers]
+        lines = [f"HTTP/1.1 {self.status} {self.reason}".rstrip()] + [f"{k}: {v}" for k, v in self.headers]
         return "\r\n".join(lines) + "\r\n"
 
 
@@ -121,7 +122,8 @@ class Browser:
                 resp = err
             body = resp.read()
             self._take_cookies(resp.headers)
-            got = Reply(resp.status if hasattr(resp, "status") else resp.code, list(resp.headers.items()), body, url)
+            got = Reply(resp.status if hasattr(resp, "status") else resp.code, list(resp.headers.items()), body, url,
+                        str(getattr(resp, "reason", "") or ""))
             location = got.header("Location")
             if follow and got.status in (301, 302, 303) and location:
                 url, data = urllib.parse.urljoin(url, location), None
