@@ -270,6 +270,10 @@ class Capture:
                 })
                 if post.get("quote"):
                     entry["replied_to_pid"] = self.pid_of[post["quote"]]
+                entry["floor_at_post_time"] = entry["db_position"]
+                if post.get("edit_to"):
+                    entry["edited_message_sent"] = post["edit_to"]
+                    entry["target_after_edit"] = post.get("target")
                 posts.append(entry)
             shown = [p for p in posts if not p["deleted"]]
             for n, p in enumerate(shown, 1):
