@@ -9,7 +9,8 @@ returned raw (status, header lines, body bytes) so a caller can save it unchange
 
 Only loopback addresses are accepted as the forum's base URL.
 
-  dzdriver.py --base URL install --db 127.0.0.1:PORT --db-user U --db-pass P --founder admin --founder-pw PW
+  dzdriver.py --base URL install --db 127.0.0.1:PORT --db-user U --db-pass P \
+      --founder admin --founder-pw PW
   dzdriver.py --base URL member --admin admin:PW 饺子:pw1234
   dzdriver.py --base URL section --admin admin:PW 版杀测试区        # prints the fid
   dzdriver.py --base URL thread --as 导演:PW --fid 2 --subject S --message M   # prints the tid
@@ -60,7 +61,9 @@ class Reply:
 
     def head_text(self) -> str:
         """Status line and header lines, as a capture stores them."""
-        lines = [f"HTTP/1.1 {self.status} {self.reason}".rstrip()] + [f"{k}: {v}" for k, v in self.headers]
+        lines = [f"HTTP/1.1 {self.status} {self.reason}".rstrip()] + [
+            f"{k}: {v}" for k, v in self.headers
+        ]
         return "\r\n".join(lines) + "\r\n"
 
 
@@ -104,8 +107,15 @@ class Browser:
             else:
                 self.cookies[name.strip()] = value
 
-    def fetch(self, path: str, form=None, *, follow: bool = False, referer: str | None = None,
-              timeout: float = 300) -> Reply:
+    def fetch(
+        self,
+        path: str,
+        form=None,
+        *,
+        follow: bool = False,
+        referer: str | None = None,
+        timeout: float = 300,
+    ) -> Reply:
         url = path if path.startswith("http") else self.base + path
         data = urllib.parse.urlencode(form, doseq=True).encode() if form is not None else None
         for _hop in range(5):
@@ -122,8 +132,13 @@ class Browser:
                 resp = err
             body = resp.read()
             self._take_cookies(resp.headers)
-            got = Reply(resp.status if hasattr(resp, "status") else resp.code, list(resp.headers.items()), body, url,
-                        str(getattr(resp, "reason", "") or ""))
+            got = Reply(
+                resp.status if hasattr(resp, "status") else resp.code,
+                list(resp.headers.items()),
+                body,
+                url,
+                str(getattr(resp, "reason", "") or ""),
+            )
             location = got.header("Location")
             if follow and got.status in (301, 302, 303) and location:
                 url, data = urllib.parse.urljoin(url, location), None
@@ -134,7 +149,9 @@ class Browser:
     # --- page reading
     @staticmethod
     def formhash(text: str) -> str:
-        m = re.search(r'name="formhash" value="([0-9a-f]{8})"', text) or re.search(r"formhash=([0-9a-f]{8})", text)
+        m = re.search(r'name="formhash" value="([0-9a-f]{8})"', text) or re.search(
+            r"formhash=([0-9a-f]{8})", text
+        )
         if not m:
             raise DriverError("页面上没有 formhash")
         return m.group(1)
@@ -153,10 +170,19 @@ class Browser:
         page = self.fetch("member.php?mod=logging&action=login").text
         m = re.search(r"loginhash=(\w+)", page)
         ans = self.fetch(
-            f"member.php?mod=logging&action=login&loginsubmit=yes&loginhash={m.group(1) if m else ''}&inajax=1",
-            {"formhash": self.formhash(page), "referer": self.base, "loginfield": "username",
-             "username": username, "password": password, "questionid": "0", "answer": "",
-             "cookietime": "2592000"})
+            "member.php?mod=logging&action=login&loginsubmit=yes"
+            f"&loginhash={m.group(1) if m else ''}&inajax=1",
+            {
+                "formhash": self.formhash(page),
+                "referer": self.base,
+                "loginfield": "username",
+                "username": username,
+                "password": password,
+                "questionid": "0",
+                "answer": "",
+                "cookietime": "2592000",
+            },
+        )
         if not self.logged_in():
             raise DriverError(f"{username} 登录失败：{self.said(ans.text)[:200]}")
 
@@ -164,25 +190,53 @@ class Browser:
         page = self.fetch("admin.php").text
         if 'name="admin_password"' not in page:
             return
-        self.fetch("admin.php", {"frames": "yes", "formhash": self.formhash(page), "admin_password": password,
-                                 "admin_questionid": "0", "admin_answer": ""})
+        self.fetch(
+            "admin.php",
+            {
+                "frames": "yes",
+                "formhash": self.formhash(page),
+                "admin_password": password,
+                "admin_questionid": "0",
+                "admin_answer": "",
+            },
+        )
         if 'name="admin_password"' in self.fetch("admin.php?action=index").text:
             raise DriverError("进入管理后台失败")
 
     def add_member(self, username: str, password: str, groupid: int = 10) -> str:
         page = self.fetch("admin.php?action=members&operation=add").text
-        email = "m%s@example.invalid" % "".join(f"{ord(c):x}" for c in username)[:40]
-        ans = self.fetch("admin.php?action=members&operation=add", {
-            "formhash": self.formhash(page), "newusername": username, "newpassword": password,
-            "newemail": email, "newgroupid": str(groupid), "emailnotify": "0", "addsubmit": "yes"})
+        email = "m{}@example.invalid".format("".join(f"{ord(c):x}" for c in username)[:40])
+        ans = self.fetch(
+            "admin.php?action=members&operation=add",
+            {
+                "formhash": self.formhash(page),
+                "newusername": username,
+                "newpassword": password,
+                "newemail": email,
+                "newgroupid": str(groupid),
+                "emailnotify": "0",
+                "addsubmit": "yes",
+            },
+        )
         return self.said(ans.text)[:200]
 
     def add_section(self, name: str, category: int = 1) -> int:
         page = self.fetch("admin.php?action=forums").text
-        self.fetch("admin.php?action=forums", {"formhash": self.formhash(page), "editsubmit": "yes",
-                                               f"newforum[{category}][]": name, f"neworder[{category}][]": "0"})
+        self.fetch(
+            "admin.php?action=forums",
+            {
+                "formhash": self.formhash(page),
+                "editsubmit": "yes",
+                f"newforum[{category}][]": name,
+                f"neworder[{category}][]": "0",
+            },
+        )
         page = self.fetch("admin.php?action=forums").text
-        fids = [int(f) for f, n in re.findall(r'name="name\[(\d+)\]" value="([^"]*)"', page) if html.unescape(n) == name]
+        fids = [
+            int(f)
+            for f, n in re.findall(r'name="name\[(\d+)\]" value="([^"]*)"', page)
+            if html.unescape(n) == name
+        ]
         if not fids:
             raise DriverError(f"新版块 {name} 没有出现在版块列表里")
         return max(fids)
@@ -194,9 +248,18 @@ class Browser:
 
     def new_thread(self, fid: int, subject: str, message: str) -> tuple[int, Reply]:
         page = self.fetch(f"forum.php?mod=post&action=newthread&fid={fid}").text
-        ans = self.fetch(f"forum.php?mod=post&action=newthread&fid={fid}&extra=&topicsubmit=yes", {
-            "formhash": self.formhash(page), "posttime": str(int(time.time())), "wysiwyg": "0",
-            "subject": subject, "message": message, "allownoticeauthor": "1", "usesig": "1"})
+        ans = self.fetch(
+            f"forum.php?mod=post&action=newthread&fid={fid}&extra=&topicsubmit=yes",
+            {
+                "formhash": self.formhash(page),
+                "posttime": str(int(time.time())),
+                "wysiwyg": "0",
+                "subject": subject,
+                "message": message,
+                "allownoticeauthor": "1",
+                "usesig": "1",
+            },
+        )
         m = re.search(r"tid=(\d+)", ans.header("Location")) or re.search(r"tid=(\d+)", ans.text)
         if not m:
             raise DriverError(f"发帖被拒：{self.said(ans.text)[:300]}")
@@ -206,11 +269,19 @@ class Browser:
         q = f"&repquote={repquote}" if repquote else ""
         return self.fetch(f"forum.php?mod=post&action=reply&fid={self.fid_of(tid)}&tid={tid}{q}")
 
-    def reply(self, tid: int, message: str, repquote: int | None = None, *, inajax: bool = True) -> tuple[int, Reply]:
+    def reply(
+        self, tid: int, message: str, repquote: int | None = None, *, inajax: bool = True
+    ) -> tuple[int, Reply]:
         """Post a reply; with ``repquote`` as the 回复 link does. Returns (pid, raw answer)."""
         form = self.reply_form(tid, repquote).text
-        fields = {"formhash": self.formhash(form), "posttime": str(int(time.time())), "wysiwyg": "0",
-                  "message": message, "usesig": "1", "subject": ""}
+        fields = {
+            "formhash": self.formhash(form),
+            "posttime": str(int(time.time())),
+            "wysiwyg": "0",
+            "message": message,
+            "usesig": "1",
+            "subject": "",
+        }
         if repquote:
             for name in ("noticeauthor", "noticetrimstr", "noticeauthormsg", "reppid", "reppost"):
                 m = re.search(rf'name="{name}"[^>]*value="([^"]*)"', form)
@@ -220,8 +291,11 @@ class Browser:
                 raise DriverError(f"pid {repquote} 的回复表单里没有引用：{self.said(form)[:200]}")
         fid = self.fid_of(tid)
         tail = "&infloat=yes&handlekey=fastpost&inajax=1" if inajax else ""
-        ans = self.fetch(f"forum.php?mod=post&action=reply&fid={fid}&tid={tid}&extra=&replysubmit=yes{tail}",
-                         fields, referer=f"{self.base}forum.php?mod=viewthread&tid={tid}")
+        ans = self.fetch(
+            f"forum.php?mod=post&action=reply&fid={fid}&tid={tid}&extra=&replysubmit=yes{tail}",
+            fields,
+            referer=f"{self.base}forum.php?mod=viewthread&tid={tid}",
+        )
         m = re.search(r"pid=(\d+)", ans.header("Location")) or re.search(r"pid=(\d+)", ans.text)
         if not m:
             raise DriverError(f"回帖被拒：{self.said(ans.text)[:300]}")
@@ -229,11 +303,25 @@ class Browser:
 
     def edit(self, tid: int, pid: int, message: str) -> str:
         fid = self.fid_of(tid)
-        form = self.fetch(f"forum.php?mod=post&action=edit&fid={fid}&tid={tid}&pid={pid}&page=1").text
-        ans = self.fetch("forum.php?mod=post&action=edit&extra=&editsubmit=yes&inajax=1", {
-            "formhash": self.formhash(form), "posttime": str(int(time.time())), "wysiwyg": "0",
-            "delattachop": "0", "fid": str(fid), "tid": str(tid), "pid": str(pid), "page": "1",
-            "subject": "", "message": message, "usesig": "1"})
+        form = self.fetch(
+            f"forum.php?mod=post&action=edit&fid={fid}&tid={tid}&pid={pid}&page=1"
+        ).text
+        ans = self.fetch(
+            "forum.php?mod=post&action=edit&extra=&editsubmit=yes&inajax=1",
+            {
+                "formhash": self.formhash(form),
+                "posttime": str(int(time.time())),
+                "wysiwyg": "0",
+                "delattachop": "0",
+                "fid": str(fid),
+                "tid": str(tid),
+                "pid": str(pid),
+                "page": "1",
+                "subject": "",
+                "message": message,
+                "usesig": "1",
+            },
+        )
         if "succeed" not in ans.text and "成功" not in self.said(ans.text):
             raise DriverError(f"编辑被拒：{self.said(ans.text)[:300]}")
         return self.said(ans.text)
@@ -241,10 +329,23 @@ class Browser:
     def moderate(self, action: str, tid: int, pids: list[int], **extra: str) -> str:
         fid = self.fid_of(tid)
         page = self.fetch(f"forum.php?mod=viewthread&tid={tid}", follow=True).text
-        form = [("formhash", self.formhash(page)), ("fid", str(fid)), ("tid", str(tid)), ("handlekey", "mods"),
-                ("reason", "测试"), ("modsubmit", "yes")] + [("topiclist[]", str(p)) for p in pids] + list(extra.items())
-        ans = self.fetch(f"forum.php?mod=topicadmin&action={action}&fid={fid}&tid={tid}&modsubmit=yes&infloat=yes&inajax=1",
-                         form, referer=f"{self.base}forum.php?mod=viewthread&tid={tid}")
+        form = (
+            [
+                ("formhash", self.formhash(page)),
+                ("fid", str(fid)),
+                ("tid", str(tid)),
+                ("handlekey", "mods"),
+                ("reason", "测试"),
+                ("modsubmit", "yes"),
+            ]
+            + [("topiclist[]", str(p)) for p in pids]
+            + list(extra.items())
+        )
+        ans = self.fetch(
+            f"forum.php?mod=topicadmin&action={action}&fid={fid}&tid={tid}&modsubmit=yes&infloat=yes&inajax=1",
+            form,
+            referer=f"{self.base}forum.php?mod=viewthread&tid={tid}",
+        )
         if "succeed" not in ans.text and "成功" not in self.said(ans.text):
             raise DriverError(f"{action} 被拒：{self.said(ans.text)[:300]}")
         return self.said(ans.text)
@@ -256,20 +357,36 @@ class Browser:
         return self.moderate("delpost", tid, pids)
 
     def close_thread(self, tid: int) -> str:
-        return self.moderate("moderate", tid, [tid], **{"operations[]": "close", "expirationclose": ""})
+        return self.moderate(
+            "moderate", tid, [tid], **{"operations[]": "close", "expirationclose": ""}
+        )
 
     # --- the installer
-    def install(self, db: str, db_user: str, db_pass: str, db_name: str, founder: str, founder_pw: str) -> None:
+    def install(
+        self, db: str, db_user: str, db_pass: str, db_name: str, founder: str, founder_pw: str
+    ) -> None:
         first = self.fetch("install/index.php").text
         if "已经安装" in first or "install_locked" in first or "锁定" in first:
             return
         self.fetch("install/index.php?step=1")
         email = "founder@example.invalid"
-        ans = self.fetch("install/index.php?step=3&install_ucenter=yes", {
-            "step": "3", "install_ucenter": "yes", "dbinfo[dbhost]": db, "dbinfo[dbname]": db_name,
-            "dbinfo[dbuser]": db_user, "dbinfo[dbpw]": db_pass, "dbinfo[tablepre]": "pre_",
-            "dbinfo[adminemail]": email, "admininfo[username]": founder, "admininfo[password]": founder_pw,
-            "admininfo[password2]": founder_pw, "admininfo[email]": email}).text
+        ans = self.fetch(
+            "install/index.php?step=3&install_ucenter=yes",
+            {
+                "step": "3",
+                "install_ucenter": "yes",
+                "dbinfo[dbhost]": db,
+                "dbinfo[dbname]": db_name,
+                "dbinfo[dbuser]": db_user,
+                "dbinfo[dbpw]": db_pass,
+                "dbinfo[tablepre]": "pre_",
+                "dbinfo[adminemail]": email,
+                "admininfo[username]": founder,
+                "admininfo[password]": founder_pw,
+                "admininfo[password2]": founder_pw,
+                "admininfo[email]": email,
+            },
+        ).text
         m = re.search(r"allinfo=([^'\"&]+)", ans)
         if not m:
             raise DriverError("安装程序不接受数据库表单：" + self.said(ans)[-500:])
@@ -297,7 +414,9 @@ def _pair(text: str) -> tuple[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--base", required=True, help="论坛地址，如 http://127.0.0.1:PORT/")
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("install")
