@@ -11,8 +11,10 @@
 #   be private (mode 600): $BANSHA_ENV_FILE, default ~/.config/bansha/env.
 # - Appends everything bansha prints to a log beside the game file (<game>.log), created private
 #   (umask 077: mode 600, like the store; the log names players, drafts and errors).
-# - Never overlaps: flock on <game>.cron.lock (bansha's own lock also refuses a second cycle).
-# - Uses the virtual environment of this repository (.venv), unless $BANSHA_BIN says otherwise.
+# - Never overlaps: flock on <game>.cron.lock where flock(1) exists (Linux; macOS has none),
+#   and bansha's own lock refuses a second cycle everywhere.
+# - Uses the virtual environment of this repository (.venv), unless $BANSHA_BIN says otherwise
+#   (`bansha schedule` of an installed bansha writes BANSHA_BIN into each line).
 # - Exits with bansha's exit code (0 when the previous cycle is still running and this one is
 #   skipped), so cron's mail and monitoring see a failed cycle.
 set -u
@@ -30,7 +32,7 @@ if [ -n "$only_on" ]; then
   case $only_on in
     [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]) ;;
     *)
-      echo "$(date -Is) BANSHA_ONLY_ON=$only_on 不是日期（应为 年-月-日，如 2026-12-02），本轮没有运行；请用 bansha schedule 重新生成 crontab 行" >>"$log"
+      echo "$(date +%Y-%m-%dT%H:%M:%S%z) BANSHA_ONLY_ON=$only_on 不是日期（应为 年-月-日，如 2026-12-02），本轮没有运行；请用 bansha schedule 重新生成 crontab 行" >>"$log"
       exit 1
       ;;
   esac
@@ -39,9 +41,10 @@ if [ -n "$only_on" ]; then
 fi
 
 if [ -f "$env_file" ]; then
-  mode=$(stat -c %a "$env_file")
+  # GNU stat (Linux), else BSD stat (macOS)
+  mode=$(stat -c %a "$env_file" 2>/dev/null || stat -f %Lp "$env_file")
   if [ "$mode" != "600" ] && [ "$mode" != "400" ]; then
-    echo "$(date -Is) 拒绝读取 $env_file：权限是 $mode，应为 600（chmod 600 $env_file）" >>"$log"
+    echo "$(date +%Y-%m-%dT%H:%M:%S%z) 拒绝读取 $env_file：权限是 $mode，应为 600（chmod 600 $env_file）" >>"$log"
     exit 1
   fi
   set -a
@@ -50,16 +53,18 @@ if [ -f "$env_file" ]; then
   set +a
 fi
 
-exec 9>"${game%.toml}.cron.lock"
-if ! flock -n 9; then
-  echo "$(date -Is) 上一轮仍在运行，跳过" >>"$log"
-  exit 0
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"${game%.toml}.cron.lock"
+  if ! flock -n 9; then
+    echo "$(date +%Y-%m-%dT%H:%M:%S%z) 上一轮仍在运行，跳过" >>"$log"
+    exit 0
+  fi
 fi
 rc=0
 {
-  echo "$(date -Is) cycle $game"
+  echo "$(date +%Y-%m-%dT%H:%M:%S%z) cycle $game"
   "$bin" cycle "$game"
   rc=$?
-  [ $rc -eq 0 ] || echo "$(date -Is) 退出码 $rc"
+  [ $rc -eq 0 ] || echo "$(date +%Y-%m-%dT%H:%M:%S%z) 退出码 $rc"
 } >>"$log" 2>&1
 exit "$rc"

@@ -756,8 +756,8 @@ def conduct_flags(
                     f"第{day_list}天连续{len(run)}个未执行{rules.accel_word}的讨论日"
                     f"发言均不足{rules.streak_posts}帖（分别为{per_day}帖）（潜水）"
                 )
-                evidence = [e for _, c in run if c is not None for e in c.evidence]
-                add(FlagKind.QIANSHUI_STREAK, p.name, d.day, reason, evidence)
+                run_evidence = [e for _, c in run if c is not None for e in c.evidence]
+                add(FlagKind.QIANSHUI_STREAK, p.name, d.day, reason, run_evidence)
                 run = []
 
     # -- 诈尸 and fonts, grouped per player and day

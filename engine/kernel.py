@@ -168,6 +168,10 @@ class DayInput:
     # result (``day``/``out``/``decided_by``/``rule``/``ballots``); the fields above are the
     # extra round's
     first_round: DayInput | None = None
+    # when the day's vote closed (ISO 8601): a red card given before it is settled where the
+    # rule set puts a red card during the day, one at the close where it puts the day's end
+    # (zhenyan.txt:43, m135.txt:56); None: every red card of the day counts as at the close
+    closes: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "voters", tuple(sorted(set(self.voters))))
@@ -182,6 +186,7 @@ class DayInput:
         actions: Sequence[Action] = (),
         voters: Sequence[str] | None = None,
         first_round: Any = None,
+        closes: str | None = None,
     ) -> DayInput:
         """From an :class:`engine.votes.Tally`: who is out or elected, and who voted;
         ``first_round``: the first 正午 round's tally of a day with two."""
@@ -200,6 +205,7 @@ class DayInput:
                 for v in vs
             ),
             first_round=None if first_round is None else cls.from_tally(first_round),
+            closes=closes,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -217,6 +223,8 @@ class DayInput:
             data["ballots"] = [list(pair) for pair in self.ballots]
         if self.first_round is not None:
             data["first_round"] = self.first_round.to_dict()
+        if self.closes is not None:
+            data["closes"] = self.closes
         return data
 
     @classmethod
@@ -232,6 +240,7 @@ class DayInput:
             rule=str(data.get("rule", "")),
             ballots=tuple((str(v), str(c)) for v, c in data.get("ballots", ())),
             first_round=(cls.from_dict(data["first_round"]) if data.get("first_round") else None),
+            closes=data.get("closes"),
         )
 
 
@@ -426,6 +435,16 @@ class Trigger:
 
     label: str
     run: Callable[[Board], None] = field(compare=False)
+
+
+def later(fn: Callable[..., object], *args: Any) -> Callable[[Board], None]:
+    """A trigger's body: ``fn(board, *args)`` with ``args`` bound now (a loop's current values,
+    not its last ones), whatever ``fn`` returns dropped."""
+
+    def run(board: Board) -> None:
+        fn(board, *args)
+
+    return run
 
 
 @dataclass(frozen=True, slots=True)

@@ -625,8 +625,8 @@ def _judge_one(
         return d
     if not ps.can_vote or unit in mods.no_vote:
         why = "、".join(mods.no_vote.get(unit, [])) or "当前状态"
-        rule = mods.no_vote_rule.get(unit) if unit in mods.no_vote else None
-        d.reason, d.rule = f"{unit}因{why}不能参与投票", rule or rs.ref("vote_right")
+        no_vote_rule = mods.no_vote_rule.get(unit) if unit in mods.no_vote else None
+        d.reason, d.rule = f"{unit}因{why}不能参与投票", no_vote_rule or rs.ref("vote_right")
         return d
 
     st = states.setdefault(unit, _VoterState())

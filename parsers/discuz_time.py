@@ -91,8 +91,8 @@ def parse_discuz_time(
         amount, unit = int(match.group(1)), match.group(2)
         try:
             if unit == "天":
-                day: date = current.date() - timedelta(days=amount)
-                return datetime.combine(day, time(0, 0), tzinfo=tz)
+                that_day: date = current.date() - timedelta(days=amount)
+                return datetime.combine(that_day, time(0, 0), tzinfo=tz)
             return current - amount * _UNIT[unit]
         except OverflowError as exc:
             raise ValueError(f"时间数值不合法：{match.group(0)}") from exc

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     import sqlite3
 
-#: the repository: config/ (examples, templates) and cron/ sit beside the packages
-ROOT = Path(__file__).resolve().parent.parent
+#: the packages whose code computes the verdicts (:func:`code_identity_now`)
+CODE_PACKAGES: Final = ("engine", "parsers", "pipeline")
 
 #: the environment variable naming the store (instead of ``<game file>.db``)
 DB_ENV: Final = "BANSHA_DB"
@@ -48,17 +48,60 @@ def resolve_db_path(game_path: Path, db: str | None, env: Mapping[str, str] | No
     return default_db_path(game_path)
 
 
+#: whether the OS keeps POSIX file modes (Linux, macOS; not Windows)
+POSIX_MODES = os.name == "posix"
+
+
+def set_mode(path: Path | str, mode: int) -> bool:
+    """``chmod`` where the OS keeps POSIX file modes (:data:`POSIX_MODES`); elsewhere
+    (Windows: who may read a file is its folder's ACL) nothing, and no error. Every mode bansha
+    sets goes through here. Whether the mode was set."""
+    if not POSIX_MODES:
+        return False
+    os.chmod(path, mode)
+    return True
+
+
+def _package_folders(package: str) -> list[str]:
+    """Where ``package`` is imported from, without importing it (its spec's search path)."""
+    from importlib.util import find_spec
+
+    spec = find_spec(package)
+    return list(spec.submodule_search_locations or []) if spec is not None else []
+
+
 def code_identity_now() -> str:
     """Which bansha is on disk now: the size and time of every module of the three packages
-    (read each time it is called)."""
+    (read each time it is called; a package imported from a zip archive: each module's bytes).
+    Found through the import system, so an installed wheel is seen as a checkout is."""
     import hashlib
 
     digest = hashlib.sha256()
-    for package in ("engine", "parsers", "pipeline"):
-        for path in sorted((ROOT / package).rglob("*.py")):
-            st = path.stat()
-            digest.update(f"{path.relative_to(ROOT)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    for package in CODE_PACKAGES:
+        for folder in _package_folders(package):
+            root = Path(folder)
+            if root.is_dir():
+                for path in sorted(root.rglob("*.py")):
+                    st = path.stat()
+                    name = f"{package}/{path.relative_to(root).as_posix()}"
+                    digest.update(f"{name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+            else:
+                _zip_identity(package, digest)
     return digest.hexdigest()[:32]
+
+
+def _zip_identity(package: str, digest: Any) -> None:
+    """The bytes of every module of ``package`` imported from a zip archive (no file times)."""
+    from importlib.resources import files
+
+    pending = [(package, files(package))]
+    while pending:
+        name, item = pending.pop()
+        for child in sorted(item.iterdir(), key=lambda c: c.name):
+            if child.is_dir():
+                pending.append((f"{name}/{child.name}", child))
+            elif child.name.endswith(".py"):
+                digest.update(f"{name}/{child.name}\0".encode() + child.read_bytes() + b"\n")
 
 
 #: :func:`code_identity_now` when this package was first imported: the code this process runs

@@ -29,7 +29,7 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from pipeline.derive import Derivation, derive, write_derivation
 from pipeline.discuz.crawl import CrawlReport, CrawlTarget
 from pipeline.game.gamefile import Game
 from pipeline.game.threads import CLOSE_WINDOW
-from pipeline.store import POST_COLUMNS, Store
+from pipeline.store import DRAFT_INPUTS_KEY, POST_COLUMNS, Store
 from pipeline.store.lock import CycleLocked, cycle_lock, holds_cycle_lock  # noqa: F401
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,11 @@ class CycleReport:
     warnings: list[str] = field(default_factory=list)  # the director must act (not a failure)
     #: why the forum was not usable this cycle (then nothing more was asked of it), or None
     down: str | None = None
+    #: the forum was down: the approved drafts were not sent this cycle (the next one sends)
+    publish_skipped: bool = False
+    #: the crawl's requests, and the seconds slept between them (``[forum] min_interval_s``)
+    requests: int = 0
+    paced_s: float = 0.0
 
     def lines(self) -> list[str]:
         out = []
@@ -74,6 +79,11 @@ class CycleReport:
                         f"帖子 {t.tid}：读取 {t.pages_fetched} 页，新帖 {t.new_posts}，"
                         f"变化 {t.changed_posts}，消失 {t.vanished_posts}"
                     )
+        if self.paced_s >= 1:
+            out.append(
+                f"读取论坛 {self.requests} 次，按请求间隔（[forum] min_interval_s）"
+                f"共等待 {self.paced_s:.0f} 秒"
+            )
         if self.full_reads:
             days = "、".join(map(str, self.full_reads))
             out.append(f"已关门、重读全帖以核对编辑和删除：第 {days} 天")
@@ -83,6 +93,8 @@ class CycleReport:
         out.append(f"新草稿：{len(self.drafted)} 份" if self.drafted else "没有新草稿")
         for p in self.posted:
             out.append(p.line() if hasattr(p, "line") else str(p))
+        if self.publish_skipped:
+            out.append("论坛无法使用，本轮没有发帖（已批准的草稿下一轮再发）")
         return out
 
 
@@ -128,6 +140,11 @@ def first_rounds_to_reread(game: Game, store: Store, now: datetime) -> list[int]
 #: ``meta`` keys: the change counters the triggers keep, and the last derivation's record
 INPUTS_KEY = "derive:inputs"
 OUTPUTS_KEY = "derive:outputs"
+#: what a draft's text is made from moved on (:data:`pipeline.store.DRAFT_INPUTS_KEY`)
+DRAFTS_KEY = DRAFT_INPUTS_KEY
+#: inputs a draft is not made from: a thread bansha just opened changes no text already drafted
+#: (the 电梯 goes out in the same run), and what waits for it is drafted again anyway
+NOT_DRAFT_INPUTS = frozenset({"game_threads"})
 RECORD_KEY = "derive:last"
 RECORD_VERSION = 1
 #: the prefix of the triggers bansha keeps in a store (:func:`ensure_change_counters`)
@@ -164,8 +181,10 @@ OUTPUT_TABLES = ("votes", "tallies", "post_counts", "flags", "drafts")
 CRAWL_TABLES = ("threads", "crawl_log")
 
 
-def _bump(key: str) -> str:
-    return f"UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = '{key}';"
+def _bump(*keys: str) -> str:
+    return " ".join(
+        f"UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = '{key}';" for key in keys
+    )
 
 
 def _key_is_input(row: str) -> str:
@@ -176,32 +195,34 @@ def change_triggers(tables: set[str]) -> dict[str, str]:
     """The triggers that keep the change counters: name -> ``CREATE TRIGGER`` statement, for
     the watched tables that exist. A trigger's name ends with a digest of its statement, so a
     changed definition is a new trigger (the old one is dropped)."""
-    bodies: dict[tuple[str, str], tuple[str, str]] = {}  # (table, op) -> (when, counter)
+    # (table, op) -> (when, counters)
+    bodies: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
+    both = (INPUTS_KEY, DRAFTS_KEY)
     for table in INPUT_TABLES:
         for op in ("INSERT", "UPDATE", "DELETE"):
-            bodies[(table, op)] = ("", INPUTS_KEY)
+            bodies[(table, op)] = ("", (INPUTS_KEY,) if table in NOT_DRAFT_INPUTS else both)
     for table in OUTPUT_TABLES:
         for op in ("INSERT", "UPDATE", "DELETE"):
-            bodies[(table, op)] = ("", OUTPUTS_KEY)
-    bodies[("posts", "INSERT")] = ("", INPUTS_KEY)
-    bodies[("posts", "DELETE")] = ("", INPUTS_KEY)
+            bodies[(table, op)] = ("", (OUTPUTS_KEY,))
+    bodies[("posts", "INSERT")] = ("", both)
+    bodies[("posts", "DELETE")] = ("", both)
     changed = " OR ".join(f"old.{c} IS NOT new.{c}" for c in POST_INPUT_COLUMNS)
-    bodies[("posts", "UPDATE")] = (changed, INPUTS_KEY)
-    bodies[("meta", "INSERT")] = (_key_is_input("new"), INPUTS_KEY)
+    bodies[("posts", "UPDATE")] = (changed, both)
+    bodies[("meta", "INSERT")] = (_key_is_input("new"), both)
     bodies[("meta", "UPDATE")] = (
         f"({_key_is_input('old')} OR {_key_is_input('new')}) "
         "AND (old.key IS NOT new.key OR old.value IS NOT new.value)",
-        INPUTS_KEY,
+        both,
     )
-    bodies[("meta", "DELETE")] = (_key_is_input("old"), INPUTS_KEY)
+    bodies[("meta", "DELETE")] = (_key_is_input("old"), both)
     out: dict[str, str] = {}
-    for (table, op), (when, counter) in bodies.items():
+    for (table, op), (when, counters) in bodies.items():
         if table not in tables:
             continue
         body = (
             f"AFTER {op} ON {table}"
             + (f" WHEN {when}" if when else "")
-            + f" BEGIN {_bump(counter)} END"
+            + f" BEGIN {_bump(*counters)} END"
         )
         digest = hashlib.sha256(body.encode()).hexdigest()[:10]
         name = f"{TRIGGER_PREFIX}{table}_{op.lower()}_{digest}"
@@ -226,18 +247,16 @@ def ensure_change_counters(store: Store) -> bool:
             [len(TRIGGER_PREFIX), TRIGGER_PREFIX],
         )
     }
-    counters = {
-        r[0]
-        for r in db.execute("SELECT key FROM meta WHERE key IN (?, ?)", [INPUTS_KEY, OUTPUTS_KEY])
-    }
-    if have == set(want) and counters == {INPUTS_KEY, OUTPUTS_KEY}:
+    keys = (INPUTS_KEY, OUTPUTS_KEY, DRAFTS_KEY)
+    counters = {r[0] for r in db.execute("SELECT key FROM meta WHERE key IN (?, ?, ?)", list(keys))}
+    if have == set(want) and counters == set(keys):
         return False
     with store.atomic():
         for name in have - set(want):
             db.execute(f"DROP TRIGGER IF EXISTS {name}")
         for name in set(want) - have:
             db.execute(want[name])
-        for key in (INPUTS_KEY, OUTPUTS_KEY):
+        for key in keys:
             db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, '0')", [key])
         db.execute("DELETE FROM meta WHERE key = ?", [RECORD_KEY])
     return True
@@ -325,6 +344,8 @@ def moments(game: Game, store: Store, d: Derivation) -> set[datetime]:
             found |= {day.opens - ahead, day.closes + CLOSE_WINDOW}
             if day.first_closes is not None:
                 found.add(day.first_closes + CLOSE_WINDOW)
+            if rs.inquiry is not None:  # the inquiry thread's close is drafted until then
+                found.add(day.closes - rs.inquiry.close_before + CLOSE_WINDOW)
         found.add(day.closes - timedelta(hours=1))
         if rs.inquiry is not None:  # the inquiry thread closes before the day (zhenyan.txt:188)
             found.add(day.closes - rs.inquiry.close_before)
@@ -459,8 +480,9 @@ def run_cycle(
     """Crawl → derive → draft → post. ``crawl(targets, full)`` does the network part.
 
     The first crawl that finds the forum not usable (``CrawlReport.down``) ends the network
-    part: no closed day and no first round is re-read this cycle (each would only wait out the
-    same retries again), and the cause is said once in ``errors``.
+    part: no closed day and no first round is re-read and nothing is published this cycle
+    (each would only wait out the same retries again: ``report.publish_skipped``), and the
+    cause is said once in ``errors``.
 
     Derive, write and draft only on change: when nothing a verdict or a draft depends on
     changed since the last derivation and no moment passed (:func:`nothing_new`), the cycle
@@ -478,6 +500,8 @@ def run_cycle(
 
     def crawl_once(batch: list[CrawlTarget], full: bool) -> CrawlReport:
         result = crawl(batch, full)
+        report.requests += int(getattr(result, "requests", 0))
+        report.paced_s += float(getattr(result, "paced_s", 0.0))
         say(result.errors)
         if result.down is not None:
             report.down = result.down
@@ -556,13 +580,85 @@ def run_cycle(
                     store.write_tally_views("", {})
         if failed is not None:
             raise failed
-    if publish is not None:
+    if publish is not None and report.down is not None:
+        # the forum is down: a send would only wait out the same retries and say it again
+        report.publish_skipped = True
+    elif publish is not None:
         report.posted = publish()
-        # said once, not a failure: the account may not close threads (no close is tried again)
+        # said once, not a failure: the account may not close threads (no close is tried
+        # again), a captcha the director gets past by hand (later cycles wait quietly)
         report.warnings += [r.line() for r in report.posted if getattr(r, "notice", False)]
         report.errors += [
             r.line()
             for r in report.posted
-            if not getattr(r, "ok", True) and not getattr(r, "notice", False)
+            if not getattr(r, "ok", True)
+            and not getattr(r, "notice", False)
+            and not getattr(r, "director", False)
         ]
     return report
+
+
+# --------------------------------------------------------------------------- when the cycles run
+
+#: how often a cycle runs besides the game's moments (minutes; ``bansha schedule --every``)
+EVERY_MINUTES = 5
+
+
+@dataclass(frozen=True, slots=True)
+class CycleMoment:
+    """A moment a cycle runs at besides the rhythm: ``bansha schedule`` prints a one-off crontab
+    line for it and ``bansha run`` runs a cycle then.
+
+    ``kind``: ``opens`` (the approved new threads go out on time; only with ``[forum] fid``),
+    ``closes`` (one minute after the close: the day's result), ``first_closes`` (one minute
+    after a 太阳[日不落] day's first 正午 round) or ``reminder`` (the vote reminder, ``[drafts]
+    reminder_minutes`` before the close). ``moment``: the game's moment it is about (the
+    opening or the close); ``at``: when the cycle runs."""
+
+    kind: str
+    day: int
+    moment: datetime
+    at: datetime
+
+
+def cycle_moments(game: Game) -> list[CycleMoment]:
+    """Every one-off cycle of the game, day by day in the order ``bansha schedule`` prints them
+    (per day: opening, close, first round, reminder). Pure: a function of the game file."""
+    reminder = timedelta(minutes=game.drafts.reminder_minutes)
+    minute = timedelta(minutes=1)
+    out: list[CycleMoment] = []
+    for day in sorted(game.days, key=lambda d: d.day):
+        if game.forum.fid is not None:
+            out.append(CycleMoment("opens", day.day, day.opens, day.opens))
+        out.append(CycleMoment("closes", day.day, day.closes, day.closes + minute))
+        if day.first_closes is not None:
+            out.append(
+                CycleMoment("first_closes", day.day, day.first_closes, day.first_closes + minute)
+            )
+        out.append(CycleMoment("reminder", day.day, day.closes, day.closes - reminder))
+    return out
+
+
+def to_the_minute(moment: datetime) -> datetime:
+    """``moment`` without its seconds: a crontab line names the minute, cron fires at its start."""
+    return moment.replace(second=0, microsecond=0)
+
+
+def next_rhythm(after: datetime, every: int = EVERY_MINUTES) -> datetime:
+    """The first moment after ``after`` that ``*/every * * * *`` fires at: a whole minute of the
+    machine's own clock (cron's zone) whose minute is a multiple of ``every``."""
+    t = to_the_minute(after.astimezone(UTC)) + timedelta(minutes=1)
+    while t.astimezone().minute % every:  # at most an hour of minutes; offsets are whole minutes
+        t += timedelta(minutes=1)
+    return t.astimezone(after.tzinfo)
+
+
+def next_cycle(game: Game, after: datetime, every: int = EVERY_MINUTES) -> datetime:
+    """When the game's next cycle runs after ``after``: the rhythm's next minute or an earlier
+    one-off moment (:func:`cycle_moments`), each to its minute as cron runs it. Pure."""
+    best = next_rhythm(after, every)
+    for m in cycle_moments(game):
+        at = to_the_minute(m.at)
+        if after < at < best:
+            best = at
+    return best.astimezone(after.tzinfo)

@@ -4,7 +4,11 @@ The cycle calls :func:`notify_after_cycle` once it has finished (or failed). It 
 cycle in the store's ``meta`` table (time, ok or the error, whether the forum answered) — what
 ``bansha status`` and the console's overview show as "上一轮" — and then decides what to send:
 
-- a cycle failed: once per failure streak, and once more when a cycle succeeds again;
+- a cycle failed: once per failure streak and cause (a new cause within the streak — the login
+  fixed, now a thread to open by hand — is a new notice), and once more when a cycle succeeds
+  again;
+- what the director must act on (a new thread that met a captcha, an account that may not lock
+  threads): each once while it lasts;
 - drafts waiting for approval: each draft once (with a link to the console when
   ``[notify] console_url`` is set);
 - a reminder or a result still waiting close to its deadline: each draft once;
@@ -13,7 +17,9 @@ cycle in the store's ``meta`` table (time, ok or the error, whether the forum an
 Everything a cycle has to say goes into ONE notification. Where it goes: the game file's
 ``[notify] urls`` (read as ``getattr(game, "notify", None)``) plus the environment variable
 ``BANSHA_NOTIFY`` (Apprise URLs, separated by spaces or commas). A notification names drafts by
-their number, kind and day, and flags by player and reason — never a draft's body (an opening
+their number, kind and day, and flags by player and reason; a command in it names the game
+file by its path, so it runs as printed. Failures go out as Apprise ``failure``, what the
+director must act on as ``warning`` — never a draft's body (an opening
 post carries last words before they are public), a card, an identity, a night action, a
 cookie, a password, the console's token or a notification URL (Apprise URLs hold bot tokens).
 
@@ -28,11 +34,13 @@ import json
 import logging
 import os
 import re
+import shlex
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from pipeline.game.gamefile import Game
@@ -66,6 +74,8 @@ META_FORUM_AT = "cycle:forum_at"
 META_STREAK = "cycle:fail_streak"
 # what was already told
 META_FAIL_SENT = "notify:fail_sent"
+META_FAIL_CAUSES = "notify:fail_causes"  # the causes of this failure streak already told
+META_WARNINGS = "notify:warnings"  # what the director must act on, already told
 META_DRAFTS = "notify:drafts"
 META_URGENT = "notify:urgent"
 META_FLAGS = "notify:flags"
@@ -100,11 +110,24 @@ class CycleRecord:
 @dataclass(frozen=True, slots=True)
 class Notice:
     """One notification: a title, a body, and what it tells (``failure``, ``recovered``,
-    ``drafts``, ``urgent``, ``flags``)."""
+    ``warning``, ``drafts``, ``urgent``, ``flags``)."""
 
     title: str
     body: str
     kinds: tuple[str, ...]
+
+    @property
+    def level(self) -> str:
+        """The Apprise notification type: ``failure`` when a cycle failed, ``warning`` when
+        the director must act (or a deadline is near), ``success`` for a recovery alone,
+        else ``info``."""
+        if "failure" in self.kinds:
+            return "failure"
+        if {"warning", "urgent"} & set(self.kinds):
+            return "warning"
+        if set(self.kinds) == {"recovered"}:
+            return "success"
+        return "info"
 
 
 @dataclass
@@ -223,6 +246,31 @@ def _ids(raw: str | None) -> set[Any]:
 # --------------------------------------------------------------------------- what to say
 
 
+def cause(line: str) -> str:
+    """What makes one error or warning line the same cause in another cycle: its words, the
+    numbers in it aside (attempts, times, ports)."""
+    return re.sub(r"\d+", "#", " ".join(line.split()))
+
+
+def game_file_arg(game_path: Path | str | None) -> str | None:
+    """The game file as a director types it after ``bansha drafts``: its absolute path,
+    quoted for the shell (a notice is read away from the folder the cycle ran in)."""
+    if game_path is None:
+        return None
+    return shlex.quote(str(Path(game_path).resolve()))
+
+
+#: ``bansha publish 游戏文件 --id 5``: a command whose game file is a placeholder
+_PLACEHOLDER = re.compile(r"(bansha(?: [a-z]+)+) 游戏文件")
+
+
+def runnable(text: str, game_file: str | None) -> str:
+    """``text`` with every ``bansha … 游戏文件`` command naming the game file itself."""
+    if game_file is None:
+        return text
+    return _PLACEHOLDER.sub(lambda m: f"{m.group(1)} {game_file}", text)
+
+
 def _short(now: datetime, game: Game) -> str:
     return now.astimezone(game.game.tz).strftime("%m-%d %H:%M")
 
@@ -264,6 +312,9 @@ def _plan(
     *,
     env: Mapping[str, str],
     urls: Sequence[str],
+    errors: Sequence[str] = (),
+    warnings: Sequence[str] | None = None,
+    game_file: str | None = None,
 ) -> _Plan:
     from pipeline.drafts import Draft
     from pipeline.drafts.view import draft_urgency
@@ -274,22 +325,49 @@ def _plan(
     when = _short(now, game)
     fail_sent = store.get_meta(META_FAIL_SENT) == "1"
 
-    # a failed cycle: once per streak; a success after a told failure: once
+    def said(text: str) -> str:
+        return _scrub(runnable(text, game_file), game, env, urls)
+
+    # a failed cycle: once per streak and cause; a success after a told failure: once
     if not record.ok:
+        told = _ids(store.get_meta(META_FAIL_CAUSES)) if fail_sent else set()
+        causes = {cause(e): e for e in errors or [record.error or ""]}
+        new = [e for c, e in causes.items() if c not in told]
         if not fail_sent:
-            error = _scrub(record.error or "", game, env, urls)
             plan.add(
                 "failure",
                 "cycle 失败",
                 [
-                    f"{when} 的一轮 cycle 没有完成：{error}",
-                    "连续失败期间不再重复通知；恢复后会再通知一次。",
+                    f"{when} 的一轮 cycle 没有完成：{said('；'.join(causes.values()))}",
+                    "同样的原因连续失败期间不再重复通知（遇到新的原因会通知）；恢复后会再通知一次。",
                 ],
             )
+        elif new:
+            plan.add(
+                "failure",
+                "cycle 失败（新的原因）",
+                [f"{when} 的一轮 cycle 仍没有完成，又遇到新的问题：{said('；'.join(new))}"],
+            )
+        if not fail_sent or new:
             plan.on_sent[META_FAIL_SENT] = "1"
+            plan.on_sent[META_FAIL_CAUSES] = json.dumps(sorted(told | set(causes)))
     elif fail_sent:
         plan.add("recovered", "cycle 已恢复", [f"{when} 的一轮 cycle 已正常完成。"])
         plan.on_sent[META_FAIL_SENT] = "0"
+        plan.on_sent[META_FAIL_CAUSES] = "[]"
+
+    # what the director must act on (not a failure): each once while it lasts
+    if warnings is not None:
+        warned = _ids(store.get_meta(META_WARNINGS))
+        current = {cause(w): w for w in warnings}
+        fresh_warnings = [w for c, w in current.items() if c not in warned]
+        if fresh_warnings:
+            plan.add(
+                "warning",
+                "需要导演处理",
+                ["需要导演处理：", *_capped([f"  {said(w)}" for w in fresh_warnings], "条")],
+            )
+        plan.on_sent[META_WARNINGS] = json.dumps(sorted(current))  # a later return is new
 
     pending = [
         Draft.from_row(r)
@@ -308,7 +386,12 @@ def _plan(
         if link:
             lines.append(f"去批准：{link}g/{gid}/drafts")
         else:
-            lines.append(f"用 bansha drafts {gid} 查看，或在控制台（bansha serve）批准")
+            where = (
+                f"用 bansha drafts {game_file} 查看"
+                if game_file
+                else "在游戏文件所在的文件夹里用 bansha drafts 查看"
+            )
+            lines.append(f"{where}，或在控制台（bansha serve）批准")
         plan.add("drafts", "草稿待批准", lines)
     plan.on_sent[META_DRAFTS] = json.dumps(sorted(told | {d.id for d in new}))
 
@@ -394,7 +477,13 @@ def send_notice(urls: Sequence[str], notice: Notice) -> bool:
                 service = str(getattr(plugin, "service_name", service))
                 target = apprise.Apprise()
                 target.add(plugin)
-                ok = bool(target.notify(body=notice.body, title=notice.title))
+                ok = bool(
+                    target.notify(
+                        body=notice.body,
+                        title=notice.title,
+                        notify_type=apprise.NotifyType(notice.level),
+                    )
+                )
         except Exception as exc:  # a notification never fails the cycle
             log.warning("通知未能发出：%s（第 %d 个地址）出错：%s", service, i, type(exc).__name__)
             continue
@@ -416,13 +505,15 @@ def notify_after_cycle(
     error: str | None = None,
     env: Mapping[str, str] | None = None,
     send: Callable[[Sequence[str], Notice], bool] | None = None,
+    game_path: Path | str | None = None,
 ) -> Notice | None:
     """Record the cycle and send what it has to say (at most one notification). Never raises.
 
     ``report``: the cycle's report, or None when the cycle stopped without one (``error`` then
-    says why, e.g. the store stayed locked). Returns the notification that was delivered (or
-    None: nothing to say, no URL configured, or not delivered — then the next cycle tries
-    again).
+    says why, e.g. the store stayed locked). ``game_path``: the game file, named in the
+    notice's commands (``bansha drafts /path/game.toml``). Returns the notification that was
+    delivered (or None: nothing to say, no URL configured, or not delivered — then the next
+    cycle tries again).
     """
     env = os.environ if env is None else env
     try:
@@ -430,7 +521,18 @@ def notify_after_cycle(
         urls = notify_urls(game, env)
         if not urls:
             return None
-        plan = _plan(game, store, record, now, env=env, urls=urls)
+        warned = getattr(report, "warnings", None) if report is not None else None
+        plan = _plan(
+            game,
+            store,
+            record,
+            now,
+            env=env,
+            urls=urls,
+            errors=_errors_of(report, error),
+            warnings=[str(w) for w in warned] if warned is not None else None,
+            game_file=game_file_arg(game_path),
+        )
         if not plan.kinds:
             return None
         notice = Notice(

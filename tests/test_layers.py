@@ -4,7 +4,8 @@ Layers (low → high): store, sim → game → discuz, derive → drafts → cyc
 console. ``sim`` (the local forum) is used by the CLI's demo and the console's BBCode preview
 only. Every import is counted, also one inside a function: a lazy import that points up is still
 an upward arrow; only ``if TYPE_CHECKING:`` imports (never run) are left out. The root package's
-own names (``from pipeline import ROOT``) are below every layer.
+own names (``from pipeline import set_mode``) and ``resources`` (the shipped data) are below
+every layer.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ PIPELINE = ROOT / "pipeline"
 
 #: rank of each layer; a module may import its own layer's package or any lower rank
 LAYERS = {
+    "resources": -1,
     "store": 0,
     "sim": 0,
     "game": 1,

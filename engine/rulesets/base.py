@@ -29,7 +29,7 @@ made a ruling.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -274,6 +274,10 @@ class Ruleset:
     announce_in: ClassVar[Literal["discussion", "vote"]] = "vote"
     #: Where the text says so ("": it does not say).
     announce_rule: ClassVar[str] = ""
+    #: The rule text's 投票格式 (and 改票格式) block, as written, and where ("": the text gives
+    #: none; a vote thread then points to the rules thread).
+    vote_format: ClassVar[str] = ""
+    vote_format_rule: ClassVar[str] = ""
     lastwords: ClassVar[LastWordsRules] = LastWordsRules()
     #: The inquiry thread (询问贴); None: the rule set has none.
     inquiry: ClassVar[InquiryRules | None] = None
@@ -457,6 +461,60 @@ class Ruleset:
             if c not in h.deck
         ]
 
+    #: How many players the rule text's game has, and where it says so (None: not said).
+    player_count: ClassVar[tuple[int, str] | None] = None
+    #: The factions a player's ``faction`` may name, and the text's 身份与阵营 line.
+    factions: ClassVar[tuple[str, ...]] = (WOLF, VILLAGE)
+    faction_rule: ClassVar[str] = ""
+
+    @property
+    def rule_post(self) -> str:
+        """The rule post as the director knows it: 《逆转时空》规则."""
+        return f"《{self.title}》" if self.title.endswith("规则") else f"《{self.title}》规则"
+
+    def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
+        """The actual faction a player's dealt cards give (None: the cards alone do not say,
+        or the set does not tell)."""
+        return None
+
+    def lineup_problems(
+        self, players: Lineup, factions: Mapping[str, str | None] | None = None
+    ) -> list[str]:
+        """The game file's check of a dealt line-up (``players``: every player with cards):
+        the number of players the text plays with (:attr:`player_count`), the set's own
+        :meth:`validate_setup`, and each ``faction`` the file declares against the one the
+        cards give (:meth:`hand_faction`) — it decides a faction's loss by two red cards."""
+        problems: list[str] = []
+        if self.player_count is not None and players:
+            n, rule = self.player_count
+            if len(players) != n:
+                problems.append(
+                    f"本规则是 {n} 人局，名单中有 {len(players)} 名玩家"
+                    f"（{self.rule_post} · 身份配置，{rule}）"
+                )
+        problems += self.validate_setup(players)
+        where = (
+            f"（{self.rule_post} · 身份与阵营，{self.faction_rule}）" if self.faction_rule else ""
+        )
+        for name, cards in players:
+            declared = (factions or {}).get(name)
+            if declared is None:
+                continue
+            if declared not in self.factions:
+                problems.append(
+                    f"玩家「{name}」的 faction「{declared}」不是本规则的阵营"
+                    f"（可写：{'、'.join(self.factions)}；不写时按身份牌推出）{where}"
+                )
+                continue
+            derived = self.hand_faction(name, cards)
+            if derived is not None and derived != declared:
+                problems.append(
+                    f"玩家「{name}」的 faction 写的是「{declared}」，按身份牌（{'、'.join(cards)}）"
+                    f"实际阵营是「{derived}」{where}；faction 决定“同一阵营两张红牌判负”，"
+                    "请改正或删去这一行（不写时按身份牌推出）"
+                )
+        return problems
+
     def check_lineup(
         self, players: Lineup, *, strict: bool, extra: Iterable[str] = ()
     ) -> list[str]:
@@ -580,6 +638,30 @@ class Ruleset:
             return rest
         board.scratch["reds"] = reds
         return rest
+
+    def _reds_during_the_day(self, board: Board, day: DayInput) -> None:
+        """Settle now the day's red cards given before the close (``Action.at`` before
+        ``day.closes``): only a red card at the day's end is settled after the vote
+        (m135.txt:56, zhenyan.txt:43 白天结束时红牌罚下的出局结算在投票结算之后执行); the
+        ones at the close stay in ``board.scratch["reds"]``. Called once the day's decisions
+        (最后一枪, 殉职 …) are at hand, before the vote."""
+        if day.closes is None:
+            return
+        closes = datetime.fromisoformat(day.closes)
+        during: list[tuple[datetime, Action]] = []
+        at_close: list[Action] = []
+        for a in board.scratch.get("reds", []):
+            try:
+                at = datetime.fromisoformat(a.at) if a.at is not None else None
+            except ValueError:
+                at = None  # a time that does not parse: at the close, as without one
+            if at is not None and at < closes:
+                during.append((at, a))
+            else:
+                at_close.append(a)
+        board.scratch["reds"] = at_close
+        for _at, a in sorted(during, key=lambda pair: pair[0]):
+            self._red_card(board, a)
 
     def _director_action(self, board: Board, a: Action) -> bool:
         """Resolve one more kind of director's action at once (zhenyan's 猜中); False: not one."""
@@ -760,6 +842,43 @@ class Ruleset:
             PlayerStatus(p.name, out_at=opens if not p.alive else red_at.get(p.name))
             for p in state.players
         )
+
+    def timed_outs(
+        self, state: GameState, actions: Sequence[Action]
+    ) -> tuple[tuple[str, int | None, datetime], ...]:
+        """``(player, card or None, when)``: who the day's actions put out at a time of the day
+        — a red card given during the day (``--at``, or the card ledger's time), whichever way
+        it was entered. A voter out before the close loses the vote, and the votes on him no
+        longer count (docs/rulings.md 投票与计票). Card-based sets add their day skills.
+        A time that does not parse is left out (the engine reports the action)."""
+        outs: list[tuple[str, int | None, datetime]] = []
+        for a in actions:
+            if self.canonical_skill(a.skill) != "红牌罚下" or not a.at:
+                continue
+            try:
+                outs.append((a.actor, None, datetime.fromisoformat(a.at)))
+            except ValueError:
+                continue
+        return tuple(outs)
+
+    @staticmethod
+    def with_timed_outs(
+        players: Sequence[Any], outs: Sequence[tuple[str, int | None, datetime]]
+    ) -> tuple[Any, ...]:
+        """The roster (PlayerStatus entries) with :meth:`timed_outs` applied: each entry out at
+        the earliest of its own ``out_at`` and the times that name it (a card of ``None`` names
+        every card of the player)."""
+        result = []
+        for ps in players:
+            times = [
+                at
+                for name, card, at in outs
+                if name == ps.name and (card is None or card == ps.card)
+            ]
+            if ps.out_at is not None:
+                times.append(ps.out_at)
+            result.append(replace(ps, out_at=min(times)) if times else ps)
+        return tuple(result)
 
     def vote_sheriff(self, state: GameState) -> str | None:
         """The unit whose vote carries the sheriff's weight (a living sheriff), or None."""

@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from fractions import Fraction
+from functools import partial
 from typing import Any, ClassVar, Literal
 
 from engine.cards import CardRules
@@ -41,6 +42,7 @@ from engine.kernel import (
     Outcome,
     Redirect,
     Trigger,
+    later,
     seeded_choice,
 )
 from engine.night import (
@@ -385,6 +387,11 @@ class M135(Ruleset):
     # m135.txt:46 does not say where announcements go (the demo director posts reminders in the
     # vote thread)
     announce_in: ClassVar[Literal["discussion", "vote"]] = "vote"
+    #: the rule text's 投票格式 and 改票格式, as written (m135.txt:207-210)
+    vote_format: ClassVar[str] = (
+        "【投票格式】\n投票对象：饺子\n【改票格式】改票须回复原投票楼层\n改票对象：包子"
+    )
+    vote_format_rule: ClassVar[str] = "m135.txt:207-210"
     lastwords: ClassVar[LastWordsRules] = LastWordsRules(none="本规则没有遗言（m135.txt:59）")
     dual_card: ClassVar[bool] = True  # m135.txt:5, 50: a vote-out takes the current card
     secret_keys: ClassVar[tuple[str, ...]] = SECRET_KEYS
@@ -402,6 +409,17 @@ class M135(Ruleset):
     hands: ClassVar[Hands | None] = Hands(
         DECK, 2, "m135.txt:5, 27", deck_rule="m135.txt:5", setup_rule="m135.txt:5"
     )
+
+    # 本场版杀为12人局 (m135.txt:5); the actual faction (m135.txt:9)
+    player_count: ClassVar[tuple[int, str] | None] = (12, "m135.txt:5")
+    faction_rule: ClassVar[str] = "m135.txt:9"
+
+    def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
+        """Wolf when either card belongs to the wolf faction (m135.txt:9; 复制人 takes the
+        second card's, m135.txt:142)."""
+        if len(cards) != 2 or any(c not in DECK for c in cards):
+            return None
+        return actual_faction(PlayerState(name, self.dealt_cards(name, cards)))
 
     def validate_setup(self, players: Lineup) -> list[str]:
         """Every card-pair problem of the roster, in Chinese (m135.txt:5, 8, 90, 142).
@@ -452,7 +470,7 @@ class M135(Ruleset):
         charges: list[Charge] = []
         for name, cards in players:
             ps = PlayerState(name=name, cards=self.dealt_cards(name, cards))
-            charges += self.limited_charges(ps.cards, lambda card, ps=ps: role_of(ps, card))
+            charges += self.limited_charges(ps.cards, partial(role_of, ps))
             states.append(replace(ps, wolf_group=kill_card(ps) is not None))
         return GameState(
             ruleset=self.id,
@@ -945,7 +963,7 @@ class M135(Ruleset):
                     triggers.append(
                         Trigger(
                             f"馈赠最后一枪:{card.uid}:{c.source}",
-                            lambda b, k=key: self._shot(b, death, "馈赠最后一枪", k),
+                            later(self._shot, death, "馈赠最后一枪", key),
                         )
                     )
         # m135.txt:98: 先发动<最后一枪>再加入狼群
@@ -1223,6 +1241,7 @@ class M135(Ruleset):
                 board.prepared.append(replace(a, skill=skill))
             else:
                 board.record(a, "校验", Outcome.INVALID, f"<{skill}>不是白天发动的技能", spec.rule)
+        self._reds_during_the_day(board, day)
         step = "放逐投票"
         if day.sheriff_election:
             board.scratch["election"] = True

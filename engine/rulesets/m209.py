@@ -101,6 +101,7 @@ from engine.kernel import (
     Outcome,
     Trigger,
     canonical_actions,
+    later,
 )
 from engine.night import Handler, Holder, Pass, SkillSpec, Step, run_steps, validate
 from engine.rulesets.base import (
@@ -303,6 +304,16 @@ def faction_of(role: str) -> str:
     if role == PIPER:
         return THIRD
     return VILLAGE
+
+
+def pool_text() -> str:
+    """The role pool as the rule post lists it (m209.txt:22-33), one category after another:
+    ``狼人（10选4）：石像鬼、…；验人系（3选1）：…``."""
+    parts = []
+    for cat, (need, _rule) in DRAW.items():
+        roles = [r for r, c in CATEGORY.items() if c == cat]
+        parts.append(f"{cat}（{len(roles)}选{need}）：{'、'.join(roles)}")
+    return "；".join(parts)
 
 
 def lineup_problems(drawn: Sequence[str]) -> list[str]:
@@ -538,6 +549,16 @@ class M209(Ruleset):
     )
     # m209.txt:155 游戏流程发生变化时需要在讨论帖中公示
     announce_in: ClassVar[Literal["discussion", "vote"]] = "discussion"
+    #: the rule text's 投票格式 and 改票格式, as written (m209.txt:602-607)
+    vote_format: ClassVar[str] = (
+        "【投票格式】\n"
+        "投票对象：饺子\n"
+        "投票理由：饺子好吃\n"
+        "【改票格式】改票需回复原投票楼层\n"
+        "改票对象：包子\n"
+        "改票理由：包子也好吃"
+    )
+    vote_format_rule: ClassVar[str] = "m209.txt:602-607"
     announce_rule: ClassVar[str] = "m209.txt:155"
     lastwords: ClassVar[LastWordsRules] = LastWordsRules(
         red_card_rule="m209.txt:175",  # 红牌罚下出局的角色没有遗言权利
@@ -597,6 +618,16 @@ class M209(Ruleset):
     night_plan: ClassVar[tuple[Step, ...]] = NIGHT_PLAN
 
     # ------------------------------------------------------------------ setup
+    # the drawn line-up: 4 + 1 + 3 + 4 + 1 = 13 roles (m209.txt:22-33); factions (m209.txt:144)
+    player_count: ClassVar[tuple[int, str] | None] = (13, "m209.txt:22-33")
+    factions: ClassVar[tuple[str, ...]] = (WOLF, VILLAGE, THIRD)
+    faction_rule: ClassVar[str] = "m209.txt:142-145"
+
+    def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
+        if len(cards) != 1 or cards[0] not in CATEGORY:
+            return None
+        return faction_of(cards[0])
+
     def validate_setup(self, players: Lineup) -> list[str]:
         """Problems with the drawn line-up (m209.txt:22-33), in Chinese; [] when all is well.
 
@@ -614,7 +645,8 @@ class M209(Ruleset):
             card = cards[0]
             if card not in CATEGORY:
                 problems.append(
-                    f"玩家「{name}」的身份「{card}」不在本局的身份池中（m209.txt:22-33）"
+                    f"玩家「{name}」的身份「{card}」不在本局的身份池中"
+                    f"（{self.rule_post} · 身份配置，m209.txt:22-33）。身份池：{pool_text()}"
                 )
                 continue
             drawn.append(card)
@@ -864,8 +896,8 @@ class M209(Ruleset):
             board.push_front(
                 Trigger(
                     f"流血:{holder}",
-                    lambda b, h=holder, src=source: self.hit(
-                        b, "暴击", src, h, "二次流血", "m209.txt:98", "二次[流血]"
+                    later(
+                        self.hit, "暴击", source, holder, "二次流血", "m209.txt:98", "二次[流血]"
                     ),
                 )
             )
@@ -1861,9 +1893,7 @@ class M209(Ruleset):
             if board.sheriff == target:
                 board.scratch["idiot_handover"] = target
                 board.defer(
-                    Trigger(
-                        f"殉职:{target}", lambda b, n=target: self._handover(b, n, "白痴[大难不死]")
-                    )
+                    Trigger(f"殉职:{target}", later(self._handover, target, "白痴[大难不死]"))
                 )
             return None
         village = self._faction(board, source) == VILLAGE if board.has(source) else False
@@ -1891,11 +1921,11 @@ class M209(Ruleset):
                     triggers.append(
                         Trigger(
                             f"魅惑:{s.holder}",
-                            lambda b, t=s.holder, src=name: self.hit(
-                                b,
+                            later(
+                                self.hit,
                                 "暴击",
-                                src,
-                                t,
+                                name,
+                                s.holder,
                                 "连带出局：狼美人魅惑",
                                 "m209.txt:484",
                                 "狼美人[魅惑]连带",
@@ -1908,10 +1938,10 @@ class M209(Ruleset):
                     triggers.append(
                         Trigger(
                             f"摄梦:{t}",
-                            lambda b, t=t, src=name: self.hit(
-                                b,
+                            later(
+                                self.hit,
                                 "暴击",
-                                src,
+                                name,
                                 t,
                                 "连带出局：摄梦人摄梦",
                                 "m209.txt:271",
@@ -1961,7 +1991,7 @@ class M209(Ruleset):
                 if board.scratch.get("shooting"):
                     board.scratch.setdefault("inserted", []).append(name)
         if board.sheriff == name:
-            board.defer(Trigger(f"殉职:{name}", lambda b, n=name: self._handover(b, n, "殉职")))
+            board.defer(Trigger(f"殉职:{name}", later(self._handover, name, "殉职")))
         if not board.alive(name):
             self._release_controls_of(board, name, f"操纵者{name}出局")
             for st in board.statuses_of(name, CONTROLLED):
@@ -2072,7 +2102,7 @@ class M209(Ruleset):
             or target == name
             or (self.role(board, target) == "白痴" and self._flipped(board, target))
         )
-        if bad:
+        if bad or target is None:
             board.sheriff = None
             why2 = (
                 "选择流失"
@@ -2332,9 +2362,7 @@ class M209(Ruleset):
             )
         self._release_controls_of(board, name, f"操纵者{name}离开游戏")
         if kind == "永久" and board.sheriff == name:
-            board.defer(
-                Trigger(f"殉职:{name}", lambda b, n=name: self._handover(b, n, "永久离开游戏"))
-            )
+            board.defer(Trigger(f"殉职:{name}", later(self._handover, name, "永久离开游戏")))
 
     def _return(self, board: Board, a: Action, rule: str) -> None:
         name, now = a.actor, self._left(board, a.actor)
@@ -3167,10 +3195,10 @@ class M209(Ruleset):
         allowed = {s.holder for s in state.statuses if s.kind == "发言许可" and s.active_at(index)}
         if allowed:  # 太阳[日]: in the extra 正午 (the tallied round) only the named speak and
             # vote; a vote post without a post is an abstention (m209.txt:377-379)
-            for n in living:
-                if n not in allowed:
+            for who in living:
+                if who not in allowed:
                     mods.append(
-                        VoteModifier(n, ModifierKind.NO_VOTE, Fraction(0), SUN_NO_VOTE, SUN_RULE)
+                        VoteModifier(who, ModifierKind.NO_VOTE, Fraction(0), SUN_NO_VOTE, SUN_RULE)
                     )
         for p in state.players:
             if p.name in gone:  # 所有技能失效 (m209.txt:210)

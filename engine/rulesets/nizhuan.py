@@ -178,6 +178,10 @@ _TARGET = re.compile(
 )
 
 
+#: 已经公示的出局角色……不允许被选为技能或投票的目标, as the director knows the rule
+_OUT_RULE = "《逆转时空》规则 · 出局，nizhuan.txt:51"
+
+
 def _ordinal(position: int) -> str:
     return ZH_ORDINAL.get(position, f"第{position}身份")
 
@@ -315,16 +319,16 @@ def _card_in_play(
     if pos is None:
         living = [i for i, c in enumerate(p.cards, 1) if c.alive]
         if not living:
-            raise EngineError(f"{text}已出局，不能被选为技能的目标（nizhuan.txt:51）")
+            raise EngineError(f"{text}已出局，不能被选为技能的目标（{_OUT_RULE}）")
         pos = max(living)  # a bare name: the player's highest card in play
     card = p.cards[pos - 1]
     if not card.alive:
         what = (
-            "尚未入场（历史轮只有第一身份，nizhuan.txt:138）"
+            "尚未入场（历史轮只有第一身份，《逆转时空》规则 · 游戏流程，nizhuan.txt:138）"
             if card.out_cause == NOT_IN
             else "已出局"
         )
-        raise EngineError(f"{text}的{_ordinal(pos)}{what}，不能被选为目标（nizhuan.txt:51）")
+        raise EngineError(f"{text}的{_ordinal(pos)}{what}，不能被选为目标（{_OUT_RULE}）")
     return card.uid
 
 
@@ -407,6 +411,17 @@ class Nizhuan(Ruleset):
     )
     # nizhuan.txt:39 游戏流程发生变化时需要在讨论贴或投票贴中公示
     announce_in: ClassVar[Literal["discussion", "vote"]] = "vote"
+    #: the rule text's 投票格式 and 改票格式, as written (nizhuan.txt:195-201)
+    vote_format: ClassVar[str] = (
+        "【投票格式】\n"
+        "投票对象：傻树的第一身份\n"
+        "投票理由：砍\n"
+        "\n"
+        "【改票格式】改票需回复原投票楼层\n"
+        "改票对象：不见的第二身份\n"
+        "改票理由：吉祥猪"
+    )
+    vote_format_rule: ClassVar[str] = "nizhuan.txt:195-201"
     announce_rule: ClassVar[str] = "nizhuan.txt:39"
     lastwords: ClassVar[LastWordsRules] = LastWordsRules(
         red_card_rule="nizhuan.txt:50",  # 红牌罚下出局的角色没有遗言权利
@@ -429,6 +444,16 @@ class Nizhuan(Ruleset):
     # ------------------------------------------------------------------ setup
     # 8 characters × 2 cards from the 16-card deck (nizhuan.txt:72, 78-112)
     hands: ClassVar[Hands | None] = Hands(DECK, 2, "nizhuan.txt:72", setup_rule="nizhuan.txt:72")
+
+    # 所有玩家的第一身份加入游戏，共8张身份 (nizhuan.txt:138); factions (nizhuan.txt:72)
+    player_count: ClassVar[tuple[int, str] | None] = (8, "nizhuan.txt:138")
+    faction_rule: ClassVar[str] = "nizhuan.txt:72"
+
+    def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
+        """其中有任何一个身份牌是狼人阵营则归属狼人阵营 (nizhuan.txt:72)."""
+        if len(cards) != 2 or any(c not in DECK for c in cards):
+            return None
+        return WOLF if any(c in WOLF_ROLES for c in cards) else VILLAGE
 
     def validate_setup(self, players: Lineup) -> list[str]:
         """Every card problem of the roster, in Chinese (nizhuan.txt:72-112)."""
@@ -466,7 +491,7 @@ class Nizhuan(Ruleset):
         return problems
 
     # --- the day's vote: one unit per card in play ----------------------------------------
-    def lastwords_rights(self, state: GameState) -> frozenset[str] | None:
+    def lastwords_rights(self, state: GameState) -> Mapping[str, frozenset[str]] | None:
         """Who was given last words, and in which phase — per round, so a grant of the
         history round does not cover an out of the reversal round (nizhuan.txt:55)."""
         out: dict[str, set[str]] = {}
@@ -489,6 +514,25 @@ class Nizhuan(Ruleset):
                 out_at = opens if not card.alive else red_at.get(p.name)
                 entries.append(PlayerStatus(p.name, out_at=out_at, card=index))
         return tuple(entries)
+
+    def timed_outs(
+        self, state: GameState, actions: Sequence[Action]
+    ) -> tuple[tuple[str, int | None, datetime], ...]:
+        """Red cards, and a duel's target card from the duel's time (决斗目标也会立刻出局,
+        nizhuan.txt:106): votes on it before the close no longer count."""
+        outs = list(super().timed_outs(state, actions))
+        people = {p.name: p for p in state.players}
+        for a in actions:
+            if self.canonical_skill(a.skill) != "决斗" or not a.at or len(a.targets) != 1:
+                continue
+            try:
+                uid = _card_in_play(people.get, a.targets[0], a.choice)
+                at = datetime.fromisoformat(a.at)
+            except (EngineError, ValueError):
+                continue  # the engine says why the duel is invalid
+            name, _, n = uid.rpartition("#")
+            outs.append((name, int(n), at))
+        return tuple(outs)
 
     def vote_sheriff(self, state: GameState) -> str | None:
         return sheriff_unit(state)
@@ -717,7 +761,7 @@ class Nizhuan(Ruleset):
             return
         acts = self._night_acts(board, rest)
         r2 = self._round_of(board) == 2
-        order = (
+        order: tuple[tuple[str, tuple[str, ...], str], ...] = (
             ("（1）杀人", ("杀人",), "nizhuan.txt:141"),
             ("（2）预言", ("预言",), "nizhuan.txt:142"),
             ("（3）女巫", ("救药", "毒药"), "nizhuan.txt:143"),
@@ -1398,12 +1442,19 @@ class Nizhuan(Ruleset):
             if self.canonical_skill(a.skill) not in ("红牌罚下", "投降", "判负")
         ]
         self._record_votes(board, rest)
-        closed = self._duels(board, rest)
+        # the decisions a card going out calls for are at hand before any card goes out: a
+        # duel takes its target at once (nizhuan.txt:106), and a 猎人 so taken shoots
+        # (nizhuan.txt:98), a sheriff so taken hands the badge on (nizhuan.txt:118)
         for a in rest:
             skill = self.canonical_skill(a.skill)
             if skill in TRIGGER_SKILLS:
                 board.prepared.append(replace(a, skill=skill))
-            elif skill not in ("决斗", "投票"):
+        closed = self._duels(board, rest)
+        # 白天红牌罚下在被投票出局之前 (nizhuan.txt:52)
+        self._director(board, reds)
+        for a in rest:
+            skill = self.canonical_skill(a.skill)
+            if skill not in (*TRIGGER_SKILLS, "决斗", "投票"):
                 board.record(
                     a,
                     "校验",
@@ -1430,7 +1481,6 @@ class Nizhuan(Ruleset):
             )
             board.emit("竞岗", rule, line, because=day.decided_by)
             board.drain()
-            self._director(board, reds)
             return
         if election:
             if day.elected is None:
@@ -1439,6 +1489,13 @@ class Nizhuan(Ruleset):
             else:
                 uid = self._parse_target(board, day.elected)
                 self._give_badge(board, uid, f"{_card_label(uid)}当选警长")
+        elif day.out is not None and (gone := self._out_today(board, day.out)) is not None:
+            # the card the most votes named went out earlier today (a duel, a red card): it
+            # goes out once; votes on a card out before the close no longer count
+            # (docs/rulings.md 投票与计票), so the vote puts nobody out
+            line = f"最高票{gone}已在投票结算之前出局，不再因投票出局"
+            board.emit("放逐投票", "nizhuan.txt:51", line, because=day.decided_by)
+            board.announce(f"最高票{gone}已在投票结算之前出局")
         elif day.out is not None:
             uid = self._parse_target(board, day.out)
             board.emit(
@@ -1464,7 +1521,20 @@ class Nizhuan(Ruleset):
                 because=day.decided_by,
             )
         board.drain()
-        self._director(board, reds)
+
+    def _out_today(self, board: Board, raw: str) -> str | None:
+        """The label of the card ``raw`` names when it was in play as the day opened and is
+        out now (taken by a duel or a red card earlier in the day); None otherwise."""
+        try:
+            self._parse_target(board, raw)
+        except EngineError:
+            start = {p.name: p for p in board.start.players}
+            try:
+                uid = _card_in_play(start.get, raw)
+            except EngineError:
+                return None
+            return _card_label(uid) if not board.card(uid).alive else None
+        return None
 
     def _record_votes(self, board: Board, actions: Sequence[Action]) -> None:
         """Round 1: every first card's vote is recorded (nizhuan.txt:21)."""

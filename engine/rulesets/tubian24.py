@@ -486,6 +486,18 @@ class Tubian24(Ruleset):
         DECK, 1, "tubian24.txt:13, 25", deck_word="身份", deck_rule="tubian24.txt:13"
     )
 
+    # ★24人局 (tubian24.txt:13); four factions (tubian24.txt:28)
+    player_count: ClassVar[tuple[int, str] | None] = (24, "tubian24.txt:13")
+    factions: ClassVar[tuple[str, ...]] = FACTIONS
+    faction_rule: ClassVar[str] = "tubian24.txt:28"
+
+    def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
+        """The card's faction; a 仆人's is his master's and a 盗贼's the card he picks
+        (tubian24.txt:147, 162), so the cards alone do not say."""
+        if len(cards) != 1 or cards[0] in ("仆人", "盗贼"):
+            return None
+        return ROLE_FACTION.get(cards[0])
+
     def validate_setup(self, players: Lineup) -> list[str]:
         """Problems with the deal, in Chinese (tubian24.txt:13, 162-168)."""
         problems: list[str] = []
@@ -1634,8 +1646,8 @@ class Tubian24(Ruleset):
                 board.emit("白痴[装傻]", "tubian24.txt:112", f"{out}发动[装傻]", actor=out)
                 board.push_front(Trigger(f"变身:{out}", lambda b: self._transform(b, out)))
                 if board.sheriff == out:
-                    death = Death(out, "白痴", cur.uid, 1, "投票出局", step, "tubian24.txt:112")
-                    board.defer(Trigger(f"警长:{out}", lambda b: self._handover(b, death)))
+                    flipped = Death(out, "白痴", cur.uid, 1, "投票出局", step, "tubian24.txt:112")
+                    board.defer(Trigger(f"警长:{out}", lambda b: self._handover(b, flipped)))
                 return
             board.emit(step, "tubian24.txt:99", f"{out}的<装傻>失效：{off}")
         death = board.card_out(

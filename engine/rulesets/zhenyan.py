@@ -54,6 +54,7 @@ from engine.kernel import (
     EngineError,
     Outcome,
     Trigger,
+    later,
     seeded_choice,
 )
 from engine.night import Handler, Holder, Pass, SkillSpec, Step, StepMode, TargetKind, run_steps
@@ -430,6 +431,17 @@ class Zhenyan(Ruleset):
     )
     # zhenyan.txt:31 游戏流程发生变化时需要在讨论帖中公示
     announce_in: ClassVar[Literal["discussion", "vote"]] = "discussion"
+    #: the rule text's 投票格式 and 改票格式, as written (zhenyan.txt:179-185)
+    vote_format: ClassVar[str] = (
+        "【投票格式】\n"
+        "投票对象：傻树\n"
+        "投票理由：砍\n"
+        "\n"
+        "【改票格式】改票需回复原投票楼层\n"
+        "改票对象：不见\n"
+        "改票理由：吉祥猪"
+    )
+    vote_format_rule: ClassVar[str] = "zhenyan.txt:179-185"
     announce_rule: ClassVar[str] = "zhenyan.txt:31"
     lastwords: ClassVar[LastWordsRules] = LastWordsRules(
         none="出局的角色没有遗言（zhenyan.txt:46）", red_card_rule="zhenyan.txt:42"
@@ -490,6 +502,15 @@ class Zhenyan(Ruleset):
         deck_rule="zhenyan.txt:62-100",
         setup_rule="zhenyan.txt:62-100",
     )
+
+    # the 12 identities (zhenyan.txt:64-100), of two factions (zhenyan.txt:64, 82)
+    player_count: ClassVar[tuple[int, str] | None] = (12, "zhenyan.txt:64-100")
+    faction_rule: ClassVar[str] = "zhenyan.txt:64, 82"
+
+    def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
+        if len(cards) != 1 or cards[0] not in DECK:
+            return None
+        return faction_of_role(cards[0])
 
     def validate_setup(self, players: Lineup) -> list[str]:
         """Problems with the roster's cards (zhenyan.txt:64-100), in Chinese."""
@@ -854,9 +875,7 @@ class Zhenyan(Ruleset):
             for s in board.statuses:
                 if s.kind == CHARM and s.source == death.player and s.active_at(board.index):
                     triggers.append(
-                        Trigger(
-                            f"魅惑:{s.holder}", lambda b, t=s.holder: self._charm_out(b, death, t)
-                        )
+                        Trigger(f"魅惑:{s.holder}", later(self._charm_out, death, s.holder))
                     )
         if board.sheriff == death.player:
             board.defer(Trigger(f"警长:{death.player}", lambda b: self._handover(b, death)))
@@ -1067,6 +1086,7 @@ class Zhenyan(Ruleset):
                 board.prepared.append(replace(a, skill=skill))
             else:
                 board.record(a, "校验", Outcome.INVALID, f"<{skill}>不是白天发动的技能", spec.rule)
+        self._reds_during_the_day(board, day)
         if day.sheriff_election:
             elected = day.elected
             if elected is None:

@@ -20,7 +20,8 @@ import logging
 import os
 import sqlite3
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -30,6 +31,7 @@ import click
 
 import pipeline.cli.zh  # noqa: F401  (before any command: click speaks Chinese)
 from pipeline import resolve_db_path
+from pipeline.cli import examples
 
 if TYPE_CHECKING:  # the command line starts fast: a command imports what it uses
     import httpx
@@ -55,7 +57,7 @@ def _setup_logging(verbose: bool) -> None:
 #: registers it with ``@cli.command``, its one-line help, hidden). Loaded only when run, so
 #: ``bansha --help`` imports none of them; a test checks each line against the command itself.
 LAZY_COMMANDS: dict[str, tuple[str, str | None, str, bool]] = {
-    "card": ("pipeline.cli.votes", None, "手动给牌。", False),
+    "card": ("pipeline.cli.votes", None, "手动给牌（give），撤销一张牌（revoke）。", False),
     "cards": (
         "pipeline.cli.votes",
         None,
@@ -102,7 +104,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str | None, str, bool]] = {
     "flags": (
         "pipeline.cli.votes",
         None,
-        "违规标记：列出（bansha flags GAME.toml）、确认（confirm）、驳回（dismiss）。",
+        "违规标记：列出、确认（confirm）、驳回（dismiss）、撤销决定（revoke）。",
         False,
     ),
     "init": (
@@ -149,6 +151,12 @@ LAZY_COMMANDS: dict[str, tuple[str, str | None, str, bool]] = {
         "当天的计票报告：一个独立的 HTML 页面（不联网、无脚本），手机和电脑都能看。",
         False,
     ),
+    "run": (
+        "pipeline.console.run",
+        "run",
+        "一直运行：按时运行每局游戏的 cycle，同时提供导演控制台（代替 cron 和 bansha serve）。",
+        False,
+    ),
     "schedule": (
         "pipeline.cli.cycle",
         None,
@@ -185,10 +193,22 @@ LAZY_COMMANDS: dict[str, tuple[str, str | None, str, bool]] = {
         "计票：按发帖顺序列出每一票（有效/无效及理由）、票数（含权重）、结果和违规标记。",
         False,
     ),
+    "templates": (
+        "pipeline.cli.setup",
+        None,
+        "把 bansha 的默认草稿模板（*.j2）复制到一个目录，供修改（不会覆盖已有的文件）。",
+        False,
+    ),
     "threads": (
         "pipeline.cli.threads",
         None,
         "列出这局游戏每天的帖子：游戏文件里写的、bansha 开的、等待开帖的草稿，以及投票帖的锁帖。",
+        False,
+    ),
+    "undo": (
+        "pipeline.cli.undo",
+        None,
+        "撤销导演的记录（违规标记的决定、牌、代投、票权修正、出局、替补、警长、加速、行动）。",
         False,
     ),
     "vote": (
@@ -216,7 +236,10 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
             load_command(cmd_name)
-        return self.commands.get(cmd_name)
+        command = self.commands.get(cmd_name)
+        if command is not None:
+            examples.attach(command, cmd_name)
+        return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []
@@ -242,9 +265,12 @@ def load_command(name: str) -> None:
 
 
 def load_all_commands() -> None:
-    """Every command loaded (for tests and for tools that walk the command tree)."""
+    """Every command loaded (for tests and for tools that walk the command tree), each with
+    its example (:mod:`pipeline.cli.examples`)."""
     for name in LAZY_COMMANDS:
         load_command(name)
+    for name, command in cli.commands.items():
+        examples.attach(command, name)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -258,6 +284,31 @@ def cli(verbose: bool) -> None:
     或当前目录中唯一的游戏文件。
     """
     _setup_logging(verbose)
+
+
+def console_streams() -> None:
+    """stdout and stderr that never fail on a character their encoding lacks: a Windows
+    console (or a file redirected there) with code page GBK/cp936 has no emoji and no rare
+    character of a player's name or a file's, and a message naming one must still be shown —
+    with ``?`` in its place — not end in a traceback. UTF-8 streams are left as they are."""
+    import codecs
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and codecs.lookup(encoding).name != "utf-8":
+            reconfigure(errors="replace")
+
+
+def main() -> None:
+    """The ``bansha`` program (the installed entry point): :func:`console_streams`, then the
+    command line."""
+    console_streams()
+    cli()
+
+
+cli.epilog = examples.epilog("")
 
 
 # --------------------------------------------------------------------------- the store
@@ -397,6 +448,20 @@ def find_game_file(
     )
 
 
+def time_option(raw: str, tz: tzinfo | None, option: str = "--as-of") -> datetime:
+    """A time a director typed for ``option`` (ISO 8601): one without a zone is in ``tz`` (None:
+    the machine's zone); one that does not parse is said in Chinese, naming the option."""
+    try:
+        value = datetime.fromisoformat(raw)
+    except ValueError as exc:
+        raise click.BadParameter(
+            f"时间格式应为 2026-12-02T21:30:00+08:00：{raw}", param_hint=option
+        ) from exc
+    if value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=tz) if tz is not None else value.astimezone()
+
+
 def game_file_or_default(game_file: Path | None) -> Path:
     """``game_file`` as given, else :func:`find_game_file`'s (logged with its source)."""
     if game_file is not None:
@@ -477,9 +542,30 @@ def as_of_option(fn: Any) -> Any:
     )(fn)
 
 
+#: the story's clock while ``bansha demo`` runs its commands on a simulated forum (the forum's
+#: clock and every command's present are then the same moment); None: the machine's clock
+_story_clock: Callable[[], datetime] | None = None
+
+
 def clock(tz: tzinfo) -> datetime:
-    """The present in ``tz``: what a command means by "now" when not given ``--as-of``."""
+    """The present in ``tz``: what a command means by "now" when not given ``--as-of``, and
+    the time a forum write is stamped with — the machine's clock, or inside
+    :func:`story_clock` the demo's simulated one."""
+    if _story_clock is not None:
+        return _story_clock().astimezone(tz)
     return datetime.now(tz)
+
+
+@contextmanager
+def story_clock(now: Callable[[], datetime]) -> Iterator[None]:
+    """While the demo tells its simulated story: the commands it runs take ``now`` (the
+    simulator's clock) for the present, so no real time mixes into the story."""
+    global _story_clock
+    saved, _story_clock = _story_clock, now
+    try:
+        yield
+    finally:
+        _story_clock = saved
 
 
 def verbose() -> bool:

@@ -6,15 +6,17 @@ import logging
 import os
 import shlex
 import sqlite3
-from datetime import datetime, timedelta
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any, NoReturn
 
 import click
 
-from pipeline import ROOT
+from pipeline import resources
 from pipeline.cli import (
     GameContext,
     cli,
+    clock,
     game_command,
     make_http_client,
     templates_dir_or_none,
@@ -23,8 +25,10 @@ from pipeline.cli.foundation import run_crawl
 from pipeline.cli.votes import _parse_time, as_of_option, store_tally_views
 from pipeline.cycle import (
     CycleLocked,
+    CycleReport,
     closed_days_to_reread,
     cycle_lock,
+    cycle_moments,
     first_rounds_to_reread,
     run_cycle,
 )
@@ -33,7 +37,7 @@ from pipeline.discuz.crawl import CrawlTarget
 from pipeline.discuz.poster import Poster
 from pipeline.drafts import DraftError, make_drafts, templates_dir_for
 from pipeline.drafts.publish import PublishResult, publish_approved
-from pipeline.notify import notify_after_cycle
+from pipeline.notify import game_file_arg, notify_after_cycle, runnable
 from pipeline.store import StoreError
 
 log = logging.getLogger(__name__)
@@ -66,6 +70,46 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
     写到标准错误输出）；失败时退出码 1，并在标准错误输出一行中文说明。
     """
     now = _parse_time(ctx, as_of)
+    try:
+        report = cycle_once(ctx, now, rederive=rederive)
+    except CycleLocked:
+        click.echo(
+            f"游戏 {ctx.game.game.id} 的上一轮 cycle（或导演正在运行的 bansha publish）仍在运行，"
+            "本轮跳过。"
+        )
+        return  # this cycle did not run: nothing to tell the director
+    except CycleFailed as exc:
+        raise click.ClickException(str(exc)) from exc
+    if verbose_out:
+        for line in report.lines():
+            click.echo(line)
+    game_file = game_file_arg(ctx.game_path)  # commands said run as printed
+    for line in report.warnings:  # also under cron: the director must act on these
+        click.echo(f"注意：{runnable(line, game_file)}", err=True)
+    if report.errors:
+        raise click.ClickException(runnable("本轮未完成：" + "；".join(report.errors), game_file))
+
+
+class CycleFailed(RuntimeError):
+    """A cycle that could not finish (the store stayed locked, a template was refused …); the
+    director was told (:func:`notify_after_cycle`). ``str()`` is the Chinese line to show."""
+
+
+def cycle_once(
+    ctx: GameContext,
+    now: datetime,
+    *,
+    rederive: bool = False,
+    clock: Callable[[], datetime] | None = None,
+) -> CycleReport:
+    """One cycle of ``ctx``'s game at ``now``, as ``bansha cycle`` runs it (``bansha run`` too):
+    under the game's lock, then recorded and the director told (:func:`notify_after_cycle`).
+
+    Raises :class:`CycleLocked` when another cycle (or a ``bansha publish``) holds the lock —
+    this cycle did not run, nothing is recorded — and :class:`CycleFailed` when it stopped
+    part-way (recorded, the director told). ``report.errors`` lists what went wrong in a cycle
+    that ran to its end. ``clock``: the real time each post attempt is stamped with (default:
+    the machine's clock)."""
     templates_dir = templates_dir_or_none(ctx)  # drafting says what is wrong with it (below)
     try:
         with cycle_lock(ctx.db_path):  # the game's lock: bansha publish waits for it too
@@ -87,17 +131,13 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
                     unsettled=closed_days_to_reread(ctx.game, ctx.store, now),
                     unsettled_first=first_rounds_to_reread(ctx.game, ctx.store, now),
                 ),
-                publish=lambda: _publish(ctx, now),
+                publish=lambda: _publish(ctx, now, clock),
                 templates_dir=templates_dir,
                 rederive=rederive,
                 after_derive=lambda d, record: keep_tally_views(ctx, d, record),
             )
     except CycleLocked:
-        click.echo(
-            f"游戏 {ctx.game.game.id} 的上一轮 cycle（或导演正在运行的 bansha publish）仍在运行，"
-            "本轮跳过。"
-        )
-        return  # this cycle did not run: nothing to tell the director
+        raise
     except StoreError as exc:  # e.g. the store stayed locked by another process
         _failed(ctx, now, f"本轮未完成：{exc}", exc)
     except (DraftError, InquiryError) as exc:  # e.g. a director's template the sandbox refused
@@ -113,23 +153,18 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
             exc,
         )
     # the director is told (Apprise, [notify]): a failure once per streak, drafts waiting …
-    notify_after_cycle(ctx.game, ctx.store, report, now)
-    if verbose_out:
-        for line in report.lines():
-            click.echo(line)
-    for line in report.warnings:  # also under cron: the director must act on these
-        click.echo(f"注意：{line}", err=True)
-    if report.errors:
-        raise click.ClickException("本轮未完成：" + "；".join(report.errors))
+    notify_after_cycle(ctx.game, ctx.store, report, now, game_path=ctx.game_path)
+    return report
 
 
 def _failed(ctx: GameContext, now: datetime, message: str, exc: Exception) -> NoReturn:
-    """A cycle that could not finish: tell the director (never fails itself), then exit 1."""
+    """A cycle that could not finish: tell the director (never fails itself), then raise
+    :class:`CycleFailed`."""
     try:
-        notify_after_cycle(ctx.game, ctx.store, None, now, error=message)
+        notify_after_cycle(ctx.game, ctx.store, None, now, error=message, game_path=ctx.game_path)
     except Exception:  # a store that could not be written is the failure being reported
         log.warning("无法记录本轮的失败以发送提醒", exc_info=True)
-    raise click.ClickException(message) from exc
+    raise CycleFailed(message) from exc
 
 
 def keep_tally_views(ctx: GameContext, d: Any, record: str) -> None:
@@ -148,11 +183,14 @@ def _crawl(ctx: GameContext, targets: list[CrawlTarget], full: bool) -> Any:
 
 def wall_clock(ctx: GameContext) -> datetime:
     """The real time, in the game's zone: what each post attempt is stamped with (the cycle's
-    ``now`` may be ``--as-of``; the forum's clock is compared with ours, not with that)."""
-    return datetime.now(ctx.game.game.tz)
+    ``now`` may be ``--as-of``; the forum's clock is compared with ours, not with that); the
+    demo's simulated clock while it tells its story (:func:`pipeline.cli.story_clock`)."""
+    return clock(ctx.game.game.tz)
 
 
-def _publish(ctx: GameContext, now: datetime) -> list[PublishResult]:
+def _publish(
+    ctx: GameContext, now: datetime, clock: Callable[[], datetime] | None = None
+) -> list[PublishResult]:
     """Post what the director approved (no request at all when nothing is approved).
 
     Runs inside the cycle's lock; every attempt and record gets its own time from the clock.
@@ -169,7 +207,7 @@ def _publish(ctx: GameContext, now: datetime) -> list[PublishResult]:
             ctx.game,
             poster,
             now=now,
-            clock=lambda: wall_clock(ctx),
+            clock=clock or (lambda: wall_clock(ctx)),
             templates_dir=templates_dir_or_none(ctx),
         )
 
@@ -186,7 +224,7 @@ def cron_command(command: str) -> str:
 @click.option(
     "--wrapper",
     default=None,
-    help="cron 调用的脚本（默认：仓库中的 cron/bansha-cycle.sh）。",
+    help="cron 调用的脚本（默认：bansha 自带的 bansha-cycle.sh）。",
 )
 def schedule_cmd(ctx: GameContext, every: int, wrapper: str | None) -> None:
     """打印这局游戏的 crontab 行：平时每隔几分钟一轮，另在每天关门和提醒时刻各运行一轮。
@@ -194,14 +232,12 @@ def schedule_cmd(ctx: GameContext, every: int, wrapper: str | None) -> None:
     游戏文件写了 [forum] fid 时，每天开门时刻也运行一轮，准时开出已批准的新帖。
 
     时间换算成本机时区（cron 按本机时区理解 crontab 的时间）。只该运行一次的行（关门、提醒）
-    带着日期 BANSHA_ONLY_ON=年-月-日：crontab 的时间没有年份，cron/bansha-cycle.sh 在其他日子
+    带着日期 BANSHA_ONLY_ON=年-月-日：crontab 的时间没有年份，bansha-cycle.sh 在其他日子
     （例如下一年的同一天）什么都不做，直接退出。
     """
     if not 1 <= every <= 59:
         raise click.BadParameter("应为 1 到 59 分钟", param_hint="--every")
-    script = wrapper or str(ROOT / "cron" / "bansha-cycle.sh")
-    game_file = str(ctx.game_path.resolve())
-    cmd = cron_command(f"{shlex.quote(script)} {shlex.quote(game_file)}")
+    cmd = cron_command(cycle_command(wrapper, str(ctx.game_path.resolve())))
     tz = ctx.game.game.tz
     click.echo(f"# bansha：{ctx.game.game.title}（{ctx.game.game.id}）")
     click.echo(f"# 下面的时间是本机时区（{machine_zone_label()}）的时间：cron 按本机时区运行。")
@@ -212,25 +248,46 @@ def schedule_cmd(ctx: GameContext, every: int, wrapper: str | None) -> None:
         )
     click.echo(f"*/{every} * * * * {cmd}")
     reminder = ctx.game.drafts.reminder_minutes
-    for day in sorted(ctx.game.days, key=lambda d: d.day):
-        if ctx.game.forum.fid is not None:
-            opens = local_time(day.opens)
+    for m in cycle_moments(ctx.game):  # the moments bansha run runs its cycles at, too
+        at = local_time(m.at)
+        if m.kind == "opens":
             click.echo(
-                f"# 第{day.day}天开门 {opens:%m-%d %H:%M}{_game_time(day.opens, tz)}："
+                f"# 第{m.day}天开门 {at:%m-%d %H:%M}{_game_time(m.moment, tz)}："
                 "开门时发出已批准的新帖（bansha 开的帖子）"
             )
-            click.echo(one_off_line(opens, cmd))
-        closes = local_time(day.closes)
-        click.echo(
-            f"# 第{day.day}天关门 {closes:%m-%d %H:%M}{_game_time(day.closes, tz)}："
-            "关门后一分钟结算一轮"
+        elif m.kind == "closes":
+            click.echo(
+                f"# 第{m.day}天关门 {local_time(m.moment):%m-%d %H:%M}"
+                f"{_game_time(m.moment, tz)}：关门后一分钟结算一轮"
+            )
+        elif m.kind == "first_closes":
+            click.echo(f"# 第{m.day}天第一轮[正午]结束（太阳[日不落]）：结束后一分钟结算一轮")
+        else:
+            click.echo(f"# 第{m.day}天投票提醒（关门前 {reminder} 分钟）")
+        click.echo(one_off_line(at, cmd))
+
+
+def cycle_command(wrapper: str | None, game_file: str) -> str:
+    """What a crontab line runs for ``game_file`` (a shell command).
+
+    ``wrapper`` given, or a source checkout: that script, which starts the checkout's own
+    ``.venv/bin/bansha`` (or ``$BANSHA_BIN``). An installed bansha (a wheel, pipx): the
+    wrapper it ships, run by ``bash`` (a wheel may not keep its executable bit), starting this
+    very ``bansha`` (``BANSHA_BIN``), wherever the installer put it."""
+    if wrapper is not None or not resources.shipped():
+        script = wrapper or str(resources.cron_script())
+        return f"{shlex.quote(script)} {shlex.quote(game_file)}"
+    program = resources.bansha_executable()
+    if program is None:
+        raise click.ClickException(
+            "找不到正在运行的 bansha 程序，无法写出 crontab 行：请用安装好的 bansha 命令"
+            "运行 bansha schedule（或用 --wrapper 指定 cron 调用的脚本）"
         )
-        click.echo(one_off_line(closes + timedelta(minutes=1), cmd))
-        if day.first_closes is not None:
-            click.echo(f"# 第{day.day}天第一轮[正午]结束（太阳[日不落]）：结束后一分钟结算一轮")
-            click.echo(one_off_line(local_time(day.first_closes) + timedelta(minutes=1), cmd))
-        click.echo(f"# 第{day.day}天投票提醒（关门前 {reminder} 分钟）")
-        click.echo(one_off_line(closes - timedelta(minutes=reminder), cmd))
+    script = str(resources.cron_script())
+    return (
+        f"BANSHA_BIN={shlex.quote(str(program))} bash {shlex.quote(script)} "
+        f"{shlex.quote(game_file)}"
+    )
 
 
 #: the environment variable a one-off crontab line sets: cron/bansha-cycle.sh runs the cycle

@@ -20,8 +20,8 @@ from pathlib import Path
 import click
 
 from engine.rulesets import get_ruleset
-from pipeline import ROOT
-from pipeline.cli import GameContext, cli, load_context, make_http_client
+from pipeline import resources
+from pipeline.cli import GameContext, cli, load_context, make_http_client, story_clock
 from pipeline.cli.cycle import keep_tally_views
 from pipeline.cli.demo_files import (
     DAY,
@@ -31,6 +31,7 @@ from pipeline.cli.demo_files import (
     program,
     sh,
     shift_dates,
+    stopped_note,
     written_by_demo,
 )
 from pipeline.cli.foundation import ROLE_ZH, run_crawl
@@ -46,7 +47,7 @@ from pipeline.game.gamefile import resolve_db_path
 from pipeline.notify import notify_after_cycle
 from pipeline.sim.simulator import ForumSim, SimClock, SimServer, script_now
 
-CONFIG = ROOT / "config" / "games"
+CONFIG = resources.examples_dir()
 
 
 # long (88 lines): the demo's script, step by step, as it is printed
@@ -98,7 +99,7 @@ def demo(db_path: Path | None, show_day: int, now_text: str | None, from_signup:
     for source in (source_game, source_script, source_night):
         if not source.exists():
             raise click.ClickException(
-                f"找不到示例游戏文件：{source}（请在仓库目录中以可编辑方式安装）"
+                f"找不到示例游戏文件：{source}（bansha 的安装不完整，请重新安装）"
             )
     if db_path is None:
         db_path = Path(tempfile.gettempdir()) / "bansha-demo" / "demo.db"
@@ -119,7 +120,8 @@ def demo(db_path: Path | None, show_day: int, now_text: str | None, from_signup:
     assert now is not None
     clock = SimClock(now)
     sim = ForumSim.from_script(game_file, script, clock)
-    with SimServer(sim) as server:
+    # the story's time is the simulator's, also for the commands it runs (night resolve …)
+    with SimServer(sim) as server, story_clock(clock):
         # the game file names the simulator's address, as a director's names the forum's
         files.point_at(server.base_url)
         ctx = load_context(game_file, str(db_path))
@@ -155,6 +157,8 @@ def demo(db_path: Path | None, show_day: int, now_text: str | None, from_signup:
     click.echo(f"第 {show_day} 天的报告：{page}")
     player = _player_to_explain(ctx, derivation, show_day)
     ctx.close()
+    click.echo("")
+    click.echo(stopped_note(server.base_url))
     _next_commands(files, db_path, show_day, player)
 
 

@@ -101,3 +101,11 @@ _SHELL_SAFE = re.compile(r"[\w@%+=:,./-]+")
 def sh(arg: str) -> str:
     """``arg`` for a shell, quoted only when it needs it (a Chinese name needs no quotes)."""
     return arg if _SHELL_SAFE.fullmatch(arg) else shlex.quote(arg)
+
+
+def stopped_note(base_url: str) -> str:
+    """Said once the demo's simulated forum has stopped: its links no longer open."""
+    return (
+        f"模拟论坛（{base_url}）已随演示结束关闭：上面和下面命令输出里指向它的链接都打不开了"
+        "（只作对照）；帖子都已抓进数据库，下面的命令照样能看。"
+    )

@@ -30,8 +30,8 @@ from urllib.parse import urlencode
 
 import click
 
-from pipeline import ROOT
-from pipeline.cli import cli
+from pipeline import resources
+from pipeline.cli import cli, story_clock
 from pipeline.cli.demo_files import (
     DAY,
     MARK,
@@ -39,11 +39,12 @@ from pipeline.cli.demo_files import (
     program,
     sh,
     shift_dates,
+    stopped_note,
     written_by_demo,
 )
 from pipeline.sim.simulator import ForumSim, SimClock, SimServer
 
-SOURCE = ROOT / "config" / "games" / "demo_life.toml"
+SOURCE = resources.example_file("demo_life.toml")
 DIRECTOR = "导演"
 DIRECTOR_UID = 100
 #: who signs up, in order (13 sign-ups for 12 seats: 月饼 quits, 豆花 ends up the 替补)
@@ -112,7 +113,9 @@ def run_life_demo(db_path: Path | None, now: datetime) -> None:
     )
     _rules_and_signup(sim, signup_at)
     base = [str(game_file), "--db", str(db_path)]
-    with SimServer(sim) as server, _director_cookie(sim):
+    # the story's time is the simulator's: every command it runs stamps what it does (a thread
+    # opened, a draft posted) with the simulated moment, never the machine's clock
+    with SimServer(sim) as server, _director_cookie(sim), story_clock(clock):
         text = shift_dates(source, shift).replace("http://127.0.0.1:8080/", server.base_url)
         game_file.write_text(
             f"{MARK}（每次运行都会重写）：示例游戏 {SOURCE.name} 的{moved_words(shift)}，"
@@ -169,6 +172,8 @@ def run_life_demo(db_path: Path | None, now: datetime) -> None:
         _run("cycle", *base, "--as-of", _iso(clock()), "--verbose")
         _run("threads", *base)
         _forum_writes(sim, skip=players)
+    click.echo("")
+    click.echo(stopped_note(server.base_url))
     _next_commands(game_file, db_path)
 
 

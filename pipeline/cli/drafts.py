@@ -13,6 +13,7 @@ from datetime import datetime
 import click
 from click_default_group import DefaultGroup
 
+import pipeline.cli
 from pipeline.cli import GameContext, cli, game_command
 from pipeline.cli.votes import _parse_time, as_of_option, run_derive
 from pipeline.cycle import closed_days_to_reread, first_rounds_to_reread
@@ -24,6 +25,7 @@ from pipeline.drafts import (
     approve,
     draft_events,
     edit,
+    edit_subject,
     ensure_editable,
     get_draft,
     list_drafts,
@@ -37,7 +39,7 @@ from pipeline.store import StoreError
 
 
 def _now(ctx: GameContext) -> datetime:
-    return datetime.now(ctx.game.game.tz)
+    return pipeline.cli.clock(ctx.game.game.tz)
 
 
 def _short(ctx: GameContext, stamp: str | None) -> str:
@@ -138,7 +140,7 @@ def drafts_show(ctx: GameContext, draft_id: int, as_json: bool) -> None:
         return
     day = f"第{d.day}天 " if d.day is not None else ""
     click.echo(f"第 {d.id} 号草稿：{day}{d.kind_zh}（{d.state_zh}）")
-    click.echo(f"发往：{where(d)}")
+    click.echo(f"发往：{where(d, ctx.game)}")
     if d.not_before:
         click.echo(f"不早于：{_short(ctx, d.not_before)}（批准后也要到这时才发出）")
     click.echo(f"生成于：{_short(ctx, d.created_at)}")
@@ -190,9 +192,30 @@ def _diff(old: str, new: str, old_name: str, new_name: str) -> None:
 @drafts_group.command("edit")
 @game_command
 @click.argument("draft_id", type=int, metavar="ID")
-def drafts_edit(ctx: GameContext, draft_id: int) -> None:
-    """用编辑器（$EDITOR）修改草稿正文；已批准的草稿修改后需重新批准。"""
+@click.option(
+    "--subject",
+    default=None,
+    help="改开新帖草稿的标题（一行，最多 80 字），不打开编辑器。",
+)
+def drafts_edit(ctx: GameContext, draft_id: int, subject: str | None) -> None:
+    """用编辑器（$EDITOR）修改草稿正文；已批准的草稿修改后需重新批准。
+
+    开新帖的草稿用 --subject 改标题（不打开编辑器），例：
+
+      bansha drafts edit m135.toml 7 --subject "[M135]第3天讨论帖"
+    """
     d = _get(ctx, draft_id)
+    if subject is not None:
+        try:
+            after = edit_subject(ctx.store, d.id, subject, _now(ctx))
+        except (DraftError, StoreError) as exc:
+            raise click.ClickException(str(exc)) from exc
+        if after.subject == d.subject:
+            click.echo("标题没有变化，草稿保持不变。")
+            return
+        again = "；它原已批准，现需重新批准" if d.state.value == "approved" else ""
+        click.echo(f"已把第 {d.id} 号草稿的标题改为「{after.subject}」{again}。")
+        return
     try:
         ensure_editable(d)  # before the editor opens: the director's typing would be lost
     except (DraftError, StoreError) as exc:
@@ -228,7 +251,9 @@ def drafts_approve(ctx: GameContext, draft_id: int) -> None:
         d = approve(ctx.store, draft_id, _now(ctx))
     except (DraftError, StoreError) as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"已批准第 {d.id} 号草稿（{d.title}），将由下一次 bansha cycle 发出：{where(d)}")
+    click.echo(
+        f"已批准第 {d.id} 号草稿（{d.title}），将由下一次 bansha cycle 发出：{where(d, ctx.game)}"
+    )
 
 
 @drafts_group.command("reject")
@@ -298,5 +323,5 @@ def _make(ctx: GameContext, as_of: str | None) -> None:
         return
     for draft_id in created:
         d = get_draft(ctx.store, draft_id)
-        click.echo(f"已起草 #{d.id} {d.title}（{where(d)}）：{first_line(d.body)}")
+        click.echo(f"已起草 #{d.id} {d.title}（{where(d, ctx.game)}）：{first_line(d.body)}")
     click.echo("用 bansha drafts show 查看，bansha drafts approve 批准。")

@@ -27,20 +27,21 @@ from engine.rulesets import Ruleset, get_ruleset
 from engine.rulesets.base import zh_span
 from engine.state import ZH_ORDINAL, GameState, Phase, PhaseKind, StateError
 from engine.votes import DayContext, judge_ballots, tally
-from pipeline.cli import GameContext, cli, game_command
+from pipeline.cli import GameContext, cli, default_day, game_command, time_option
 from pipeline.derive import card_events, derive, journal_modifiers
 from pipeline.game.journal import (
     JournalError,
+    Snapshot,
     add_action,
     import_actions,
     journal_actions,
     latest_snapshot,
     load_actions_file,
-    remove_action,
     replay,
     save_snapshot,
     setup_state,
     snapshot,
+    snapshots,
     state_before,
 )
 
@@ -82,13 +83,7 @@ def _target(ctx: GameContext, rs: Ruleset, raw: str) -> str:
 def _time(ctx: GameContext, raw: str | None, option: str) -> datetime | None:
     if raw is None:
         return None
-    try:
-        value = datetime.fromisoformat(raw)
-    except ValueError as exc:
-        raise click.BadParameter(
-            f"时间格式应为 2026-12-02T21:30:00+08:00：{raw}", param_hint=option
-        ) from exc
-    return value if value.tzinfo else value.replace(tzinfo=ctx.game.game.tz)
+    return time_option(raw, ctx.game.game.tz, option)
 
 
 class _ActionOptions(NamedTuple):
@@ -216,6 +211,34 @@ def _render(report: Report, title: str) -> None:
     )
 
 
+def _refuse_after_pending(ctx: GameContext, phase: Phase) -> None:
+    """A night is not resolved while the day before it waits for a decision (最后一枪, 殉职 …):
+    the state it would start from is not the game's yet. (A day is resolved after a night with
+    decisions pending: some are made during the day, e.g. m209 太阳[日不落]'s named players after
+    the first 正午 round.) Says which decisions and the commands
+    that settle them (the game file's name, the player and the skill filled in)."""
+    before = Phase.from_index(phase.index - 1)
+    if before.kind is PhaseKind.SETUP:
+        return
+    snap = snapshot(ctx.store, before)
+    if snap is None or snap.complete:
+        return
+    kind = before.kind.value
+    option = f"--{kind} {before.number}"
+    game = ctx.game_path.name
+    lines = [f"{before.zh}的结算还有待决定的事项，结算{phase.zh}之前须先处理（未做任何处理）："]
+    for p in snap.report.get("pending", []):
+        lines.append(f"  ! {p['prompt']}")
+    who = snap.report.get("pending", [{}])[0]
+    actor, skill = who.get("who") or "玩家", who.get("skill") or "技能"
+    lines.append(
+        f"处理：先记录决定 bansha {kind} add {game} {option} --actor {actor} --skill {skill} "
+        f"--target 目标（放弃发动则写 --choice 放弃），再重新结算 bansha {kind} resolve {game} "
+        f"{option}，然后才能结算{phase.zh}"
+    )
+    raise click.ClickException("\n".join(lines))
+
+
 # --------------------------------------------------------------------------- night
 
 
@@ -282,13 +305,20 @@ def night_list(ctx: GameContext, number: int | None, include_removed: bool, as_j
 @night_group.command("remove")
 @game_command
 @click.argument("action_id", type=int, metavar="ID")
-def night_remove(ctx: GameContext, action_id: int) -> None:
-    """撤销一条记录错的行动（保留为证据，不再参与结算）。"""
+@click.option("--why", default=None, help="撤销的理由（记入审计记录，bansha undo list --all）。")
+def night_remove(ctx: GameContext, action_id: int, why: str | None) -> None:
+    """撤销一条记录错的行动（夜晚或白天的；保留为证据，不再参与结算，记下时间与理由）。
+
+    与 bansha undo action 相同；这个阶段已经结算过时，会说明用哪条命令重新结算。"""
+    from pipeline.cli.undo import echo_undone
+    from pipeline.derive.undo import BY_CLI, UndoError
+    from pipeline.derive.undo import remove_action as undo_action
+
     try:
-        row = remove_action(ctx.store, action_id, at=_now(ctx))
-    except JournalError as exc:
+        undone = undo_action(ctx.game, ctx.store, action_id, why=why, by=BY_CLI, now=_now(ctx))
+    except UndoError as exc:
         raise _fail(exc) from exc
-    click.echo(f"已撤销 #{row.id}：{row.action.describe()}；请重新结算")
+    echo_undone(ctx, undone)
 
 
 @night_group.command("resolve")
@@ -303,9 +333,14 @@ def night_remove(ctx: GameContext, action_id: int) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="输出 JSON（字段名稳定，供程序读取）。")
 def night_resolve(ctx: GameContext, number: int, actions_file: Path | None, as_json: bool) -> None:
-    """结算一个夜晚：出局（按顺序）、私信反馈、公示、状态、胜负和每一步的依据。"""
+    """结算一个夜晚：出局（按顺序）、私信反馈、公示、状态、胜负和每一步的依据。
+
+    前一天的结算还有待决定的事项（如须立即决定的<最后一枪>）时不结算：先用 bansha day add
+    记录决定、bansha day resolve 重新结算那一天（命令会打印出来），再结算这一晚。
+    """
     rs = _ruleset(ctx)
     now = _now(ctx)
+    _refuse_after_pending(ctx, Phase.night(number))
     if actions_file is not None:
         try:
             parsed = load_actions_file(actions_file, resolve_name=_resolver(ctx), ruleset=rs)
@@ -370,9 +405,15 @@ def day_group() -> None:
 @click.option("--day", "number", type=int, required=True, help="第几天。")
 @_action_options
 def day_add(ctx: GameContext, number: int, opts: _ActionOptions) -> None:
-    """记录白天的一条决定或技能（装傻、翻牌、最后一枪、殉职、投降、猜中）。
+    """记录白天的一条决定或技能（装傻、翻牌、最后一枪、殉职、投降、猜中、决斗、红牌罚下）。
 
     狼人真言询问帖中猜中的词语由 day resolve 自动读取，不必再记录；记录了也只计一次。
+
+    红牌罚下、决斗写 --at：关门前的红牌使被罚者从那一刻起出局，他的票和投给他的票不再计入；
+    决斗的目标身份同样从决斗时刻起出局（见 docs/rulings.md 投票与计票）。
+
+    例：bansha day add GAME.toml --day 2 --actor 面条 --skill 红牌罚下
+    --at 2026-12-02T12:30:00+08:00
     """
     rs = _ruleset(ctx)
     action = _action_from_options(ctx, rs, *opts)
@@ -433,20 +474,32 @@ def _as_of(ctx: GameContext, raw: str | None) -> datetime:
     return value if value is not None else _now(ctx)
 
 
+def _last_closed_day(ctx: GameContext, when: datetime) -> int:
+    """The day ``day resolve`` means without ``--day``: the last one closed at ``when`` (said
+    on stderr), else the first day, which then is said not to have closed yet."""
+    closed = [d.day for d in ctx.game.days if d.closes <= when]
+    if not closed:
+        return default_day(ctx.game, when).day
+    click.echo(f"结算第{max(closed)}天（最近关门的一天；用 --day 指定别的天）", err=True)
+    return max(closed)
+
+
 # long (116 lines): a command's whole conversation with the director (checks, resolution, what it
 # prints) in the order the director reads it
 @day_group.command("resolve")
 @game_command
-@click.option("--day", "number", type=int, required=True, help="第几天。")
+@click.option("--day", "number", type=int, default=None, help="第几天（默认：刚关门的那一天）。")
 @click.option("--as-of", "as_of", default=None, help="按这个时间判断（ISO 8601；默认现在）。")
 @click.option("--json", "as_json", is_flag=True, help="输出 JSON。")
-def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool) -> None:
+def day_resolve(ctx: GameContext, number: int | None, as_of: str | None, as_json: bool) -> None:
     """把第 N 天的计票结果（警长、诽谤、出局都按引擎的状态）应用到状态上。
 
     有询问帖的一天（狼人真言），帖中猜中的词语自动作为当天的“猜中”结算。
     """
     rs = _ruleset(ctx)
     when = _as_of(ctx, as_of)
+    if number is None:
+        number = _last_closed_day(ctx, when)
     phase = Phase.day(number)
     try:
         day = ctx.game.day(number)
@@ -481,6 +534,8 @@ def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool)
         )
         sheriff = res.sheriff
     recorded = [r.action for r in journal_actions(ctx.store, "day", number)]
+    # a red card recorded with its time, a duel's target card: out from that moment
+    players = rs.with_timed_outs(players, rs.timed_outs(state, [*recorded, *reds]))
     dctx = DayContext(
         day=number,
         opens=day.opens,
@@ -515,7 +570,9 @@ def day_resolve(ctx: GameContext, number: int, as_of: str | None, as_json: bool)
     day_tally = tally(verdicts, dctx, rs)
     read = _inquiry_guesses(ctx, number, when, d, recorded)
     actions = [*recorded, *read, *reds, *rs.vote_actions(day_tally)]
-    day_input = DayInput.from_tally(day_tally, actions=actions, first_round=first_tally)
+    day_input = DayInput.from_tally(
+        day_tally, actions=actions, first_round=first_tally, closes=day.closes.isoformat()
+    )
     try:
         new_state, report = resolve_day(state, day_input, rs)
     except (EngineError, StateError) as exc:
@@ -574,12 +631,31 @@ def state_cmd(ctx: GameContext, phase: str | None, verify: bool, as_json: bool) 
             steps = replay(ctx.store, ctx.game, rs)
         except (EngineError, StateError) as exc:
             raise _fail(exc) from exc
+        moved = {snap.phase.label: _moved_inputs(ctx, snap) for snap in snapshots(ctx.store)}
         if as_json:
-            _echo_json([{"phase": s.phase.label, "same": s.same} for s in steps])
+            _echo_json(
+                [
+                    {"phase": s.phase.label, "same": s.same, "moved": moved.get(s.phase.label, [])}
+                    for s in steps
+                ]
+            )
         for s in steps if not as_json else []:
             click.echo(f"{s.phase.zh}：{'一致' if s.same else '不一致！'}")
+            for why in moved.get(s.phase.label, []):
+                click.echo(f"  记录已变：{why}")
         if any(not s.same for s in steps):
             raise click.ClickException("重放结果与存下的状态不一致")
+        first = next((s.phase for s in steps if moved.get(s.phase.label)), None)
+        if first is not None:
+            cmd = (
+                f"bansha night resolve {ctx.game_path.name} --night {first.number}"
+                if first.kind is PhaseKind.NIGHT
+                else f"bansha day resolve {ctx.game_path.name} --day {first.number}"
+            )
+            raise click.ClickException(
+                f"存下的状态与它结算时的记录一致，但{first.zh}结算之后记录有变（撤销或新增）："
+                f"请从{first.zh}起按顺序重新结算（{cmd}）"
+            )
         if not as_json:
             click.echo(f"重放 {len(steps)} 个阶段，全部一致。")
         return
@@ -598,6 +674,41 @@ def state_cmd(ctx: GameContext, phase: str | None, verify: bool, as_json: bool) 
         _echo_json(state.to_dict())
         return
     _render_state(state, rs)
+
+
+def _moved_inputs(ctx: GameContext, snap: Snapshot) -> list[str]:
+    """What changed in the director's records since the phase was resolved: an action removed
+    or added (``night remove``, ``night add``/``day add``), a 红牌罚下 in the phase's window
+    revoked or given (``card revoke``, ``card give``)."""
+    phase = snap.phase
+    stored = [Action.from_dict(a) for a in snap.input.get("actions", [])]
+    then = {a.ref for a in stored if a.ref.startswith("#")}
+    kind = "night" if phase.kind is PhaseKind.NIGHT else "day"
+    rows = {f"#{r.id}": r for r in journal_actions(ctx.store, kind, phase.number)}
+    out = [f"行动 {ref} 在结算后撤销" for ref in sorted(then - set(rows))]
+    out += [
+        f"行动 {ref}（{rows[ref].action.describe()}）在结算后记录"
+        for ref in sorted(set(rows) - then)
+    ]
+    if phase.kind is PhaseKind.NIGHT:
+        window = _night_window(ctx, phase.number)
+    else:
+        days = {d.day: d for d in ctx.game.days}
+        day = days.get(phase.number)
+        window = (day.opens, day.closes) if day is not None else (None, None)
+    reds_then = {(a.actor, a.at) for a in stored if a.skill == "红牌罚下"}
+    reds_now = {
+        (a.actor, a.at)
+        for a in _red_card_actions(ctx, snap.state, *window)
+        if a.skill == "红牌罚下"
+    }
+    out += [
+        f"{who}的红牌罚下（{at}）在结算后撤销" for who, at in sorted(reds_then - reds_now, key=str)
+    ]
+    out += [
+        f"{who}的红牌罚下（{at}）在结算后记录" for who, at in sorted(reds_now - reds_then, key=str)
+    ]
+    return out
 
 
 def _render_state(state: GameState, rs: Ruleset) -> None:

@@ -40,6 +40,7 @@ import click
 import tomlkit
 from tomlkit.items import AoT, Item, Table, Whitespace
 
+import pipeline.cli
 from engine.deal import (
     Deal,
     DealError,
@@ -55,6 +56,7 @@ from engine.deal import (
 from engine.rulesets import get_ruleset
 from parsers.signup import Entrant, SignupKind, SignupRecord, SignupResult, build_roster
 from parsers.signup import read_signups as parse_signups
+from pipeline import set_mode
 from pipeline.cli import (
     GameContext,
     find_game_file,
@@ -189,21 +191,36 @@ def _check_new_text(text: str, path: Path) -> list[Problem]:
     return []
 
 
-def _write_atomic(path: Path, text: str) -> None:
+#: the permission bits a file that holds every player's cards keeps: the director's alone
+SECRET_MODE = 0o600
+
+
+def _write_atomic(path: Path, text: str, *, secret: bool = False) -> str | None:
     """Replace the file in one step (a crash leaves the old file or the new one), keeping its
-    permission bits."""
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o600
+    permission bits — but a file that now holds secrets (``secret``: the cards) is readable by
+    its owner only, as ``bansha new`` writes it; where the system has no such bits (Windows)
+    they are left alone. Returns what was changed, said to the director, or None."""
+    old_mode = path.stat().st_mode & 0o7777 if path.exists() else SECRET_MODE
+    mode = old_mode
+    if secret and os.name == "posix":
+        mode = old_mode & ~0o077
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
+        set_mode(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    if mode == old_mode:
+        return None
+    return (
+        f"游戏文件写进了身份牌，权限已从 {old_mode:o} 改为 {mode:o}"
+        "（只有你能读写；别的用户读不到身份牌）"
+    )
 
 
 def _value(item: Any) -> Any:
@@ -722,13 +739,19 @@ def _load(path: Path) -> Game:
 @click.option(
     "--verify",
     "verify_file",
-    type=click.File("r", encoding="utf-8"),
+    type=click.File("r", encoding="utf-8-sig"),
     default=None,
     metavar="文件",
     help="核对公开的发牌原文（文件，- 为标准输入）；不需要游戏文件。",
 )
 @click.option("--commitment", default=None, metavar="SHA256", help="--verify：开局前公布的承诺。")
 @click.option("--seed", "seed_hex", default=None, metavar="种子", help="--verify：公开的随机种子。")
+@click.option(
+    "--yes",
+    "assume_yes",
+    is_flag=True,
+    help="--reveal：引擎没有判出胜负时也不再询问（游戏确实已经结束、只是没有用引擎结算时）。",
+)
 @_db_option
 def deal_cmd(
     game_file: Path | None,
@@ -738,13 +761,14 @@ def deal_cmd(
     verify_file: Any,
     commitment: str | None,
     seed_hex: str | None,
+    assume_yes: bool,
     db_path: str | None,
 ) -> None:
     """按规则集的配置随机发牌，写进游戏文件，并起草可以公开的发牌承诺（SHA-256）。
 
     随机种子和盐只存在数据库里，不写进游戏文件，也不显示。
 
-    游戏结束后用 --reveal 起草公开帖（原文、盐、种子）。
+    游戏结束后用 --reveal 起草公开帖（原文、盐、种子）；引擎还没有判出胜负时先提醒并询问。
 
     任何人都可以用 --verify 核对公开的原文与承诺是否一致，并由种子重新发牌比较（不需要游戏文件）。
 
@@ -762,7 +786,7 @@ def deal_cmd(
     store = _open(path, db_path)
     try:
         if reveal:
-            _reveal(store, game, _rules_tid(game, thread))
+            _reveal(store, game, _rules_tid(game, thread), assume_yes=assume_yes)
         else:
             _deal(path, store, game, redeal=redeal, tid=_rules_tid(game, thread))
     finally:
@@ -800,7 +824,7 @@ def _deal(path: Path, store: Store, game: Game, *, redeal: bool, tid: int | None
     if problems:  # a bug: the engine checked the deal
         lines = "\n".join(f"  {p.loc}：{p.message}" for p in problems)
         raise click.ClickException(f"写入身份牌后游戏文件会有错误，没有写入：\n{lines}")
-    now = datetime.now(game.game.tz)
+    now = pipeline.cli.clock(game.game.tz)
     spec = commit_spec(game, digest, tid=tid, ruleset_name=f"{rs.id}（{bbcode_escape(rs.name)}）")
     try:
         with store.atomic():
@@ -810,7 +834,7 @@ def _deal(path: Path, store: Store, game: Game, *, redeal: bool, tid: int | None
             store.set_meta(META_COMMITMENT, digest)
             store.set_meta(META_AT, now.isoformat())
             ids = save_drafts(store, [spec], now=now)
-            _write_atomic(path, new)  # last: a failure here rolls the store back
+            mode_note = _write_atomic(path, new, secret=True)  # last: a failure rolls back
     except OSError as exc:
         raise click.ClickException(
             f"无法写入游戏文件 {path}（{exc.strerror or exc}）：没有发牌，数据库也没有记录"
@@ -821,6 +845,8 @@ def _deal(path: Path, store: Store, game: Game, *, redeal: bool, tid: int | None
     )
     if earlier and earlier != digest:
         click.echo(f"上一次发牌（承诺 {earlier[:16]}…）已作废。")
+    if mode_note:
+        click.echo(mode_note)
     click.echo(f"承诺（SHA-256）：{digest}")
     where = (
         f"发往帖子 {tid}"
@@ -837,7 +863,37 @@ def _deal(path: Path, store: Store, game: Game, *, redeal: bool, tid: int | None
         click.echo(note)
 
 
-def _reveal(store: Store, game: Game, tid: int | None) -> None:
+def _confirm_reveal(store: Store) -> None:
+    """Before the whole deal is printed and drafted: a game the engine has not seen end is
+    said to be running, and the director asked (no answer, as in cron or a pipe: nothing)."""
+    from pipeline.game.journal import latest_snapshot
+
+    last = latest_snapshot(store)
+    if last is not None and last.state.winner:
+        return
+    where = (
+        f"引擎结算到{last.phase.zh}，还没有判出胜负"
+        if last is not None
+        else "引擎还没有结算过任何阶段，没有判出胜负"
+    )
+    click.echo(
+        f"注意：这局游戏看起来还没有结束（{where}，见 bansha state）。--reveal 会在这里打印"
+        "每名玩家的身份牌，并起草把它们公之于众的帖子（批准后发出）。",
+        err=True,
+    )
+    try:
+        sure = click.confirm("确定现在公开发牌吗？", default=False, err=True)
+    except click.Abort:  # no answer: stdin closed (cron, a pipe) or Ctrl+C
+        sure = False
+        click.echo("", err=True)
+    if not sure:
+        raise click.ClickException(
+            "没有公开：没有打印身份牌，也没有起草。游戏结束后再运行；"
+            "游戏确实已经结束（只是没有用引擎结算）时加 --yes"
+        )
+
+
+def _reveal(store: Store, game: Game, tid: int | None, *, assume_yes: bool = False) -> None:
     text = store.get_meta(META_TEXT)
     seed_hex = store.get_meta(META_SEED)
     digest = store.get_meta(META_COMMITMENT)
@@ -845,12 +901,14 @@ def _reveal(store: Store, game: Game, tid: int | None) -> None:
         raise click.ClickException(
             "数据库里没有 bansha deal 的发牌记录（身份牌是导演手写的？），无法公开"
         )
+    if not assume_yes:
+        _confirm_reveal(store)
     revealed = parse_canonical(text)
     now_cards = {p.name: sorted(p.cards) for p in game.players}
     changed = [name for _uid, name, cards in revealed.seats if now_cards.get(name) != sorted(cards)]
     spec = reveal_spec(text, digest, seed_hex, tid=tid)
     with store.atomic():
-        ids = save_drafts(store, [spec], now=datetime.now(game.game.tz))
+        ids = save_drafts(store, [spec], now=pipeline.cli.clock(game.game.tz))
     click.echo(text, nl=False)
     click.echo(f"承诺（SHA-256）：{digest}")
     if ids:

@@ -21,7 +21,7 @@ from pipeline.cli import (
 )
 from pipeline.discuz.client import DiscuzClient, RetryPolicy, SessionJar
 from pipeline.discuz.crawl import Crawler, CrawlReport, CrawlTarget, ForumConfig
-from pipeline.game.gamefile import Game
+from pipeline.game.gamefile import THREAD_ROLE_TITLES, Game
 
 
 @cli.command()
@@ -35,14 +35,32 @@ def init(ctx: GameContext) -> None:
 
 
 def crawl_targets(game: Game, day: int | None, thread: int | None) -> list[CrawlTarget]:
-    targets = [
-        CrawlTarget(tid=tid, day=d, role=role)
-        for d, role, tid in game.thread_roles()
-        if (day is None or d == day) and (thread is None or tid == thread)
-    ]
+    """The threads to read, each once: a thread several days share (the game's one progress
+    thread) is read once, as the first of its days."""
+    targets: list[CrawlTarget] = []
+    seen: set[int] = set()
+    for d, role, tid in game.thread_roles():
+        if (day is None or d == day) and (thread is None or tid == thread) and tid not in seen:
+            seen.add(tid)
+            targets.append(CrawlTarget(tid=tid, day=d, role=role))
     if thread is not None and not targets:
         targets = [CrawlTarget(tid=thread)]
     return targets
+
+
+def thread_label(game: Game, tid: int) -> str:
+    """``帖子 2003（第 1、2、3 天进程帖）``: a thread with the days and roles it is in the game."""
+    roles: dict[str, list[int]] = {}
+    for d, role, t in game.thread_roles():
+        if t == tid:
+            roles.setdefault(THREAD_ROLE_TITLES.get(role, str(role)), []).append(d)
+    named = "；".join(f"第 {'、'.join(map(str, days))} 天{what}" for what, days in roles.items())
+    return f"帖子 {tid}（{named}）" if named else f"帖子 {tid}"
+
+
+def crawl_failures(game: Game, report: CrawlReport) -> list[str]:
+    """One line per thread that was not read (each thread once, its days named)."""
+    return [f"{thread_label(game, t.tid)}：{t.error}" for t in report.threads if t.error]
 
 
 def forum_config(game: Game, base_url: str | None = None) -> ForumConfig:
@@ -133,7 +151,7 @@ def crawl(ctx: GameContext, day: int | None, thread: int | None, full: bool) -> 
                     err=True,
                 )
     if not report.ok:
-        raise click.ClickException("抓取未完成：" + "；".join(report.errors))
+        raise click.ClickException("抓取未完成：\n" + "\n".join(crawl_failures(ctx.game, report)))
     if full:
         mark_days_reread(ctx, targets)
 

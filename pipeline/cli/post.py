@@ -4,7 +4,9 @@
   exactly once, and prints where each went or, in Chinese, why it did not go;
 * ``bansha publish record GAME.toml ID --pid P``: the director posted draft ID by hand (the
   forum asked for a captcha) and it is floor ``pid`` P — checked on the forum first (in the
-  draft's thread, by a director account, with the draft's text), ``--force`` records it anyway.
+  draft's thread, by a director account, with the draft's text), ``--force`` records it anyway;
+  ``--tid T`` for a new thread opened by hand (it exists, the director started it, its subject
+  is the draft's).
 
 ``bansha post`` is the old name (one letter from ``posts``, the list of crawled posts), kept
 as an alias that works the same; hidden from ``--help``, so the command is listed once.
@@ -37,7 +39,13 @@ from pipeline.cli import (
 from pipeline.cycle import CycleLocked, cycle_lock
 from pipeline.discuz.poster import STATE_ZH, Poster, PostError
 from pipeline.drafts import KIND_ZH
-from pipeline.drafts.publish import PublishResult, due_at, publish_approved, record_manual_post
+from pipeline.drafts.publish import (
+    PublishResult,
+    due_at,
+    publish_approved,
+    record_manual_post,
+    record_manual_thread,
+)
 from pipeline.store import StoreError
 
 #: builds the HTTP client (tests swap in the simulator's transport)
@@ -87,14 +95,15 @@ def result_line(result: PublishResult) -> str:
     "publish",
     cls=DefaultGroup,
     default="send",
-    default_if_no_args=False,
+    default_if_no_args=True,
     short_help="发帖：发出已批准的草稿，或登记手动发出的帖子（旧名 post 也可用）。",
 )
 def publish_group() -> None:
     """发帖：把已批准的草稿发到论坛（bansha publish GAME.toml），或登记手动发出的帖子
     （bansha publish record）。旧名 bansha post 用法完全相同。
 
-    带 * 的 send 是默认命令：bansha publish GAME.toml [--id N] [--wait 秒] 就是 send；
+    带 * 的 send 是默认命令：bansha publish GAME.toml [--id N] [--wait 秒] 就是 send，
+    只写 bansha publish 也是（游戏文件取 BANSHA_GAME 或当前目录中唯一的游戏文件）；
     它的选项见 bansha publish send --help。
     """
 
@@ -105,7 +114,7 @@ post_group = DefaultGroup(
     "post",
     commands=publish_group.commands,
     default="send",
-    default_if_no_args=False,
+    default_if_no_args=True,
     hidden=True,
     help="发帖（bansha publish 的旧名，用法完全相同）：把已批准的草稿发到论坛，"
     "或登记手动发出的帖子（record）。",
@@ -202,36 +211,72 @@ def _check_named(ctx: GameContext, draft_ids: tuple[int, ...]) -> list[int]:
 @publish_group.command("record")
 @game_command(forum=True)
 @click.argument("draft_id", type=int, metavar="ID")
-@click.option("--pid", type=int, required=True, help="你手动发出的那一楼的 pid。")
+@click.option("--pid", type=int, default=None, help="你手动发出的那一楼的 pid（回复）。")
+@click.option(
+    "--tid",
+    type=int,
+    default=None,
+    help="你手动开的新帖的 tid（开新帖的草稿遇到验证码时）；登记后它就是当天这个帖子。",
+)
 @click.option(
     "--force",
     is_flag=True,
-    help="核对不通过（或论坛打不开）也登记：只在你亲眼确认过这一楼就是这份草稿时使用"
+    help="核对不通过（或论坛打不开）也登记：只在你亲眼确认过这一楼（这个帖子）就是这份草稿时使用"
     "（例如帖子还在审核、论坛编辑器改动了格式）；原因会记进草稿的记录。",
 )
 @_wait_option
-def post_record(ctx: GameContext, draft_id: int, pid: int, force: bool, wait_s: int) -> None:
-    """登记手动发出的草稿（论坛要求验证码时，由导演自己发帖）。
+def post_record(
+    ctx: GameContext,
+    draft_id: int,
+    pid: int | None,
+    tid: int | None,
+    force: bool,
+    wait_s: int,
+) -> None:
+    """登记手动发出的草稿（论坛要求验证码时，由导演自己发帖或开帖）。
 
-    先到论坛上核对：这一楼在草稿的目标帖子里、是导演账号发的、内容就是草稿正文；
-    三者有一项不符就不登记，并说明是哪一项。
+    回复用 --pid：先到论坛上核对这一楼在草稿的目标帖子里、是导演账号发的、内容就是草稿正文。
+    新帖用 --tid：先核对这个帖子存在、是导演账号开的、标题就是草稿的标题
+    （而且比这局游戏之前的帖子新）。
+    有一项不符就不登记，并说明是哪一项。
+
+    例：bansha publish record m135.toml 7 --tid 40123
     """
+    if (pid is None) == (tid is None):
+        raise click.UsageError("请给出 --pid（手动发的回复）或 --tid（手动开的新帖），二者选一")
     tz = ctx.game.game.tz
     try:
         with game_lock(ctx, wait_s), http_client_factory() as http:
-            poster = Poster.for_game(ctx.game, http, env=os.environ)
-            result = record_manual_post(
-                ctx.store,
-                poster,
-                draft_id,
-                pid,
-                now=datetime.now(tz),
-                clock=lambda: datetime.now(tz),
-                force=force,
-            )
+            game = ctx.refresh_threads()  # under the lock: the threads bansha opened so far
+            poster = Poster.for_game(game, http, env=os.environ)
+            if tid is not None:
+                result = record_manual_thread(
+                    ctx.store,
+                    game,
+                    poster,
+                    draft_id,
+                    tid,
+                    now=datetime.now(tz),
+                    clock=lambda: datetime.now(tz),
+                    force=force,
+                )
+            else:
+                assert pid is not None
+                result = record_manual_post(
+                    ctx.store,
+                    poster,
+                    draft_id,
+                    pid,
+                    now=datetime.now(tz),
+                    clock=lambda: datetime.now(tz),
+                    force=force,
+                )
     except (PostError, StoreError) as exc:
         raise click.ClickException(str(exc)) from exc
     url = f"：{result.url}" if result.url else ""
-    click.echo(f"草稿 #{draft_id} 已登记为发出 → 帖子 tid={result.tid} pid={pid}{url}")
+    if tid is not None:
+        click.echo(f"草稿 #{draft_id} 已登记为手动开出的新帖 → 帖子 tid={tid}{url}")
+    else:
+        click.echo(f"草稿 #{draft_id} 已登记为发出 → 帖子 tid={result.tid} pid={pid}{url}")
     if result.message:
         click.echo(f"注意：{result.message}", err=True)

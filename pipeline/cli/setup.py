@@ -39,7 +39,7 @@ from engine.rulesets import get_ruleset
 from engine.state import StateError
 from parsers.pagecheck import UnusablePage
 from parsers.records import PageError, PageErrorKind, ThreadPage
-from pipeline import ROOT
+from pipeline import resources
 from pipeline.cli import (
     cli,
     default_day,
@@ -55,6 +55,7 @@ from pipeline.game.gamefile import (
     THREAD_ROLE_TITLES,
     Game,
     GameFileError,
+    Problem,
     ThreadRole,
     load_game,
     parse_game,
@@ -64,7 +65,7 @@ from pipeline.game.gamefile import (
 log = logging.getLogger(__name__)
 
 #: the example game files, one per rule set (the starters ``bansha new`` writes)
-EXAMPLES = ROOT / "config" / "games"
+EXAMPLES = resources.examples_dir()
 
 #: builds the HTTP client for ``check --online`` (tests swap in the simulator's transport)
 http_client_factory: Callable[[], httpx.Client] = make_http_client
@@ -134,9 +135,24 @@ _REWRITES: Mapping[tuple[str, str], str] = {
 }
 
 
-def starter_text(ruleset: str, game_id: str, today: date, file_name: str = "本文件") -> str:
+#: the keys of a ``[[days]]`` entry that hold a thread's tid (left out when bansha opens them)
+_THREAD_KEYS = frozenset(role.value for role in ThreadRole)
+
+
+# long (92 lines): the starter file written top to bottom, in the order the director reads it
+def starter_text(
+    ruleset: str,
+    game_id: str,
+    today: date,
+    file_name: str = "本文件",
+    *,
+    fid: int | None = None,
+) -> str:
     """The starter game file for ``ruleset``: its example with ``game_id``, the days moved so
-    the first opens the day after ``today``, and every value to replace marked 「示例」."""
+    the first opens the day after ``today``, and every value to replace marked 「示例」.
+
+    ``fid``: bansha opens the game's threads in that forum section (``[forum] fid``), so the
+    days have no tids (bansha drafts each thread before its day opens)."""
     source = example_path(ruleset)
     text = source.read_text(encoding="utf-8")
     example = tomllib.loads(text)
@@ -155,11 +171,12 @@ def starter_text(ruleset: str, game_id: str, today: date, file_name: str = "本�
         if line.startswith("#") and "复制这个文件" not in line and "示例" not in line
     ]
     secret = "、秘密表" if ruleset in example else ""
+    tids = "每天的时间" if fid is not None else "每天的时间和帖子编号"
     out = [
         f"# {RULESET_TITLES[ruleset]}（规则集 {ruleset}）的游戏文件，"
-        f"由 bansha new 按示例 config/games/{ruleset}.toml 生成。",
+        f"由 bansha new 按规则集 {ruleset} 的示例生成。",
         f"# 这是一个合法、可以直接使用的起点：标有「{MARK}」的值都是示例——",
-        f"# 标题、论坛地址、导演账号、玩家名单和身份牌、每天的时间和帖子编号{secret}，",
+        f"# 标题、论坛地址、导演账号、玩家名单和身份牌、{tids}{secret}，",
         "# 改成你这局游戏的。",
         "# 每个键的类型、默认值和检查见 docs/游戏文件.md。改完后：",
         f"#   bansha check {file_name}            检查（不创建数据库；还是示例的值会列出来）",
@@ -185,14 +202,24 @@ def starter_text(ruleset: str, game_id: str, today: date, file_name: str = "本�
             elif section == "days" and not seen_days:
                 seen_days = True
                 out.append(f"# 【{MARK}】日期已排成从明天（{start.isoformat()}）开始；")
-                out.append(
-                    "# 开门/关门时间和帖子编号（tid，论坛网址里的 tid=）都是示例："
-                    "开帖后改成真实的编号。"
-                )
+                if fid is None:
+                    out.append(
+                        "# 开门/关门时间和帖子编号（tid，论坛网址里的 tid=）都是示例："
+                        "开帖后改成真实的编号。"
+                    )
+                else:
+                    out.append(
+                        "# 开门/关门时间是示例。帖子不用写 tid：bansha 在开门前起草每天的新帖，"
+                        "导演批准后开门时开出（[forum] fid）。"
+                    )
             elif section == ruleset:
                 out.append(f"# 【{MARK}】秘密表的值是示例：一定要改成你这局的")
                 out.append("# （bansha check 会提醒还没改的地方，但不会显示它们）。")
         key = stripped.split("=", 1)[0].strip() if "=" in stripped else ""
+        if fid is not None and section == "days" and key in _THREAD_KEYS:
+            continue  # bansha opens it and records its tid
+        if fid is not None and section == "forum" and key == "fid":
+            continue  # written below, after the section's header
         if section == "game" and key == "id":
             line = _line(
                 "id", game_id, "游戏编号（取自文件名）：不含空格和 / \\，只在 bansha 内部用"
@@ -200,6 +227,10 @@ def starter_text(ruleset: str, game_id: str, today: date, file_name: str = "本�
         elif (section, key) in _REWRITES:
             line = _line(key, example[section][key], _REWRITES[(section, key)])
         out.append(_DATETIME.sub(moved, line))
+        if fid is not None and stripped == "[forum]":
+            out.append(
+                _line("fid", fid, "游戏所在的版块（版块网址里的 fid=）：bansha 在这里开新帖")
+            )
     return "\n".join(out) + "\n"
 
 
@@ -212,10 +243,19 @@ def starter_text(ruleset: str, game_id: str, today: date, file_name: str = "本�
     metavar="ID",
     help="规则集：" + " / ".join(f"{rs} {RULESET_TITLES[rs]}" for rs in RULESETS) + "。",
 )
-def new_cmd(game_file: Path, ruleset: str) -> None:
+@click.option(
+    "--fid",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="FID",
+    help="帖子由 bansha 开：写进 [forum] fid（游戏所在版块的编号，版块网址里的 fid=），"
+    "每天不写帖子编号，bansha 在开门前起草新帖、导演批准后开出。",
+)
+def new_cmd(game_file: Path, ruleset: str, fid: int | None) -> None:
     """写一个新的游戏文件：按这个规则集的示例，标出要改的「示例」值（不会覆盖已有的文件）。
 
     写出的文件可以直接使用（bansha check 接受它，并列出还是示例的值）；日期排成从明天开始。
+    帖子由 bansha 开时加 --fid（版块编号）：每天不写帖子编号。
     """
     if game_file.suffix.lower() != ".toml":
         raise click.ClickException(f"游戏文件名应以 .toml 结尾（如 我的游戏.toml）：{game_file}")
@@ -227,11 +267,18 @@ def new_cmd(game_file: Path, ruleset: str) -> None:
     if not folder.is_dir():
         raise click.ClickException(f"目录不存在：{folder}（先创建它）")
     if not example_path(ruleset).is_file():
-        raise click.ClickException(f"找不到规则集 {ruleset} 的示例文件：{example_path(ruleset)}")
+        raise click.ClickException(
+            f"找不到规则集 {ruleset} 的示例文件：{example_path(ruleset)}"
+            "（bansha 的安装不完整，请重新安装）"
+        )
     example = tomllib.loads(example_path(ruleset).read_text(encoding="utf-8"))
     today = clock().astimezone(ZoneInfo(example["game"]["timezone"])).date()
     text = starter_text(
-        ruleset, game_id_from(game_file, ruleset, today), today, shell_word(game_file.name)
+        ruleset,
+        game_id_from(game_file, ruleset, today),
+        today,
+        shell_word(game_file.name),
+        fid=fid,
     )
     try:
         game = parse_game(
@@ -261,9 +308,14 @@ def new_cmd(game_file: Path, ruleset: str) -> None:
         "权限 0600，只有你能读：里面有身份牌）。"
     )
     click.echo("接下来：")
+    days = (
+        f"每天的时间（帖子由 bansha 在版块 fid={fid} 开出，不用写 tid）"
+        if fid is not None
+        else "每天的时间和帖子编号（tid）"
+    )
     click.echo(
         f"  1. 打开 {name}，把标有「{MARK}」的值改成你这局游戏的：标题、论坛地址、导演账号、"
-        f"玩家名单和身份牌、每天的时间和帖子编号（tid）{secret}。"
+        f"玩家名单和身份牌、{days}{secret}。"
     )
     click.echo(
         f"  2. bansha check {name}            检查文件（不创建数据库；还是示例的值会列出来）"
@@ -273,6 +325,57 @@ def new_cmd(game_file: Path, ruleset: str) -> None:
     )
     click.echo(f"  4. bansha init {name}             创建数据库，开始这局游戏")
     click.echo("每个键的说明见 docs/游戏文件.md。")
+
+
+# --------------------------------------------------------------------------- bansha templates
+
+
+def default_template_files() -> list[Path]:
+    """bansha's own draft templates, one per kind a director may reshape."""
+    from pipeline.drafts import TEMPLATE_SUFFIX, UNTEMPLATED, DraftKind
+
+    folder = resources.templates_dir()
+    names = [k.value + TEMPLATE_SUFFIX for k in DraftKind if k not in UNTEMPLATED]
+    return [folder / name for name in names if (folder / name).is_file()]
+
+
+@cli.command("templates")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path), metavar="目录")
+def templates_cmd(folder: Path) -> None:
+    """把 bansha 的默认草稿模板（*.j2）复制到一个目录，供修改（不会覆盖已有的文件）。
+
+    目录放在游戏文件所在的目录里，并在游戏文件的 [drafts] 写 templates = "目录名"；
+    只留下你改过的模板即可，删掉的种类用默认模板。例：bansha templates 我的模板
+    """
+    sources = default_template_files()
+    if not sources:
+        raise click.ClickException(
+            f"找不到默认草稿模板：{resources.templates_dir()}（bansha 的安装不完整，请重新安装）"
+        )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise click.ClickException(f"无法创建目录 {folder}：{exc.strerror or exc}") from exc
+    written, kept = [], []
+    for source in sources:
+        target = folder / source.name
+        try:
+            with open(target, "xb") as fh:  # never overwrite the director's own
+                fh.write(source.read_bytes())
+        except FileExistsError:
+            kept.append(source.name)
+            continue
+        except OSError as exc:
+            raise click.ClickException(f"无法写入 {target}：{exc.strerror or exc}") from exc
+        written.append(source.name)
+    if written:
+        click.echo(f"已复制 {len(written)} 个默认模板到 {folder}：{'、'.join(written)}")
+    if kept:
+        click.echo(f"已经存在，没有覆盖：{'、'.join(kept)}")
+    click.echo(
+        f'在游戏文件的 [drafts] 里写 templates = "{folder.name}"（目录要在游戏文件所在的目录里）；'
+        "之后起草的草稿就用这里的模板。"
+    )
 
 
 # --------------------------------------------------------------------------- bansha check
@@ -354,7 +457,7 @@ def _summary(
         if forum.requires_login
         else "游客可以看帖"
     )
-    cards = {len(p.cards) for p in game.players}
+    cards = {len(p.cards) for p in game.players} or {0}
     dealt = (
         "还没有发牌（cards 为空：计票和违规照常，夜晚结算前要发牌）"
         if cards == {0}
@@ -365,7 +468,9 @@ def _summary(
         f"时区 {game.game.timezone}",
         f"论坛：{forum.base_url}（{login}）",
         f"导演：{'、'.join(game.director.names)}",
-        f"玩家：{len(game.players)} 名，{dealt}：{'、'.join(p.name for p in game.players)}",
+        f"玩家：{len(game.players)} 名，{dealt}：{'、'.join(p.name for p in game.players)}"
+        if game.players
+        else "玩家：还没有（报名之后由 bansha signup 写进 [[players]]）",
     ]
     if not game.days:
         lines.append("天数：还没有写任何一天（[[days]]）")
@@ -438,8 +543,10 @@ def check_cmd(game_file: Path | None, online: bool) -> None:
         raise click.ClickException(f"找不到游戏文件：{game_file}")
     try:
         game = load_game(game_file, env=os.environ, check_login=False)
+        before_signup = False
     except GameFileError as exc:
-        raise click.ClickException(str(exc)) from exc
+        game = _before_signup(game_file, exc)
+        before_signup = True
     problems = _opening_problems(game)
     if problems:
         lines = [f"游戏文件 {game_file}：{p}" for p in problems]
@@ -447,7 +554,10 @@ def check_cmd(game_file: Path | None, online: bool) -> None:
             lines.insert(0, f"游戏文件 {game_file} 有 {len(lines)} 处错误：")
         raise click.ClickException("\n".join(lines))
     now = datetime.now(game.game.tz)
-    click.echo(f"游戏文件 {game_file} 没有问题。")
+    if before_signup:
+        click.echo(f"游戏文件 {game_file} 还没有玩家（报名之前），其余没有问题。")
+    else:
+        click.echo(f"游戏文件 {game_file} 没有问题。")
     game, opened, unread = with_store_threads(game, game_file)
     for line in _summary(game, game_file, now, opened):
         click.echo(f"  {line}")
@@ -464,9 +574,64 @@ def check_cmd(game_file: Path | None, online: bool) -> None:
         load_game(game_file, env=os.environ, check_login=True)
     except GameFileError as exc:
         for p in exc.problems:
-            click.echo(f"注意：{p.message}（联网的命令 crawl、cycle、post 会拒绝运行）")
+            if not _about_players(p):
+                click.echo(f"注意：{p.message}（联网的命令 crawl、cycle、post 会拒绝运行）")
+    if before_signup:
+        click.echo(_signup_next(game, game_file))
     if online:
         _check_online(game)
+
+
+def _about_players(problem: Problem) -> bool:
+    return problem.loc == "players" or problem.loc.startswith(("players[", "players."))
+
+
+#: the stand-in ``[[players]]`` entry a file before sign-up is checked with (never shown)
+_STAND_IN = "报名之前"
+
+
+def _before_signup(game_file: Path, exc: GameFileError) -> Game:
+    """A game file before sign-up (no ``[[players]]`` yet, as ``bansha signup`` will write
+    them): everything else checked — the file as it would load with one stand-in player — and
+    the game returned without players. Any other problem is raised, as always."""
+    try:
+        data = tomllib.loads(game_file.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        raise click.ClickException(str(exc)) from exc
+    if data.get("players") not in (None, []) or not any(_about_players(p) for p in exc.problems):
+        raise click.ClickException(str(exc)) from exc
+    others = [p for p in exc.problems if not _about_players(p)]
+    if others:
+        raise click.ClickException(
+            str(GameFileError(game_file, others))
+            + "\n（还没有 [[players]] 不算错误：报名后由 bansha signup 写进来）"
+        ) from exc
+    director = data.get("director")
+    uids = director.get("uids") if isinstance(director, dict) else None
+    known = [u for u in uids if isinstance(u, int)] if isinstance(uids, list) else []
+    stand_in = {"name": _STAND_IN, "uid": max(known, default=0) + 1}
+    try:
+        game = parse_game(
+            {**data, "players": [stand_in]},
+            source=game_file,
+            env=os.environ,
+            check_login=False,
+            folder=game_file.resolve().parent,
+        )
+    except GameFileError as again:
+        others = [p for p in again.problems if not _about_players(p)]
+        raise click.ClickException(str(GameFileError(game_file, others or exc.problems))) from exc
+    return game.model_copy(update={"players": []})
+
+
+def _signup_next(game: Game, game_file: Path) -> str:
+    """What comes next for a game file before sign-up: sign-up, then the deal."""
+    name = shell_word(str(game_file))
+    thread = "" if game.game.signup_thread is not None else " --thread 报名帖的tid"
+    return (
+        f"下一步：报名截止后运行 bansha signup {name}{thread}（读报名帖，把报名的玩家按顺序"
+        f"写进 [[players]]），然后 bansha deal {name} 发牌。"
+    )
 
 
 def _thread_warnings(game: Game) -> list[str]:

@@ -76,6 +76,7 @@ def threads_data(ctx: GameContext) -> dict[str, Any]:
                     "tid": tid,
                     "source": source,
                     "opened_at": o.opened_at if o is not None else None,
+                    "how": o.how if o is not None else None,
                     "subject": o.subject if o is not None else None,
                     "newthread": _draft(ctx, new) if source is None else None,
                     "close": _draft(ctx, close),
@@ -98,12 +99,29 @@ def threads_data(ctx: GameContext) -> dict[str, Any]:
     }
 
 
+def _opened_words(ctx: GameContext, row: dict[str, Any]) -> str:
+    """How a thread in the store came to be the day's, as it happened: bansha opened it, or
+    bansha found the director account's thread of that subject on the forum (opened by hand,
+    or bansha's own send whose answer was lost) and recorded it rather than open another."""
+    at = _short(ctx, row["opened_at"])
+    how = row["how"]
+    if how == "posted":
+        return f"bansha 于 {at} 开出"
+    if how == "moderated":
+        return f"于 {at} 登记，等待版主审核后显示"
+    if how == "found":
+        return f"导演账号发的同名主题，bansha 于 {at} 在版块中找到并登记，没有再开"
+    return f"导演手动开的帖子，于 {at} 登记"
+
+
 def _line(ctx: GameContext, row: dict[str, Any], fid: int | None) -> str:
-    where = {
-        "file": f"tid={row['tid']}（游戏文件）",
-        "bansha": f"tid={row['tid']}（bansha 于 {_short(ctx, row['opened_at'])} 开出）",
-        "bansha_game": f"tid={row['tid']}（整局的进程帖，bansha 开出）",
-    }.get(row["source"] or "")
+    where: str | None = None
+    if row["source"] == "file":
+        where = f"tid={row['tid']}（游戏文件）"
+    elif row["source"] == "bansha":
+        where = f"tid={row['tid']}（{_opened_words(ctx, row)}）"
+    elif row["source"] == "bansha_game":
+        where = f"tid={row['tid']}（整局的进程帖，与前几天的是同一个）"
     if where is None:
         new = row["newthread"]
         if new is not None:

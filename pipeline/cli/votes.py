@@ -27,7 +27,9 @@ from pipeline.cli import (
     game_command,
     resolve_day,
 )
+from pipeline.cli.zh import ZhChoice
 from pipeline.derive import Derivation, derive, flag_decisions, tally_json, write_derivation
+from pipeline.derive.undo import revoked_for
 from pipeline.game.gamefile import Game
 
 STATUS_ZH = {
@@ -40,7 +42,7 @@ KIND_ZH = {
     "vote": "投票",
     "change": "改票",
     "abstain": "弃权",
-    "invalid": "格式错误",
+    "invalid": "无效票",  # as the console and the report say it: a wrong name is no format slip
     "proxy": "代投",
 }
 
@@ -49,13 +51,7 @@ def _parse_time(ctx: GameContext, raw: str | None, what: str = "--as-of") -> dat
     tz = ctx.game.game.tz
     if raw is None:
         return pipeline.cli.clock(tz)
-    try:
-        value = datetime.fromisoformat(raw)
-    except ValueError as exc:
-        raise click.BadParameter(
-            f"时间格式应为 2026-12-02T21:30:00+08:00：{raw}", param_hint=what
-        ) from exc
-    return value if value.tzinfo else value.replace(tzinfo=tz)
+    return pipeline.cli.time_option(raw, tz, what)
 
 
 def run_derive(ctx: GameContext, as_of: datetime, *, write: bool = True) -> Derivation:
@@ -250,6 +246,8 @@ def _note(v: Any) -> str:
 # --------------------------------------------------------------------------- why
 
 
+# long (81 lines): one player's day as the director reads it — votes, votes received, posts,
+# flags, out and the records taken back — in text and JSON from one derivation
 @cli.command("why")
 @game_command(readonly=True)
 @day_option()
@@ -267,6 +265,7 @@ def why_cmd(
     day = resolve_day(ctx, day, when)
     d = run_derive(ctx, when, write=False)
     res = _day_or_fail(d, day)
+    who_day = (ctx.store, ctx.game, who.name, day)
     if as_json:
         data = tally_json(d, day, flag_decisions(ctx.store))
         name = who.name
@@ -282,6 +281,7 @@ def why_cmd(
                 if name in d.outs
                 else None
             ),
+            "revoked": revoked_for(*who_day),
         }
         keep = ("game", "ruleset", "day", "as_of", "crawled", "notes")
         click.echo(json.dumps({**{k: data[k] for k in keep}, **mine}, ensure_ascii=False, indent=2))
@@ -334,14 +334,18 @@ def why_cmd(
     if name in d.outs:
         at, cause = d.outs[name]
         click.echo(f"  出局：{_when(at, tz)}（{cause}）")
+    click.echo("".join(f"  已撤销（不再参与计票）：{x}\n" for x in revoked_for(*who_day)), nl=False)
 
 
 # --------------------------------------------------------------------------- flags
 
 
-@cli.group("flags", cls=DefaultGroup, default="list", default_if_no_args=True)
+FLAGS_HELP = "违规标记：列出、确认（confirm）、驳回（dismiss）、撤销决定（revoke）。"
+
+
+@cli.group("flags", cls=DefaultGroup, default="list", default_if_no_args=True, help=FLAGS_HELP)
 def flags_group() -> None:
-    """违规标记：列出（bansha flags GAME.toml）、确认（confirm）、驳回（dismiss）。"""
+    pass
 
 
 @flags_group.command("list")
@@ -401,6 +405,14 @@ def _find_flag(ctx: GameContext, flag_id: str, as_of: str | None) -> dict[str, A
     return row
 
 
+def _decided(ctx: GameContext, flag_id: str) -> str:
+    """Why a decided flag cannot be decided again, and how to take the decision back."""
+    return (
+        f"标记 {flag_id} 已经处理过；要改变决定，先撤销：bansha flags revoke "
+        f"{ctx.game_path.name} {flag_id} --why 理由"
+    )
+
+
 @flags_group.command("confirm")
 @game_command
 @click.argument("flag_id")
@@ -413,7 +425,7 @@ def flags_confirm(ctx: GameContext, flag_id: str, card: str | None, as_of: str |
     if colour is None:
         raise click.ClickException("这条标记没有规定的牌，请用 --card 指定：蓝牌/黄牌/红牌")
     if ctx.store.db.execute("SELECT 1 FROM flag_decisions WHERE flag_id = ?", [flag_id]).fetchone():
-        raise click.ClickException(f"标记 {flag_id} 已经处理过")
+        raise click.ClickException(_decided(ctx, flag_id))
     now = datetime.now(ctx.game.game.tz).isoformat()
     # the card takes effect when the violation happened: its last evidence, else the day's close
     if flag["evidence"]:
@@ -442,7 +454,10 @@ def flags_confirm(ctx: GameContext, flag_id: str, card: str | None, as_of: str |
                 "recorded_at": now,
             }
         )
-    click.echo(f"已确认 {flag_id}：{flag['player']} 得到{colour.value}")
+    click.echo(
+        f"已确认 {flag_id}：{flag['player']} 得到{colour.value}"
+        f"（撤销：bansha flags revoke {ctx.game_path.name} {flag_id} --why 理由）"
+    )
 
 
 @flags_group.command("dismiss")
@@ -454,7 +469,7 @@ def flags_dismiss(ctx: GameContext, flag_id: str, why: str, as_of: str | None) -
     """驳回一条违规标记（写明理由）。"""
     _find_flag(ctx, flag_id, as_of)
     if ctx.store.db.execute("SELECT 1 FROM flag_decisions WHERE flag_id = ?", [flag_id]).fetchone():
-        raise click.ClickException(f"标记 {flag_id} 已经处理过")
+        raise click.ClickException(_decided(ctx, flag_id))
     ctx.store.db.table("flag_decisions").insert(
         {
             "flag_id": flag_id,
@@ -465,6 +480,24 @@ def flags_dismiss(ctx: GameContext, flag_id: str, why: str, as_of: str | None) -
         }
     )
     click.echo(f"已驳回 {flag_id}：{why}")
+
+
+@flags_group.command("revoke")
+@game_command
+@click.argument("flag_id")
+@click.option("--why", required=True, help="撤销的理由（必填，记入审计记录）。")
+def flags_revoke(ctx: GameContext, flag_id: str, why: str) -> None:
+    """撤销一条标记的决定：确认给的牌一并撤销（台账重算，升级与红牌出局随之撤销），标记回到待确认。"""
+    from pipeline.cli.undo import echo_undone
+    from pipeline.derive.undo import BY_CLI, UndoError, revoke_flag
+
+    try:
+        undone = revoke_flag(
+            ctx.game, ctx.store, flag_id, why=why, by=BY_CLI, now=datetime.now(ctx.game.game.tz)
+        )
+    except UndoError as exc:
+        raise click.ClickException(str(exc)) from exc
+    echo_undone(ctx, undone)
 
 
 # --------------------------------------------------------------------------- cards
@@ -484,10 +517,14 @@ def _card(raw: str) -> Card:
 @click.option("--json", "as_json", is_flag=True, help="输出 JSON。")
 def cards_cmd(ctx: GameContext, as_json: bool) -> None:
     """牌的台账：每位玩家的蓝/黄/红牌（3 蓝折 1 黄，3 黄折 1 红），红牌出局，阵营判负。"""
+    from pipeline.derive.undo import card_rows
+
     d = derive(ctx.game, ctx.store, as_of=datetime.now(ctx.game.game.tz))
     ledger = d.ledger
+    rows = card_rows(ctx.store, ctx.game)
     if as_json:
-        click.echo(json.dumps(ledger.to_dict(), ensure_ascii=False, indent=2))
+        data = {**ledger.to_dict(), "records": rows}
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
     if not ledger.players:
         click.echo("还没有任何牌。")
@@ -504,11 +541,17 @@ def cards_cmd(ctx: GameContext, as_json: bool) -> None:
         click.echo(f"红牌出局：{name}（{_when(at, ctx.game.game.tz)}）")
     for loss in ledger.losing_factions:
         click.echo(f"阵营判负：{loss.to_dict().get('reason', loss.faction)}")
+    if rows:
+        click.echo("")
+        click.echo(f"牌的记录（撤销：bansha card revoke {ctx.game_path.name} 编号 --why 理由）：")
+    for row in rows:
+        tail = f" [已撤销：{row['revoked']}]" if row["revoked"] else ""
+        click.echo(f"  {row['line']}{tail}")
 
 
 @cli.group("card")
 def card_group() -> None:
-    """手动给牌。"""
+    """手动给牌（give），撤销一张牌（revoke）。"""
 
 
 @card_group.command("give")
@@ -524,7 +567,8 @@ def card_give(ctx: GameContext, player: str, colour: str, why: str, at: str | No
         raise click.ClickException(f"名单中没有玩家「{player}」")
     card = _card(colour)
     when = _parse_time(ctx, at, "--at")
-    ctx.store.db.table("card_events").insert(
+    table = ctx.store.db.table("card_events")
+    table.insert(
         {
             "player": who.name,
             "colour": card.value,
@@ -534,7 +578,36 @@ def card_give(ctx: GameContext, player: str, colour: str, why: str, at: str | No
             "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
         }
     )
-    click.echo(f"已记录：{who.name} {card.value}（{why}）")
+    click.echo(f"已记录：{who.name} {card.value}（{why}）{_undo_hint(ctx, 'card', table.last_pk)}")
+
+
+@card_group.command("revoke")
+@game_command
+@click.argument("card_id", type=int, metavar="编号")
+@click.option("--why", required=True, help="撤销的理由（必填，记入审计记录）。")
+def card_revoke(ctx: GameContext, card_id: int, why: str) -> None:
+    """撤销一张牌（编号见 bansha cards）：台账重算，升级与红牌出局随之撤销。
+
+    来自违规标记的牌连同标记的确认一起撤销，标记回到待确认。"""
+    from pipeline.cli.undo import echo_undone
+    from pipeline.derive.undo import BY_CLI, UndoError, revoke_card
+
+    try:
+        undone = revoke_card(
+            ctx.game, ctx.store, card_id, why=why, by=BY_CLI, now=datetime.now(ctx.game.game.tz)
+        )
+    except UndoError as exc:
+        raise click.ClickException(str(exc)) from exc
+    echo_undone(ctx, undone)
+
+
+def _undo_hint(ctx: GameContext, kind: str, row_id: Any) -> str:
+    """How to take a record back, said when it is recorded."""
+    if kind == "card":
+        return (
+            f"（编号 {row_id}；撤销：bansha card revoke {ctx.game_path.name} {row_id} --why 理由）"
+        )
+    return f"（编号 {row_id}；撤销：bansha undo {kind} {ctx.game_path.name} {row_id} --why 理由）"
 
 
 # --------------------------------------------------------------------------- journal
@@ -573,7 +646,8 @@ def vote_proxy(ctx: GameContext, day: int, voter: str, target: str, at: str) -> 
     if not any(d.day == day for d in ctx.game.days):
         raise click.ClickException(f"游戏文件中没有第 {day} 天")
     when = _parse_time(ctx, at, "--at")
-    ctx.store.db.table("journal_proxy_votes").insert(
+    table = ctx.store.db.table("journal_proxy_votes")
+    table.insert(
         {
             "day": day,
             "voter": who.name,
@@ -583,7 +657,10 @@ def vote_proxy(ctx: GameContext, day: int, voter: str, target: str, at: str) -> 
             "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
         }
     )
-    click.echo(f"已记录代投：第{day}天 {who.name} → {name}（{_when(when, ctx.game.game.tz)}）")
+    click.echo(
+        f"已记录代投：第{day}天 {who.name} → {name}（{_when(when, ctx.game.game.tz)}）"
+        + _undo_hint(ctx, "proxy", table.last_pk)
+    )
 
 
 @vote_group.command("modifier")
@@ -592,12 +669,13 @@ def vote_proxy(ctx: GameContext, day: int, voter: str, target: str, at: str) -> 
 @click.option("--player", required=True, help="受影响的玩家。")
 @click.option(
     "--kind",
-    type=click.Choice([k.value for k in ModifierKind]),
+    type=ZhChoice({k.value: (MODIFIER_ZH[k.value],) for k in ModifierKind}),
     required=True,
-    help="weight_add 得票+N（诽谤），weight_set 票权=N（迷魂 0），voter_add 票权+N（独裁），"
-    "no_vote 不能投票，no_change 不能改票，block_out 不能被投出，tie_taker 平票出局（高僧），"
-    "force_top 技能最高票，void_on_tie 平票作废（替罪羊），"
-    "before_open 须在开门前投票、开门前未投则弃权（狂躁）。",
+    help="weight_add（得票加）得票+N（诽谤），weight_set（票权改为）票权=N（迷魂 0），"
+    "voter_add（票权加）票权+N（独裁），no_vote（不能投票），no_change（不能改票），"
+    "block_out（不能被投出），tie_taker（平票时出局，高僧），force_top（技能最高票），"
+    "void_on_tie（平票时投票出局作废，替罪羊），"
+    "before_open（须在开门前投票）开门前未投则弃权（狂躁）。英文或括号里的中文都可以。",
 )
 @click.option("--value", default="0", help="数值（可写分数，如 1 或 3/2）。")
 @click.option("--source", default="", help="来源，如 乌鸦[诽谤]。")
@@ -612,7 +690,8 @@ def vote_modifier(
         Fraction(value)
     except ValueError as exc:
         raise click.BadParameter(f"数值应为整数或分数：{value}", param_hint="--value") from exc
-    ctx.store.db.table("journal_modifiers").insert(
+    table = ctx.store.db.table("journal_modifiers")
+    table.insert(
         {
             "day": day,
             "player": who.name,
@@ -625,7 +704,10 @@ def vote_modifier(
     what = MODIFIER_ZH.get(kind, kind)
     amount = f" {value}" if kind in ("weight_add", "weight_set", "voter_add") else ""
     why = f"（{source}）" if source else ""
-    click.echo(f"已记录：第{day}天 {who.name}：{what}{amount}{why}")
+    click.echo(
+        f"已记录：第{day}天 {who.name}：{what}{amount}{why}"
+        + _undo_hint(ctx, "modifier", table.last_pk)
+    )
 
 
 @vote_group.command("sheriff")
@@ -656,8 +738,18 @@ def vote_sheriff(ctx: GameContext, from_day: int, player: str) -> None:
         when = f"第{from_day}天起生效"
     click.echo(
         f"已记录：第{from_day}天起警长为 {name or '无'}（{when}，"
-        "之后每天沿用，直到下一次移交、竞选或引擎结算的变更）"
+        "之后每天沿用，直到下一次移交、竞选或引擎结算的变更；"
+        f"撤销：bansha undo sheriff {ctx.game_path.name} --from-day {from_day} --why 理由）"
     )
+
+
+#: ``vote speed --mode``: each mode and the words of the rule texts for it (m209.txt:591-593
+#: 「申请加速或延时……延迟成功时，不再视为"执行加速"状态」: a 延时 day is not accelerated)
+SPEED_WORDS = {
+    "accelerate": ("加速",),
+    "normal": ("不加速", "延时", "延迟"),
+    "auto": ("按申请计算", "自动"),
+}
 
 
 @vote_group.command("speed")
@@ -665,9 +757,10 @@ def vote_sheriff(ctx: GameContext, from_day: int, player: str) -> None:
 @click.option("--day", type=int, required=True, help="第几天。")
 @click.option(
     "--mode",
-    type=click.Choice(["accelerate", "normal", "auto"]),
+    type=ZhChoice(SPEED_WORDS),
     required=True,
-    help="accelerate 加速，normal 不加速，auto 按申请人数计算。",
+    help="accelerate（加速），normal（不加速；延时成功也写它：不再视为执行加速），"
+    "auto（按申请计算：按申请人数）。英文或括号里的中文都可以。",
 )
 def vote_speed(ctx: GameContext, day: int, mode: str) -> None:
     """导演裁定当天是否加速（覆盖按申请人数的计算）。"""
@@ -676,8 +769,14 @@ def vote_speed(ctx: GameContext, day: int, mode: str) -> None:
             ctx.store.db.execute("DELETE FROM journal_settings WHERE key = ?", [f"speed:{day}"])
     else:
         _setting(ctx, f"speed:{day}", mode)
+    undo = (
+        f"（撤销：bansha undo speed {ctx.game_path.name} --day {day} --why 理由）"
+        if mode != "auto"
+        else ""
+    )
     click.echo(
         f"已记录：第{day}天 {dict(accelerate='加速', normal='不加速', auto='按申请计算')[mode]}"
+        + undo
     )
 
 
@@ -707,7 +806,8 @@ def player_out(ctx: GameContext, player: str, at: str, cause: str) -> None:
     if who is None:
         raise click.ClickException(f"名单中没有玩家「{player}」")
     when = _parse_time(ctx, at, "--at")
-    ctx.store.db.table("journal_outs").insert(
+    table = ctx.store.db.table("journal_outs")
+    table.insert(
         {
             "player": who.name,
             "at": when.isoformat(),
@@ -715,7 +815,10 @@ def player_out(ctx: GameContext, player: str, at: str, cause: str) -> None:
             "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
         }
     )
-    click.echo(f"已记录：{who.name} 于 {_when(when, ctx.game.game.tz)} 出局（{cause}）")
+    click.echo(
+        f"已记录：{who.name} 于 {_when(when, ctx.game.game.tz)} 出局（{cause}）"
+        + _undo_hint(ctx, "out", table.last_pk)
+    )
 
 
 @player_group.command("substitute")
@@ -735,7 +838,8 @@ def player_substitute(ctx: GameContext, player: str, uid: int, account: str, at:
     if uid in taken and taken[uid] != who.name:
         raise click.ClickException(f"uid {uid} 是玩家「{taken[uid]}」的账号，不能作为替补")
     when = _parse_time(ctx, at, "--at")
-    ctx.store.db.table("journal_substitutions").insert(
+    table = ctx.store.db.table("journal_substitutions")
+    table.insert(
         {
             "player": who.name,
             "uid": uid,
@@ -746,4 +850,5 @@ def player_substitute(ctx: GameContext, player: str, uid: int, account: str, at:
     )
     click.echo(
         f"已记录替补：{_when(when, ctx.game.game.tz)} 起由 {account}（uid {uid}）代替 {who.name}"
+        + _undo_hint(ctx, "substitute", table.last_pk)
     )

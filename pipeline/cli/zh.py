@@ -18,10 +18,12 @@ from __future__ import annotations
 import gettext
 import importlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["MESSAGES", "PLURALS", "install", "translate", "translate_plural"]
+import click
+
+__all__ = ["MESSAGES", "PLURALS", "ZhChoice", "install", "translate", "translate_plural"]
 
 # click's msgids (click 8.x source) -> Chinese. Placeholders must stay exactly as in the
 # msgid: click calls ``.format(...)`` (or ``%``) on the result with its own field names.
@@ -216,6 +218,33 @@ def translate_plural(singular: str, plural: str, n: int) -> str:
     if forms is None:
         return gettext.ngettext(singular, plural, n)
     return forms[0] if n == 1 else forms[1]
+
+
+class ZhChoice(click.Choice):  # type: ignore[type-arg]
+    """A choice of English values that also takes the Chinese words a director uses for them
+    (``--mode 加速`` is ``--mode accelerate``); the command always gets the English value.
+
+    ``words`` maps each English value to its Chinese words, the first of them the one shown
+    in the help and in the error that lists what may be typed.
+    """
+
+    def __init__(self, words: Mapping[str, Sequence[str]]) -> None:
+        super().__init__(list(words))
+        self.words = {value: tuple(zh) for value, zh in words.items()}
+        self.aliases = {w: value for value, zh in words.items() for w in zh}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.strip() in self.aliases:
+            return self.aliases[value.strip()]
+        if isinstance(value, str) and value.strip() in self.words:
+            return value.strip()
+        self.fail(f"{value!r} 不是可选的值；可以写：{self.listing()}", param, ctx)
+
+    def listing(self) -> str:
+        """Every value with its Chinese words: ``accelerate（加速）、normal（不加速、延时）``."""
+        return "、".join(
+            f"{value}（{'、'.join(zh)}）" if zh else value for value, zh in self.words.items()
+        )
 
 
 def install() -> None:

@@ -336,13 +336,18 @@ def add_night_action(
         raise ActionError(_click_message(exc)) from exc
 
 
-def remove_night_action(ctx: Any, action_id: int, *, now: datetime) -> None:
-    from pipeline.game.journal import JournalError, remove_action
+def remove_night_action(
+    ctx: Any, action_id: int, *, now: datetime, why: str | None = None
+) -> list[str]:
+    """``bansha night remove`` from the console (recorded as 控制台, with ``why``); returns
+    what to tell the director (the phases to resolve again among it)."""
+    from pipeline.derive.undo import BY_CONSOLE, UndoError, remove_action
 
     try:
-        remove_action(ctx.store, action_id, at=now)
-    except JournalError as exc:
+        undone = remove_action(ctx.game, ctx.store, action_id, why=why, by=BY_CONSOLE, now=now)
+    except UndoError as exc:
         raise ActionError(str(exc)) from exc
+    return undone.lines(ctx.game_path.name)
 
 
 def _night_inputs(ctx: Any, night: int) -> tuple[Any, Any, list[Any]]:
@@ -379,9 +384,11 @@ def resolve_night(ctx: Any, night: int, *, now: datetime) -> list[str]:
     import click
 
     from engine.kernel import resolve_night as engine_resolve_night
+    from pipeline.cli.engine import _refuse_after_pending
     from pipeline.game.journal import save_snapshot
 
     try:
+        _refuse_after_pending(ctx, Phase.night(night))  # the day before waits for a decision
         rs, state, actions = _night_inputs(ctx, night)
         new_state, report = engine_resolve_night(state, actions, rs, night=night)
     except (click.ClickException, EngineError, StateError) as exc:

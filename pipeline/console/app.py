@@ -2,8 +2,12 @@
 JavaScript needed, nothing loaded from elsewhere) and the JSON API.
 
 Nothing without a login: the token (``BANSHA_CONSOLE_TOKEN``, or generated on the first start;
-only its hash is known here) opens a session — a signed cookie, HttpOnly, SameSite=Strict — and
-every form carries the session's CSRF token. Failed logins are rate-limited. Pages:
+only its hash is known here) opens a session — kept here (:class:`~pipeline.console.auth.Sessions`),
+its id in a signed cookie, HttpOnly, SameSite=Strict — and every form carries the session's
+CSRF token. Logging out ends the session here (a copied cookie opens nothing); 退出所有设备
+ends them all, and so does a new token. Tries are rate-limited per address when they start.
+Only the hosts the console is served as are answered (:class:`HostGuard`), and a form posted
+from another site is refused by its ``Origin`` before its CSRF token is looked at. Pages:
 
 - ``/`` — every game: rule set, day and phase, next close, drafts waiting, unconfirmed flags,
   the last cycle (time, ok or the error), forum reachable or not;
@@ -13,6 +17,8 @@ every form carries the session's CSRF token. Failed logins are rate-limited. Pag
   never posts: ``bansha cycle`` sends what was approved, exactly once;
 - ``/g/{id}/day/{n}`` — the tally (every vote's verdict, reason, rule, link), post counts,
   flags to confirm or dismiss, and ``why`` per player with a BBCode answer to copy;
+- ``/g/{id}/cards`` — the card ledger, every card with a form to revoke it (a reason required),
+  and the audit line of every undo; a decided flag on its day page can be taken back too;
 - ``/g/{id}/night/{n}`` — the night's recorded actions, a form to add one (checked as
   ``bansha night add`` checks it), the resolution preview; resolving is its own button.
 
@@ -25,7 +31,7 @@ from __future__ import annotations
 import html
 import math
 import secrets
-import time
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,17 +43,33 @@ import jinja2
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from starlette.responses import (
+    FileResponse,
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pipeline.console import actions
 from pipeline.console.api import api_routes
-from pipeline.console.auth import LoginLimiter, check_csrf, new_csrf, verify_token
+from pipeline.console.auth import (
+    LoginLimiter,
+    Sessions,
+    TokenSource,
+    check_csrf,
+    new_csrf,
+    verify_token,
+)
 from pipeline.console.games import GameSpec, GameSpecError
+from pipeline.console.hosts import HostGuard, HostPolicy, register_id_convertor
 from pipeline.console.overview import overviews, sort_drafts
 from pipeline.console.preview import bbcode_html, diff_lines
 from pipeline.drafts import (
@@ -71,20 +93,47 @@ STATIC = HERE / "static"
 SESSION_COOKIE = "bansha_console"
 SESSION_HOURS = 12
 CARD_CHOICES = ("蓝牌", "黄牌", "红牌")
+#: the largest form the console reads once logged in (a draft's edit far over any forum's
+#: limit still comes back in its box, with the reason); the login form gets far less
+MAX_FORM_BYTES = 16 * 1024 * 1024
+MAX_LOGIN_FORM_BYTES = 64 * 1024
+#: scrypt checks at once (each takes ~50 ms of a core); more tries wait their turn
+VERIFY_AT_ONCE = 2
 
 
 @dataclass
 class Console:
-    """What every request needs: the games, the token's hash, the limiter and the clock."""
+    """What every request needs: the games, the token in use, the sessions, the limiter and
+    the clock."""
 
     games: dict[str, GameSpec]
-    token_hash: str
+    token: TokenSource
+    sessions: Sessions
     limiter: LoginLimiter
     clock: Callable[[], datetime]
     env: jinja2.Environment = field(repr=False)
+    verifying: threading.BoundedSemaphore = field(
+        default_factory=lambda: threading.BoundedSemaphore(VERIFY_AT_ONCE), repr=False
+    )
+    #: the token hash in use and the SHA-256 of the Bearer token last verified against it
+    bearer_ok: tuple[str, bytes] | None = field(default=None, repr=False)
+
+    @property
+    def token_hash(self) -> str:
+        return self.token.current()
 
     def now(self, spec: GameSpec) -> datetime:
         return self.clock().astimezone(spec.game.game.tz)
+
+    async def verify(self, token: str) -> bool:
+        """scrypt in a worker thread, at most :data:`VERIFY_AT_ONCE` at a time."""
+        token_hash = self.token_hash
+
+        def check() -> bool:
+            with self.verifying:
+                return verify_token(token, token_hash)
+
+        return await run_in_threadpool(check)
 
 
 # --------------------------------------------------------------------------- rendering
@@ -138,8 +187,38 @@ Handler = Callable[[Request, GameSpec | None, FormData | None], Response]
 
 
 def _authed(request: Request) -> bool:
+    """Logged in: the cookie names a session the console still holds, opened with the token in
+    use (a logout, 退出所有设备, a new token or a restart ends it)."""
     s = request.session
-    return bool(s.get("auth")) and time.time() - float(s.get("since", 0)) < SESSION_HOURS * 3600
+    if not s.get("auth"):
+        return False
+    console: Console = request.app.state.console
+    if console.sessions.valid(s.get("sid"), console.token_hash):
+        return True
+    s.pop("auth", None)
+    s.pop("sid", None)
+    return False
+
+
+async def _read_form(request: Request, limit: int) -> FormData | None:
+    """The form, or None when it is bigger than ``limit`` bytes (nothing of it is used)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    try:
+        return await request.form(max_part_size=limit)
+    except HTTPException:
+        return None
+
+
+def _too_big(request: Request, limit: int) -> HTMLResponse:
+    return _render(
+        request,
+        "error.html",
+        413,
+        message=f"提交的内容超过 {limit // (1024 * 1024) or 1} MB，控制台没有读取它；"
+        "请返回，删减后再提交",
+    )
 
 
 def page(fn: Handler, *, game: bool = True) -> Callable[[Request], Awaitable[Response]]:
@@ -160,7 +239,9 @@ def page(fn: Handler, *, game: bool = True) -> Callable[[Request], Awaitable[Res
                 return _render(request, "error.html", 404, message="没有这局游戏")
         form = None
         if request.method == "POST":
-            form = await request.form()
+            form = await _read_form(request, MAX_FORM_BYTES)
+            if form is None:
+                return _too_big(request, MAX_FORM_BYTES)
             if not check_csrf(request.session.get("csrf"), form.get("csrf")):
                 return _render(
                     request,
@@ -202,32 +283,51 @@ async def login_page(request: Request) -> Response:
 
 async def login_post(request: Request) -> Response:
     console: Console = request.app.state.console
-    form = await request.form()
+    form = await _read_form(request, MAX_LOGIN_FORM_BYTES)
+    if form is None:
+        return _render(request, "login.html", 413, error="提交的内容太大：请只输入令牌")
     if not check_csrf(request.session.get("csrf"), form.get("csrf")):
         request.session["csrf"] = new_csrf()
         return _render(request, "login.html", 403, error="表单校验失败（CSRF）：请刷新登录页后再试")
     client = request.client.host if request.client else "?"
-    wait = console.limiter.retry_after(client)
+    token = str(form.get("token") or "").strip()
+    if not token:
+        return _render(request, "login.html", 401, error="请输入令牌")
+    wait = console.limiter.begin(client)  # counted now, before the slow check
     if wait > 0:
         minutes = max(1, math.ceil(wait / 60))
         return _render(
             request, "login.html", 429, error=f"登录失败次数太多，请 {minutes} 分钟后再试"
         )
-    token = str(form.get("token") or "").strip()
-    ok = bool(token) and await run_in_threadpool(verify_token, token, console.token_hash)
-    if not ok:
-        console.limiter.failed(client)
+    if not await console.verify(token):
         return _render(request, "login.html", 401, error="令牌不对")
     console.limiter.succeeded(client)
     request.session.clear()  # a fresh session: nothing from before the login carries over
-    request.session.update({"auth": True, "since": time.time(), "csrf": new_csrf()})
+    sid = console.sessions.open(console.token_hash)
+    request.session.update({"auth": True, "sid": sid, "csrf": new_csrf()})
     return _see("/")
 
 
 async def logout(request: Request) -> Response:
-    form = await request.form()
-    if check_csrf(request.session.get("csrf"), form.get("csrf")):
+    """End this session (here, not only in this browser); with ``everywhere``, every session."""
+    console: Console = request.app.state.console
+    form = await _read_form(request, MAX_LOGIN_FORM_BYTES)
+    if form is None or not check_csrf(request.session.get("csrf"), form.get("csrf")):
+        return _render(
+            request,
+            "error.html",
+            403,
+            message="表单校验失败（CSRF）：页面可能已过期，请刷新后再退出",
+        )
+    everywhere = request.url.path.endswith("/all")
+    if everywhere and _authed(request):
+        n = console.sessions.close_all()
         request.session.clear()
+        _flash(request, f"已退出所有设备（结束了 {n} 个会话）。")
+    else:
+        console.sessions.close(request.session.get("sid"))
+        request.session.clear()
+        _flash(request, "已退出登录。")
     return _see("/login")
 
 
@@ -307,7 +407,7 @@ def _draft_view(
         title=f"第 {d.id} 号草稿 · {spec.game.game.title}",
         d=d,
         prev=prev,
-        where=_where(d),
+        where=_where(d, spec.game),
         not_before=(
             datetime.fromisoformat(d.not_before).astimezone(tz).strftime("%m-%d %H:%M")
             if d.not_before
@@ -397,7 +497,7 @@ def draft_action(request: Request, spec: GameSpec | None, form: FormData | None)
         _flash(
             request,
             f"已批准第 {after.id} 号草稿（{after.title}），"
-            f"将由下一次 bansha cycle 发出：{_where(after)}",
+            f"将由下一次 bansha cycle 发出：{_where(after, spec.game)}",
         )
     else:
         _flash(request, f"已驳回第 {after.id} 号草稿：{after.reject_why}")
@@ -525,8 +625,15 @@ def why_page(request: Request, spec: GameSpec | None, form: FormData | None) -> 
     )
 
 
+#: the confirmation a card asks for once more (a required checkbox: the console has no script)
+SURE = "sure"
+
+
 def flag_action(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
+    """Confirm (a card: asked once more, the box ticked), dismiss, or take a decision back."""
     assert spec is not None and form is not None
+    from pipeline.derive.undo import BY_CONSOLE, UndoError, revoke_flag
+
     console: Console = request.app.state.console
     what = request.path_params["what"]
     flag_id = str(form.get("flag_id") or "")
@@ -537,18 +644,91 @@ def flag_action(request: Request, spec: GameSpec | None, form: FormData | None) 
         try:
             if what == "confirm":
                 card = str(form.get("card") or "") or None
+                if form.get(SURE) != "1":
+                    raise actions.ActionError(
+                        f"没有确认 {flag_id}：给牌会记入台账（3 蓝折 1 黄，3 黄折 1 红，"
+                        "红牌即罚下出局），请勾选「确认给牌」后再提交"
+                    )
                 message = actions.confirm_flag(spec.game, store, flag_id, card=card, now=now)
             elif what == "dismiss":
                 message = actions.dismiss_flag(
                     spec.game, store, flag_id, why=str(form.get("why") or ""), now=now
                 )
+            elif what == "revoke":
+                undone = revoke_flag(
+                    spec.game,
+                    store,
+                    flag_id,
+                    why=str(form.get("why") or ""),
+                    by=BY_CONSOLE,
+                    now=now,
+                )
+                message = "；".join(undone.lines(spec.path.name))
             else:
                 return _render(request, "error.html", 404, message="没有这个操作")
-        except actions.ActionError as exc:
+        except (actions.ActionError, UndoError) as exc:
             _flash(request, str(exc), "error")
             return _see(back)
     _flash(request, message)
     return _see(back + f"#flag-{quote(flag_id, safe='')}")
+
+
+# --------------------------------------------------------------------------- cards
+
+
+def cards_page(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
+    """The card ledger (after escalation), every card recorded with its revoke form, and the
+    audit lines of every undo."""
+    assert spec is not None
+    from pipeline.derive.undo import card_rows, revocations
+
+    console: Console = request.app.state.console
+    now = console.now(spec)
+    with spec.store() as store:
+        d = _derive(spec, store, now)
+        rows = card_rows(store, spec.game)
+        audit = revocations(store, spec.game)
+    tz = spec.game.game.tz
+    return _render(
+        request,
+        "cards.html",
+        spec=spec,
+        title=f"牌 · {spec.game.game.title}",
+        ledger=d.ledger,
+        rows=rows,
+        audit=audit,
+        fmt=lambda dt: dt.astimezone(tz).strftime("%m-%d %H:%M"),
+    )
+
+
+def card_action(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
+    """Revoke a card (``bansha card revoke``), recorded as 控制台 with the reason."""
+    assert spec is not None and form is not None
+    from pipeline.derive.undo import BY_CONSOLE, UndoError, revoke_card
+
+    console: Console = request.app.state.console
+    if request.path_params["what"] != "revoke":
+        return _render(request, "error.html", 404, message="没有这个操作")
+    raw = str(form.get("card_id") or "")
+    back = _g(spec, "cards")
+    if not raw.isdigit() or len(raw) > 18:
+        _flash(request, "没有指明要撤销哪一张牌", "error")
+        return _see(back)
+    with spec.store() as store:
+        try:
+            undone = revoke_card(
+                spec.game,
+                store,
+                int(raw),
+                why=str(form.get("why") or ""),
+                by=BY_CONSOLE,
+                now=console.now(spec),
+            )
+        except UndoError as exc:
+            _flash(request, str(exc), "error")
+            return _see(back)
+    _flash(request, "；".join(undone.lines(spec.path.name)))
+    return _see(back + f"#card-{raw}")
 
 
 # --------------------------------------------------------------------------- night
@@ -564,9 +744,24 @@ def _context(spec: GameSpec) -> Any:
     return GameContext(spec.path, spec.game, spec.db_path)
 
 
+def _no_such_night(request: Request, spec: GameSpec, n: int) -> Response | None:
+    """Night N follows day N (night 0 comes first): a night whose day the game file does not
+    have is an unknown page, like an unknown day."""
+    if n == 0 or any(d.day == n for d in spec.game.days):
+        return None
+    return _render(
+        request,
+        "error.html",
+        404,
+        message=f"游戏文件中没有第{n}晚（第{n}晚在第{n}天之后："
+        "先在游戏文件的 [[days]] 中加上这一天）",
+    )
+
+
 def night_page(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
     assert spec is not None
-    return _night_view(request, spec, int(request.path_params["n"]))
+    n = int(request.path_params["n"])
+    return _no_such_night(request, spec, n) or _night_view(request, spec, n)
 
 
 def _night_view(
@@ -612,13 +807,58 @@ def _night_view(
         nights=nights,
         error=error,
         values=values or {},
+        when=lambda text: when_zh(text, spec.game.game.tz),
+        source_zh=source_zh,
+        here=for_file(spec),
     )
+
+
+SOURCE_ZH = {"console": "控制台", "cli": "命令行"}
+_FILE_SOURCE = "行动文件 "
+
+
+def source_zh(source: str) -> str:
+    """Where a recorded action came from, as a director says it: 控制台, 命令行, or 文件 and
+    the file's name (not its whole path)."""
+    if source in SOURCE_ZH:
+        return SOURCE_ZH[source]
+    if source.startswith(_FILE_SOURCE):
+        return f"文件 {Path(source[len(_FILE_SOURCE) :]).name}"
+    return source
+
+
+def when_zh(text: str | None, tz: Any) -> str:
+    """A stored time as a director reads it (``12-02 13:38``); a time without a zone is taken
+    as the game's; what is not a time stays as it was written."""
+    if not text:
+        return ""
+    try:
+        at = datetime.fromisoformat(text)
+    except ValueError:
+        return text
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=tz)
+    return at.astimezone(tz).strftime("%m-%d %H:%M")
+
+
+def for_file(spec: GameSpec) -> Callable[[str | None], str]:
+    """A hint's ``bansha … GAME.toml …`` with the game's own file name (quoted for the shell
+    only when it has to be: ``我的游戏.toml`` stays as it is)."""
+    import re
+    import shlex
+
+    name = spec.path.name
+    if not re.fullmatch(r"[^\s'\"$`\\!*?;&|<>(){}\[\]#~]+", name):
+        name = shlex.quote(name)
+    return lambda text: (text or "").replace("GAME.toml", name)
 
 
 def night_action(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
     assert spec is not None and form is not None
     console: Console = request.app.state.console
     n = int(request.path_params["n"])
+    if (unknown := _no_such_night(request, spec, n)) is not None:
+        return unknown
     what = request.path_params["what"]
     now = console.now(spec)
     back = _g(spec, "night", n)
@@ -647,12 +887,15 @@ def night_action(request: Request, spec: GameSpec | None, form: FormData | None)
             raw = str(form.get("action_id") or "")
             if not raw.isdigit():
                 raise actions.ActionError("没有指明要撤销哪一条行动")
-            actions.remove_night_action(ctx, int(raw), now=now)
+            lines = actions.remove_night_action(
+                ctx, int(raw), now=now, why=str(form.get("why") or "") or None
+            )
         except actions.ActionError as exc:
             return _night_view(request, spec, n, status=400, error=str(exc))
         finally:
             ctx.close()
-        _flash(request, f"已撤销第{n}晚的第 {raw} 号行动；请重新结算。")
+        rerun = "；".join(lines[1:]) or "请重新结算（预览已按撤销后的记录计算）"
+        _flash(request, f"已撤销第{n}晚的第 {raw} 号行动；{rerun}")
         return _see(back)
     if what == "resolve":
         ctx = _context(spec)
@@ -679,7 +922,9 @@ def game_home(request: Request, spec: GameSpec | None, form: FormData | None) ->
 class SecurityHeaders:
     """Every response: a Content-Security-Policy (no script at all; the style sheet and images
     from the console itself, images also from the games' forums: a draft's smileys), no
-    framing, no sniffing, no referrer; pages are not cached."""
+    framing, no sniffing, no referrer to other sites (to its own pages the browser names the
+    console as ``Origin``, which :class:`~pipeline.console.hosts.HostGuard` checks); pages are
+    not cached."""
 
     def __init__(self, app: ASGIApp, *, img_sources: Sequence[str] = ()) -> None:
         self.app = app
@@ -704,7 +949,7 @@ class SecurityHeaders:
                     (b"content-security-policy", self.csp.encode()),
                     (b"x-content-type-options", b"nosniff"),
                     (b"x-frame-options", b"DENY"),
-                    (b"referrer-policy", b"no-referrer"),
+                    (b"referrer-policy", b"same-origin"),
                 ]
                 if not static:
                     headers.append((b"cache-control", b"no-store"))
@@ -732,19 +977,30 @@ def create_app(
     secret_key: str | None = None,
     https_only: bool = False,
     limiter: LoginLimiter | None = None,
+    token_file: Path | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    public_url: str | None = None,
 ) -> Starlette:
     """The console for ``games``. ``token_hash`` is :func:`pipeline.console.auth.hash_token` of
-    the login token. ``clock`` gives the time the pages judge by (default: now). The session
-    key is random per process unless given: a restart logs everybody out. ``https_only`` marks
-    the cookie Secure (behind a TLS reverse proxy)."""
+    the login token; with ``token_file`` (where that hash is kept) a new hash written there
+    replaces it at once. ``clock`` gives the time the pages judge by (default: now). Sessions
+    are kept in memory and the session key is random per process unless given: a restart logs
+    everybody out. ``https_only`` marks the cookie Secure (behind a TLS reverse proxy).
+    ``host``, ``port`` and ``public_url`` say the addresses the console is served as: any other
+    ``Host`` is refused (:class:`~pipeline.console.hosts.HostPolicy`)."""
     from datetime import UTC
+
+    register_id_convertor()
 
     specs = {g.id: g for g in games}
     if len(specs) != len(games):
         raise ValueError("两个游戏文件的 game.id 相同")
+    policy = HostPolicy.of(host, port, public_url)
     console = Console(
         games=specs,
-        token_hash=token_hash,
+        token=TokenSource(token_hash, token_file),
+        sessions=Sessions(max_age_s=SESSION_HOURS * 3600),
         limiter=limiter or LoginLimiter(),
         clock=clock or (lambda: datetime.now(UTC)),
         env=_environment(),
@@ -753,24 +1009,29 @@ def create_app(
         Route("/login", login_page, methods=["GET"]),
         Route("/login", login_post, methods=["POST"]),
         Route("/logout", logout, methods=["POST"]),
+        Route("/logout/all", logout, methods=["POST"]),
         Route("/static/console.css", stylesheet, methods=["GET"]),
         Route("/", page(overview, game=False), methods=["GET"]),
         Route("/g/{gid}", page(game_home), methods=["GET"]),
         Route("/g/{gid}/drafts", page(drafts_page), methods=["GET"]),
-        Route("/g/{gid}/drafts/{n:int}", page(draft_page), methods=["GET"]),
-        Route("/g/{gid}/drafts/{n:int}/{what}", page(draft_action), methods=["POST"]),
-        Route("/g/{gid}/day/{n:int}", page(day_page), methods=["GET"]),
-        Route("/g/{gid}/day/{n:int}/why", page(why_page), methods=["GET"]),
+        Route("/g/{gid}/drafts/{n:id}", page(draft_page), methods=["GET"]),
+        Route("/g/{gid}/drafts/{n:id}/{what}", page(draft_action), methods=["POST"]),
+        Route("/g/{gid}/day/{n:id}", page(day_page), methods=["GET"]),
+        Route("/g/{gid}/day/{n:id}/why", page(why_page), methods=["GET"]),
         Route("/g/{gid}/flags/{what}", page(flag_action), methods=["POST"]),
-        Route("/g/{gid}/night/{n:int}", page(night_page), methods=["GET"]),
-        Route("/g/{gid}/night/{n:int}/{what}", page(night_action), methods=["POST"]),
+        Route("/g/{gid}/cards", page(cards_page), methods=["GET"]),
+        Route("/g/{gid}/cards/{what}", page(card_action), methods=["POST"]),
+        Route("/g/{gid}/night/{n:id}", page(night_page), methods=["GET"]),
+        Route("/g/{gid}/night/{n:id}/{what}", page(night_action), methods=["POST"]),
         *api_routes(),
     ]
     forums = sorted({o for g in games if (o := _origin(str(g.game.forum.base_url)))})
     app = Starlette(
         routes=routes,
+        exception_handlers={404: _not_found, 405: _not_allowed},
         middleware=[
             Middleware(SecurityHeaders, img_sources=forums),
+            Middleware(HostGuard, policy=policy),
             Middleware(
                 SessionMiddleware,
                 secret_key=secret_key or secrets.token_urlsafe(32),
@@ -782,4 +1043,21 @@ def create_app(
         ],
     )
     app.state.console = console
+    app.state.hosts = policy
     return app
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    """Any path the console does not have — an unknown page, an id that is not a number or too
+    big to be one — answers like an unknown id: 404, in Chinese."""
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": "没有这个接口或编号"}, status_code=404)
+    if "session" not in request.scope:
+        return PlainTextResponse("没有这个页面", status_code=404)
+    return _render(request, "error.html", 404, message="没有这个页面（或没有这个编号）")
+
+
+async def _not_allowed(request: Request, exc: Exception) -> Response:
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": "这个接口不接受这种请求方法"}, status_code=405)
+    return PlainTextResponse("这个页面不接受这种请求方法", status_code=405)

@@ -169,20 +169,29 @@ def _dt(raw: str) -> datetime:
 def journal_outs(store: Store) -> list[tuple[str, datetime, str]]:
     return [
         (r["player"], _dt(r["at"]), r["cause"])
-        for r in store.db.query("SELECT player, at, cause FROM journal_outs ORDER BY at, id")
+        for r in store.db.query(
+            "SELECT player, at, cause FROM journal_outs WHERE revoked_at IS NULL ORDER BY at, id"
+        )
     ]
 
 
 def journal_proxies(store: Store, day: int) -> list[dict[str, Any]]:
     return list(
-        store.db.query("SELECT * FROM journal_proxy_votes WHERE day = ? ORDER BY at, id", [day])
+        store.db.query(
+            "SELECT * FROM journal_proxy_votes WHERE day = ? AND revoked_at IS NULL "
+            "ORDER BY at, id",
+            [day],
+        )
     )
 
 
 def journal_modifiers(store: Store, day: int) -> list[VoteModifier]:
     return [
         VoteModifier(r["player"], ModifierKind(r["kind"]), Fraction(r["value"]), r["source"] or "")
-        for r in store.db.query("SELECT * FROM journal_modifiers WHERE day = ? ORDER BY id", [day])
+        for r in store.db.query(
+            "SELECT * FROM journal_modifiers WHERE day = ? AND revoked_at IS NULL ORDER BY id",
+            [day],
+        )
     ]
 
 
@@ -241,7 +250,9 @@ def not_crawled_note(day: Day) -> str:
 def card_events(store: Store) -> list[CardEvent]:
     return [
         CardEvent(r["player"], Card.parse(r["colour"]), r["reason"], _dt(r["at"]), r["source"])
-        for r in store.db.query("SELECT * FROM card_events ORDER BY at, id")
+        for r in store.db.query(
+            "SELECT * FROM card_events WHERE revoked_at IS NULL ORDER BY at, id"
+        )
     ]
 
 
@@ -261,7 +272,9 @@ class Substitution:
 def substitutions(store: Store) -> list[Substitution]:
     return [
         Substitution(r["player"], int(r["uid"]), r["name"], _dt(r["from_at"]))
-        for r in store.db.query("SELECT * FROM journal_substitutions ORDER BY from_at, id")
+        for r in store.db.query(
+            "SELECT * FROM journal_substitutions WHERE revoked_at IS NULL ORDER BY from_at, id"
+        )
     ]
 
 
@@ -579,6 +592,14 @@ def _out_map(outs: Iterable[tuple[str, datetime, str]]) -> dict[str, tuple[datet
     return result
 
 
+def game_factions(game: Game) -> dict[str, str | None]:
+    """Each player's actual faction for the card ledger (a faction's loss by two red cards):
+    the game file's ``faction``, else the one the cards give (the game file's check refuses a
+    ``faction`` the cards contradict); None when neither says."""
+    ruleset = get_ruleset(game.game.ruleset)
+    return {p.name: p.faction or ruleset.hand_faction(p.name, p.cards) for p in game.players}
+
+
 _Outs = dict[str, tuple[datetime, str]]
 
 
@@ -679,7 +700,7 @@ def _start(game: Game, store: Store, as_of: datetime) -> _Run:
     ruleset = get_ruleset(game.game.ruleset)
     snaps = journal.snapshots(store) if ruleset.has_engine else []
     events = card_events(store)
-    factions = {p.name: p.faction for p in game.players}
+    factions = game_factions(game)
     ledger = card_ledger(events, factions, rules=ruleset.cards)
     fixed_outs: list[tuple[str, datetime, str]] = list(journal_outs(store))
     from_engine = _engine_outs(store, game, snaps)
@@ -726,6 +747,12 @@ def _derive_day(run: _Run, day: Day) -> DayResult:
     outs = _out_map(_revived(run.revivals, day.opens, [*run.fixed_outs, *run.vote_outs]))
     sheriff = _day_sheriff(run, day, engine_state, outs)
     players = _day_players(run, day, engine_state, outs)
+    day_actions = journal_day_actions(run.store, day.day) if engine_state is not None else ()
+    if engine_state is not None:
+        # the day's recorded red cards (--at) and duels put out from their time, as day resolve
+        players = run.ruleset.with_timed_outs(
+            players, run.ruleset.timed_outs(engine_state, day_actions)
+        )
     living_at = [p.name for p in players if p.out_at is None or p.out_at > day.opens]
     speed, accelerated = _day_speed(run, day, outs, living_at)
     run.accelerated_by_day[day.day] = accelerated
@@ -747,7 +774,7 @@ def _derive_day(run: _Run, day: Day) -> DayResult:
         accelerated=accelerated,
         closed=run.as_of >= day.closes,
         engine_day=any(s.phase == Phase.day(day.day) for s in run.snaps),
-        day_actions=journal_day_actions(run.store, day.day) if engine_state is not None else (),
+        day_actions=day_actions,
     )
     contexts, first_round, verdicts, day_tally = _day_tally(
         run, view, ballots, first_ballots, unreadable, notes
@@ -809,7 +836,8 @@ def _day_players(
     )
     if engine_state is not None and ruleset.card_units:
         # card-based sets vote by card: the engine knows which cards are in play
-        players = ruleset.vote_roster(engine_state, opens=day.opens, red_at={})
+        red_at = {p: at for p, at in run.ledger.out_by_red.items() if day.opens < at <= day.closes}
+        players = ruleset.vote_roster(engine_state, opens=day.opens, red_at=red_at)
     elif engine_state is not None:
         # who may vote / be voted as the engine says (m209 离开游戏, m209.txt:210)
         rights = {

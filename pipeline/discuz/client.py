@@ -114,6 +114,8 @@ class RetryPolicy:
 class ClientStats:
     requests: int = 0
     retries: int = 0
+    #: seconds slept keeping ``min_interval_s`` between requests (never before the first)
+    paced_s: float = 0.0
     errors: list[str] = field(default_factory=list)
 
 
@@ -261,10 +263,15 @@ class DiscuzClient:
             url += ("&" if "?" in url else "?") + urlencode(params)
         return url
 
+    def monotonic(self) -> float:
+        """The client's own clock (seconds; injected in tests), what pacing is measured on."""
+        return self._monotonic()
+
     def _wait_turn(self) -> None:
         if self._last_request is not None and self.min_interval_s > 0:
             elapsed = self._monotonic() - self._last_request
             if elapsed < self.min_interval_s:
+                self.stats.paced_s += self.min_interval_s - elapsed
                 self._sleep(self.min_interval_s - elapsed)
         self._last_request = self._monotonic()
 

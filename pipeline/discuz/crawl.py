@@ -33,6 +33,9 @@ from pipeline.store import Store
 
 log = logging.getLogger(__name__)
 
+#: ``-v`` says how far a crawl has got at most this often (seconds on the client's clock)
+PROGRESS_EVERY_S = 5.0
+
 SOURCE_HTML = "html"
 SOURCE_MOBILE = "mobile-api"
 #: posts per page asked of the mobile API (the desktop page's ppp is the forum's setting)
@@ -75,6 +78,9 @@ class CrawlReport:
     threads: list[ThreadResult] = field(default_factory=list)
     #: why the forum did not answer usably (Chinese, said once), None when it did
     down: str | None = None
+    #: requests this crawl made, and the seconds it slept between them (``min_interval_s``)
+    requests: int = 0
+    paced_s: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -162,6 +168,18 @@ class Crawler:
         self.forum = forum
         self.progress = progress
         self.run_id = uuid.uuid4().hex[:12]
+        self._said_at: float | None = None  # the last progress line (the client's clock)
+
+    def _say_progress(self, tid: int, page: int, total: int) -> None:
+        """``-v``: ``帖子 2001：已读第 3/12 页…`` every :data:`PROGRESS_EVERY_S` seconds while
+        a crawl goes on, naming the pacing that makes it take that long."""
+        now = self.client.monotonic()
+        if self._said_at is not None and now - self._said_at < PROGRESS_EVERY_S:
+            return
+        self._said_at = now
+        pacing = self.client.min_interval_s
+        why = f"（每两次请求间隔 {pacing:g} 秒，[forum] min_interval_s）" if pacing > 0 else ""
+        log.info("帖子 %s：已读第 %d/%d 页…%s", tid, page, total, why)
 
     # -- one page -----------------------------------------------------------------------
     def page_url(self, source: str, tid: int, page: int) -> str:
@@ -264,6 +282,7 @@ class Crawler:
                 vanished_posts=write.vanished_posts,
             )
             total = parsed.total_pages
+            self._say_progress(tid, parsed.page, total)
             if self.progress:
                 self.progress(tid, parsed.page, total)
             # the server clamps a page past the end to the last page: stop on the served page
@@ -274,6 +293,16 @@ class Crawler:
 
     def crawl(self, targets: Sequence[CrawlTarget], *, full: bool = False) -> CrawlReport:
         report = CrawlReport(self.run_id)
+        requests, paced = self.client.stats.requests, self.client.stats.paced_s
+        self._said_at = self.client.monotonic()  # the first line comes after a while
+        try:
+            self._crawl(targets, full, report)
+        finally:
+            report.requests = self.client.stats.requests - requests
+            report.paced_s = self.client.stats.paced_s - paced
+        return report
+
+    def _crawl(self, targets: Sequence[CrawlTarget], full: bool, report: CrawlReport) -> None:
         source = choose_source(self.client, self.store, self.forum)
         skip: str | None = None
         for target in targets:
@@ -314,7 +343,6 @@ class Crawler:
                 report.threads.append(ThreadResult(target.tid, error=msg))
                 # said once by the command that crawled (cycle, crawl): here only for -v
                 log.info("抓取帖子 %s 失败：%s", target.tid, msg)
-        return report
 
 
 def parse_page(

@@ -105,9 +105,10 @@ class WrongAccount(PostError):
 class CaptchaRequired(PostError):
     """The forum demands a captcha (to log in or to post). A human has to take over."""
 
-    def __init__(self, message: str, *, during: str) -> None:
+    def __init__(self, message: str, *, during: str, forum_said: str = "") -> None:
         super().__init__(message)
         self.during = during  # "login" | "post"
+        self.forum_said = forum_said  # the forum's own words, when it gave any
 
 
 class PostRefused(PostError):
@@ -144,10 +145,12 @@ class SenderBusy(PostError):
 
 
 class ManualPostMismatch(PostError):
-    """The pid a director gave for a hand-posted draft is not that draft's post.
+    """The pid (or a new thread's tid) a director gave for a hand-posted draft is not that
+    draft's post (thread).
 
-    ``which``: ``thread`` (not in the draft's thread), ``author`` (not by a director account)
-    or ``text`` (not the draft's text).
+    ``which``: ``thread`` (not in the draft's thread; no such thread, or another game's),
+    ``author`` (not by a director account), ``text`` (not the draft's text) or ``subject``
+    (a new thread whose subject is not the draft's).
     """
 
     def __init__(self, message: str, *, which: str) -> None:
@@ -540,6 +543,7 @@ class Poster:
                 "bansha 不会尝试识别验证码：请在浏览器里登录导演账号，"
                 f"把浏览器的 cookie 放进环境变量 {creds.cookie_env}，再运行一次",
                 during="login",
+                forum_said=self.scrub(answer.message),
             )
         if answer.outcome is LoginOutcome.LOCKED:
             raise self._fail(
@@ -729,6 +733,7 @@ class Poster:
                     f"论坛要求填写验证码才能发帖（{said}）。bansha 不会尝试识别验证码："
                     "请把已批准的草稿手动发到论坛，然后用 bansha publish record 登记它的 pid",
                     during="post",
+                    forum_said=self.scrub(answer.message),
                 )
             if outcome in (ReplyOutcome.SERVER_ERROR, ReplyOutcome.UNKNOWN):
                 raise self._fail(UncertainSend, f"发送后论坛的回答无法确认是否成功（{said}）")

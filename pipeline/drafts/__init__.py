@@ -24,7 +24,7 @@ import hashlib
 import logging
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
 from decimal import Decimal, localcontext
 from enum import StrEnum
@@ -39,11 +39,17 @@ from engine.cards import Card, CardEvent, Ledger, card_ledger
 from engine.rulesets import get_ruleset
 from engine.state import Phase
 from engine.votes import Evidence, Tally, VerdictStatus, VoteVerdict
-from pipeline import ROOT
-from pipeline.derive import DayResult, Derivation, card_events
+from pipeline import resources
+from pipeline.derive import DayResult, Derivation, card_events, game_factions
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole, templates_folder
-from pipeline.game.threads import CLOSE_WINDOW, day_roles, game_wide, thread_subject
-from pipeline.store import Store
+from pipeline.game.threads import (
+    CLOSE_WINDOW,
+    day_roles,
+    game_wide,
+    thread_closes,
+    thread_subject,
+)
+from pipeline.store import DRAFT_INPUTS_KEY, Store
 
 if TYPE_CHECKING:
     from pipeline.derive.inquiry import InquiryDay
@@ -84,10 +90,12 @@ __all__ = [
     "get_draft",
     "inquiry_answer_drafts",
     "inquiry_answers_context",
+    "keep_inputs",
     "list_drafts",
     "load_templates",
     "make_drafts",
     "mark_posted",
+    "moved_on",
     "newthread_key",
     "newthread_specs",
     "no_moderator_rights",
@@ -108,7 +116,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TEMPLATES_DIR = ROOT / "config" / "templates"
+DEFAULT_TEMPLATES_DIR = resources.templates_dir()
 TEMPLATE_SUFFIX = ".j2"
 #: Discuz's default ``maxpostsize`` (bytes; ``strlen`` in ``checkpost``, docs/discuz.md §4.4).
 MAX_POST_BYTES = 10000
@@ -176,6 +184,21 @@ STATE_ZH: dict[str, str] = {
 }
 LIVE_STATES = (DraftState.PENDING, DraftState.APPROVED)
 
+#: Kinds whose text is made from the game's state (posts, the director's records, the engine):
+#: such a draft holds only while those inputs are the ones it was drafted from. The deal's
+#: texts, new threads, closes and the 电梯 index are made from the game file alone.
+STATE_KINDS = frozenset(
+    {
+        DraftKind.RUNNING_TALLY,
+        DraftKind.RESULT,
+        DraftKind.FIRST_RESULT,
+        DraftKind.DAY_OPEN,
+        DraftKind.CARDS,
+        DraftKind.REMINDER,
+        DraftKind.INQUIRY_ANSWERS,
+    }
+)
+
 
 @dataclass(frozen=True, slots=True)
 class DraftSpec:
@@ -220,6 +243,7 @@ class Draft:
     subject: str | None = None
     not_before: str | None = None
     role: str | None = None
+    generated_subject: str | None = None  # as bansha generated it (the director may edit it)
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Draft:
@@ -246,6 +270,7 @@ class Draft:
             subject=row.get("subject"),
             not_before=row.get("not_before"),
             role=row.get("role"),
+            generated_subject=row.get("generated_subject", row.get("subject")),
         )
 
     @property
@@ -266,11 +291,17 @@ class Draft:
 #: An empty tag pair: Discuz renders it as ``<strong></strong>`` (desktop and mobile API v4 keep
 #: ``[b]``), i.e. nothing, but it sits between ``[`` and the tag name, so no tag can form.
 _BREAK = "[b][/b]"
-# ``[`` starts every tag; ``&#`` would let Discuz turn ``&#9733;`` back into a character
-# (dhtmlspecialchars); ``:`` / ``;`` before a letter or ``)(@$'`` start a smiley code (``:)``,
-# ``:lol``, ``;P``), and ``://`` a bare link Discuz may turn into ``[url]``; ``{:`` starts the
-# other smiley sets' codes (``{:2_25:}``); ``@name`` would notify (and link) that user.
-_ESCAPE_RE = re.compile(r"\[|&(?=#)|[:;](?=[A-Za-z)(@$'/])|\{(?=:)|@(?=\S)")
+# ``[`` starts every tag — only a ``[`` that could start one is broken: a tag name is ASCII
+# letters (or ``*``, a list item) followed by ``=`` or ``]`` (docs/discuz.md §3.1), so ``[M135]``,
+# ``[正午]`` or ``[1]`` are shown as written and stay readable in the text the director edits; a
+# ``[`` with letters up to the end of the value is broken too (the template's next character
+# must not close a tag the value began); ``&#`` would let Discuz turn ``&#9733;`` back into a
+# character (dhtmlspecialchars); ``:`` / ``;`` before a letter or ``)(@$'`` start a smiley code
+# (``:)``, ``:lol``, ``;P``), and ``://`` a bare link Discuz may turn into ``[url]``; ``{:``
+# starts the other smiley sets' codes (``{:2_25:}``); ``@name`` would notify (and link) that user.
+_ESCAPE_RE = re.compile(
+    r"\[(?=/?[A-Za-z]*(?:[=\]*]|$))|&(?=#)|[:;](?=[A-Za-z)(@$'/])|\{(?=:)|@(?=\S)"
+)
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 
 
@@ -396,7 +427,7 @@ def load_templates(templates_dir: Path | str | None = None) -> Templates:
                     "请把模板文件本身放进模板目录"
                 )
             try:
-                texts[path.name] = path.read_text(encoding="utf-8")
+                texts[path.name] = path.read_text(encoding="utf-8-sig")  # Notepad: a BOM
             except (OSError, UnicodeDecodeError) as exc:
                 raise DraftError(f"无法读取草稿模板 {path}：{exc}") from exc
             origin[path.name] = path
@@ -967,7 +998,7 @@ def cards_context(
     days = sorted(game.days, key=lambda x: x.day)
     if not days:
         return None
-    factions = {p.name: p.faction for p in game.players}
+    factions = game_factions(game)
     ordered = sorted(events, key=_event_key)
     flags = {f.id: f for f in d.flags}
     rows: list[dict[str, Any]] = []
@@ -1288,8 +1319,9 @@ def _unchanged(latest: Draft, spec: DraftSpec) -> bool:
         return False  # no live draft of this key is left: draft it again
     if latest.generated_body != spec.body or latest.tid != spec.tid:
         return False
-    if latest.subject != spec.subject or latest.not_before != _iso_or_none(spec.not_before):
-        return False
+    generated_subject = latest.generated_subject if latest.generated_subject else latest.subject
+    if generated_subject != spec.subject or latest.not_before != _iso_or_none(spec.not_before):
+        return False  # (a subject the director edited is kept: the generated one is compared)
     if latest.state in LIVE_STATES:
         return latest.action == spec.action.value and latest.edit_pid == spec.edit_pid
     return True
@@ -1339,6 +1371,7 @@ def save_drafts(store: Store, specs: Iterable[DraftSpec], *, now: datetime) -> l
                 "created_at": at,
                 "updated_at": at,
                 "subject": spec.subject,
+                "generated_subject": spec.subject,
                 "not_before": _iso_or_none(spec.not_before),
                 "role": spec.role,
             }
@@ -1348,6 +1381,7 @@ def save_drafts(store: Store, specs: Iterable[DraftSpec], *, now: datetime) -> l
             )
             new_id = int(cur.lastrowid or 0)
             _event(store, new_id, at, None, DraftState.PENDING.value, "生成")
+            _made_now(store, new_id, spec.kind)
             for old in store.db.query(
                 "SELECT * FROM drafts WHERE key = ? AND id != ? AND state IN "
                 "('pending', 'approved')",
@@ -1389,6 +1423,39 @@ def hold_stale(store: Store, derivation: Derivation, *, now: datetime) -> list[i
                 _supersede(store, draft, at, "当天的引擎结算与当前计票不一致，请重新结算后再起草")
                 held.append(draft.id)
     return held
+
+
+def retire_uncarded(
+    store: Store,
+    game: Game,
+    specs: Sequence[DraftSpec],
+    *,
+    as_of: datetime,
+    unsettled: Collection[int] = (),
+    derived: Collection[int] = (),
+    now: datetime,
+) -> list[int]:
+    """A waiting cards 公示 of a closed, settled day that drafting no longer produces (every card
+    of that day was revoked, ``bansha card revoke``): superseded, so a revoked card never goes
+    out. (A changed text is a new draft that supersedes the old one: :func:`save_drafts`.)"""
+    at = _stamp(now)
+    due = {_base_key(s.key) for s in specs if s.kind is DraftKind.CARDS}
+    settled = {
+        d.day
+        for d in game.days
+        if as_of >= d.closes and d.day not in unsettled and d.day in derived
+    }
+    retired: list[int] = []
+    with store.atomic():
+        for row in store.db.query(
+            "SELECT * FROM drafts WHERE kind = 'cards' AND state IN ('pending', 'approved')"
+        ):
+            draft = Draft.from_row(row)
+            if draft.day not in settled or _base_key(draft.key) in due:
+                continue
+            _supersede(store, draft, at, "这一天的牌已全部撤销，此公示草稿作废")
+            retired.append(draft.id)
+    return retired
 
 
 def retire_stale(store: Store, game: Game, *, as_of: datetime, now: datetime) -> list[int]:
@@ -1457,10 +1524,19 @@ def _move(
 def approve(store: Store, draft_id: int, now: datetime, *, note: str = "导演批准") -> Draft:
     """pending -> approved. Only an approved draft is ever posted. ``note``: who approved it
     (the director; or the game file's ``[threads] close_vote = "auto"``, the opening thread's
-    approval for its 电梯), in the draft's event."""
+    approval for its 电梯), in the draft's event. A draft made from inputs that have since
+    moved on (:func:`moved_on`) is refused: it is drafted again first."""
     at = _stamp(now)
     with store.atomic():
         draft = get_draft(store, draft_id)
+        stale = moved_on(store, draft)
+        if stale is not None and draft.state is DraftState.PENDING:
+            raise DraftError(f"第 {draft_id} 号草稿不能批准：{stale}")
+        if draft.kind == DraftKind.DAY_OPEN and _unresolved_mark(draft.body):
+            raise DraftError(
+                f"第 {draft_id} 号草稿不能批准：它前一晚的行动还没有结算"
+                "（bansha night resolve），结算后会按结算结果重新起草"
+            )
         _move(
             store,
             draft,
@@ -1538,6 +1614,50 @@ def edit(
             doing="修改",
             to=DraftState.PENDING,
             note="导演修改" + ("，需重新批准" if draft.state is DraftState.APPROVED else ""),
+        )
+    return get_draft(store, draft_id)
+
+
+def edit_subject(store: Store, draft_id: int, subject: str, now: datetime) -> Draft:
+    """Replace a waiting new-thread draft's subject (one line, at most
+    :data:`SUBJECT_MAX_CHARS` characters). An approved draft goes back to pending; the
+    generated subject stays in ``generated_subject``. Refused while a send of it may be on
+    the forum under the old subject (an attempt whose outcome is unknown, or waiting for a
+    moderator): bansha finds that thread by its subject."""
+    at = _stamp(now)
+    text = " ".join(subject.split())
+    if not text:
+        raise DraftError("新帖的标题不能为空")
+    if len(text) > SUBJECT_MAX_CHARS:
+        raise DraftError(f"标题有 {len(text)} 个字，超过 Discuz 的上限 {SUBJECT_MAX_CHARS}；请改短")
+    with store.atomic():
+        draft = get_draft(store, draft_id)
+        if draft.action != DraftAction.NEWTHREAD.value:
+            raise DraftError(f"第 {draft.id} 号草稿不是开新帖的草稿，没有标题可改")
+        ensure_editable(draft)
+        if text == draft.subject:
+            return draft
+        unsure = store.db.execute(
+            "SELECT id FROM post_attempts WHERE draft_id = ? AND (outcome IS NULL "
+            "OR outcome = 'pending_moderation') LIMIT 1",
+            [draft_id],
+        ).fetchone()
+        if unsure is not None:
+            raise DraftError(
+                f"第 {draft.id} 号草稿上次开帖的结果还不确定（论坛上可能已有标题为"
+                f"「{draft.subject}」的帖子），现在不能改标题；请先到版块里查看"
+            )
+        _move(
+            store,
+            draft,
+            at,
+            "UPDATE drafts SET subject = ?, state = 'pending', approved_at = NULL, "
+            "updated_at = ? WHERE id = ? AND state IN ('pending', 'approved')",
+            [text, at, draft_id],
+            doing="修改",
+            to=DraftState.PENDING,
+            note=f"导演修改标题：「{draft.subject or ''}」→「{text}」"
+            + ("，需重新批准" if draft.state is DraftState.APPROVED else ""),
         )
     return get_draft(store, draft_id)
 
@@ -1626,6 +1746,7 @@ def make_drafts(
         specs += inquiry_drafts(game, inquiry_days(game, store, as_of=as_of))
     # the day's new threads and the vote threads' closing
     specs += thread_drafts(game, store, as_of=as_of, templates=templates)
+    specs = _mark_unresolved(specs, unresolved_nights(store, game))
     created = save_drafts(store, specs, now=now)
     if game.threads.close_vote == "auto":
         for draft_id in created:
@@ -1638,10 +1759,137 @@ def make_drafts(
                     note='游戏文件 [threads] close_vote = "auto"：锁帖已预先批准',
                 )
     approve_elevators(store, created, now=now)
+    retire_uncarded(
+        store, game, specs, as_of=as_of, unsettled=unsettled, derived=set(derivation.days), now=now
+    )
     hold_stale(store, derivation, now=now)
     retire_stale(store, game, as_of=as_of, now=now)
     retire_opened(store, game, now=now, as_of=as_of)
+    keep_inputs(store, specs, now=now)  # last: a more specific reason to set one aside first
     return created
+
+
+# --------------------------------------------------------------------------- made from what
+
+
+def _draft_inputs_now(store: Store) -> int | None:
+    """The drafts' input counter now (None: the store has no change counters yet — it was never
+    cycled — and nothing can be told stale)."""
+    row = store.db.execute("SELECT value FROM meta WHERE key = ?", [DRAFT_INPUTS_KEY]).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def _made_now(store: Store, draft_id: int, kind: DraftKind) -> None:
+    """A draft just made holds at the inputs as they are (:func:`moved_on`)."""
+    counter = _draft_inputs_now(store)
+    if kind in STATE_KINDS and counter is not None:
+        store.db.execute(
+            "INSERT OR REPLACE INTO draft_inputs(draft_id, counter) VALUES (?, ?)",
+            [draft_id, counter],
+        )
+
+
+def _drafted_at(store: Store, draft_id: int) -> int | None:
+    row = store.db.execute(
+        "SELECT counter FROM draft_inputs WHERE draft_id = ?", [draft_id]
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+#: The first line of a day-open post drafted while the night before it waits to be resolved:
+#: it cannot be approved until the night is resolved (then it is drafted again, without it).
+UNRESOLVED_MARK = "〔第{night}晚尚未结算：结算后这份开门公示会重新起草；结算之前不能批准〕"
+
+
+def _unresolved_mark(body: str) -> bool:
+    first = body.split("\n", 1)[0]
+    return first.startswith("〔第") and "晚尚未结算" in first
+
+
+def unresolved_nights(store: Store, game: Game) -> frozenset[int]:
+    """The nights a day-open post waits for: in a game whose director resolves nights with the
+    engine (any phase resolved, or night actions recorded), every night of the game — and any
+    other with actions recorded — that is not resolved yet; none in a game that never uses it."""
+    if not get_ruleset(game.game.ruleset).has_engine:
+        return frozenset()
+    resolved = {
+        r[0] for r in store.db.execute("SELECT phase FROM engine_snapshots WHERE phase IS NOT NULL")
+    }
+    acted = {
+        int(r[0])
+        for r in store.db.execute(
+            "SELECT DISTINCT number FROM journal_actions WHERE phase = 'night' "
+            "AND removed_at IS NULL"
+        )
+    }
+    if not resolved and not acted:
+        return frozenset()  # the director does not use the engine: nothing to wait for
+    nights = {d.day for d in game.days} | acted
+    return frozenset(n for n in nights if Phase.night(n).label not in resolved)
+
+
+def _mark_unresolved(specs: list[DraftSpec], nights: frozenset[int]) -> list[DraftSpec]:
+    """Day-open posts whose night is in ``nights`` say so in their first line."""
+    out: list[DraftSpec] = []
+    for spec in specs:
+        night = (spec.day or 0) - 1
+        if spec.kind is DraftKind.DAY_OPEN and night in nights:
+            mark = UNRESOLVED_MARK.format(night=night)
+            spec = replace(spec, body=f"{mark}\n{spec.body}")
+        out.append(spec)
+    return out
+
+
+STALE_HINT = "请先运行 bansha drafts make（或等下一轮 bansha cycle）按现在的记录重新起草"
+
+
+def moved_on(store: Store, draft: Draft) -> str | None:
+    """Why ``draft`` no longer holds — it was made before the game's inputs last changed (a new
+    post or edit, a director's record or its undo, a night or day resolved) and has not been
+    drafted again since — or None while it holds."""
+    if draft.kind not in STATE_KINDS or draft.state not in LIVE_STATES:
+        return None
+    now = _draft_inputs_now(store)
+    made = _drafted_at(store, draft.id)
+    if now is None or made is None or made == now:
+        return None  # (made None: a draft from before bansha kept what drafts were made from)
+    return f"它起草之后，游戏的记录已经变了（新帖、导演的记录或撤销、结算……）；{STALE_HINT}"
+
+
+def keep_inputs(store: Store, specs: Sequence[DraftSpec], *, now: datetime) -> list[int]:
+    """After a drafting pass: every live draft the pass drafted (or found unchanged) holds at
+    the inputs now; one the pass no longer drafts (its moment has passed) whose inputs moved on
+    is superseded — it would say what is no longer so. Returns the superseded drafts' ids."""
+    counter = _draft_inputs_now(store)
+    if counter is None:
+        return []
+    at = _stamp(now)
+    keys = {s.key for s in specs}
+    retired: list[int] = []
+    with store.atomic():
+        for row in list(
+            store.db.query("SELECT * FROM drafts WHERE state IN ('pending', 'approved')")
+        ):
+            draft = Draft.from_row(row)
+            if draft.kind not in STATE_KINDS:
+                continue
+            if draft.key in keys:
+                store.db.execute(
+                    "INSERT INTO draft_inputs(draft_id, counter) VALUES (?, ?) "
+                    "ON CONFLICT(draft_id) DO UPDATE SET counter = excluded.counter "
+                    "WHERE counter IS NOT excluded.counter",
+                    [draft.id, counter],
+                )
+            elif (made := _drafted_at(store, draft.id)) is not None and made != counter:
+                _supersede(
+                    store,
+                    draft,
+                    at,
+                    "起草之后游戏的记录已经变了（新帖、导演的记录或撤销、结算……），"
+                    "而这份草稿已不再起草：作废，免得发出过时的内容",
+                )
+                retired.append(draft.id)
+    return retired
 
 
 def elevator_rejected(store: Store, day: int) -> bool:
@@ -1798,9 +2046,10 @@ def thread_over(day: Day, role: ThreadRole, at: datetime) -> str | None:
 
 def _context(game: Game, day: Day, role: ThreadRole, subject: str) -> dict[str, Any]:
     tz = game.game.tz
+    rs = get_ruleset(game.game.ruleset)
     return {
         **_base_context(game, day.day),
-        "ruleset_title": get_ruleset(game.game.ruleset).title,
+        "ruleset_title": rs.title,
         "subject": subject,
         "role": role.value,
         "role_title": THREAD_ROLE_TITLES[role],
@@ -1810,6 +2059,10 @@ def _context(game: Game, day: Day, role: ThreadRole, subject: str) -> dict[str, 
         "first_closes": _when(day.first_closes, tz) if day.first_closes else None,
         "election": bool(day.sheriff_election),
         "rules_thread": game.game.rules_thread,
+        # the rule set's 投票格式 and 改票格式 as its text writes them (lines; [] when the text
+        # gives none), and where: the vote thread's first post quotes them
+        "vote_format": rs.vote_format.split("\n") if rs.vote_format else [],
+        "vote_format_source": BBCode(f"《{rs.title}》规则 · 投票格式") if rs.vote_format else "",
     }
 
 
@@ -1870,10 +2123,14 @@ def close_specs(game: Game, *, as_of: datetime, no_rights: bool) -> list[DraftSp
         return []
     ahead = timedelta(hours=game.threads.draft_hours)
     tz = game.game.tz
+    rs = get_ruleset(game.game.ruleset)
     specs: list[DraftSpec] = []
     for day in sorted(game.days, key=lambda d: d.day):
         rounds = [(ThreadRole.FIRST_VOTE, day.first_vote, day.first_closes)]
         rounds.append((ThreadRole.VOTE, day.vote, day.closes))
+        # the rule set's inquiry thread closes before the day (zhenyan.txt:188)
+        inquiry_closes = thread_closes(game, day, ThreadRole.INQUIRY)
+        rounds.append((ThreadRole.INQUIRY, day.inquiry, inquiry_closes))
         for role, tid, closes in rounds:
             if tid is None or closes is None:
                 continue
@@ -1884,6 +2141,12 @@ def close_specs(game: Game, *, as_of: datetime, no_rights: bool) -> list[DraftSp
                 f"第{day.day}天{what}（tid={tid}）在 {_when(closes, tz)} 截止后锁帖：锁帖后玩家"
                 "不能再回复；bansha 不会自动解锁。"
             )
+            if role is ThreadRole.INQUIRY and rs.inquiry is not None:
+                hours = rs.inquiry.close_before.total_seconds() / 3600
+                body += (
+                    f"询问帖比讨论帖和投票帖提前 {hours:g} 小时关闭"
+                    f"（《{rs.title}》规则 · 行动时限，{rs.inquiry.close_rule}）。"
+                )
             specs.append(
                 DraftSpec(
                     DraftKind.CLOSE,

@@ -7,6 +7,7 @@ transaction after it; an intent without an outcome (a crash in between) makes th
 for the post in the thread (by :func:`parsers.reply.draft_fingerprint`) before sending again.
 Outcomes written to ``post_attempts.outcome``: ``posted``, ``found`` (seen in the thread after an
 unclear send), ``manual`` (the director posted it by hand), ``pending_moderation``, ``captcha``,
+``captcha_login`` (the login met a captcha: nothing was sent),
 ``refused`` (the forum said no for good: not retried until the draft changes or the director
 asks), ``failed`` (nothing was stored; retried next time); NULL while the outcome is unknown.
 
@@ -32,7 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from parsers.records import Post
+from parsers.records import PageError, PageErrorKind, Post
 from parsers.reply import ReplyOutcome, draft_fingerprint, post_fingerprint
 from pipeline.derive import derive
 from pipeline.discuz.poster import (
@@ -50,10 +51,12 @@ from pipeline.discuz.poster import (
     SendInFlight,
     ThreadRef,
     UncertainSend,
+    same_subject,
 )
 from pipeline.drafts import (
     KIND_ZH,
     NO_RIGHTS_KEY,
+    Draft,
     DraftAction,
     DraftError,
     DraftKind,
@@ -66,6 +69,7 @@ from pipeline.drafts import (
     elevator_note,
     elevator_rejected,
     load_templates,
+    moved_on,
     reject,
     retire_opened,
     save_drafts,
@@ -74,7 +78,7 @@ from pipeline.drafts import (
     thread_window,
 )
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole
-from pipeline.game.threads import OpenedThread, with_opened
+from pipeline.game.threads import OpenedThread, thread_closes, with_opened
 from pipeline.store import Store, StoreError
 
 log = logging.getLogger(__name__)
@@ -96,6 +100,11 @@ class PublishResult:
     pid: int | None = None
     url: str | None = None
     message: str = ""
+    #: it waits for the director (a captcha: posted or opened by hand, then recorded), or was
+    #: not tried because of what the director is asked to do: a state, not a failed run
+    director: bool = False
+    #: said in an earlier run already (the same captcha): quiet now
+    told: bool = False
 
     @property
     def ok(self) -> bool:
@@ -105,9 +114,12 @@ class PublishResult:
     @property
     def notice(self) -> bool:
         """Not a failure of the run but something the director must hear, once: the account
-        may not close threads (said once; nothing of the kind is tried or drafted again), or a
+        may not close threads (said once; nothing of the kind is tried or drafted again), a
         new thread held back because one of the director's threads waiting for a moderator may
-        be it (said once; later runs look again quietly: ``pending_moderation``)."""
+        be it (said once; later runs look again quietly: ``pending_moderation``), or a captcha
+        the director has to get past by hand (said once; later runs wait quietly)."""
+        if self.status == "captcha":
+            return not self.told
         return self.status in ("no_rights", "held")
 
     def line(self) -> str:
@@ -367,6 +379,8 @@ def publish_approved(
     with sender_lock(store, wait_s=lock_wait_s):
         # read again under the lock: a sender that held it may have posted them meanwhile
         drafts, held = _sendable(list(store.db.query(sql, args)), game, at)
+        drafts, stale = _still_holding(store, drafts)
+        held += stale
         for h in held:
             if h.set_aside:
                 set_aside(store, int(h.draft["id"]), h.message, tick())
@@ -391,7 +405,7 @@ def due_at(game: Game, draft: Mapping[str, Any]) -> datetime | None:
     if draft["action"] == "newthread" and day is not None and role is not None:
         return thread_window(day, role)[0]
     if draft["action"] == "close" and day is not None:
-        return day.first_closes if role is ThreadRole.FIRST_VOTE else day.closes
+        return thread_closes(game, day, role or ThreadRole.VOTE)
     nb = draft.get("not_before")
     return datetime.fromisoformat(nb) if nb else None
 
@@ -461,6 +475,23 @@ def _sendable(
     return sorted(out, key=lambda d: (d["action"] != "newthread", d["id"])), held
 
 
+def _still_holding(
+    store: Store, drafts: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[_Held]]:
+    """The drafts still made from the game's inputs as they are, and those held back because
+    the inputs moved on after they were drafted (:func:`pipeline.drafts.moved_on`): never sent
+    as they are — the next drafting makes them again or sets them aside."""
+    fresh: list[dict[str, Any]] = []
+    held: list[_Held] = []
+    for d in drafts:
+        why = moved_on(store, Draft.from_row(d))
+        if why is None:
+            fresh.append(d)
+        else:
+            held.append(_Held(d, "waiting", f"没有发出：{why}"))
+    return fresh, held
+
+
 def _publish_all(
     store: Store,
     game: Game,
@@ -477,8 +508,11 @@ def _publish_all(
     stop: str | None = None  # a problem that stops every later draft too
     for draft in drafts:
         if stop is not None:
-            results.append(_result(draft, "skipped", message=f"没有尝试：{stop}"))
+            # what the director is asked to do (a captcha) holds the later drafts: no failure
+            message = f"没有尝试：{stop}"
+            results.append(_result(draft, "skipped", message=message, director=stop == CAPTCHA))
             continue
+        told = _last_outcome(store, draft) in CAPTCHA_OUTCOMES  # said by an earlier run
         try:
             if draft["action"] == "newthread":
                 opened = open_thread(
@@ -498,10 +532,90 @@ def _publish_all(
                 result = close_thread(store, game, poster, draft, tick, draft["id"] in requested)
             else:
                 result = _publish_one(store, game, poster, draft, tick, draft["id"] in requested)
+        except CaptchaRequired as exc:
+            result, stop = _captcha(store, game, draft, exc, tick, told=told)
         except (StoreError, PostError) as exc:
             result, stop = _failure(draft, exc)
         results.append(result)
     return results
+
+
+#: why a run's later drafts are not tried after a captcha (the director was told above)
+CAPTCHA = "论坛要求验证码（见上）"
+#: an attempt that met a captcha: when posting (the director may have posted it by hand: it
+#: is looked for), or at login (nothing was sent: tried again as usual once the login works)
+CAPTCHA_OUTCOMES = ("captcha", "captcha_login")
+
+
+def _last_outcome(store: Store, draft: Mapping[str, Any]) -> str | None:
+    """The outcome of the last attempt at this very text of the draft (None: none yet)."""
+    row = store.db.execute(
+        "SELECT outcome FROM post_attempts WHERE draft_id = ? AND body_hash = ? "
+        "ORDER BY id DESC LIMIT 1",
+        [draft["id"], draft["body_hash"]],
+    ).fetchone()
+    return row[0] if row else None
+
+
+def _captcha(
+    store: Store,
+    game: Game,
+    draft: dict[str, Any],
+    exc: CaptchaRequired,
+    tick: Callable[[], datetime],
+    *,
+    told: bool,
+) -> tuple[PublishResult, str | None]:
+    """A captcha met sending ``draft`` (at login or when posting): the draft waits for the
+    director — a state said once (``told``: an earlier run said it), not a failed run. A
+    captcha at login is remembered as the draft's attempt too (``captcha_login``: nothing was
+    sent), so later runs say it no more and send as usual once the login works.
+    At login every later draft would meet it too (they wait); a new thread's captcha when
+    posting holds that thread only."""
+    if _last_outcome(store, draft) not in CAPTCHA_OUTCOMES:  # met before a send: at login
+        draft_id = int(draft["id"])
+        try:
+            attempt_id = _record_intent(
+                store,
+                draft_id,
+                draft["body_hash"],
+                tick(),
+                seen_upto=_last_attempt_id(store, draft_id),
+            )
+            _finish(store, attempt_id, tick(), "captcha_login", detail=str(exc))
+        except PostError:  # no longer approved, or being sent by another process: not ours
+            pass
+    thread = draft["action"] == "newthread"
+    message = _thread_captcha(game, draft, exc) if thread else str(exc)
+    stop = None if thread and exc.during == "post" else CAPTCHA
+    result = _result(draft, "captcha", message=message, director=True, told=told)
+    return result, stop
+
+
+def _thread_captcha(game: Game, draft: Mapping[str, Any], exc: CaptchaRequired | None) -> str:
+    """What the director does for a new thread the forum wants a captcha for: open it by hand
+    and give bansha its tid (docs/rulings.md#threads-exactly-once); at login, a browser cookie
+    lets bansha open it itself."""
+    draft_id, subject = draft["id"], draft["subject"] or ""
+    if exc is None:
+        head = "上次开帖时论坛要求验证码，仍在等导演处理"
+    else:
+        doing = "登录" if exc.during == "login" else "开新帖"
+        said = f"（论坛提示：{exc.forum_said}）" if exc.forum_said else ""
+        head = f"论坛要求填写验证码才能{doing}{said}，bansha 不会尝试识别验证码"
+    text = (
+        f"{head}：请在浏览器里用导演账号到版块 {game.forum.fid} 手动开帖，标题「{subject}」，"
+        f"正文照抄 bansha drafts show 游戏文件 {draft_id}；开好后运行 "
+        f"bansha publish record 游戏文件 {draft_id} --tid 新帖的tid 登记"
+        "（下一轮 cycle 也会在版块里按标题找到它）"
+    )
+    if exc is not None and exc.during == "login":
+        text += (
+            f"；或把浏览器的 cookie 放进环境变量 {game.forum.cookie_env}，下一轮 cycle 会自己开帖"
+        )
+    elif exc is None:
+        text += f"；或用 bansha publish 游戏文件 --id {draft_id} 再试一次"
+    return text
 
 
 def _failure(
@@ -514,8 +628,8 @@ def _failure(
     if isinstance(exc, StoreError):  # the store stayed busy (or broke): stop, say it in Chinese
         message = f"{exc}（若这份草稿已发到论坛，下次运行会先在帖子里找到它，不会重发）"
         return _result(draft, "failed", message=message), str(exc)
-    if isinstance(exc, CaptchaRequired):
-        return _result(draft, "captcha", message=str(exc)), "论坛要求验证码（见上）"
+    if isinstance(exc, CaptchaRequired):  # the director's move: a state, not a failure
+        return _result(draft, "captcha", message=str(exc), director=True), CAPTCHA
     # a login or account problem, or the forum could not be read: later drafts would fail alike
     return _result(draft, "failed", message=str(exc)), str(exc)
 
@@ -603,7 +717,8 @@ def _send(
         _finish(store, attempt_id, tick(), "failed", detail=str(exc))
         return _Answer(result=_result(draft, "skipped", message=str(exc)))
     except CaptchaRequired as exc:
-        _finish(store, attempt_id, tick(), "captcha", detail=str(exc))
+        outcome = "captcha_login" if exc.during == "login" else "captcha"  # login: none sent
+        _finish(store, attempt_id, tick(), outcome, detail=str(exc))
         raise
     except PostRefused as exc:
         outcome = "failed" if exc.transient else "refused"
@@ -702,6 +817,8 @@ def _publish_one(
                     f"bansha publish record 游戏文件 {draft_id} --pid 楼层pid；"
                     f"或用 bansha publish 游戏文件 --id {draft_id} 再试一次"
                 ),
+                director=True,
+                told=True,
             )
         _give_up(store, unsure, tick(), "上次发送结果不明；帖子中没有找到，视为没有发出")
     elif last is not None and last["outcome"] == "refused" and not requested:
@@ -835,23 +952,12 @@ def record_manual_post(
         raise PostError(f"pid 必须是正整数：{pid}")
     with sender_lock(store, wait_s=lock_wait_s):
         row = _recordable(store, draft_id)
-        problem: str | None = None
-        try:
-            _check_manual_post(poster, row, pid)
-        except ManualPostMismatch as exc:
-            if not force:
-                raise ManualPostMismatch(
-                    f"{exc}；没有登记（确认这一楼就是这份草稿时，可加 --force 强制登记）",
-                    which=exc.which,
-                ) from exc
-            problem = str(exc)
-        except PostError as exc:  # the forum could not be read
-            if not force:
-                raise PostError(
-                    f"{exc}；无法核对 pid={pid}，没有登记"
-                    "（论坛恢复后再试，或加 --force 不经核对直接登记）"
-                ) from exc
-            problem = f"未能在论坛上核对（{exc}）"
+        problem = _checked_or_forced(
+            lambda: _check_manual_post(poster, row, pid),
+            force,
+            mine="这一楼就是这份草稿",
+            ref=f"pid={pid}",
+        )
         at = tick()
         note = f"导演手动发帖后登记：pid={pid}"
         if problem is not None:
@@ -862,20 +968,7 @@ def record_manual_post(
                 raise PostError(
                     f"草稿 #{draft_id} 在核对期间被修改过，没有登记；请重新批准后再登记"
                 )
-            open_ids = [
-                r["id"]
-                for r in store.db.query(
-                    "SELECT id FROM post_attempts WHERE draft_id = ? AND finished_at IS NULL",
-                    [draft_id],
-                )
-            ]
-            if not open_ids:
-                cur = store.db.execute(
-                    "INSERT INTO post_attempts(draft_id, body_hash, started_at, detail) "
-                    "VALUES (?, ?, ?, ?)",
-                    [draft_id, current["body_hash"], _iso(at), "导演手动发帖"],
-                )
-                open_ids = [int(cur.lastrowid or 0)]
+            open_ids = _open_attempts(store, current, at, "导演手动发帖")
             _mark_posted(
                 store, current, attempt_ids=open_ids, outcome="manual", pid=pid, at=at, note=note
             )
@@ -890,6 +983,176 @@ def record_manual_post(
         url=poster.post_url(int(tid), pid) if tid is not None else None,
         message=f"未通过核对，已按 --force 登记：{problem}" if problem is not None else "",
     )
+
+
+# long (78 lines): the director's record of a thread opened by hand: the checks (the thread,
+# its author, its subject, newer than the game's earlier threads) and the record in one
+# transaction, as record_manual_post's
+def record_manual_thread(
+    store: Store,
+    game: Game,
+    poster: Poster,
+    draft_id: int,
+    tid: int,
+    *,
+    now: datetime,
+    clock: Callable[[], datetime] | None = None,
+    force: bool = False,
+    lock_wait_s: float = 0.0,
+) -> PublishResult:
+    """The director opened an approved new thread by hand (the forum wanted a captcha): record
+    its tid, as the day's thread of the draft's role from now on.
+
+    Checked on the forum first, like a reply's pid (:func:`record_manual_post`): the thread
+    exists, its first post is by one of the game's director accounts, its subject is the
+    draft's, and it is newer than the game's rules and sign-up threads and every earlier day's
+    thread (an older one is another game's); otherwise :class:`ManualPostMismatch` says which
+    (``thread``, ``author``, ``subject``) and nothing is recorded. ``force`` records it anyway,
+    the reason kept in the draft's event. Runs holding the game's lock."""
+    tick = clock or (lambda: now)
+    if tid <= 0:
+        raise PostError(f"tid 必须是正整数：{tid}")
+    with sender_lock(store, wait_s=lock_wait_s):
+        row = _recordable(store, draft_id)
+        if row["action"] != "newthread":
+            raise PostError(
+                f"草稿 #{draft_id} 不是开新帖的草稿（{KIND_ZH.get(row['kind'], row['kind'])}）："
+                "手动发的回复用 --pid 登记那一楼"
+            )
+        day, role = int(row["day"]), ThreadRole(row["role"])
+        what = f"第{day}天的{THREAD_ROLE_TITLES[role]}"
+        known = _known_tid(store, game, day, role)
+        if known is not None:
+            raise PostError(f"{what}已有帖子 tid={known}，没有登记 tid={tid}")
+        if tid in {t for _, _, t in game.thread_roles()} | {
+            int(r["tid"]) for r in store.opened_threads()
+        }:
+            raise PostError(f"帖子 tid={tid} 已是这局游戏的另一个帖子，没有登记为{what}")
+        problem = _checked_or_forced(
+            lambda: _check_manual_thread(poster, game, store, row, tid),
+            force,
+            mine=f"这就是{what}",
+            ref=f"tid={tid}",
+        )
+        at = tick()
+        note = f"导演手动开帖后登记：tid={tid}"
+        if problem is not None:
+            note += f"；注意：未通过核对，按 --force 登记：{problem}"
+        with store.atomic():  # read again under the write lock: one transaction
+            current = _recordable(store, draft_id)
+            if current["body_hash"] != row["body_hash"]:
+                raise PostError(
+                    f"草稿 #{draft_id} 在核对期间被修改过，没有登记；请重新批准后再登记"
+                )
+            open_ids = _open_attempts(store, current, at, "导演手动开帖")
+            _record(
+                store,
+                game,
+                current,
+                tid,
+                attempt_ids=open_ids,
+                outcome="manual",
+                how="manual",
+                at=at,
+                note=note,
+            )
+    return PublishResult(
+        draft_id,
+        row["kind"],
+        day,
+        tid,
+        "manual",
+        url=poster.thread_url(tid, 1),
+        message=f"未通过核对，已按 --force 登记：{problem}" if problem is not None else "",
+    )
+
+
+def _checked_or_forced(
+    check: Callable[[], object], force: bool, *, mine: str, ref: str
+) -> str | None:
+    """Run the forum check of a post or thread the director made by hand: None when it holds;
+    with ``force``, what did not hold (recorded anyway); otherwise the refusal, in Chinese."""
+    try:
+        check()
+    except ManualPostMismatch as exc:
+        if not force:
+            raise ManualPostMismatch(
+                f"{exc}；没有登记（确认{mine}时，可加 --force 强制登记）", which=exc.which
+            ) from exc
+        return str(exc)
+    except PostError as exc:  # the forum could not be read
+        if not force:
+            raise PostError(
+                f"{exc}；无法核对 {ref}，没有登记（论坛恢复后再试，或加 --force 不经核对直接登记）"
+            ) from exc
+        return f"未能在论坛上核对（{exc}）"
+    return None
+
+
+def _open_attempts(store: Store, draft: dict[str, Any], at: datetime, detail: str) -> list[int]:
+    """The draft's unfinished attempts, or one recorded now for what the director did by hand:
+    the record of it closes them."""
+    open_ids = [
+        int(r["id"])
+        for r in store.db.query(
+            "SELECT id FROM post_attempts WHERE draft_id = ? AND finished_at IS NULL",
+            [draft["id"]],
+        )
+    ]
+    if open_ids:
+        return open_ids
+    cur = store.db.execute(
+        "INSERT INTO post_attempts(draft_id, body_hash, started_at, detail) VALUES (?, ?, ?, ?)",
+        [draft["id"], draft["body_hash"], _iso(at), detail],
+    )
+    return [int(cur.lastrowid or 0)]
+
+
+def _check_manual_thread(
+    poster: Poster, game: Game, store: Store, draft: dict[str, Any], tid: int
+) -> None:
+    """Thread ``tid`` on the forum, when it is this new-thread draft's: it exists, the
+    director started it, with the draft's subject, and it is newer than the game's earlier
+    threads. Otherwise :class:`ManualPostMismatch` (``which`` says what)."""
+    draft_id, subject = draft["id"], draft["subject"] or ""
+    try:
+        try:
+            page = poster.fetch_thread(tid, 1)
+        except NotLoggedIn:  # the forum shows the thread to members only: log in, read again
+            poster.session(tid)
+            page = poster.fetch_thread(tid, 1)
+    except PostError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, PageError) and cause.kind is PageErrorKind.NOT_FOUND:
+            raise ManualPostMismatch(
+                f"论坛上没有帖子 tid={tid}（tid 抄错了？帖子已被删除，或仍在等版主审核？）",
+                which="thread",
+            ) from exc
+        raise
+    first = next((p for p in page.posts if p.floor == 1), None)
+    if first is None and page.page == 1 and page.posts:
+        first = page.posts[0]
+    if first is None:
+        raise ManualPostMismatch(f"帖子 tid={tid} 的第一页上没有楼主的帖子", which="thread")
+    if not poster.is_director_post(first):
+        raise ManualPostMismatch(
+            f"帖子 tid={tid} 是「{first.author}」（uid={first.uid}）开的，"
+            "不是游戏文件 [director] 中的导演账号",
+            which="author",
+        )
+    if not same_subject(page.subject or "", subject):
+        raise ManualPostMismatch(
+            f"帖子 tid={tid} 的标题是「{page.subject or ''}」，"
+            f"不是草稿 #{draft_id} 的标题「{subject}」",
+            which="subject",
+        )
+    floor = _floor(game, store, int(draft["day"]))
+    if floor is not None and tid <= floor:
+        raise ManualPostMismatch(
+            f"帖子 tid={tid} 比这局游戏的规则帖、报名帖或前几天的帖子（tid={floor}）还早，"
+            "是另一局的同名帖子",
+            which="thread",
+        )
 
 
 def _recordable(store: Store, draft_id: int) -> dict[str, Any]:
@@ -1211,12 +1474,8 @@ def open_thread(
         )
         return Opened(game, [_result(draft, "pending_moderation", message=message)])
     if last is not None and last["outcome"] == "captcha" and not requested:
-        message = (
-            f"上次开帖时论坛要求验证码：请手动发帖（标题「{subject}」），"
-            f"把 tid 写进游戏文件第{day}天的 {role.value}；"
-            f"或用 bansha publish 游戏文件 --id {draft_id} 再试一次"
-        )
-        return Opened(game, [_result(draft, "captcha", message=message)])
+        message = _thread_captcha(game, draft, None)
+        return Opened(game, [_result(draft, "captcha", message=message, director=True, told=True)])
     if last is not None and last["outcome"] == "refused" and not requested:
         return Opened(game, [_refused_before(draft, last, "这个新帖")])
     _give_up(store, unsure, tick(), "上次开帖结果不明；版块中没有找到，视为没有开出")

@@ -29,7 +29,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from engine.conduct import FlagKind
 from engine.rulesets import get_ruleset
-from pipeline import ROOT
+from pipeline import resources, set_mode
 from pipeline.derive import Derivation, derive, flag_decisions, tally_json
 from pipeline.game.gamefile import Game
 from pipeline.store import Store
@@ -45,7 +45,7 @@ __all__ = [
     "write_report",
 ]
 
-TEMPLATES = ROOT / "config" / "templates"
+TEMPLATES = resources.templates_dir()
 TEMPLATE_NAME = "report.html.j2"
 
 
@@ -492,7 +492,7 @@ def write_report(game: Game, store: Store, *, day: int, as_of: datetime, path: P
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(page)
-        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; a report holds no secret
+        set_mode(tmp, 0o644)  # mkstemp makes it 0600; a report holds no secret
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -15,6 +15,7 @@ from pipeline.game.gamefile import Game
 from pipeline.store import Store
 
 __all__ = [
+    "URGENT_SHARE",
     "URGENT_WINDOW",
     "Urgency",
     "draft_json",
@@ -23,6 +24,7 @@ __all__ = [
     "first_line",
     "not_before_note",
     "sort_drafts",
+    "urgent_window",
     "where",
 ]
 
@@ -39,12 +41,17 @@ def first_line(body: str, width: int = 36) -> str:
     return ""
 
 
-def where(d: Draft) -> str:
+def where(d: Draft, game: Game | None = None) -> str:
+    """Where the draft goes, for the director. A reply with no tid in a game whose threads
+    bansha opens (``[forum] fid``) waits for that thread: it is drafted again with its tid."""
     if d.action == "newthread":
         opened = f"（已开出：tid={d.tid}）" if d.tid is not None else ""
         return f"在游戏的版块（[forum] fid）开新帖「{d.subject or ''}」{opened}"
     if d.action == "close":
         return f"锁定帖子 {d.tid}（锁帖后玩家不能再回复）"
+    if d.tid is None and game is not None and game.forum.fid is not None:
+        day = f"第{d.day}天的" if d.day is not None else ""
+        return f"{day}帖子尚未开出：bansha 开帖后会写上帖子重新起草，在那之前不会发出"
     if d.tid is None:
         return "帖子未配置（游戏文件中没有对应的 tid；可复制正文手动发帖）"
     if d.action == "edit":
@@ -62,8 +69,11 @@ def not_before_note(d: Draft, game: Game, now: datetime) -> str:
     return f"（{_short(at, game)} 前不发出）"
 
 
-#: a running tally or an opening post this close to its deadline goes first
+#: a running tally or an opening post this close to its deadline goes first — in a game whose
+#: days are short, within :data:`URGENT_SHARE` of a day's length instead (a day of 2 hours: the
+#: last 30 minutes), so that not every draft of a short game is urgent
 URGENT_WINDOW = timedelta(hours=3)
+URGENT_SHARE = 4
 _FAR = datetime.max.replace(tzinfo=None)
 
 
@@ -102,19 +112,30 @@ class Urgency:
         }
 
 
+def urgent_window(game: Game, day: int | None = None) -> timedelta:
+    """How close to its deadline a draft is urgent: :data:`URGENT_WINDOW`, or a quarter of the
+    day's length (``day``; else the game's shortest day) when that is shorter."""
+    spans = [d.closes - d.opens for d in game.days if day is None or d.day == day]
+    spans = [s for s in spans if s > timedelta(0)]
+    return min([URGENT_WINDOW, *(s / URGENT_SHARE for s in spans)])
+
+
 def draft_urgency(game: Game, draft: Draft, now: datetime) -> Urgency:
-    """A reminder (before the close) and a result (the day is over) are urgent; a running tally
-    or an opening post is urgent within :data:`URGENT_WINDOW` of its deadline."""
+    """A reminder (before the close) and a result (the day is over) are urgent; a running tally,
+    an opening post or a new thread is urgent within :func:`urgent_window` of its deadline."""
     if draft.state not in (DraftState.PENDING, DraftState.APPROVED) or draft.day is None:
         return Urgency(False, None, "")
     days = {d.day: d for d in game.days}
     day = days.get(draft.day)
     if day is None:
         return Urgency(False, None, "")
+    if draft.kind == "day_open" and "晚尚未结算" in draft.body.split("\n", 1)[0]:
+        return Urgency(False, None, "等待夜晚结算")  # it cannot be approved before
+    window = urgent_window(game, draft.day)
     first_round = draft.key.split("#", 1)[0].endswith(":first")
     if draft.kind in ("reminder", "running_tally"):
         deadline = day.first_closes if first_round and day.first_closes else day.closes
-        urgent = draft.kind == "reminder" or deadline - now <= URGENT_WINDOW
+        urgent = draft.kind == "reminder" or deadline - now <= window
         return Urgency(urgent and now < deadline, deadline, f"关门{_left(deadline, now)}")
     if draft.kind == "first_result":
         deadline = day.closes
@@ -130,13 +151,13 @@ def draft_urgency(game: Game, draft: Draft, now: datetime) -> Urgency:
         at = datetime.fromisoformat(draft.not_before)
         what = "开帖" if draft.kind == "newthread" else "锁帖"
         return Urgency(
-            draft.state is DraftState.PENDING and at - now <= URGENT_WINDOW,
+            draft.state is DraftState.PENDING and at - now <= window,
             at,
             f"{_short(at, game)} 起{what}（{_left(at, now)}）",
         )
     if draft.kind == "day_open":
         return Urgency(
-            day.opens - now <= URGENT_WINDOW, day.opens, f"第{day.day}天开门{_left(day.opens, now)}"
+            day.opens - now <= window, day.opens, f"第{day.day}天开门{_left(day.opens, now)}"
         )
     return Urgency(False, None, "")
 

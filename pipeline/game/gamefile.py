@@ -20,7 +20,7 @@ import os
 import re
 import tomllib
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from enum import StrEnum
@@ -232,6 +232,8 @@ def _check_tid(value: object) -> object:
         raise PydanticCustomError(
             "tid_type", "帖子编号必须是数字，不要加引号：写成 {tid}", {"tid": value.strip()}
         )
+    if isinstance(value, str) and (match := _ID_IN_URL.search(value)) is not None:
+        raise PydanticCustomError("tid_type", _id_in_url_words(match))
     if isinstance(value, bool) or not isinstance(value, int):
         raise PydanticCustomError("tid_type", "帖子编号必须是数字（tid），如 12345")
     if value <= 0:
@@ -1016,7 +1018,8 @@ def _first_round_problems(
 
 
 def _setup_check(ruleset: Any, players: Sequence[tuple[int, Mapping[str, Any]]]) -> list[Problem]:
-    """The rule set's own check of the line-up (card pairs, forbidden combinations …).
+    """The rule set's own check of the line-up (player count, card pairs, forbidden
+    combinations, each ``faction`` against the cards …).
 
     Runs only when every player lists cards: a file without cards (votes and conduct only) is
     valid. The messages name the cards: they are for the director, whose file holds them anyway.
@@ -1026,7 +1029,9 @@ def _setup_check(ruleset: Any, players: Sequence[tuple[int, Mapping[str, Any]]])
     if not all(isinstance(p.get("cards"), list) and p.get("cards") for _, p in players):
         return []
     setup = [(str(p.get("name")), [str(c) for c in p["cards"]]) for _, p in players]
-    return [Problem("players", msg) for msg in get_ruleset(ruleset).validate_setup(setup)]
+    factions = {str(p.get("name")): p.get("faction") for _, p in players}
+    problems = get_ruleset(ruleset).lineup_problems(setup, factions)  # count, cards, factions
+    return [Problem("players", msg) for msg in problems]
 
 
 def _env_check(data: Mapping[str, Any], env: Mapping[str, str]) -> list[Problem]:
@@ -1219,6 +1224,9 @@ def _pydantic_problem(err: ErrorDetails, tz: ZoneInfo | None) -> Problem:
     elif kind in ("datetime_type", "datetime_parsing", "datetime_from_date_parsing"):
         if isinstance(value, str) and _aware(_parse_iso(value)) is not None:
             message = f"日期时间不要加引号：写成 {value.strip()}"
+        elif isinstance(value, str) and (moment := _loose_datetime(value)) is not None:
+            zone = tz if tz is not None else ZoneInfo("Asia/Shanghai")
+            message = _write_datetime(moment, moment.replace(tzinfo=zone).isoformat()[19:])
         elif isinstance(value, str):
             message = f"应为日期时间：{_DATETIME_HINT}"
         elif isinstance(value, date | time):
@@ -1280,6 +1288,127 @@ _TOML_MESSAGES: Final[tuple[tuple[str, str], ...]] = (
 #: a value that looks like a date written with / or . (``opens = 2026/12/01 09:00``)
 _DATE_TYPO = re.compile(r"^\s*[\w\"'.-]+\s*=\s*\d{4}\s*[/.年]\s*\d")
 
+#: a date and a time written as a person writes them, no quotes (``opens = 2026-12-03 10:00``,
+#: ``2026/12/03 10:00``, ``2026年12月3日 10:00``): what to write instead can be said exactly
+_LOOSE_DATETIME = re.compile(
+    r"^\s*(?:[\w\"'.-]+\s*=\s*)?(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*日?"
+    r"\s*(?:T|\s)\s*(\d{1,2})\s*[:：]\s*(\d{2})(?:\s*[:：]\s*(\d{2}))?\s*(?:#.*)?$"
+)
+
+#: ``[game] timezone``, read from the text when the TOML does not parse (for the offset)
+_TIMEZONE_LINE = re.compile(r'^\s*timezone\s*=\s*"([^"]+)"', re.MULTILINE)
+
+#: a thread's (or the forum's) address pasted where its number goes
+_ID_IN_URL = re.compile(r"(?:[?&;](tid|fid)=|/(thread|forum)-)(\d{1,12})(?!\d)")
+
+#: what a Chinese input method types for the ASCII marks TOML is made of → (the ASCII mark,
+#: what the director is told was typed)
+_FULLWIDTH: Final[Mapping[str, tuple[str, str]]] = {
+    "，": (",", "全角逗号"),
+    "“": ('"', "中文引号"),
+    "”": ('"', "中文引号"),
+    "＂": ('"', "全角引号"),
+    "‘": ("'", "中文单引号"),
+    "’": ("'", "中文单引号"),
+    "＝": ("=", "全角等号"),
+    "［": ("[", "全角方括号"),
+    "］": ("]", "全角方括号"),
+    "【": ("[", "中文方括号"),
+    "】": ("]", "中文方括号"),
+    "｛": ("{", "全角花括号"),
+    "｝": ("}", "全角花括号"),
+    "：": (":", "全角冒号"),
+    "．": (".", "全角句点"),
+    "－": ("-", "全角减号"),
+    "＋": ("+", "全角加号"),
+    "＃": ("#", "全角井号"),
+    "\u3000": (" ", "全角空格"),
+    **{chr(0xFF10 + n): (str(n), "全角数字") for n in range(10)},
+}
+
+
+def _outside_strings(line: str) -> Iterator[tuple[int, str]]:
+    """The characters of a TOML line outside its quoted strings and before its comment."""
+    quote: str | None = None
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if quote is not None:
+            if quote == '"' and c == "\\":
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+        elif c in "\"'":
+            quote = c
+        elif c == "#":
+            return
+        else:
+            yield i, c
+        i += 1
+
+
+def _fullwidth_hint(line: str) -> tuple[int, str] | None:
+    """The first mark a Chinese input method typed where TOML wants ASCII (outside strings,
+    where Chinese text is welcome), as (its column, what to say)."""
+    for i, c in _outside_strings(line):
+        if c in _FULLWIDTH:
+            ascii_mark, name = _FULLWIDTH[c]
+            shown = "" if c == "\u3000" else f"「{c}」"
+            half = "半角空格" if c == "\u3000" else f"半角的「{ascii_mark}」"
+            return i + 1, (
+                f"写成了{name}{shown}（中文输入法打出的全角符号）：要写{half}，"
+                "切换到英文输入法再输入"
+            )
+    return None
+
+
+def _offset(source: str, moment: datetime) -> str:
+    """The UTC offset ``[game] timezone`` has at ``moment`` (``+08:00``), or +08:00."""
+    match = _TIMEZONE_LINE.search(source)
+    try:
+        zone = ZoneInfo(match.group(1)) if match else ZoneInfo("Asia/Shanghai")
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        zone = ZoneInfo("Asia/Shanghai")
+    return moment.replace(tzinfo=zone).isoformat()[19:]
+
+
+def _loose_datetime(text: str) -> datetime | None:
+    """The moment in ``opens = 2026-12-03 10:00`` (or the value alone), naive; else None."""
+    match = _LOOSE_DATETIME.match(text)
+    if match is None:
+        return None
+    y, mo, d, h, mi, sec = (int(g) if g else 0 for g in match.groups())
+    try:
+        return datetime(y, mo, d, h, mi, sec)
+    except ValueError:
+        return None
+
+
+def _write_datetime(moment: datetime, offset: str) -> str:
+    return f"时间要写成 {moment.isoformat()}{offset}（不加引号，日期和时间之间用 T，带时区偏移）"
+
+
+def _datetime_hint(line: str, source: str) -> str | None:
+    """``opens = 2026-12-03 10:00`` → what to write: ``2026-12-03T10:00:00+08:00``."""
+    moment = _loose_datetime(line)
+    return None if moment is None else _write_datetime(moment, _offset(source, moment))
+
+
+def _url_hint(line: str) -> str | None:
+    """A thread's address pasted where its number goes: the number the address holds."""
+    match = _ID_IN_URL.search(line)
+    if match is None or "://" not in line:
+        return None
+    return _id_in_url_words(match)
+
+
+def _id_in_url_words(match: re.Match[str]) -> str:
+    kind = match.group(1) or ("tid" if match.group(2) == "thread" else "fid")
+    what = "帖子编号（tid）" if kind == "tid" else "版块编号（fid）"
+    number = match.group(3)
+    return f"这里写{what}，不是网址：这个网址里的 {kind} 是 {number}，写成 {number}（不加引号）"
+
 
 def _toml_error(text: str, source: str = "") -> str:
     """tomllib's English message -> Chinese, with the line and column (never the line's text:
@@ -1294,6 +1423,12 @@ def _toml_error(text: str, source: str = "") -> str:
     else:
         what = next((zh for en, zh in _TOML_MESSAGES if text.startswith(en)), "")
     lines = source.splitlines()
-    if line_no is not None and 0 < line_no <= len(lines) and _DATE_TYPO.match(lines[line_no - 1]):
+    line = lines[line_no - 1] if line_no is not None and 0 < line_no <= len(lines) else ""
+    if (found := _fullwidth_hint(line)) is not None:
+        column, what = found
+        where = f"第 {line_no} 行第 {column} 列"
+    elif hint := _datetime_hint(line, source) or _url_hint(line):
+        what = hint
+    elif _DATE_TYPO.match(line):
         what = f"这一行的日期写法不对：{_DATETIME_HINT}，年月日之间用 -，日期和时间之间用 T"
     return f"{where}：TOML 语法错误" + (f"：{what}" if what else "")

@@ -330,15 +330,39 @@ def journal_actions(
     return [_row(r) for r in store.db.query(sql, args)]
 
 
-def remove_action(store: Store, action_id: int, *, at: datetime) -> ActionRow:
+def remove_action(
+    store: Store, action_id: int, *, at: datetime, by: str = "命令行", why: str | None = None
+) -> ActionRow:
+    """Take back an action: kept as evidence (``removed_at``, by whom, why), no input any more;
+    its audit line goes to ``journal_revocations`` (``bansha undo list``)."""
     rows = list(store.db.query("SELECT * FROM journal_actions WHERE id = ?", [action_id]))
     if not rows:
         raise JournalError(f"没有编号为 {action_id} 的行动记录")
     if rows[0]["removed_at"] is not None:
-        raise JournalError(f"行动记录 #{action_id} 已于 {rows[0]['removed_at']} 撤销")
+        who = f"由{rows[0]['removed_by']}" if rows[0].get("removed_by") else ""
+        raise JournalError(f"行动记录 #{action_id} 已于 {rows[0]['removed_at']} {who}撤销")
+    reason = (why or "").strip() or "未写理由"
+    row = _row(rows[0])
+    phase = Phase.night(row.number) if row.phase == "night" else Phase.day(row.number)
     with store.atomic():
+        cur = store.db.execute(
+            "UPDATE journal_actions SET removed_at = ?, removed_by = ?, remove_reason = ? "
+            "WHERE id = ? AND removed_at IS NULL",
+            [at.isoformat(), by, reason, action_id],
+        )
+        if not cur.rowcount:
+            raise JournalError(f"行动记录 #{action_id} 刚被撤销过（另一个窗口？），没有再撤销一次")
         store.db.execute(
-            "UPDATE journal_actions SET removed_at = ? WHERE id = ?", [at.isoformat(), action_id]
+            "INSERT INTO journal_revocations(kind, ref, what, revoked_at, revoked_by, reason) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                "action",
+                str(action_id),
+                f"行动 #{action_id}：{phase.zh} {row.action.describe()}",
+                at.isoformat(),
+                by,
+                reason,
+            ],
         )
     return _row({**rows[0], "removed_at": at.isoformat()})
 

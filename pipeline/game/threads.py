@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from engine.rulesets import get_ruleset
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole
@@ -71,6 +71,21 @@ def day_roles(game: Game, day: Day) -> list[ThreadRole]:
     if rs.inquiry is not None and not day.sheriff_election:
         roles.append(ThreadRole.INQUIRY)  # the questions go to the sheriff: none before one
     return roles
+
+
+def thread_closes(game: Game, day: Day, role: ThreadRole) -> datetime | None:
+    """When the day's thread of ``role`` closes for the players (None: it is not closed): a
+    vote thread at its round's close, a 太阳[日不落] day's first-round vote thread when that
+    round ends (m209.txt:377-378), the rule set's inquiry thread its ``close_before`` ahead of
+    the day's close (zhenyan.txt:188)."""
+    if role is ThreadRole.FIRST_VOTE:
+        return day.first_closes
+    if role is ThreadRole.VOTE:
+        return day.closes
+    if role is ThreadRole.INQUIRY:
+        inquiry = get_ruleset(game.game.ruleset).inquiry
+        return day.closes - inquiry.close_before if inquiry is not None else None
+    return None
 
 
 def missing_threads(game: Game) -> dict[int, list[ThreadRole]]:

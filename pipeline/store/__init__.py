@@ -49,6 +49,10 @@ log = logging.getLogger(__name__)
 
 #: ``meta`` key of the stored tally views' key (:meth:`Store.write_tally_views`)
 TALLY_VIEW_KEY = "tally:view"
+#: ``meta``: bumped (by the change triggers, pipeline/cycle.py) by every write to what a draft's
+#: text is made from — posts, the director's records, the engine's resolutions; each live draft
+#: keeps the value it was last drafted (or found unchanged) at, in ``draft_inputs``
+DRAFT_INPUTS_KEY = "drafts:inputs"
 
 
 class StoreError(RuntimeError):
@@ -573,6 +577,65 @@ def _m012_tally_views(db: sqlite_utils.Database) -> None:
     )
 
 
+#: the director's records that can be taken back (``bansha undo``): each row keeps when, by
+#: whom (命令行 | 控制台) and why it was revoked; a revoked row is evidence, never an input
+REVOCABLE_TABLES = (
+    "card_events",
+    "journal_proxy_votes",
+    "journal_outs",
+    "journal_modifiers",
+    "journal_substitutions",
+)
+
+
+def _m013_revocations(db: sqlite_utils.Database) -> None:
+    """Taking back a director's record: ``revoked_at/revoked_by/revoke_reason`` on every
+    journal row table (``journal_actions`` keeps its ``removed_at`` and gains who and why), and
+    ``journal_revocations``, the audit line of every undo — also of what has no row to keep
+    (a flag's decision, a sheriff or speed setting: the line keeps what was taken back)."""
+    for table in REVOCABLE_TABLES:
+        columns = db[table].columns_dict
+        for column in ("revoked_at", "revoked_by", "revoke_reason"):
+            if column not in columns:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")
+    columns = db["journal_actions"].columns_dict
+    for column in ("removed_by", "remove_reason"):
+        if column not in columns:
+            db.execute(f"ALTER TABLE journal_actions ADD COLUMN {column} TEXT")
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS journal_revocations (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,         -- flag | card | proxy | modifier | out | substitute |
+                                        -- sheriff | speed | action
+            ref TEXT NOT NULL,          -- the record: a row id, a flag id, a setting's key
+            what TEXT NOT NULL,         -- the record as the director knew it (Chinese)
+            revoked_at TEXT NOT NULL,
+            revoked_by TEXT NOT NULL,   -- 命令行 | 控制台
+            reason TEXT NOT NULL
+        )"""
+    )
+
+
+def _m016_generated_subject(db: sqlite_utils.Database) -> None:
+    """A new thread's subject as bansha generated it, beside the one the director may have
+    edited (``bansha drafts edit --subject``): the next cycle compares the generated one, so a
+    director's subject is kept as a director's body is (``generated_body``)."""
+    if "generated_subject" not in db["drafts"].columns_dict:
+        db.execute("ALTER TABLE drafts ADD COLUMN generated_subject TEXT")
+    db.execute("UPDATE drafts SET generated_subject = subject WHERE generated_subject IS NULL")
+
+
+def _m017_draft_inputs(db: sqlite_utils.Database) -> None:
+    """What each live draft was made from: the value of :data:`DRAFT_INPUTS_KEY` when it was
+    last drafted or found unchanged. A draft whose value is behind the counter was made from
+    inputs that have since moved on: it is neither approved nor sent until drafted again."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS draft_inputs ("
+        "draft_id INTEGER PRIMARY KEY REFERENCES drafts(id), counter INTEGER NOT NULL)"
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
     ("002_journal_and_verdicts", _m002_journal_and_verdicts),
@@ -586,6 +649,9 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("010_compact_bodies", _m010_compact_bodies),
     ("011_game_threads", _m011_game_threads),
     ("012_tally_views", _m012_tally_views),
+    ("013_revocations", _m013_revocations),
+    ("016_generated_subject", _m016_generated_subject),
+    ("017_draft_inputs", _m017_draft_inputs),
 ]
 
 

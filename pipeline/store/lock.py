@@ -1,10 +1,12 @@
-"""The game's lock: one sender and one cycle per game at a time (an exclusive ``flock`` on
-``<db>.lock``, released when the process dies). ``bansha cycle``, ``bansha publish`` and the demo
-hold it while they send; the store's own write lock (``BEGIN IMMEDIATE``) guards each write."""
+"""The game's lock: one sender and one cycle per game at a time (an exclusive lock on
+``<db>.lock``, held by the operating system and released when the process dies: ``flock`` on
+Linux and macOS, ``LockFileEx`` on Windows, through the ``filelock`` library). ``bansha cycle``,
+``bansha publish`` and the demo hold it while they send; the store's own write lock
+(``BEGIN IMMEDIATE``) guards each write. A lock file left by a process that died holds nothing.
+"""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import threading
 import time
@@ -34,7 +36,7 @@ def cycle_lock(
     wait_s: float = 0.0,
     on_wait: Callable[[], None] | None = None,
 ) -> Iterator[None]:
-    """The game's lock: an exclusive flock on ``<db>.lock``, released when the process dies.
+    """The game's lock: an exclusive lock on ``<db>.lock``, released when the process dies.
 
     Whoever holds it is the game's only cycle and only sender of posts. ``wait_s = 0`` (the
     cycle): :class:`CycleLocked` at once when another process (or thread) holds it; otherwise
@@ -42,26 +44,26 @@ def cycle_lock(
     Not re-entrant: a second ``cycle_lock`` raises :class:`CycleLocked` even in the same
     thread; :func:`holds_cycle_lock` says whether the current thread holds it.
     """
+    from filelock import FileLock, Timeout  # on first use: the command line starts fast
+
     lock_path = Path(f"{db_path}.lock")
-    fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, 0o600)
+    lock = FileLock(str(lock_path), mode=0o600)
+    deadline = time.monotonic() + max(0.0, wait_s)
+    waiting = False
+    while True:
+        try:
+            lock.acquire(timeout=0)
+            break
+        except Timeout as exc:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise CycleLocked(str(lock_path)) from exc
+            if not waiting and on_wait is not None:
+                on_wait()
+            waiting = True
+            time.sleep(min(0.1, left))
+    key = _lock_key(db_path)
     try:
-        deadline = time.monotonic() + max(0.0, wait_s)
-        waiting = False
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError as exc:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise CycleLocked(str(lock_path)) from exc
-                if not waiting and on_wait is not None:
-                    on_wait()
-                waiting = True
-                time.sleep(min(0.1, left))
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        key = _lock_key(db_path)
         with _HELD_GUARD:
             _HELD[key] = threading.get_ident()
         try:
@@ -70,7 +72,7 @@ def cycle_lock(
             with _HELD_GUARD:
                 _HELD.pop(key, None)
     finally:
-        os.close(fd)
+        lock.release(force=True)
 
 
 def holds_cycle_lock(db_path: Path | str) -> bool:

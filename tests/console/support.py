@@ -13,6 +13,7 @@ import re
 import shutil
 import socket
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -148,7 +149,7 @@ class Tab:
     """One browser tab: its own cookies; forms posted with the page's CSRF token."""
 
     def __init__(self, app: Any) -> None:
-        self.client = TestClient(app, follow_redirects=False)
+        self.client = TestClient(app, base_url="http://127.0.0.1:8765", follow_redirects=False)
         self.csrf = ""
 
     def get(self, path: str, **kw: Any) -> Any:
@@ -260,6 +261,43 @@ def sink(tmp_path: Path) -> Iterator[JsonSink]:
         yield s
 
 
+class Served:
+    """The app made for a free port on 127.0.0.1 (it answers only that address), in uvicorn
+    in a thread; stopped (bounded) on exit."""
+
+    WAIT_S = 30.0  # bounded, generous: two cores shared with the rest of the suite
+
+    def __init__(self, make: Any) -> None:
+        import uvicorn
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(
+            make(self.port), host="127.0.0.1", port=self.port, log_level="warning", access_log=False
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> Served:
+        self.thread.start()
+        deadline = time.monotonic() + self.WAIT_S
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("控制台没有在限定时间内启动")
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=self.WAIT_S)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def closed_port() -> int:
     """A port on 127.0.0.1 where nothing listens (bound, then closed)."""
     with socket.socket() as s:
@@ -274,11 +312,13 @@ __all__ = [
     "Forum",
     "JsonSink",
     "LoginLimiter",
+    "Served",
     "Tab",
     "at",
     "bansha",
     "closed_port",
     "draft_state",
+    "free_port",
     "make_app",
     "result_draft",
 ]

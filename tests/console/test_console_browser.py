@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +22,15 @@ from typing import Any
 import pytest
 
 from tests.conftest import missing_cjk_font
-from tests.console.support import MORNING, TOKEN, at, draft_state, make_app, result_draft
+from tests.console.support import (
+    MORNING,
+    TOKEN,
+    Served,
+    at,
+    draft_state,
+    make_app,
+    result_draft,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts"
@@ -67,40 +73,6 @@ def tools() -> tuple[str, str]:
             pytest.fail(f"CI 中浏览器测试必须运行：{found}")
         pytest.skip(f"{found}; in CI (CI set) this test fails instead")
     return found
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Served:
-    """The app in uvicorn on 127.0.0.1, in a thread; stopped (bounded) on exit."""
-
-    def __init__(self, app: Any) -> None:
-        import uvicorn
-
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", access_log=False
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> Served:
-        self.thread.start()
-        deadline = time.monotonic() + WAIT_S
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("控制台没有在限定时间内启动")
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=WAIT_S)
 
 
 @pytest.fixture
@@ -179,7 +151,7 @@ def test_log_in_approve_and_confirm_on_a_phone(morning, browser):
     wait = WebDriverWait(browser, WAIT_S)
     draft = result_draft(morning)
     before = len(morning.director_posts())
-    with Served(make_app(morning, MORNING)) as served:
+    with Served(lambda port: make_app(morning, MORNING, port=port)) as served:
         # nothing without a login
         browser.get(served.url + "/g/m135-demo/drafts")
         wait.until(ec.presence_of_element_located((By.ID, "token")))
@@ -228,6 +200,10 @@ def test_log_in_approve_and_confirm_on_a_phone(morning, browser):
         flag = wait.until(ec.presence_of_element_located((By.ID, f"flag-{FLAG}")))
         assert "待确认" in flag.text
         _fits_the_phone(browser)
+        # giving a card asks once more: the browser keeps the form until the box is ticked
+        flag.find_element(By.CSS_SELECTOR, "form.confirm button").click()
+        assert "待确认" in browser.find_element(By.ID, f"flag-{FLAG}").text
+        flag.find_element(By.CSS_SELECTOR, "form.confirm input[name=sure]").click()
         flag.find_element(By.CSS_SELECTOR, "form.confirm button").click()
         wait.until(ec.staleness_of(flag))
         flag = wait.until(ec.presence_of_element_located((By.ID, f"flag-{FLAG}")))

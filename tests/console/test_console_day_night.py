@@ -59,13 +59,17 @@ def test_confirming_and_dismissing_flags(morning, tab_for):
     stale.get(f"/g/{GID}/day/2")
     flag = "d2-qianshui-汤圆"  # m135.txt:311 潜水: 黄牌
     assert f'id="flag-{flag}"' in page.text
-    r = tab.post(f"/g/{GID}/flags/confirm", {"flag_id": flag, "day": "2", "card": "黄牌"})
+    r = tab.post(
+        f"/g/{GID}/flags/confirm", {"flag_id": flag, "day": "2", "card": "黄牌", "sure": "1"}
+    )
     shown = html.unescape(tab.follow(r).text)
     assert f"已确认 {flag}：汤圆 得到黄牌" in shown
     item = re.search(rf'<li class="flag status-(\w+)" id="flag-{flag}"', shown)
     assert item and item.group(1) == "confirmed"
     # the other tab still shows it open: a second decision is refused, nothing doubled
-    r = stale.post(f"/g/{GID}/flags/confirm", {"flag_id": flag, "day": "2", "card": "黄牌"})
+    r = stale.post(
+        f"/g/{GID}/flags/confirm", {"flag_id": flag, "day": "2", "card": "黄牌", "sure": "1"}
+    )
     assert f"标记 {flag} 已经处理过" in html.unescape(stale.follow(r).text)
     r = stale.post(f"/g/{GID}/flags/dismiss", {"flag_id": flag, "day": "2", "why": "算了"})
     assert f"标记 {flag} 已经处理过" in html.unescape(stale.follow(r).text)
@@ -91,7 +95,7 @@ def test_confirming_and_dismissing_flags(morning, tab_for):
     )
     assert f"[{flag}] 第2天 汤圆" in out and "（已确认" in out.split(f"[{flag}]")[1].split("\n")[0]
     assert "（已驳回" in out.split(f"[{other}]")[1].split("\n")[0]
-    r = tab.post(f"/g/{GID}/flags/confirm", {"flag_id": "d9-nothing", "day": "2"})
+    r = tab.post(f"/g/{GID}/flags/confirm", {"flag_id": "d9-nothing", "day": "2", "sure": "1"})
     assert "没有编号为 d9-nothing 的违规标记" in html.unescape(tab.follow(r).text)
 
 

@@ -239,3 +239,72 @@ def test_where_notifications_go(morning):
         "json://a/",
         "ntfy://topic",
     ]
+
+
+def test_a_new_cause_within_a_failure_streak_is_a_new_failure_notice(morning, sink):
+    """The director fixed the login; the next blocker is a different cause: it reaches the
+    phone too, as an Apprise ``failure`` (never ``info``), while the same cause is not
+    repeated (the attempts or a port in its words aside)."""
+    game = load_context(morning.game, str(morning.db)).game
+    env = {"BANSHA_NOTIFY": sink.url}
+    store = morning.store()
+    login = "没有登录论坛（cookie 已失效）：请把导演账号的登录 cookie 放进环境变量 BANSHA_COOKIE"
+    down = "帖子 2011：论坛暂时无法访问（无法连接论坛，已尝试 {} 次）"
+    try:
+        first = notify_after_cycle(game, store, CycleReport(errors=[login]), MORNING, env=env)
+        assert first is not None and first.level == "failure"
+        again = CycleReport(errors=[login])
+        assert notify_after_cycle(game, store, again, MORNING, env=env) is None
+        report = CycleReport(errors=[login, down.format(5)])
+        second = notify_after_cycle(game, store, report, MORNING, env=env)
+        assert second is not None and second.kinds == ("failure",)
+        received = sink.received()
+        assert [n["type"] for n in received] == ["failure", "failure"]
+        assert "新的原因" in received[1]["title"]
+        assert "无法连接论坛" in received[1]["message"] and "cookie" not in received[1]["message"]
+        report = CycleReport(errors=[login, down.format(3)])  # the same cause, other attempts
+        assert notify_after_cycle(game, store, report, MORNING, env=env) is None
+        # recovered: said once (success); a later failure of the same cause is a new streak
+        assert notify_after_cycle(game, store, CycleReport(), MORNING, env=env) is not None
+        assert sink.received()[2]["type"] == "success"
+        third = notify_after_cycle(game, store, CycleReport(errors=[login]), MORNING, env=env)
+        assert third is not None and "cycle 失败" in third.title
+    finally:
+        store.close()
+
+
+def test_a_notice_names_the_game_file_so_its_commands_run_as_printed(morning, sink):
+    """What the director must act on goes out once as a ``warning``; every ``bansha`` command
+    in a notice names the game file by its path (not the game's id): it runs as printed."""
+    import shlex
+
+    game = load_context(morning.game, str(morning.db)).game
+    env = {"BANSHA_NOTIFY": sink.url}
+    store = morning.store()
+    act = (
+        "草稿 #7（开新帖，第3天）要求验证码：请手动开帖，"
+        "然后运行 bansha publish record 游戏文件 7 --tid 帖子tid"
+    )
+    try:
+        report = CycleReport(warnings=[act])
+        notice = notify_after_cycle(game, store, report, MORNING, env=env, game_path=morning.game)
+        assert notice is not None and {"warning", "drafts"} <= set(notice.kinds)
+        (got,) = sink.received()
+        assert got["type"] == "warning"
+        path = str(Path(morning.game).resolve())
+        assert f"bansha publish record {shlex.quote(path)} 7 --tid 帖子tid" in got["message"]
+        assert "游戏文件 7" not in got["message"]
+        (command,) = [
+            line.split("用 ", 1)[1].split(" 查看")[0]
+            for line in got["message"].splitlines()
+            if "bansha drafts" in line
+        ]
+        assert command == f"bansha drafts {shlex.quote(path)}"
+        assert game.game.id not in command
+        out = bansha(morning.env, *shlex.split(command)[1:])  # runs as printed
+        assert "待批准" in out
+        # said once while it lasts
+        again = notify_after_cycle(game, store, report, MORNING, env=env, game_path=morning.game)
+        assert again is None
+    finally:
+        store.close()

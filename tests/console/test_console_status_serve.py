@@ -131,12 +131,12 @@ def test_serve_on_a_lan_warns_and_refuses_db_for_two_games(tmp_path, captured):
     other.write_text(GAME.read_text("utf-8").replace("m135-demo", "m135-b"), "utf-8")
     out = CliRunner().invoke(serve, [str(game), str(other), "--db", "x.db"], env={})
     assert out.exit_code == 1 and "--db 只能用于一局游戏" in out.output
-    out = CliRunner().invoke(
-        serve, [str(game), "--new-token"], env={"BANSHA_CONSOLE_TOKEN": "t" * 20}
-    )
+    strong = {"BANSHA_CONSOLE_TOKEN": "Strong-env-token-0123456789"}
+    out = CliRunner().invoke(serve, [str(game), "--new-token"], env=strong)
     assert out.exit_code == 1 and "不能同时用 --new-token" in out.output
     out = CliRunner().invoke(serve, [str(game)], env={"BANSHA_CONSOLE_TOKEN": "short"})
-    assert out.exit_code == 1 and "太短" in out.output
+    assert out.exit_code == 1 and "太短（5 个字符，至少要 20 个）" in out.output
+    assert "short" not in out.output  # the token itself is never printed
     assert len(captured) == 1
 
 

@@ -2,7 +2,8 @@
 
 A scenario file (TOML) has ``title``, ``covers``, ``[[cite]]`` (``ref`` = ``<set>.txt:<line>``,
 ``words``), ``[setup]`` and ``[[phases]]`` (``phase`` = ``night:N`` / ``day:N``, ``actions``,
-day keys ``out`` / ``elected`` / ``voters`` / ``decided_by`` / ``rule`` / ``ballots`` (and
+day keys ``out`` / ``elected`` / ``voters`` / ``decided_by`` / ``rule`` / ``ballots`` /
+``closes`` (the close, ISO 8601: a red card ``at`` before it was given during the day) (and
 ``first_round``, a table of the same keys, for m209's 太阳[日不落] day), and an
 ``[phases.expect]`` table). Each ``test_<set>_scenarios.py`` describes its set with a
 :class:`ScenarioSet` (how the start state is built, how a day phase is built, which expectation
@@ -119,6 +120,7 @@ def plain_day(
             decided_by=ph.get("decided_by", ""),
             rule=ph.get("rule", ""),
             ballots=tuple((v, c) for v, c in ph.get("ballots", ())),
+            closes=ph.get("closes"),
             first_round=(
                 None
                 if first is None

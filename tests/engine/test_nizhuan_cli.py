@@ -278,3 +278,41 @@ def test_a_bare_name_proxy_means_the_card_still_in_play(tmp_path: Path) -> None:
     assert votes["丙的第二身份"]["reason"] == (
         "代投无效：投票对象须写明第几身份（例：戊的第一身份）"
     )
+
+
+def test_a_duel_on_the_top_card_leaves_the_day_resolvable(tmp_path: Path) -> None:
+    """Votes at 09:30 on 甲's first card, 乙's duel on the same card at 10:00: the card goes out
+    once, by the duel; the votes on it no longer count (docs/rulings.md 投票与计票) and the rest
+    of the vote decides the day."""
+    says(
+        "nizhuan.txt:106",
+        "决斗目标也会立刻出局，并且若决斗目标为【狼人阵营】的身份牌，则会立刻关门",
+    )
+    says("nizhuan.txt:51", "已经公示的出局角色不属于游戏范畴，不允许被选为技能或投票的目标")
+    game, db = _game(tmp_path), tmp_path / "game.db"
+    with game.open("a", encoding="utf-8") as fh:
+        for d in (1, 2):
+            fh.write(
+                f"\n[[days]]\nday = {d}\nopens = 2026-12-{d:02d}T08:00:00+08:00\n"
+                f"closes = 2026-12-{d:02d}T22:00:00+08:00\nvote = {3000 + d}\n"
+            )
+    run(game, db, "night", "resolve", "--night", "0")
+    run(game, db, "day", "resolve", "--day", "1", "--as-of", _after(1))
+    run(game, db, "night", "add", "--night", "1", "--actor", "丙", "--skill", "杀人",
+        "--choice", "放弃")  # fmt: skip
+    run(game, db, "night", "resolve", "--night", "1")
+    for voter, target in (("丙", "甲的第一身份"), ("丁", "甲的第一身份"), ("辛", "庚")):
+        run(game, db, "vote", "proxy", "--day", "2", "--voter", voter, "--target", target,
+            "--at", "2026-12-02T09:30:00+08:00")  # fmt: skip
+    run(game, db, "day", "add", "--day", "2", "--actor", "乙", "--skill", "决斗",
+        "--target", "甲的第一身份", "--at", "2026-12-02T10:00:00+08:00")  # fmt: skip
+    data = json.loads(run(game, db, "day", "resolve", "--day", "2", "--as-of", _after(2), "--json"))
+    assert [(d["player"], d["card_index"], d["cause"]) for d in data["deaths"]] == [
+        ("甲", 1, "乙的[决斗]"),
+        ("庚", 1, "投票出局"),
+    ]
+    assert data["tally"]["out"] == "庚的第一身份"
+    # the tally view says the same before and after the resolution
+    votes = {v["voter"]: (v["status"], v["reason"]) for v in _tally(game, db, 2)["votes"]}
+    assert votes["丙的第一身份"][0] != "counted"
+    assert "甲的第一身份已于" in votes["丙的第一身份"][1]

@@ -115,7 +115,7 @@ def test_an_out_card_label_is_refused_with_the_reason() -> None:
     _, report = night(state, 6, act("甲", "救药", "辛的第一身份", card="第二身份"))
     status, reason = outcome(report, "甲", "救药")
     assert status == "invalid"
-    assert reason == "辛的第一身份已出局，不能被选为目标（nizhuan.txt:51）"
+    assert reason == "辛的第一身份已出局，不能被选为目标（《逆转时空》规则 · 出局，nizhuan.txt:51）"
 
 
 # --------------------------------------------------------------------------- the new round's day 1

@@ -69,7 +69,7 @@ def run(tmp_path: Path):  # type: ignore[no-untyped-def]
     db = tmp_path / "zhenyan.db"
 
     def invoke(*args: str, code: int = 0) -> str:
-        n = 2 if args[0] in ("night", "day") else 1
+        n = 2 if args[0] in ("night", "day", "vote", "card") else 1
         result = CliRunner().invoke(cli, [*args[:n], str(game), "--db", str(db), *args[n:]])
         assert result.exit_code == code, result.output
         for word in WORDS:
@@ -131,3 +131,46 @@ def test_night_zero_takes_no_skill(run) -> None:  # type: ignore[no-untyped-def]
     data = json.loads(run("night", "resolve", "--night", "0", "--json"))
     seer = next(a for a in data["actions"] if a["skill"] == "预言")
     assert seer["outcome"] == "invalid" and "第一晚起才能发动" in seer["reason"]
+
+
+def _day_two_votes(run) -> None:  # type: ignore[no-untyped-def]
+    """Nights 0-1 and day 1 resolved; on day 2 six players vote 粽子 and five abstain."""
+    run("night", "resolve", "--night", "0")
+    run("day", "resolve", "--day", "1", "--as-of", AFTER_DAY_1)
+    run("night", "resolve", "--night", "1")
+    voters = [name for name, _ in ROSTER if name != "粽子"]
+    for i, voter in enumerate(voters):
+        target = "粽子" if i < 6 else "弃权"
+        run("vote", "proxy", "--day", "2", "--voter", voter, "--target", target,
+            "--at", "2026-12-02T11:00:00+08:00")  # fmt: skip
+
+
+@pytest.mark.parametrize("entered", ["day add", "card give"])
+def test_a_red_card_during_the_day_takes_the_vote_with_it(run, entered: str) -> None:  # type: ignore[no-untyped-def]
+    """A red card at 12:30 puts 面条 out before the close: her vote for 粽子 is lost
+    (docs/rulings.md 投票与计票), so 粽子 has 5 of 10 votes — not more than half, nobody is
+    voted out (zhenyan.txt:38); only a red card at the day's end is settled after the vote
+    (zhenyan.txt:43)."""
+    _day_two_votes(run)
+    if entered == "day add":
+        run("day", "add", "--day", "2", "--actor", "面条", "--skill", "红牌罚下",
+            "--at", "2026-12-02T12:30:00+08:00")  # fmt: skip
+    else:
+        run("card", "give", "--player", "面条", "--color", "红", "--why", "贴脸",
+            "--at", "2026-12-02T12:30:00+08:00")  # fmt: skip
+    data = json.loads(run("day", "resolve", "--day", "2", "--json", "--as-of", AFTER_DAY_2))
+    assert data["tally"]["out"] is None
+    assert [(d["player"], d["cause"]) for d in data["deaths"]] == [("面条", "红牌罚下")]
+
+
+def test_a_red_card_at_the_close_is_settled_after_the_vote(run) -> None:  # type: ignore[no-untyped-def]
+    """zhenyan.txt:43 白天结束时红牌罚下的出局结算在投票结算之后执行: her vote counts."""
+    _day_two_votes(run)
+    run("day", "add", "--day", "2", "--actor", "面条", "--skill", "红牌罚下",
+        "--at", "2026-12-02T22:00:00+08:00")  # fmt: skip
+    data = json.loads(run("day", "resolve", "--day", "2", "--json", "--as-of", AFTER_DAY_2))
+    assert data["tally"]["out"] == "粽子"
+    assert [(d["player"], d["cause"]) for d in data["deaths"]] == [
+        ("粽子", "投票出局"),
+        ("面条", "红牌罚下"),
+    ]

@@ -115,7 +115,8 @@ def test_missing_and_extra_arguments_are_chinese_and_exit_2():
 def test_bad_choice_is_chinese_and_exits_2():
     result = invoke("vote", "speed", str(GAME), "--day", "1", "--mode", "fast", code=2)
     assert error_line(result) == (
-        "错误：'--mode' 的值无效：'fast' 不是 'accelerate', 'normal', 'auto' 之一。"
+        "错误：'--mode' 的值无效：'fast' 不是可选的值；可以写：accelerate（加速）、"
+        "normal（不加速、延时、延迟）、auto（按申请计算、自动）"
     )
     result = invoke("vote", "speed", str(GAME), "--day", "1", code=2)
     assert "错误：缺少选项 '--mode'. 可选：" in result.stderr

@@ -207,3 +207,19 @@ def test_the_actions_file(db: Path, tmp_path: Path) -> None:
     err = run(db, "night", "resolve", "--night", "0", "--actions", str(other), code=1)
     assert "写的是第3晚" in err
     assert run(db, "night", "list", "--all") == before  # nothing written by a bad file
+
+
+def test_day_resolve_without_day_takes_the_last_closed_day(db: Path) -> None:
+    # like every other command: no --day means the day the director is at — for a resolution,
+    # the last one closed (day 1 closed 22:00, day 2 is open at 12-02 12:00)
+    run(db, "night", "resolve", "--night", "0")
+    result = CliRunner().invoke(
+        cli,
+        ["day", "resolve", str(GAME), "--db", str(db), "--as-of", "2026-12-02T12:00:00+08:00"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "结算第1天（最近关门的一天；用 --day 指定别的天）" in result.stderr
+    assert "当选警长：包子" in result.stdout
+    # before any day closed, the first day is named as not closed yet
+    err = run(db, "day", "resolve", "--as-of", "2026-12-01T21:00:00+08:00", code=1)
+    assert "第1天尚未关门" in err

@@ -10,6 +10,7 @@ and says the title, the pages and who could read it; a dead forum is one line.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from datetime import UTC, datetime, timedelta, timezone
@@ -376,3 +377,43 @@ def test_check_says_a_store_it_cannot_read_and_checks_the_file(tmp_path):
     assert f"注意：无法只读打开数据库 {db}" in out
     assert "摘要和联网检查只包括游戏文件里的帖子，不含 bansha 开的帖子" in out
     assert db.read_bytes() == b"not a database" * 100
+
+
+# --------------------------------------------------------------------------- before sign-up
+
+
+def test_check_before_sign_up_checks_the_rest_and_says_sign_up_is_next(tmp_path):
+    # docs/报名与发牌.md: the file starts without [[players]]; bansha signup writes them
+    game_file = tmp_path / "life.toml"
+    game_file.write_text((GAMES / "demo_life.toml").read_text("utf-8"), "utf-8")
+    assert "[[players]]" not in game_file.read_text("utf-8").replace("# 还没有 [[players]]", "")
+    out = run("check", str(game_file)).output
+    assert f"游戏文件 {game_file} 还没有玩家（报名之前），其余没有问题。" in out
+    assert "玩家：还没有（报名之后由 bansha signup 写进 [[players]]）" in out
+    assert f"下一步：报名截止后运行 bansha signup {game_file}" in out
+    assert "缺少 [[players]]" not in out
+    assert not (tmp_path / "life.db").exists()
+
+
+def test_check_before_sign_up_still_reports_every_other_problem(tmp_path):
+    game_file = tmp_path / "life.toml"
+    text = (GAMES / "demo_life.toml").read_text("utf-8")
+    game_file.write_text(text.replace('timezone = "Asia/Shanghai"', 'timezone = "火星"'), "utf-8")
+    out = run("check", str(game_file), code=1).output
+    assert 'game.timezone：未知的时区 "火星"' in out
+    assert "（还没有 [[players]] 不算错误：报名后由 bansha signup 写进来）" in out
+    assert "缺少 [[players]]" not in out
+
+
+@pytest.mark.parametrize("ruleset", RULESETS)
+def test_new_with_fid_writes_a_game_whose_threads_bansha_opens(tmp_path, ruleset):
+    game_file = tmp_path / "开帖.toml"
+    out = run("new", str(game_file), "--ruleset", ruleset, "--fid", "42").output
+    assert "每天的时间（帖子由 bansha 在版块 fid=42 开出，不用写 tid）" in out
+    game = load_game(game_file, env={}, check_login=False)
+    assert game.forum.fid == 42
+    assert game.days and all(not d.threads for d in game.days)  # no tid: bansha opens them
+    checked = run("check", str(game_file)).output
+    assert "没有问题" in checked and "bansha 不会为它开帖" not in checked
+    assert "帖子编号还是示例的" not in checked
+    assert (game_file.stat().st_mode & 0o777) == 0o600 or os.name != "posix"

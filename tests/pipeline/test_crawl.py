@@ -304,3 +304,40 @@ def test_the_page_size_ignores_sticky_replies_on_page_one():
     assert _infer_ppp(ThreadPage(TID, 3, 3, tuple(last))) == 15  # it starts at floor 31
     assert _infer_ppp(ThreadPage(TID, 1, 1, tuple(page1[:7]))) is None  # one page says nothing
     assert _infer_ppp(ThreadPage(TID, 3, 3, tuple(page2))) is None  # 16 = 2·7.5 + 1: no size
+
+
+def test_pacing_waits_only_between_requests_and_says_how_far_it_got(store, caplog):
+    """A 13-page thread read with ``min_interval_s = 1``: one wait between two requests, none
+    before the first or after the last; ``-v`` says every 5 s how far the crawl has got and
+    what it waits for, and the report counts the wait (what a cycle's log names)."""
+    import logging
+
+    sim, _clock = forum(n_posts=125)
+    t = [0.0]
+    sleeps: list[float] = []
+
+    def sleep(s: float) -> None:
+        sleeps.append(s)
+        t[0] += s
+
+    http = httpx.Client(transport=sim.transport(), follow_redirects=True)
+    client = DiscuzClient(
+        http,
+        base_url=sim.base_url,
+        min_interval_s=1.0,
+        policy=RetryPolicy(max_attempts=1),
+        sleep=sleep,
+        monotonic=lambda: t[0],
+    )
+    crawl = Crawler(client, store, ForumConfig(base_url=sim.base_url, tz=TZ, source="html"))
+    with caplog.at_level(logging.INFO, logger="pipeline.discuz.crawl"):
+        report = crawl.crawl([CrawlTarget(TID)])
+    pages = report.threads[0].pages_fetched
+    assert pages == 13 and report.requests == 13
+    assert sleeps == [1.0] * 12  # between the 13 requests, never before the first or after
+    assert report.paced_s == 12.0
+    said = [r.getMessage() for r in caplog.records if "已读第" in r.getMessage()]
+    assert said == [
+        f"帖子 {TID}：已读第 6/13 页…（每两次请求间隔 1 秒，[forum] min_interval_s）",
+        f"帖子 {TID}：已读第 11/13 页…（每两次请求间隔 1 秒，[forum] min_interval_s）",
+    ]

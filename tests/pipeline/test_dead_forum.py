@@ -195,3 +195,17 @@ def test_httpx_too_many_redirects_is_a_redirect_loop():
     assert caught.value.name_zh == REDIRECT_LOOP_ZH
     assert caught.value.message_zh.startswith("重定向循环")
     assert isinstance(caught.value, PageError)
+
+
+def test_the_cycle_says_how_long_it_waited_for_request_pacing(demo):
+    """A slow cycle that was only waiting out ``min_interval_s`` says so in its log."""
+    game, _sim, store = demo
+
+    def paced(targets, full):
+        return CrawlReport(
+            "x", [ThreadResult(t.tid, pages_fetched=2) for t in targets], requests=8, paced_s=7.0
+        )
+
+    report = run_cycle(game, store, now=DAY2_NOON, crawl=paced)
+    assert report.requests == 16 and report.paced_s == 14.0  # the crawl and the day-1 re-read
+    assert "读取论坛 16 次，按请求间隔（[forum] min_interval_s）共等待 14 秒" in report.lines()

@@ -68,6 +68,11 @@ def test_every_printed_command_runs_verbatim_in_a_shell(tmp_path):
     assert len(commands) >= 5
     assert all(str(game_file) in c for c in commands)
     assert not any("--as-of" in c for c in commands)
+    # the links it printed (and why's) point at the simulator, stopped by now: said so
+    base = demo.stdout.split("模拟论坛已启动：", 1)[1].split()[0]
+    stopped = f"模拟论坛（{base}）已随演示结束关闭"
+    assert stopped in demo.stdout
+    assert demo.stdout.index(stopped) < demo.stdout.index("接下来可以试试")
     running = {
         command: subprocess.Popen(
             ["bash", "-c", command], cwd=cwd, env=env, stdout=PIPE, stderr=PIPE, text=True

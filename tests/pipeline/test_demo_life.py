@@ -141,3 +141,29 @@ def test_the_printed_commands_run_as_printed(life):
         done = subprocess.run(args, capture_output=True, text=True, env=env, cwd=folder)
         assert done.returncode == 0, (line, done.stderr)
     assert re.search(r"当选警长：包子", out)
+
+
+def test_the_story_runs_on_the_simulated_clock_only(life):
+    # day 1 opened 12-01 10:00 in the story: its threads were opened then, not when the demo
+    # happened to run; the deal's commitment went out at the 11-28 22:00 step
+    folder, _db, out = life
+    assert "讨论帖：tid=1002（bansha 于 12-01 10:00 开出）" in out
+    assert "讨论帖：tid=1005（bansha 于 12-02 10:00 开出）" in out
+    assert re.search(r"#1 +发牌承诺 +— +已发出 +11-28 22:00", out)
+    story = "11-28|11-29|11-30|12-01|12-02"
+    stamps = set(re.findall(r"\b(\d\d-\d\d) \d\d:\d\d\b", out))
+    assert stamps and all(re.fullmatch(story, s) for s in stamps), stamps
+    store = open_store(folder / "life.db")
+    try:
+        opened = [r["opened_at"] for r in store.opened_threads()]
+    finally:
+        store.close()
+    assert opened and all(at < NOW for at in opened)
+
+
+def test_the_demo_says_its_forum_has_stopped_before_the_links_are_followed(life):
+    _folder, _db, out = life
+    base = re.search(r"模拟论坛已启动：(http://127\.0\.0\.1:\d+/)", out).group(1)
+    note = f"模拟论坛（{base}）已随演示结束关闭：上面和下面命令输出里指向它的链接都打不开了"
+    assert note in out
+    assert out.index(note) < out.index(HEADING)  # said before the commands to try

@@ -251,6 +251,21 @@ def test_an_unresolved_change_is_judged_as_the_change_it_is(tmp_path) -> None:
     assert "改票→鳗鱼" in line and "格式错误" not in line and "关门前1小时" in line
 
 
+def test_a_vote_for_someone_not_in_the_line_up_is_called_an_invalid_vote_as_in_the_console(
+    tmp_path,
+) -> None:
+    """m135.txt:205 「投票对象有误的票无效」: the tally line calls it 无效票 (the console's and
+    the report's word), not 格式错误 — the format was right, the name was not."""
+    says("m135.txt:205", "投票对象有误的票无效")
+    g = Game(tmp_path)
+    wrong = g.post(2012, "饺子", at(11), "投票对象：鳗鱼\n投票理由：测试")
+    v = verdict(g.derive(), wrong)
+    assert v.status is VerdictStatus.INVALID and "「鳗鱼」不在名单中" in v.reason
+    out = g.run("tally", "--day", "2", "--as-of", AFTER)
+    line = next(x for x in out.splitlines() if "鳗鱼" in x)
+    assert "无效票→鳗鱼" in line and "格式错误" not in line and "[无效]" in line
+
+
 # --------------------------------------------------------------------------- item 15
 
 

@@ -50,7 +50,7 @@ def test_the_result_draft_carries_the_days_public_lines_once_resolved(tmp_path: 
     after = draft_body(file, game[1], DraftKind.RESULT, 2, closed)
     assert "出局：壬" in before  # the tally alone: the top goes
     assert "[b]结算公示[/b]" in after
-    assert "壬是白痴，[[b][/b]大难不死]" in after  # escaped: shows as written
+    assert "壬是白痴，[大难不死]" in after  # no tag can start here: shown as written
     assert "出局：壬" not in after  # the engine's word replaces the tally's
 
 

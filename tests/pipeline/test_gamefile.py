@@ -69,7 +69,8 @@ def test_valid_file_loads_with_every_field() -> None:
     assert game.forum.min_interval_s == 2.0 and game.forum.ppp == 20
     assert game.director_names == {"[真言]导演", "[真言]副导演"}
     assert game.director.uids == [900, 901]
-    assert [p.name for p in game.players] == ["饺子", "包子", "Snow_风", "汤圆"]
+    assert [p.name for p in game.players][:4] == ["饺子", "包子", "Snow_风", "汤圆"]
+    assert len(game.players) == 12  # the whole line-up (zhenyan.txt:64-100)
     assert game.players[0].cards == ["预言家"]
     assert game.days[0].opens == datetime(2026, 12, 1, 9, 0, tzinfo=CST)
     assert game.days[1].accelerated is True and game.days[0].accelerated is None

@@ -316,3 +316,20 @@ def test_no_director_facing_text_sends_the_director_to_shared() -> None:
 def test_the_readme_links_to_the_game_file_reference() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "docs/游戏文件.md" in readme
+
+
+@pytest.mark.parametrize("ruleset_id", sorted(RULESETS))
+def test_a_misspelled_secret_key_is_refused_as_the_doc_says(ruleset_id: str) -> None:
+    """Every rule set's secret table refuses a key it does not read, at load; the doc says so
+    and never that such a key is ignored."""
+    import tomllib
+
+    from pipeline.game.gamefile import GameFileError, parse_game
+
+    data = tomllib.loads((ROOT / "config" / "games" / f"{ruleset_id}.toml").read_text("utf-8"))
+    data.setdefault(ruleset_id, {})["kill_oder"] = 1
+    with pytest.raises(GameFileError, match=rf"{ruleset_id}\.kill_oder：未知的键"):
+        parse_game(data, env={}, check_login=False)
+    text = DOC.read_text(encoding="utf-8")
+    assert "会被忽略而不报错" not in text and "currently ignored" not in text
+    assert "秘密表里拼错或多写的键（五个规则集都一样）会让游戏文件无法载入" in text

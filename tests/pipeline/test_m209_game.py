@@ -127,7 +127,7 @@ def test_a_whole_m209_game(tmp_path: Path) -> None:
     assert any("吹笛者已出局" in line for line in d2["public"])
     result = draft_body(file, game[1], DraftKind.RESULT, 2, at(2, 22, 5))
     assert "[b]结算公示[/b]" in result  # the engine's 公示 (m209.txt:159)
-    assert "第一轮[[b][/b]正午]最高票：甲\n额外一轮[[b][/b]正午]最高票：寅" in result
+    assert "第一轮[正午]最高票：甲\n额外一轮[正午]最高票：寅" in result
     assert "投票出局：甲、寅\n其他原因出局（按出局顺序）：子" in result
     assert "黑狼王" not in result  # who took 子 stays private
 
@@ -229,6 +229,9 @@ def test_a_revived_player_votes_again(tmp_path: Path) -> None:
     # out at day 2's opening: not judged for day 2, though revived at its noon
     assert not [f for f in flags if f["player"] == "庚" and f["day"] == 2]
     # killed again: the second out counts from its own time — day 3 is still his
+    run(game, "day", "resolve", "--day", "3", "--as-of", after(3))
+    # 甲's <报复> waits for a decision, which holds night 3 (bansha night resolve): declined
+    run(game, "day", "add", "--day", "3", "--actor", "甲", "--skill", "报复", "--choice", "放弃")
     run(game, "day", "resolve", "--day", "3", "--as-of", after(3))
     # (甲 went out at day 3 on 庚's vote; 狼美人 carries the knife)
     assert deaths(night(game, 3, ("乙", "杀人", ("庚",), ""))) == [("庚", "狼人[杀人]")]

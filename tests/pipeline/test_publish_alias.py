@@ -27,7 +27,7 @@ def run(args: list[str], env: dict[str, str] | None = None) -> Any:
 
 def command_rows(help_text: str) -> list[str]:
     """The command names listed under 命令: in a --help."""
-    rows = help_text.split("命令:", 1)[1].splitlines()
+    rows = help_text.split("命令:", 1)[1].split("示例：", 1)[0].splitlines()
     return [row.split()[0] for row in rows if row.startswith("  ") and row.split()]
 
 
@@ -108,3 +108,19 @@ def test_a_result_line_names_every_kind_in_chinese():
     assert lines["reminder"] == "草稿 #7（投票提醒，第2天）未发出：论坛拒绝了"
     assert lines["running_tally"] == "草稿 #7（计票，第2天）未发出：论坛拒绝了"
     assert lines["elevator"] == "草稿 #7（电梯，第2天）未发出：论坛拒绝了"
+
+
+@pytest.mark.parametrize("name", ["publish", "post"])
+def test_bare_publish_in_a_folder_with_one_game_file_sends(cli_world, name, monkeypatch):
+    # like every command, the game file is the only one in the folder (its store beside it):
+    # a bare `bansha publish` is `bansha publish send`, not a usage error
+    world, path, _db, env = cli_world
+    draft_id = world.add_draft(RESULT)
+    monkeypatch.chdir(path.parent)
+    monkeypatch.delenv("BANSHA_GAME", raising=False)
+
+    out = run([name], {**env, "BANSHA_DB": ""})
+
+    assert out.exit_code == 0, out.output
+    [pid] = world.copies(RESULT)
+    assert f"草稿 #{draft_id}（投票结果，第2天）已发出 → 帖子 tid=2012 pid={pid}" in out.output

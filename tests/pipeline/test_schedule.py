@@ -159,3 +159,37 @@ def test_the_printed_close_line_fires_on_its_date_and_not_a_year_later(machine_z
     on_the_day = fire("2026-12-01")
     assert on_the_day.returncode == 0, on_the_day.stderr
     assert f"假的 bansha cycle {game}" in log.read_text("utf-8")
+
+
+# An installed bansha (a wheel, pipx) has no checkout and no .venv beside its wrapper: each line
+# runs the wrapper it ships with bash and names the installed bansha (tests/test_wheel.py runs
+# such a line for real).
+
+
+def test_an_installed_bansha_schedules_its_own_wrapper_and_program(tmp_path, monkeypatch):
+    from pipeline import resources
+
+    shipped_script = tmp_path / "site-packages" / "pipeline" / "_data" / "cron" / "bansha-cycle.sh"
+    program = tmp_path / "我的 bin" / "bansha"
+    monkeypatch.setattr(resources, "shipped", lambda: True)
+    monkeypatch.setattr(resources, "cron_script", lambda: shipped_script)
+    monkeypatch.setattr(resources, "bansha_executable", lambda: program)
+    game = tmp_path / "games" / "demo.toml"
+    game.parent.mkdir()
+    game.write_bytes(DEMO.read_bytes())
+    lines = cron_lines(schedule(game))
+    quoted = f"'{program}'"
+    expected = f"BANSHA_BIN={quoted} bash {shipped_script} {game}"
+    assert lines[0] == f"*/5 * * * * {expected}"
+    assert all(line.endswith(expected) for line in lines)
+    assert str(ROOT) not in "".join(lines)  # nothing points into a checkout
+
+
+def test_an_installed_bansha_that_cannot_find_itself_says_so(monkeypatch):
+    from pipeline import resources
+
+    monkeypatch.setattr(resources, "shipped", lambda: True)
+    monkeypatch.setattr(resources, "bansha_executable", lambda: None)
+    result = CliRunner().invoke(cli, ["schedule", str(DEMO)])
+    assert result.exit_code == 1
+    assert "找不到正在运行的 bansha 程序" in result.output

@@ -3,6 +3,7 @@ reveal and the check any player can make (sha256sum, ``bansha deal --verify``)."
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -265,8 +266,9 @@ def test_deal_commit_reveal_and_verify(forum, tmp_path, monkeypatch):
     # a second deal without --redeal is refused: the cards are there
     refused = run(deal_cmd, env, game, code=1)
     assert "已有身份牌" in refused and "--redeal" in refused
-    # after the game: the reveal draft holds the text in a code box, the salt and the seed
-    out = run(deal_cmd, env, game, "--reveal")
+    # after the game (played without the engine here, so the director says so with --yes): the
+    # reveal draft holds the text in a code box, the salt and the seed
+    out = run(deal_cmd, env, game, "--reveal", "--yes")
     assert out.startswith(text)
     store = open_store(tmp_path / "game.db")
     try:
@@ -314,6 +316,79 @@ def test_deal_commit_reveal_and_verify(forum, tmp_path, monkeypatch):
     assert "不一致：原文的 SHA-256 与 --commitment 给出的承诺不同" in result.output
     assert "不一致：第 3 座 玩家01：公开的是" in result.output
     assert "核对未通过" in result.output
+
+
+def _reveals(tmp_path: Path) -> list:
+    store = open_store(tmp_path / "game.db")
+    try:
+        return [d for d in list_drafts(store) if d.kind == DEAL_REVEAL]
+    finally:
+        store.close()
+
+
+def test_a_reveal_before_the_game_ended_warns_and_asks_first(forum, tmp_path):
+    _sim, _clock, game, env, _pids = forum
+    run(signup, env, game, "--thread", TID)
+    run(deal_cmd, env, game, "--thread", 880)
+    cards = load_game(game, check_login=False).players[0].cards
+    # no answer (cron, a pipe) or "no": nothing printed, nothing drafted
+    for answer in ("", "n\n"):
+        result = CliRunner().invoke(deal_cmd, [str(game), "--reveal"], env=env, input=answer)
+        assert result.exit_code == 1, result.output
+        assert (
+            "注意：这局游戏看起来还没有结束（引擎还没有结算过任何阶段，没有判出胜负"
+            in result.output
+        )
+        assert "没有公开：没有打印身份牌，也没有起草" in result.output
+        assert "|".join(["1", "99", "老玩家", ",".join(cards)]) not in result.output
+        assert _reveals(tmp_path) == []
+    result = CliRunner().invoke(deal_cmd, [str(game), "--reveal"], env=env, input="y\n")
+    assert result.exit_code == 0, result.output
+    assert len(_reveals(tmp_path)) == 1
+
+
+def test_a_reveal_after_the_engine_named_a_winner_asks_nothing(forum, tmp_path):
+    from dataclasses import replace
+
+    from engine.state import Phase
+    from pipeline.game.journal import setup_state
+
+    _sim, _clock, game, env, _pids = forum
+    run(signup, env, game, "--thread", TID)
+    run(deal_cmd, env, game, "--thread", 880)
+    loaded = load_game(game, check_login=False)
+    won = replace(setup_state(loaded, get_ruleset("m135")), winner="村民阵营")
+    store = open_store(tmp_path / "game.db")
+    with store.atomic():
+        store.db.table("engine_snapshots").insert(
+            {
+                "phase": Phase.day(3).label,
+                "seq": Phase.day(3).index,
+                "input_json": "{}",
+                "state_json": won.to_json(),
+                "state_hash": won.digest(),
+                "report_json": "{}",
+                "complete": 1,
+                "winner": "村民阵营",
+                "resolved_at": "2026-12-03T22:00:00+08:00",
+            }
+        )
+    store.close()
+    out = run(deal_cmd, env, game, "--reveal")  # no input: it did not ask
+    assert "看起来还没有结束" not in out and len(_reveals(tmp_path)) == 1
+
+
+def test_the_dealt_game_file_is_the_directors_alone(forum, tmp_path):
+    _sim, _clock, game, env, _pids = forum
+    run(signup, env, game, "--thread", TID)
+    game.chmod(0o644)  # as an editor or a copy leaves it
+    out = run(deal_cmd, env, game, "--thread", 880)
+    if os.name != "posix":
+        return  # no permission bits to keep
+    assert game.stat().st_mode & 0o777 == 0o600
+    assert "游戏文件写进了身份牌，权限已从 644 改为 600" in out
+    run(deal_cmd, env, game, "--redeal")  # already the director's alone: nothing to say
+    assert game.stat().st_mode & 0o777 == 0o600
 
 
 def test_redeal_replaces_the_commitment(forum, tmp_path):
@@ -389,7 +464,7 @@ def test_a_deal_that_cannot_write_the_game_file_leaves_no_trace(forum, tmp_path,
     run(signup, env, game, "--thread", TID)
     before = game.read_text(encoding="utf-8")
 
-    def broken(path, text):
+    def broken(path, text, **_kw):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(life, "_write_atomic", broken)

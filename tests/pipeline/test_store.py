@@ -72,6 +72,9 @@ def test_database_file_is_private_and_migrated_once(tmp_path):
         "010_compact_bodies",
         "011_game_threads",
         "012_tally_views",
+        "013_revocations",
+        "016_generated_subject",
+        "017_draft_inputs",
     ]
     assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     s.close()

@@ -552,3 +552,56 @@ def test_a_new_thread_never_approved_is_set_aside_when_its_day_closes(world):
     # the game's one progress thread is drafted again with day 2 (it opens within 24 h)
     progress = [d for d in list_drafts(store) if d.role == "progress"]
     assert [d.day for d in progress] == [2]
+
+
+def test_bansha_threads_does_not_say_bansha_opened_a_thread_the_director_opened(world):
+    # the director opened the day's vote thread by hand (a captcha, say): bansha found it in
+    # the forum and recorded it (docs/rulings.md: 导演手动开的同名主题也因此被认出来) —
+    # the listing says so, and says "bansha … 开出" only of a thread bansha opened
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+
+    path, store, forum = world
+    draft(path, store, AHEAD)
+    approve_all(store)
+    by_hand = forum.open_by_hand(FID, "[M135]第1天投票帖")
+    publish(path, store, forum, OPEN)
+    env = {"BANSHA_DB": str(store.path)}
+    store.close()
+    out = CliRunner().invoke(cli, ["threads", str(path)], env=env)
+    assert out.exit_code == 0, out.output
+    assert (
+        f"投票帖：tid={by_hand}（导演账号发的同名主题，bansha 于 12-01 10:05 在版块中找到并登记，"
+        "没有再开）" in out.output
+    )
+    opened_by_bansha = [line for line in out.output.splitlines() if "开出）" in line]
+    assert opened_by_bansha and all(str(by_hand) not in line for line in opened_by_bansha)
+
+
+def test_zhenyan_closes_its_inquiry_thread_an_hour_before_the_day(tmp_path):
+    """zhenyan.txt:188 「询问贴会比正常讨论和投票贴提前1小时关闭」: the inquiry thread gets its
+    close draft like a vote thread, due an hour before the day's close (the rule set's class
+    says when: ``InquiryRules.close_before``); m135 has no inquiry thread to close."""
+    from pipeline.drafts import close_specs
+    from pipeline.drafts.publish import due_at
+    from pipeline.game.gamefile import load_game
+
+    text = (ROOT / "config" / "games" / "zhenyan.toml").read_text("utf-8")
+    path = tmp_path / "zhenyan.toml"
+    path.write_text(text.replace("[director]", "fid = 42\n\n[director]", 1), "utf-8")
+    g = load_game(path, env={}, check_login=False)
+    noon = datetime.fromisoformat("2026-12-02T12:00:00+08:00")
+    specs = {s.role: s for s in close_specs(g, as_of=noon, no_rights=False) if s.day == 2}
+    inquiry = specs["inquiry"]
+    assert inquiry.tid == 52113
+    assert inquiry.not_before == datetime.fromisoformat("2026-12-02T20:00:00+08:00")
+    assert specs["vote"].not_before == datetime.fromisoformat("2026-12-02T21:00:00+08:00")
+    assert "提前 1 小时关闭" in inquiry.body and "zhenyan.txt:188" in inquiry.body
+    assert "《狼人真言》规则 · 行动时限" in inquiry.body
+    row = {"action": "close", "day": 2, "role": "inquiry", "not_before": None}
+    assert due_at(g, row) == datetime.fromisoformat("2026-12-02T20:00:00+08:00")
+    # a rule set without an inquiry thread: the vote thread only
+    m135 = load_game(write_game(tmp_path / "m135.toml", keep="vote = 4001"), env={})
+    day1 = datetime.fromisoformat("2026-12-01T12:00:00+08:00")
+    assert {s.role for s in close_specs(m135, as_of=day1, no_rights=False)} == {"vote"}
