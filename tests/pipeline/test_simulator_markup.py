@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from parsers.viewthread import SELECTORS
 from pipeline.sim.simulator import ForumSim, SimClock
 from tests import discuz_samples as samples
 from tests.discuz_samples import SAMPLES, served_at
@@ -33,10 +34,6 @@ DELETED_AT = datetime(2026, 12, 3, 2, 26, 51, tzinfo=TZ8)  # after the edit, bef
 #: the only-this-author captures, by the name in the file
 AUTHORS = {"tangyuan": "汤圆", "jiaozi": "饺子"}
 PAGE_RE = re.compile(r"(vote|discussion)-(?:page(\d)(-pastend)?|only-([a-z]+))-(anon|member)")
-
-
-def capture_time(path: Path) -> datetime:
-    return served_at(path)
 
 
 def replay(charset: str = "utf-8") -> tuple[ForumSim, SimClock, dict[int, dict[str, Any]]]:
@@ -94,7 +91,7 @@ def sim_page_for(sim: ForumSim, clock: SimClock, path: Path) -> bytes:
     url = f"{BASE}forum.php?mod=viewthread&tid={samples.tid(key)}&page={page or 1}"
     if author:
         url += f"&authorid={samples.uid(AUTHORS[author])}"
-    clock.set(capture_time(path))
+    clock.set(served_at(path))
     headers = {"Cookie": sim.login_cookie(LOOKER)} if who == "member" else {}
     resp = sim.handle("GET", url, headers)
     assert resp.status == 200
@@ -153,10 +150,6 @@ _MESSAGE_KEYS = {
 
 
 def _selectors() -> dict[str, str]:
-    try:
-        from parsers.viewthread import SELECTORS
-    except ImportError as exc:  # pragma: no cover - only before the parser lands
-        pytest.skip(f"parsers.viewthread.SELECTORS 尚不存在：{exc}")
     assert SELECTORS, "parsers.viewthread.SELECTORS is empty"
     return dict(SELECTORS)
 
@@ -230,7 +223,7 @@ def test_gbk_page_has_the_structure_of_the_reencoded_capture():
     selectors = _selectors()
     sim, clock, _ = replay(charset="gbk")
     path = FIXTURES / "desktop" / "gbk" / "vote-page1-anon-gbk.html"
-    clock.set(capture_time(path))
+    clock.set(served_at(path))
     resp = sim.handle("GET", BASE + f"forum.php?mod=viewthread&tid={VOTE}&page=1")
     real_headers = (path.parent / f"{path.name}.head").read_text(encoding="utf-8")
     assert f"Content-Type: {resp.header('Content-Type')}" in real_headers
@@ -276,7 +269,7 @@ def test_mobile_api_has_the_real_keys_and_post_values(replayed, path: Path):
     string, and each post's fields (message HTML, position, number, status, dateline text)
     equal to what the real v4 API returned."""
     sim, clock, _ = replayed
-    clock.set(capture_time(path))
+    clock.set(served_at(path))
     resp = sim.handle("GET", _mobile_url(path.name))
     assert resp.header("Content-Type") == "application/json"
     assert resp.body.isascii()
