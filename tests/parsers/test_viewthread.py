@@ -107,7 +107,7 @@ def test_visible_text_is_what_the_author_sent(desktop: Path, truth, name: str) -
 
 
 @pytest.mark.parametrize("name", THREAD_PAGES)
-def test_times_are_aware_and_the_database_times(desktop: Path, truth, name: str) -> None:
+def test_times_are_aware_and_equal_the_database_times(desktop: Path, truth, name: str) -> None:
     path = desktop / name
     page = parse(path)
     served = served_at(path)
