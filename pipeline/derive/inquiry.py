@@ -49,7 +49,8 @@ from engine.rulesets import get_ruleset, ruleset_ids
 from engine.rulesets.base import InquiryRules, zh_span
 from parsers.inquiry import Answer, InquiryKind, parse_inquiry, split_answers
 from parsers.records import Post, PostState
-from pipeline.derive import Roster, derive, substitutions
+from pipeline.derive.derivation import derive
+from pipeline.derive.posts import Roster, substitutions
 from pipeline.game.gamefile import Day, Game
 from pipeline.game.words import (
     InquiryError,
