@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 from fractions import Fraction
-from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -30,10 +29,6 @@ from engine.votes import (
     tally_votes,
 )
 from tests.engine.rule_text import line_of, says
-
-REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO / ".." / "shared"
-RULES = SHARED / "rules"
 
 TZ = timezone(timedelta(hours=8))
 OPENS = datetime(2026, 12, 1, 9, 0, tzinfo=TZ)
