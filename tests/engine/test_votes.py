@@ -31,11 +31,11 @@ from engine.votes import (
     tally,
     tally_votes,
 )
+from tests.engine.rule_text import says
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO / ".." / "shared"
 FIXTURES = SHARED / "fixtures" / "discuz"
-RULES = SHARED / "rules"
 
 TZ = timezone(timedelta(hours=8))
 OPENS = datetime(2026, 12, 2, 9, 0, tzinfo=TZ)
@@ -49,16 +49,6 @@ C, S, INV, IGN = (
     VerdictStatus.INVALID,
     VerdictStatus.IGNORED,
 )
-
-
-def says(ref: str, words: str) -> None:
-    """Check that rule ``ref`` ("file:line") contains ``words`` (when the texts are present)."""
-    file, line = ref.split(":")
-    path = RULES / file
-    if not path.exists():
-        return
-    text = path.read_text(encoding="utf-8").splitlines()[int(line) - 1]
-    assert words in text, f"{ref} does not say {words!r}: {text!r}"
 
 
 def at(hour: int, minute: int = 0, second: int = 0) -> datetime:
