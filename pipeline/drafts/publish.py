@@ -53,30 +53,16 @@ from pipeline.discuz.poster import (
     UncertainSend,
     same_subject,
 )
-from pipeline.drafts import (
-    KIND_ZH,
-    NO_RIGHTS_KEY,
-    Draft,
-    DraftAction,
-    DraftError,
-    DraftKind,
-    DraftState,
-    _latest,
-    _specs,
-    _when,
-    approve,
-    elevator_context,
-    elevator_note,
-    elevator_rejected,
-    load_templates,
-    moved_on,
-    reject,
-    retire_opened,
-    save_drafts,
-    set_aside,
-    thread_over,
-    thread_window,
-)
+from pipeline.drafts.contexts import elevator_context
+from pipeline.drafts.due import _specs
+from pipeline.drafts.formatting import _when
+from pipeline.drafts.inputs import moved_on
+from pipeline.drafts.making import elevator_rejected
+from pipeline.drafts.model import KIND_ZH, Draft, DraftAction, DraftError, DraftKind, DraftState
+from pipeline.drafts.newthreads import NO_RIGHTS_KEY, retire_opened, thread_over, thread_window
+from pipeline.drafts.records import _latest
+from pipeline.drafts.state import approve, elevator_note, reject, save_drafts, set_aside
+from pipeline.drafts.templates import load_templates
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole
 from pipeline.game.threads import OpenedThread, thread_closes, with_opened
 from pipeline.store import Store, StoreError
