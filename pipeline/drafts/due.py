@@ -12,7 +12,7 @@ from typing import Any
 
 from engine.cards import CardEvent
 from engine.state import Phase
-from pipeline.derive import Derivation
+from pipeline.derive import DayResult, Derivation
 from pipeline.drafts.contexts import (
     cards_context,
     day_open_context,
@@ -28,7 +28,7 @@ from pipeline.drafts.length import split_body
 from pipeline.drafts.model import DraftAction, DraftKind, DraftSpec
 from pipeline.drafts.records import FIRST_ROUND_KEY
 from pipeline.drafts.templates import Templates, load_templates
-from pipeline.game.gamefile import Game
+from pipeline.game.gamefile import Day, Game
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +87,6 @@ def _specs(
     ]
 
 
-# long (110 lines): the list of every draft kind's due rule, one after another: it reads as the
-# drafting schedule
 def due_drafts(
     game: Game,
     derivation: Derivation,
@@ -131,34 +129,8 @@ def due_drafts(
             continue
         n = day.day
         announce = _announce_tid(game, day)
-        is_open = day.opens <= as_of < day.closes
-        if day.discussion is not None and is_open:
-            ctx = elevator_context(game, res)
-            if ctx is not None:
-                pid = floor2.get(day.discussion)
-                specs += _specs(
-                    game,
-                    templates,
-                    DraftKind.ELEVATOR,
-                    n,
-                    ctx,
-                    tid=day.discussion,
-                    action=DraftAction.EDIT if pid else DraftAction.REPLY,
-                    edit_pid=pid,
-                )
-        if day.vote is not None and is_open:
-            ctx = running_tally_context(game, res, as_of=as_of)
-            if ctx is not None:
-                # the first 正午 round's tally is its own draft, retired when the round ends
-                first = FIRST_ROUND_KEY if str(ctx["round"]).startswith("第一轮") else ""
-                specs += _specs(
-                    game, templates, DraftKind.RUNNING_TALLY, n, ctx, tid=announce, key_suffix=first
-                )
-            minutes = game.drafts.reminder_minutes
-            if as_of >= day.closes - timedelta(minutes=minutes):
-                ctx = reminder_context(game, res, as_of=as_of, minutes=minutes)
-                if ctx is not None:
-                    specs += _specs(game, templates, DraftKind.REMINDER, n, ctx, tid=announce)
+        if day.opens <= as_of < day.closes:
+            specs += _open_day_drafts(game, templates, day, res, as_of=as_of, floor2=floor2)
         if (
             day.first_closes is not None
             and res.first is not None
@@ -182,22 +154,84 @@ def due_drafts(
             specs += _specs(game, templates, DraftKind.DAY_OPEN, n, ctx, tid=day.discussion)
         if as_of < day.closes or n in unsettled:
             continue
-        ctx = cards_context(game, derivation, n, cards)
-        if ctx is not None:
-            specs += _specs(game, templates, DraftKind.CARDS, n, ctx, tid=announce)
-        if n in derivation.stale_days:
-            # a stale resolution (the count changed after day resolve) holds the result and
-            # the next opening: they would contradict each other (derive.warnings says so)
-            continue
-        if day.vote is not None:
-            ctx = result_context(game, res, derivation.public.get(Phase.day(n).label, ()))
-            if ctx is not None:
-                specs += _specs(game, templates, DraftKind.RESULT, n, ctx, tid=announce)
-        if i + 1 < len(days) and as_of < days[i + 1].closes:
-            nxt = days[i + 1]
-            ctx = day_open_context(game, derivation, day, nxt)
-            specs += _specs(game, templates, DraftKind.DAY_OPEN, nxt.day, ctx, tid=nxt.discussion)
+        nxt = days[i + 1] if i + 1 < len(days) and as_of < days[i + 1].closes else None
+        specs += _closed_day_drafts(game, templates, derivation, day, nxt, cards=cards)
     log.debug("due at %s: %s", as_of.astimezone(tz).isoformat(), [s.key for s in specs])
+    return specs
+
+
+def _open_day_drafts(
+    game: Game,
+    templates: Templates,
+    day: Day,
+    res: DayResult,
+    *,
+    as_of: datetime,
+    floor2: Mapping[int, int],
+) -> list[DraftSpec]:
+    """An open day's drafts: the 电梯, the running tally, the reminder near the close."""
+    specs: list[DraftSpec] = []
+    n = day.day
+    announce = _announce_tid(game, day)
+    if day.discussion is not None:
+        ctx = elevator_context(game, res)
+        if ctx is not None:
+            pid = floor2.get(day.discussion)
+            specs += _specs(
+                game,
+                templates,
+                DraftKind.ELEVATOR,
+                n,
+                ctx,
+                tid=day.discussion,
+                action=DraftAction.EDIT if pid else DraftAction.REPLY,
+                edit_pid=pid,
+            )
+    if day.vote is not None:
+        ctx = running_tally_context(game, res, as_of=as_of)
+        if ctx is not None:
+            # the first 正午 round's tally is its own draft, retired when the round ends
+            first = FIRST_ROUND_KEY if str(ctx["round"]).startswith("第一轮") else ""
+            specs += _specs(
+                game, templates, DraftKind.RUNNING_TALLY, n, ctx, tid=announce, key_suffix=first
+            )
+        minutes = game.drafts.reminder_minutes
+        if as_of >= day.closes - timedelta(minutes=minutes):
+            ctx = reminder_context(game, res, as_of=as_of, minutes=minutes)
+            if ctx is not None:
+                specs += _specs(game, templates, DraftKind.REMINDER, n, ctx, tid=announce)
+    return specs
+
+
+def _closed_day_drafts(
+    game: Game,
+    templates: Templates,
+    derivation: Derivation,
+    day: Day,
+    nxt: Day | None,
+    *,
+    cards: Sequence[CardEvent],
+) -> list[DraftSpec]:
+    """A closed (and read whole again) day's drafts: its cards, its result, and the opening
+    of ``nxt``, the next day when it has not closed yet."""
+    specs: list[DraftSpec] = []
+    n = day.day
+    announce = _announce_tid(game, day)
+    ctx = cards_context(game, derivation, n, cards)
+    if ctx is not None:
+        specs += _specs(game, templates, DraftKind.CARDS, n, ctx, tid=announce)
+    if n in derivation.stale_days:
+        # a stale resolution (the count changed after day resolve) holds the result and
+        # the next opening: they would contradict each other (derive.warnings says so)
+        return specs
+    res = derivation.days[n]
+    if day.vote is not None:
+        ctx = result_context(game, res, derivation.public.get(Phase.day(n).label, ()))
+        if ctx is not None:
+            specs += _specs(game, templates, DraftKind.RESULT, n, ctx, tid=announce)
+    if nxt is not None:
+        ctx = day_open_context(game, derivation, day, nxt)
+        specs += _specs(game, templates, DraftKind.DAY_OPEN, nxt.day, ctx, tid=nxt.discussion)
     return specs
 
 
