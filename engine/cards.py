@@ -6,8 +6,8 @@ What a rule set says about cards is its :class:`CardRules`, declared with the ru
 its module (``engine.rulesets.<id>``, ``get_ruleset(id).cards``) and given to
 :func:`card_ledger`: 3 blue = 1 yellow and 3 yellow = 1 red, a red card puts the player out
 (红牌罚下, out players can still be carded), and — where the text says so — two reds in one
-faction make it lose (``reds_to_lose``; None: the director decides, as tubian24's text says).
-A text silent on cards (nizhuan's 违规判定 post is empty) keeps the common defaults
+faction make it lose (``reds_to_lose``; None: the director decides, where a text says so).
+A text silent on cards (an empty 违规判定 post) keeps the common defaults
 (docs/rulings.md#conduct-defaults).
 """
 

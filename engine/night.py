@@ -17,8 +17,8 @@ them with the statuses and redirects they add held back until the step ends (so 
 another's effect); ``ORDERED`` steps validate and apply one action at a time in sub-order
 (从左至右), each seeing the ones before it.
 
-:func:`resolve_attack` runs one attack through an ordered list of defences (m135 杀人结算
-(1)–(3); m209's status table).
+:func:`resolve_attack` runs one attack through an ordered list of defences (a rule text's
+杀人结算 order, or its status table).
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ class StepMode(StrEnum):
 class TargetKind(StrEnum):
     NONE = "none"
     PLAYER = "player"  # a living character
-    OUT_CARD = "out_card"  # a card already out (m135 灵能[感知])
-    ANY_PLAYER = "any_player"  # living or out (m209 [灵视])
+    OUT_CARD = "out_card"  # a card already out (灵能[感知])
+    ANY_PLAYER = "any_player"  # living or out ([灵视])
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +101,7 @@ class SkillSpec:
     distinct_targets: bool = True
     choices: tuple[str, ...] = ()
     first_night_rule: str = ""
-    flexible_targets: bool = False  # m209 [自选]: any number (at least one) of targets
+    flexible_targets: bool = False  # [自选]: any number (at least one) of targets
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,7 +319,7 @@ def run_steps(
 
     for step in sorted(plan, key=lambda s: s.key):
         rs.before_step(board, step)
-        order = getattr(rs, "action_order", None)  # optional hook (m209 同时段技能的先后)
+        order = getattr(rs, "action_order", None)  # optional hook (同时段技能的先后)
         items = sorted(
             queued.get(step.key, []),
             key=lambda item: (

@@ -34,8 +34,10 @@ from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from engine.ballots import PlayerStatus
 from engine.cards import CardRules
 from engine.conduct import ConductRules
+from engine.kernel import EngineError, Outcome
 from engine.rulesets.roles import VILLAGE, WOLF
 from engine.speed import SpeedRules
 from engine.state import CardState, Charge
@@ -395,8 +397,6 @@ class Ruleset:
     default_settings: ClassVar[Mapping[str, str]] = {}
 
     def _no_engine(self) -> Any:
-        from engine.kernel import EngineError
-
         return EngineError(f"规则集 {self.id}（{self.name}）的夜晚结算尚未实现")
 
     def validate_setup(self, players: Lineup) -> list[str]:
@@ -429,8 +429,6 @@ class Ruleset:
         if not self.has_engine:
             raise self._no_engine()
         if not players:
-            from engine.kernel import EngineError
-
             raise EngineError("名单为空，无法开局")
         return self.open_state(players, settings or {}, strict)
 
@@ -528,8 +526,6 @@ class Ruleset:
             count = _ZH_COUNT.get(h.size, str(h.size))
             problems = problems or [f"每名玩家须有{count}张身份牌（{h.setup_rule}）"]
         if problems and strict:
-            from engine.kernel import EngineError
-
             raise EngineError("开局设置有误：\n" + "\n".join(problems))
         return problems
 
@@ -542,8 +538,6 @@ class Ruleset:
         allowed = set(self.default_settings if known is None else known)
         unknown = sorted(set(merged) - allowed)
         if unknown:
-            from engine.kernel import EngineError
-
             raise EngineError(f"未知的设置：{'、'.join(unknown)}")
         return merged
 
@@ -614,8 +608,6 @@ class Ruleset:
         any skill (a red-carded character cannot act), by day after the vote
         (``board.scratch["reds"]``); a director's action :meth:`_director_action` takes is
         resolved at once. Returns the other actions (none once the game is over)."""
-        from engine.kernel import Outcome
-
         rest: list[Action] = []
         reds: list[Action] = []
         for a in actions:
@@ -673,8 +665,6 @@ class Ruleset:
     def _forfeit(self, board: Board, a: Action) -> None:
         """判负 of one of the two factions (``choice``), by the card rules' faction rule (a
         faction's reds, m135.txt:245, zhenyan.txt:223): the other faction wins at once."""
-        from engine.kernel import Outcome
-
         step, rule = "判负", self.cards.faction_rule
         loser = (a.choice or "").strip()
         if loser not in (WOLF, VILLAGE):
@@ -752,8 +742,6 @@ class Ruleset:
     ) -> list[Action]:
         """A team's one kill a night: every living holder may submit it, but differing targets
         are all invalid (the director keeps one) and identical ones resolve once."""
-        from engine.kernel import Outcome
-
         kills = [
             a
             for a in actions
@@ -836,8 +824,6 @@ class Ruleset:
         One per player; a player already out votes no more (``out_at`` = the opening), one
         red-carded during the day from that moment.
         """
-        from engine.votes import PlayerStatus
-
         return tuple(
             PlayerStatus(p.name, out_at=opens if not p.alive else red_at.get(p.name))
             for p in state.players

@@ -30,6 +30,7 @@ from fractions import Fraction
 from functools import partial
 from typing import Any, ClassVar, Literal
 
+from engine.ballots import ModifierKind, VoteModifier
 from engine.cards import CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
 from engine.kernel import (
@@ -1434,8 +1435,6 @@ class M135(Ruleset):
 
     def vote_modifiers(self, state: GameState, day: int) -> tuple[Any, ...]:
         """乌鸦[诽谤]: +1 vote against the target on the next day's exile vote (m135.txt:120)."""
-        from engine.votes import ModifierKind, VoteModifier
-
         index = Phase.day(day).index
         return tuple(
             VoteModifier(s.holder, ModifierKind.WEIGHT_ADD, Fraction(1), "乌鸦[诽谤]")

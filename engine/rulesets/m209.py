@@ -90,6 +90,7 @@ from datetime import datetime
 from fractions import Fraction
 from typing import Any, ClassVar, Literal
 
+from engine.ballots import ModifierKind, VoteModifier
 from engine.cards import CardRules
 from engine.conduct import ConductRules, FlagKind
 from engine.kernel import (
@@ -3152,8 +3153,6 @@ class M209(Ruleset):
         """[迷魂] 0 (m209.txt:96), [独裁] +N (m209.txt:109), [狂躁] no change (m209.txt:97),
         [霸道]/[不死] not out (m209.txt:166), 白痴 no vote (m209.txt:357), 替罪羊 (m209.txt:343);
         a player out of the game does not vote and its skills fail (m209.txt:210)."""
-        from engine.votes import ModifierKind, VoteModifier
-
         index = Phase.day(day).index
         gone = self._left_in_state(state, index)
         living = tuple(n for n in state.living if n not in gone)
@@ -3258,8 +3257,6 @@ class M209(Ruleset):
         (m209.txt:378): a <日不落> recorded for the day bars the others from the extra round's
         vote (投票贴不发言默认视作弃票, m209.txt:379). Nothing when the naming is already in
         the state (made in the phase the sun went out)."""
-        from engine.votes import ModifierKind, VoteModifier
-
         suns = [s for s in dict(state.settings).get(f"{SUN_NOON}{day}", "").split("\t") if s]
         index = Phase.day(day).index
         if not suns or any(s.kind == "发言许可" and s.active_at(index) for s in state.statuses):

@@ -57,6 +57,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Literal
 
+from engine.ballots import Ballot, BallotKind, Evidence, PlayerStatus
 from engine.cards import CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
 from engine.kernel import (
@@ -504,8 +505,6 @@ class Nizhuan(Ruleset):
         self, state: GameState, *, opens: datetime, red_at: Mapping[str, datetime]
     ) -> tuple[Any, ...]:
         """One PlayerStatus per card that has entered the game (nizhuan.txt:138, 193)."""
-        from engine.votes import PlayerStatus
-
         entries = []
         for p in state.players:
             for index, card in enumerate(p.cards, start=1):
@@ -562,8 +561,6 @@ class Nizhuan(Ruleset):
         self, state: GameState, day: int, *, opens: datetime, tid: int
     ) -> tuple[Any, ...]:
         """The NPC first cards' recorded votes, cast at the opening (nizhuan.txt:193)."""
-        from engine.votes import Ballot, BallotKind, Evidence
-
         ballots = []
         for n, (voter, target) in enumerate(npc_ballots(state, day), start=1):
             actor, _ = _name_and_card(voter)

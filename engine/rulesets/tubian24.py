@@ -34,6 +34,7 @@ from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import Any, ClassVar, Literal
 
+from engine.ballots import ModifierKind, VoteModifier
 from engine.cards import CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
 from engine.kernel import (
@@ -1791,8 +1792,6 @@ class Tubian24(Ruleset):
         neither votes nor can be voted out (tubian24.txt:112, 118) — :meth:`vote_roster` bars
         the votes for him; the modifiers say why his own vote is invalid and keep him in the
         game should a count reach him anyway."""
-        from engine.votes import ModifierKind, VoteModifier
-
         headless = any(s.kind == "无首" and s.holder == "*" for s in state.statuses)
         fooled = self._fooled(state)
         mods: list[Any] = []
