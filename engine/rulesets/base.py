@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from engine.ballots import PlayerStatus
 from engine.cards import CardRules
 from engine.conduct import ConductRules
+from engine.deal import MAX_ATTEMPTS, Deal, DealError, Rng, expand, pairs
 from engine.kernel import EngineError, Outcome
 from engine.rulesets.roles import VILLAGE, WOLF
 from engine.speed import SpeedRules
@@ -458,6 +459,45 @@ class Ruleset:
             for c in cards
             if c not in h.deck
         ]
+
+    # --- the deal (engine.deal) ------------------------------------------------------------
+    def deal_count(self) -> int:
+        """How many players the line-up is dealt to, from the set's own tables."""
+        raise DealError(f"规则集 {self.id} 还不能自动发牌")
+
+    def deal(self, names: tuple[str, ...], rng: Rng) -> Deal:
+        """The line-up dealt to ``names`` (seat order); :func:`engine.deal.deal` checks it."""
+        raise DealError(f"规则集 {self.id} 还不能自动发牌")
+
+    def deal_settings(self, made: Deal) -> list[dict[str, str]]:
+        """The settings of every game file the deal can still become (one per open choice),
+        each checked with :meth:`setup_state`."""
+        return [{}]
+
+    def faction_decided_later(self, cards: Sequence[str]) -> bool:
+        """Whether a hand's actual faction is decided after the deal (a later pick)."""
+        return False
+
+    def deal_in_pairs(self, names: tuple[str, ...], rng: Rng, notes: tuple[str, ...]) -> Deal:
+        """Two cards each from :attr:`hands`' deck: shuffled into pairs until
+        :meth:`pairs_refused` accepts them, each pair then put in :meth:`pair_order`."""
+        assert self.hands is not None, f"{self.id} declares no hands"
+        deck = expand(self.hands.deck)
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            dealt = pairs(deck, rng)
+            if self.pairs_refused(dealt):
+                continue
+            hands = tuple(self.pair_order(a, b) for a, b in dealt)
+            return Deal(self.id, names, hands, attempts=attempt, notes=notes)
+        raise DealError(f"{self.id}：{MAX_ATTEMPTS} 次洗牌都没有得到合规的组合")
+
+    def pairs_refused(self, dealt: Sequence[Sequence[str]]) -> bool:
+        """Whether a shuffle into pairs breaks the text's forbidden combinations."""
+        return False
+
+    def pair_order(self, a: str, b: str) -> tuple[str, str]:
+        """A dealt pair in the order the text fixes (first card first)."""
+        return a, b
 
     #: How many players the rule text's game has, and where it says so (None: not said).
     player_count: ClassVar[tuple[int, str] | None] = None

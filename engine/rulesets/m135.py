@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Literal
 from engine.ballots import ModifierKind, VoteModifier
 from engine.cards import CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
+from engine.deal import Deal, Rng
 from engine.kernel import (
     Action,
     ActionResult,
@@ -414,6 +415,36 @@ class M135(Ruleset):
     # 本场版杀为12人局 (m135.txt:5); the actual faction (m135.txt:9)
     player_count: ClassVar[tuple[int, str] | None] = (12, "m135.txt:5")
     faction_rule: ClassVar[str] = "m135.txt:9"
+
+    deck: ClassVar[Mapping[str, int]] = DECK
+    wolf_roles: ClassVar[frozenset[str]] = WOLF_ROLES
+
+    def deal_count(self) -> int:
+        return sum(self.deck.values()) // 2  # m135.txt:5: 12 × 2 cards
+
+    def deal(self, names: tuple[str, ...], rng: Rng) -> Deal:
+        """The 24 cards shuffled into 12 pairs until no pair is forbidden (m135.txt:16);
+        复制人 first, 女巫 second (m135.txt:142, 90). The players choose the order of their
+        other two cards afterwards (m135.txt:27); the director rewrites it in the game file."""
+        notes = (
+            "m135：复制人已排为第一身份、女巫为第二身份（m135.txt:142, 90）；其余两张的先后"
+            "由玩家回复导演后，在游戏文件中调换（m135.txt:27）。",
+        )
+        return self.deal_in_pairs(names, rng, notes)
+
+    def pairs_refused(self, dealt: Sequence[Sequence[str]]) -> bool:
+        """m135.txt:16 禁止出现的组合：狼人阵营身份+狼人阵营身份，预言家+狼人阵营身份; a 复制人's
+        faction is its partner card's (m135.txt:142)."""
+        for a, b in dealt:
+            roles = [b if a == "复制人" else a, a if b == "复制人" else b]
+            wolf = [r in self.wolf_roles for r in roles]
+            if all(wolf) or (any(wolf) and "预言家" in roles):
+                return True
+        return False
+
+    def pair_order(self, a: str, b: str) -> tuple[str, str]:
+        # m135.txt:142 复制人第一身份; m135.txt:90 女巫第二身份
+        return (b, a) if b == "复制人" or a == "女巫" else (a, b)
 
     def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
         """Wolf when either card belongs to the wolf faction (m135.txt:9; 复制人 takes the

@@ -93,6 +93,7 @@ from typing import Any, ClassVar, Literal
 from engine.ballots import ModifierKind, VoteModifier
 from engine.cards import CardRules
 from engine.conduct import ConductRules, FlagKind
+from engine.deal import Deal, Rng, sample, shuffle
 from engine.kernel import (
     Action,
     Board,
@@ -623,6 +624,48 @@ class M209(Ruleset):
     player_count: ClassVar[tuple[int, str] | None] = (13, "m209.txt:22-33")
     factions: ClassVar[tuple[str, ...]] = (WOLF, VILLAGE, THIRD)
     faction_rule: ClassVar[str] = "m209.txt:142-145"
+
+    draw: ClassVar[Mapping[str, tuple[int, str]]] = DRAW
+    category: ClassVar[Mapping[str, str]] = CATEGORY
+    #: m209.txt:22 黑狼王和白狼王必出现且只会出现其中之一;
+    #: m209.txt:27 灵鹿和女巫必出现且只会出现其中之一
+    exactly_one: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "狼人": ("白狼王", "黑狼王"),
+        "强神": ("女巫", "灵鹿"),
+    }
+
+    def deal_count(self) -> int:
+        return sum(n for n, _rule in self.draw.values())  # m209.txt:22-33: 13
+
+    def deal(self, names: tuple[str, ...], rng: Rng) -> Deal:
+        """狼人 10选4 with exactly one of 黑狼王/白狼王, 验人系 3选1, 强神 10选3 with exactly one
+        of 灵鹿/女巫, 弱神 10选4, 三方 1选1 (m209.txt:22-33); the 13 cards are shuffled to the
+        seats and also written as ``[m209] lineup``."""
+        drawn: dict[str, list[str]] = {}
+        for cat in sorted(self.draw):  # code-point order: a seed's deal never follows a table's
+            need = self.draw[cat][0]
+            pool = sorted(r for r, c in self.category.items() if c == cat)
+            pair = self.exactly_one.get(cat)
+            if pair is None:
+                drawn[cat] = sample(pool, need, rng)
+                continue
+            one = sorted(pair)[rng.randrange(len(pair))]
+            rest = [r for r in pool if r not in pair]
+            drawn[cat] = [one, *sample(rest, need - 1, rng)]
+        lineup = [r for cat in self.draw for r in drawn[cat]]  # the table's order, for the reader
+        seats = shuffle(lineup, rng)
+        groups = tuple((f"{cat} {self.draw[cat][0]}", tuple(drawn[cat])) for cat in self.draw)
+        return Deal(
+            self.id,
+            names,
+            tuple((c,) for c in seats),
+            table={"lineup": lineup},
+            groups={"lineup": groups},
+            notes=("m209：抽到的阵容也写进了 [m209] lineup（m209.txt:22-33）。",),
+        )
+
+    def deal_settings(self, made: Deal) -> list[dict[str, str]]:
+        return [{"lineup": "，".join(made.table["lineup"])}]
 
     def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
         if len(cards) != 1 or cards[0] not in CATEGORY:

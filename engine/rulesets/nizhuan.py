@@ -60,6 +60,7 @@ from typing import Any, ClassVar, Literal
 from engine.ballots import Ballot, BallotKind, Evidence, PlayerStatus
 from engine.cards import CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
+from engine.deal import Deal, Rng
 from engine.kernel import (
     Action,
     Board,
@@ -449,6 +450,39 @@ class Nizhuan(Ruleset):
     # 所有玩家的第一身份加入游戏，共8张身份 (nizhuan.txt:138); factions (nizhuan.txt:72)
     player_count: ClassVar[tuple[int, str] | None] = (8, "nizhuan.txt:138")
     faction_rule: ClassVar[str] = "nizhuan.txt:72"
+
+    wolf_roles: ClassVar[frozenset[str]] = WOLF_ROLES
+    #: nizhuan.txt:80 原初的历史: always the first card
+    first_only: ClassVar[frozenset[str]] = frozenset({"狼人"})
+    #: nizhuan.txt:85 穿越时空, nizhuan.txt:110 逆转时空: always the second card
+    second_only: ClassVar[frozenset[str]] = frozenset({"蚀时狼妃", "定序王子"})
+
+    def deal_count(self) -> int:
+        assert self.hands is not None
+        return sum(self.hands.deck.values()) // 2  # nizhuan.txt:72: two cards each, 8 players
+
+    def deal(self, names: tuple[str, ...], rng: Rng) -> Deal:
+        """16 cards into 8 pairs until none is forbidden (nizhuan.txt:74) and at least one is
+        双村民; 狼人 first, 蚀时狼妃 and 定序王子 second (nizhuan.txt:80, 85, 110)."""
+        notes = (
+            "nizhuan：狼人已排为第一身份，蚀时狼妃、定序王子为第二身份（nizhuan.txt:80, 85, "
+            "110）；其余两张的先后由玩家选定后，在游戏文件中调换。",
+        )
+        return self.deal_in_pairs(names, rng, notes)
+
+    def pairs_refused(self, dealt: Sequence[Sequence[str]]) -> bool:
+        wolves = self.wolf_roles
+        for a, b in dealt:
+            both = {a, b}
+            if (a in wolves and b in wolves) or (both & wolves and both & {"预言家", "定序王子"}):
+                return True  # nizhuan.txt:74 禁止【双狼人阵营】【狼人阵营+预言家/定序王子】
+            if both <= self.first_only or both <= self.second_only:
+                return True  # both cards would have to be first (or second)
+        # nizhuan.txt:74 将必定出现至少一个以下组合【双村民】
+        return not any(a == b == "村民" for a, b in dealt)
+
+    def pair_order(self, a: str, b: str) -> tuple[str, str]:
+        return (b, a) if b in self.first_only or a in self.second_only else (a, b)
 
     def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
         """其中有任何一个身份牌是狼人阵营则归属狼人阵营 (nizhuan.txt:72)."""

@@ -37,6 +37,7 @@ from typing import Any, ClassVar, Literal
 from engine.ballots import ModifierKind, VoteModifier
 from engine.cards import CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
+from engine.deal import Deal, Rng, expand, shuffle
 from engine.kernel import (
     Action,
     ActionResult,
@@ -491,6 +492,52 @@ class Tubian24(Ruleset):
     player_count: ClassVar[tuple[int, str] | None] = (24, "tubian24.txt:13")
     factions: ClassVar[tuple[str, ...]] = FACTIONS
     faction_rule: ClassVar[str] = "tubian24.txt:28"
+
+    def deal_count(self) -> int:
+        assert self.hands is not None
+        return sum(self.hands.deck.values()) - 1  # tubian24.txt:13: 盗贼 replaces one of 24
+
+    def deal(self, names: tuple[str, ...], rng: Rng) -> Deal:
+        """One of the 24 identities drawn and replaced by 盗贼 (tubian24.txt:13, 162); the 24
+        cards shuffled to the seats; the 盗贼's three cards are the drawn one, a 村民 and a 狼人
+        in a random order — or three of the drawn card when it is 狼人 or 白眼狼."""
+        assert self.hands is not None
+        deck = self.hands.deck
+        identities = expand({c: n for c, n in deck.items() if c != "盗贼"})  # the other 24
+        drawn = identities.pop(rng.randrange(len(identities)))
+        # tubian24.txt:162 盗贼从这张身份和一张【村民】、一张【狼人】中盲选一张；若抽出的一张身份为
+        # 【狼人】或【白眼狼】，则三张备选身份均修改为【狼人】或【白眼狼】
+        if drawn in ("狼人", "白眼狼"):
+            three = [drawn, drawn, drawn]
+        else:
+            three = shuffle([drawn, "村民", "狼人"], rng)
+        seats = shuffle([*identities, "盗贼"], rng)
+        thief = names[seats.index("盗贼")]
+        return Deal(
+            self.id,
+            names,
+            tuple((c,) for c in seats),
+            extras=(("thief_cards", tuple(three)),),
+            table={"thief": thief, "thief_cards": three},
+            # chosen by the players once they know their cards (tubian24.txt:74, 147, 164)
+            stale=("thief_pick", "kill_order", "master"),
+            notes=(
+                "tubian24：盗贼的身份牌写的是「盗贼」，三张备选已写入 [tubian24] thief_cards"
+                "（tubian24.txt:162）；盗贼盲选后写 thief_pick = 1、2 或 3。",
+            ),
+        )
+
+    def deal_settings(self, made: Deal) -> list[dict[str, str]]:
+        """One game file for each of the 盗贼's three picks."""
+        base = {
+            "thief": str(made.table["thief"]),
+            "thief_cards": ",".join(made.table["thief_cards"]),
+        }
+        return [{**base, "thief_pick": str(pick)} for pick in (1, 2, 3)]
+
+    def faction_decided_later(self, cards: Sequence[str]) -> bool:
+        # the 盗贼's faction is his pick's, the 仆人's his master's
+        return tuple(cards) in (("盗贼",), ("仆人",))
 
     def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
         """The card's faction; a 仆人's is his master's and a 盗贼's the card he picks

@@ -46,6 +46,7 @@ from typing import Any, ClassVar, Literal
 
 from engine.cards import Card, CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
+from engine.deal import Deal, Rng, expand, shuffle
 from engine.kernel import (
     Action,
     Board,
@@ -506,6 +507,15 @@ class Zhenyan(Ruleset):
     # the 12 identities (zhenyan.txt:64-100), of two factions (zhenyan.txt:64, 82)
     player_count: ClassVar[tuple[int, str] | None] = (12, "zhenyan.txt:64-100")
     faction_rule: ClassVar[str] = "zhenyan.txt:64, 82"
+
+    def deal_count(self) -> int:
+        assert self.hands is not None
+        return sum(self.hands.deck.values())  # zhenyan.txt:64-100: 12
+
+    def deal(self, names: tuple[str, ...], rng: Rng) -> Deal:
+        """The 12 cards shuffled to the seats (zhenyan.txt:64-100)."""
+        assert self.hands is not None
+        return Deal(self.id, names, tuple((c,) for c in shuffle(expand(self.hands.deck), rng)))
 
     def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
         if len(cards) != 1 or cards[0] not in DECK:
