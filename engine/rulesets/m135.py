@@ -418,6 +418,8 @@ class M135(Ruleset):
 
     deck: ClassVar[Mapping[str, int]] = DECK
     wolf_roles: ClassVar[frozenset[str]] = WOLF_ROLES
+    god_roles: ClassVar[tuple[str, ...]] = GOD_ROLES
+    villager_roles: ClassVar[tuple[str, ...]] = VILLAGER_ROLES
 
     def deal_count(self) -> int:
         return sum(self.deck.values()) // 2  # m135.txt:5: 12 × 2 cards
@@ -449,7 +451,7 @@ class M135(Ruleset):
     def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
         """Wolf when either card belongs to the wolf faction (m135.txt:9; 复制人 takes the
         second card's, m135.txt:142)."""
-        if len(cards) != 2 or any(c not in DECK for c in cards):
+        if len(cards) != 2 or any(c not in self.deck for c in cards):
             return None
         return actual_faction(PlayerState(name, self.dealt_cards(name, cards)))
 
@@ -476,19 +478,19 @@ class M135(Ruleset):
             if second == "复制人":
                 problems.append(f"{who}：复制人身份必须作为第一身份（m135.txt:142）")
             roles = [second if c == "复制人" else c for c in cards]
-            if all(r in WOLF_ROLES for r in roles):
+            if all(r in self.wolf_roles for r in roles):
                 extra = (
                     "；复制人的阵营视为与第二身份相同（m135.txt:142）" if "复制人" in cards else ""
                 )
                 problems.append(
                     f"{who}：禁止出现的组合：狼人阵营身份+狼人阵营身份（m135.txt:16）{extra}"
                 )
-            elif "预言家" in roles and any(r in WOLF_ROLES for r in roles):
+            elif "预言家" in roles and any(r in self.wolf_roles for r in roles):
                 problems.append(f"{who}：禁止出现的组合：预言家+狼人阵营身份（m135.txt:16）")
-        for card, n in sorted(counts.items(), key=lambda kv: list(DECK).index(kv[0])):
-            if n > DECK[card]:
+        for card, n in sorted(counts.items(), key=lambda kv: list(self.deck).index(kv[0])):
+            if n > self.deck[card]:
                 problems.append(
-                    f"身份牌「{card}」出现 {n} 次，牌组中只有 {DECK[card]} 张（m135.txt:5）"
+                    f"身份牌「{card}」出现 {n} 次，牌组中只有 {self.deck[card]} 张（m135.txt:5）"
                 )
         return problems
 
@@ -514,7 +516,7 @@ class M135(Ruleset):
 
     # ------------------------------------------------------------------ names
     def skill_names(self) -> tuple[str, ...]:
-        return (*SPECS, *DIRECTOR_ACTIONS)
+        return (*self.specs, *DIRECTOR_ACTIONS)
 
     def unused_reason(self, action: Action) -> str:
         skill = self.canonical_skill(action.skill)
@@ -563,8 +565,8 @@ class M135(Ruleset):
                 (c.card, skill, c.source),
             )
         role = role_of(p, cur)
-        if skill in ROLE_SKILLS.get(role, ()):
-            charge = (cur.uid, skill, "") if SPECS[skill].limited else None
+        if skill in self.roles.get(role, ()):
+            charge = (cur.uid, skill, "") if self.specs[skill].limited else None
             return Holder(player, cur.uid, cur.name, role, skill, "", charge)
         return None
 
@@ -577,7 +579,7 @@ class M135(Ruleset):
         if skill.startswith("馈赠") and skill != "馈赠":
             return f"{player}的当前身份没有黑商馈赠的[{skill[2:]}]（m135.txt:113）"
         elsewhere = [
-            c for c in p.cards if c.uid != cur.uid and skill in ROLE_SKILLS.get(role_of(p, c), ())
+            c for c in p.cards if c.uid != cur.uid and skill in self.roles.get(role_of(p, c), ())
         ]
         why = "；该技能属于另一张身份牌" if elsewhere else ""
         return (
@@ -690,7 +692,7 @@ class M135(Ruleset):
         if board.winner is not None:
             return
         rest = self._settle_kill_actions(board, rest)
-        run_steps(board, self, NIGHT_PLAN, SPECS, self.night_handlers(), rest)
+        run_steps(board, self, self.night_plan, self.specs, self.night_handlers(), rest)
         self._resolve_kill(board)
         self._other_deaths(board)
 
@@ -963,7 +965,7 @@ class M135(Ruleset):
                     target,
                     cause=cause,
                     step=step,
-                    rule=SPECS[kind].rule,
+                    rule=self.specs[kind].rule,
                     source=actor,
                     kind="技能",
                     village_skill=village,
@@ -1255,7 +1257,7 @@ class M135(Ruleset):
         day_label = "白天技能"
         for a in rest:
             skill = self.canonical_skill(a.skill)
-            spec = SPECS.get(skill)
+            spec = self.specs.get(skill)
             if spec is None:
                 board.record(a, "校验", Outcome.INVALID, self.unknown_skill_reason(skill), "")
             elif skill == "翻牌":
@@ -1421,11 +1423,11 @@ class M135(Ruleset):
             p = board.player(name)
             for c in p.cards:
                 role = role_of(p, c)
-                if role in WOLF_ROLES:
+                if role in self.wolf_roles:
                     wolves.append(c.alive)
-                elif role in GOD_ROLES:
+                elif role in self.god_roles:
                     gods.append(c.alive)
-                elif role in VILLAGER_ROLES:
+                elif role in self.villager_roles:
                     villagers.append(c.alive)
         return {
             "village": bool(wolves) and not any(wolves),
