@@ -792,9 +792,6 @@ class Board:
         for t in reversed(triggers):
             self.queue.appendleft(t)
 
-    def push_back(self, *triggers: Trigger) -> None:
-        self.queue.extend(triggers)
-
     def defer(self, trigger: Trigger) -> None:
         """Run after every death of the phase has been resolved (a sheriff's hand-over)."""
         if all(t.label != trigger.label for t in self.deferred):

@@ -399,9 +399,6 @@ class GameState:
                 return p
         raise StateError(f"名单中没有玩家「{name}」")
 
-    def has_player(self, name: str) -> bool:
-        return any(p.name == name for p in self.players)
-
     @property
     def living(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.players if p.alive)
@@ -411,10 +408,6 @@ class GameState:
             if (c.card, c.skill, c.source) == (card, skill, source):
                 return c
         return None
-
-    def active_statuses(self, index: int | None = None) -> tuple[Status, ...]:
-        at = self.phase.index if index is None else index
-        return tuple(s for s in self.statuses if s.active_at(at))
 
     # -- serialisation ------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from engine.ballots import PlayerStatus
 from engine.cards import CardRules
 from engine.conduct import ConductRules
 from engine.deal import MAX_ATTEMPTS, Deal, DealError, Rng, expand, pairs
-from engine.kernel import EngineError, Outcome
+from engine.kernel import ActionResult, EngineError, Outcome
 from engine.rulesets.roles import VILLAGE, WOLF
 from engine.speed import SpeedRules
 from engine.state import CardState, Charge
@@ -648,18 +648,7 @@ class Ruleset:
         any skill (a red-carded character cannot act), by day after the vote
         (``board.scratch["reds"]``); a director's action :meth:`_director_action` takes is
         resolved at once. Returns the other actions (none once the game is over)."""
-        rest: list[Action] = []
-        reds: list[Action] = []
-        for a in actions:
-            skill = self.canonical_skill(a.skill)
-            if skill == "投降":
-                self._surrender(board, a)
-            elif skill == "判负":
-                self._forfeit(board, a)
-            elif skill == "红牌罚下":
-                reds.append(a)
-            elif not self._director_action(board, a):
-                rest.append(a)
+        rest, reds = self._take_director_actions(board, actions)
         if board.winner is not None:
             for a in [*rest, *reds]:
                 board.record(a, "校验", Outcome.UNUSED, "游戏已结束，不再结算", "")
@@ -694,6 +683,62 @@ class Ruleset:
         board.scratch["reds"] = at_close
         for _at, a in sorted(during, key=lambda pair: pair[0]):
             self._red_card(board, a)
+
+    def _take_director_actions(
+        self, board: Board, actions: Sequence[Action]
+    ) -> tuple[list[Action], list[Action]]:
+        """投降 and 判负 resolved at once (in :meth:`director_order`), and so is a director's
+        action :meth:`_director_action` takes; returns (the other actions, the red cards)."""
+        rest: list[Action] = []
+        reds: list[Action] = []
+        for a in sorted(actions, key=lambda a: self.director_order(board, a)):
+            skill = self.canonical_skill(a.skill)
+            if skill == "投降":
+                self._surrender(board, a)
+            elif skill == "判负":
+                self._forfeit(board, a)
+            elif skill == "红牌罚下":
+                reds.append(a)
+            elif not self._director_action(board, a):
+                rest.append(a)
+        return rest, reds
+
+    def record_command(self, board: Board, night: int | None = None) -> str:
+        """The command that records a decision for the phase being resolved (or for ``night``),
+        as a pending decision's prompt tells the director."""
+        if night is not None or board.night is not None:
+            return f"bansha night add GAME.toml --night {board.night if night is None else night}"
+        return f"bansha day add GAME.toml --day {board.phase.number}"
+
+    def director_order(self, board: Board, a: Action) -> tuple[int, str]:
+        """The order the director's actions of one phase are taken in (a stable sort key; the
+        default keeps the recorded order)."""
+        return (0, "")
+
+    def done_result(self, board: Board, action: Action) -> ActionResult | None:
+        """The DONE result recorded for ``action`` this phase, if any."""
+        for r in board.results:
+            if r.action is action and r.outcome is Outcome.DONE:
+                return r
+        return None
+
+    # --- the public line of the phase's deaths ---------------------------------------------
+    #: What a night without a death adds to 昨晚无人出局 (e.g. （平安夜）).
+    quiet_night_note: ClassVar[str] = ""
+    #: Between two deaths of the line.
+    death_separator: ClassVar[str] = "；"
+
+    def death_line(self, board: Board) -> str:
+        """昨晚/今日 无人出局, or who went out in the order they did (:meth:`death_part`)."""
+        when = "昨晚" if board.night is not None else "今日"
+        if not board.deaths:
+            return f"{when}无人出局" + (self.quiet_night_note if board.night is not None else "")
+        parts = self.death_separator.join(self.death_part(d) for d in board.deaths)
+        return f"{when}出局（按出局顺序）：{parts}"
+
+    def death_part(self, death: Death) -> str:
+        """One death as the public line names it."""
+        return death.player
 
     def _director_action(self, board: Board, a: Action) -> bool:
         """Resolve one more kind of director's action at once (zhenyan's 猜中); False: not one."""

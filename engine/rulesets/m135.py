@@ -36,7 +36,6 @@ from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
 from engine.deal import Deal, Rng
 from engine.kernel import (
     Action,
-    ActionResult,
     Board,
     DayInput,
     Death,
@@ -304,13 +303,6 @@ def kill_card(p: PlayerState) -> CardState | None:
         if c.alive and role_of(p, c) == "隐狼":
             return c
     return None
-
-
-def _add_cmd(board: Board) -> str:
-    """The command that records a decision for the phase being resolved."""
-    if board.night is not None:
-        return f"bansha night add GAME.toml --night {board.night}"
-    return f"bansha day add GAME.toml --day {board.phase.number}"
 
 
 def _ordinal(position: int) -> str:
@@ -913,7 +905,7 @@ class M135(Ruleset):
         )
         blocked = resolve_attack(board, attack, defences)
         kill_pass: Pass = kill["pass"]
-        result = self._result_of(board, kill_pass.action)
+        result = self.done_result(board, kill_pass.action)
         if blocked is not None:
             if result is not None:
                 board.amend(result, Outcome.BLOCKED, f"<杀人>对{target}无效：{blocked}")
@@ -929,13 +921,6 @@ class M135(Ruleset):
             kind="杀人",
         )
         board.drain()
-
-    @staticmethod
-    def _result_of(board: Board, action: Action) -> ActionResult | None:
-        for r in board.results:
-            if r.action is action and r.outcome is Outcome.DONE:
-                return r
-        return None
 
     def _other_deaths(self, board: Board) -> None:
         effects = sorted(
@@ -1055,7 +1040,7 @@ class M135(Ruleset):
                 shooter,
                 skill,
                 f"{shooter}的{card.name}出局，须立即决定<{skill}>：记录目标后重新结算"
-                f"（{_add_cmd(board)} --actor {shooter} --skill {skill} --target 目标，"
+                f"（{self.record_command(board)} --actor {shooter} --skill {skill} --target 目标，"
                 "或 --choice 放弃）",
                 rule,
             )
@@ -1150,7 +1135,7 @@ class M135(Ruleset):
                 old,
                 "殉职",
                 f"警长{old}出局，须从存活角色中选择继任警长（{listing}）：记录后重新结算"
-                f"（{_add_cmd(board)} --actor {old} --skill 殉职 --target 继任者）",
+                f"（{self.record_command(board)} --actor {old} --skill 殉职 --target 继任者）",
                 "m135.txt:149",
             )
             board.emit(step, "m135.txt:149", f"等待{old}选择继任警长", actor=old)
@@ -1327,7 +1312,8 @@ class M135(Ruleset):
                         out,
                         "装傻",
                         f"{out}（白痴）即将因投票出局，可以发动<装傻>避免出局：记录决定后重新结算"
-                        f"（{_add_cmd(board)} --actor {out} --skill 装傻，或 --choice 放弃）",
+                        f"（{self.record_command(board)} --actor {out} --skill 装傻，"
+                        "或 --choice 放弃）",
                         "m135.txt:109",
                     )
                 elif not action.declined:
@@ -1376,7 +1362,7 @@ class M135(Ruleset):
             for target in board.scratch.get("slandered", []):
                 board.announce(f"{target}被诽谤（放逐投票中多计一票）")
         if board.deaths or board.night is not None or not board.scratch.get("election"):
-            board.public[:0] = [self._death_line(board)]
+            board.public[:0] = [self.death_line(board)]
 
     def _deliver_gifts(self, board: Board) -> None:
         for target, gift, giver, giver_card in board.scratch.get("gifts", []):
@@ -1397,22 +1383,17 @@ class M135(Ruleset):
                 step, "m135.txt:113", f"{target}的{cur.name}获得临时技能[{gift}]", actor=giver
             )
 
-    @staticmethod
-    def _death_line(board: Board) -> str:
-        when = "昨晚" if board.night is not None else "今日"
-        if not board.deaths:
-            return f"{when}无人出局" + ("（平安夜）" if board.night is not None else "")
-        parts = []
-        for d in board.deaths:
-            text = f"{d.player}的{_ordinal(d.card_index)}"
-            if d.red:
-                text += "（红牌罚下）"
-            elif d.kind == "投票出局":
-                text += "（投票出局）"
-            if d.player_out:
-                text += f"，{d.player}出局"
-            parts.append(text)
-        return f"{when}出局（按出局顺序）：" + "；".join(parts)
+    quiet_night_note: ClassVar[str] = "（平安夜）"
+
+    def death_part(self, death: Death) -> str:
+        text = f"{death.player}的{_ordinal(death.card_index)}"
+        if death.red:
+            text += "（红牌罚下）"
+        elif death.kind == "投票出局":
+            text += "（投票出局）"
+        if death.player_out:
+            text += f"，{death.player}出局"
+        return text
 
     # ------------------------------------------------------------------ win check
     def win_conditions(self, board: Board) -> dict[str, bool]:

@@ -477,12 +477,6 @@ def _guarded(handler: Handler) -> Handler:
     return run
 
 
-def _add_cmd(board: Board) -> str:
-    if board.night is not None:
-        return f"bansha night add GAME.toml --night {board.night}"
-    return f"bansha day add GAME.toml --day {board.phase.number}"
-
-
 class M209(Ruleset):
     id: ClassVar[str] = "m209"
     name: ClassVar[str] = "[M209]巴啦啦小魔仙"
@@ -1320,7 +1314,7 @@ class M209(Ruleset):
         """早夜2 → 午夜 → 深夜1 → 深夜2 → 凌晨1 → 凌晨2 → 晨曦1 (m209.txt:542-581)."""
         self._night_passives(board)
         rest = self._settle_seers(board, self._settle_kills(board, actions))
-        run_steps(board, self, NIGHT_PLAN, SPECS, self.night_handlers(), rest)
+        run_steps(board, self, self.night_plan, self.specs, self.night_handlers(), rest)
         self._evil(board)
         self._dawn2(board)
         # 晨曦 belongs to the day (m209.txt:46): night statuses stop, 太阳[日] holds
@@ -2068,7 +2062,7 @@ class M209(Ruleset):
             "日不落",
             f"太阳出局：第{day}天额外进行一轮[正午]，太阳须指定在这一轮可以发言（及投票）的角色，"
             f"最多{limit}人，可看完第一轮[正午]再决定；请在计票前记录"
-            f"（{_add_cmd(board)} --actor {sun} --skill 日不落 --target …）",
+            f"（{self.record_command(board)} --actor {sun} --skill 日不落 --target …）",
             "m209.txt:377",
         )
 
@@ -2130,7 +2124,7 @@ class M209(Ruleset):
                 chooser,
                 "殉职",
                 f"警长{name}出局：{chooser}须选择移交警长或流失"
-                f"（{_add_cmd(board)} --actor {chooser} --skill 殉职 --target 某人，"
+                f"（{self.record_command(board)} --actor {chooser} --skill 殉职 --target 某人，"
                 "或 --choice 流失），未选择则警长流失",
                 "m209.txt:227",
             )
@@ -2227,7 +2221,7 @@ class M209(Ruleset):
                 name,
                 skill,
                 f"{name}出局，可以发动<{skill}>：记录目标后重新结算"
-                f"（{_add_cmd(board)} --actor {name} --skill {skill} --target 某人，"
+                f"（{self.record_command(board)} --actor {name} --skill {skill} --target 某人，"
                 "或 --choice 放弃）",
                 rule,
             )
@@ -2983,7 +2977,7 @@ class M209(Ruleset):
                     goat,
                     "冤死",
                     f"平票，替罪羊{goat}的<冤死>触发：须选择获得[迷魂]的角色（人数自选；"
-                    f"{_add_cmd(board)} --actor {goat} --skill 冤死 --target …）",
+                    f"{self.record_command(board)} --actor {goat} --skill 冤死 --target …）",
                     "m209.txt:343",
                 )
             else:

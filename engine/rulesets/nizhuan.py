@@ -1689,25 +1689,19 @@ class Nizhuan(Ruleset):
 
     # ------------------------------------------------------------------ end of a phase
     def end_of_phase(self, board: Board) -> None:
-        board.public[:0] = [self._death_line(board)]
+        board.public[:0] = [self.death_line(board)]
         if self._round_of(board) == 1:
             why = self._history_over(board)
             if why:
                 self._reverse(board, why)
 
-    @staticmethod
-    def _death_line(board: Board) -> str:
-        when = "昨晚" if board.night is not None else "今日"
-        if not board.deaths:
-            return f"{when}无人出局"
-        parts = [
-            f"{d.player}的{_ordinal(d.card_index)}"
-            + ("（红牌罚下）" if d.red else "")
-            + ("，该角色出局" if d.player_out else "")
-            for d in board.deaths
-        ]
+    def death_part(self, death: Death) -> str:
         # 按出局顺序，不公示身份 (nizhuan.txt:40-41)
-        return f"{when}出局（按出局顺序）：" + "；".join(parts)
+        return (
+            f"{death.player}的{_ordinal(death.card_index)}"
+            + ("（红牌罚下）" if death.red else "")
+            + ("，该角色出局" if death.player_out else "")
+        )
 
     def _history_over(self, board: Board) -> str | None:
         """历史轮结束条件 (nizhuan.txt:123-126)."""

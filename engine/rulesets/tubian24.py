@@ -40,7 +40,6 @@ from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
 from engine.deal import Deal, Rng, expand, shuffle
 from engine.kernel import (
     Action,
-    ActionResult,
     Board,
     DayInput,
     Death,
@@ -316,12 +315,6 @@ def drawn_for_thief(players: Sequence[tuple[str, Sequence[str]]]) -> str | None:
 
 def _opposite(sex: str) -> str:
     return "女" if sex == "男" else "男"
-
-
-def _add_cmd(board: Board) -> str:
-    if board.night is not None:
-        return f"bansha night add GAME.toml --night {board.night}"
-    return f"bansha day add GAME.toml --day {board.phase.number}"
 
 
 def _faction_of(board_or_state: Board | GameState, name: str) -> str | None:
@@ -846,7 +839,7 @@ class Tubian24(Ruleset):
                 day_shots.append(a)
             else:
                 others.append(a)
-        run_steps(board, self, NIGHT_PLAN, SPECS, self.night_handlers(), others)
+        run_steps(board, self, self.night_plan, self.specs, self.night_handlers(), others)
         self._settle_night(board, day_shots)
 
     def _tell_thief(self, board: Board) -> None:
@@ -975,7 +968,7 @@ class Tubian24(Ruleset):
                     p.action.actor,
                     p.spec.name,
                     f"{p.action.actor}选择的{listing}已经被催眠：告知后可修改目标；记录修改后的"
-                    f"[催眠]（{_add_cmd(board)}），或 --choice 确认 表示不修改",
+                    f"[催眠]（{self.record_command(board)}），或 --choice 确认 表示不修改",
                     "tubian24.txt:136",
                 )
         return Outcome.DONE, text
@@ -1034,7 +1027,7 @@ class Tubian24(Ruleset):
             )
         effective = None
         for p in kills:
-            result = self._result_of(board, p.action)
+            result = self.done_result(board, p.action)
             if p.action.actor == lead:
                 effective = p
             elif result is not None:
@@ -1053,13 +1046,6 @@ class Tubian24(Ruleset):
             )
         elif lead is not None:
             board.emit(step.label, "tubian24.txt:75", f"主刀狼{lead}没有指杀，当晚无有效指杀")
-
-    @staticmethod
-    def _result_of(board: Board, action: Action) -> ActionResult | None:
-        for r in board.results:
-            if r.action is action and r.outcome is Outcome.DONE:
-                return r
-        return None
 
     # ------------------------------------------------------------------ the settlement
     def _settle_night(self, board: Board, day_shots: Sequence[Action]) -> None:
@@ -1114,7 +1100,7 @@ class Tubian24(Ruleset):
             else:
                 board.emit(step, "tubian24.txt:244", f"刀空：{target}已出局", actor=p.action.actor)
             return
-        result = self._result_of(board, p.action)
+        result = self.done_result(board, p.action)
         cur = board.player(target).current
         assert cur is not None
         blocked = None
@@ -1301,11 +1287,11 @@ class Tubian24(Ruleset):
                     )
                 )
                 limit = "出局后三十分钟内"
-                night_cmd = f"bansha night add GAME.toml --night {board.phase.number}"
-                where = f"（{_add_cmd(board)} 或 {night_cmd}）"
+                night_cmd = self.record_command(board, night=board.phase.number)
+                where = f"（{self.record_command(board)} 或 {night_cmd}）"
             else:
                 limit = "死后第二天讨论日开门三十分钟内"
-                where = f"（{_add_cmd(board)}）"
+                where = f"（{self.record_command(board)}）"
             board.need(
                 shooter,
                 "最后一枪",
@@ -1422,7 +1408,8 @@ class Tubian24(Ruleset):
                 old,
                 "殉职",
                 f"警长{old}出局，可以选择一名未出局的角色继任警长或撕警徽（时限：出局三十分钟内，"
-                f"tubian24.txt:247）：{_add_cmd(board)} --actor {old} --skill 殉职 --target 继任者"
+                f"tubian24.txt:247）：{self.record_command(board)} --actor {old} --skill 殉职 "
+                "--target 继任者"
                 "（或 --choice 撕警徽）",
                 "tubian24.txt:174",
             )
@@ -1465,7 +1452,8 @@ class Tubian24(Ruleset):
                 monk,
                 "遗志",
                 f"高僧{monk}因[献身]出局，可以指定一名存活角色担任警长（时限：死后三十分钟内，"
-                f"tubian24.txt:251）：{_add_cmd(board)} --actor {monk} --skill 遗志 --target 目标，"
+                f"tubian24.txt:251）：{self.record_command(board)} --actor {monk} --skill 遗志 "
+                "--target 目标，"
                 "或 --choice 放弃",
                 rule,
             )
@@ -1500,23 +1488,12 @@ class Tubian24(Ruleset):
             board.record(a, "校验", Outcome.INVALID, f"<{a.skill}>须在出局的阶段记录", "")
 
     # ------------------------------------------------------------------ director's actions
+    def director_order(self, board: Board, a: Action) -> tuple[int, str]:
+        # 狼人阵营 surrenders before 白眼狼 (tubian24.txt:54)
+        return (0 if board.has(a.actor) and _faction_of(board, a.actor) == WOLF else 1, a.actor)
+
     def _director_actions(self, board: Board, actions: Sequence[Action]) -> list[Action]:
-        rest: list[Action] = []
-        reds: list[Action] = []
-
-        def first(a: Action) -> tuple[int, str]:  # 狼人阵营 surrenders before 白眼狼 (:54)
-            return (0 if board.has(a.actor) and _faction_of(board, a.actor) == WOLF else 1, a.actor)
-
-        for a in sorted(actions, key=first):
-            skill = self.canonical_skill(a.skill)
-            if skill == "投降":
-                self._surrender(board, a)
-            elif skill == "判负":
-                self._forfeit(board, a)
-            elif skill == "红牌罚下":
-                reds.append(a)
-            else:
-                rest.append(a)
+        rest, reds = self._take_director_actions(board, actions)
         for a in reds:  # before anything else (tubian24.txt:48: 白天红牌罚下在被投票出局之前)
             self._red_card(board, a)
         return rest

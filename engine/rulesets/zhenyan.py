@@ -42,7 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
 from fractions import Fraction
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from engine.cards import Card, CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
@@ -347,12 +347,6 @@ def _board_guessed(board: Board) -> set[int]:
     return {int(s.note) for s in board.statuses if s.kind == GUESSED}
 
 
-def _add_cmd(board: Board) -> str:
-    if board.night is not None:
-        return f"bansha night add GAME.toml --night {board.night}"
-    return f"bansha day add GAME.toml --day {board.phase.number}"
-
-
 # --------------------------------------------------------------------------- the rule set
 
 
@@ -648,7 +642,7 @@ class Zhenyan(Ruleset):
         elif board.night == 1:
             self._first_night(board)
         rest = self._settle_kill_actions(board, rest)
-        run_steps(board, self, NIGHT_PLAN, SPECS, self.night_handlers(), rest)
+        run_steps(board, self, self.night_plan, self.specs, self.night_handlers(), rest)
         self._resolve_kill(board)
         self._resolve_hunt(board)
 
@@ -792,12 +786,6 @@ class Zhenyan(Ruleset):
         board.tell(p.action.actor, text, "zhenyan.txt:76")
         return Outcome.DONE, text
 
-    def _result_of(self, board: Board, action: Action) -> Any:
-        for r in board.results:
-            if r.action is action and r.outcome is Outcome.DONE:
-                return r
-        return None
-
     def _resolve_kill(self, board: Board) -> None:
         """(8) 被指杀的角色如果未被守护，则被指杀角色出局 (zhenyan.txt:144, 66, 93)."""
         step = "（8）指杀结算"
@@ -806,7 +794,7 @@ class Zhenyan(Ruleset):
             board.emit(step, "zhenyan.txt:144", "今晚没有指杀")
             return
         target: str = kill["target"]
-        result = self._result_of(board, kill["pass"].action)
+        result = self.done_result(board, kill["pass"].action)
         if not board.alive(target):
             board.emit(step, "zhenyan.txt:144", f"{target}已出局，指杀不再结算")
             return
@@ -836,7 +824,7 @@ class Zhenyan(Ruleset):
         target: str = hunt["target"]
         p: Pass = hunt["pass"]
         hunter = p.action.actor
-        result = self._result_of(board, p.action)
+        result = self.done_result(board, p.action)
         if faction_of_role(role_of(board.player(target))) == WOLF:
             if not board.alive(target):
                 board.emit(step, "zhenyan.txt:145", f"{target}已出局，猎杀不再结算")
@@ -935,7 +923,7 @@ class Zhenyan(Ruleset):
                 old,
                 "殉职",
                 f"警长{old}出局，须从未出局角色中选择继任警长（{'、'.join(living)}）：记录后重新结算"
-                f"（{_add_cmd(board)} --actor {old} --skill 殉职 --target 继任者；"
+                f"（{self.record_command(board)} --actor {old} --skill 殉职 --target 继任者；"
                 "15分钟内未联系导演则 --choice 随机）",
                 "zhenyan.txt:107",
             )
@@ -1140,22 +1128,17 @@ class Zhenyan(Ruleset):
             if role_of(board.player(name)) == "长老":
                 board.tell(name, f"魔力通灵：剩余魔力点{points}点。", "zhenyan.txt:85")
         if board.night is not None and board.night >= 1:
-            line = self._death_line(board)
+            line = self.death_line(board)
             board.public[:0] = [line, f"当日警长：{board.sheriff or '无'}"]
         elif board.night is None and board.deaths:
-            board.public.insert(0, self._death_line(board))
+            board.public.insert(0, self.death_line(board))
         self._judge(board, points)
 
-    @staticmethod
-    def _death_line(board: Board) -> str:
-        when = "昨晚" if board.night is not None else "今日"
-        if not board.deaths:
-            return f"{when}无人出局"
-        parts = [
-            d.player + ("（红牌罚下）" if d.red else "（投票出局）" if d.kind == "投票出局" else "")
-            for d in board.deaths
-        ]
-        return f"{when}出局（按出局顺序）：" + "、".join(parts)
+    death_separator: ClassVar[str] = "、"
+
+    def death_part(self, death: Death) -> str:
+        vote = "（投票出局）" if death.kind == "投票出局" else ""
+        return death.player + ("（红牌罚下）" if death.red else vote)
 
     # ------------------------------------------------------------------ win check
     def _facts(self, board: Board) -> tuple[bool, int, int]:
@@ -1216,7 +1199,7 @@ class Zhenyan(Ruleset):
                 king,
                 "最后一招",
                 f"村民阵营即将获胜（{reason}），狼王{king}依然存活，可以发动<最后一招>指认长老："
-                f"记录后重新结算（{_add_cmd(board)} --actor {king} --skill 最后一招 "
+                f"记录后重新结算（{self.record_command(board)} --actor {king} --skill 最后一招 "
                 "--target 指认对象，"
                 "或 --choice 放弃）",
                 rule,
