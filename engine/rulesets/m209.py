@@ -3012,112 +3012,88 @@ class M209(Ruleset):
         if isinstance(checked, str):
             board.record(a, "正午", Outcome.INVALID, checked, spec.rule)
             return
-        if skill == "烈阳护卫":
-            t = a.targets[0]
-            board.remember(checked.holder.card, skill, a.targets)
-            board.remember(checked.holder.card, "排斥:烈阳护卫", ())
-            p = board.player(t)
-            if not p.alive:
-                board.players[t] = replace(
-                    p,
-                    cards=tuple(
-                        replace(c, alive=True, out_phase=None, out_cause=None) for c in p.cards
-                    ),
-                )
-                board.announce(f"{t}被复活")
-                text = f"{t}被复活（m209.txt:330）"
-            else:
-                self.add_status(
-                    board, t, "不死", f"{a.actor}[烈阳护卫]", board.index, "m209.txt:330"
-                )
-                text = f"{t}获得[不死]，持续到黄昏结束"
-            board.record(a, "正午", Outcome.DONE, text, spec.rule, (t,))
-            return
         t = a.targets[0]
         board.remember(checked.holder.card, skill, a.targets)
-        actor = a.actor
-        self._flip(board, actor, f"{self.role(board, actor)}[{skill}]")
-        if skill == "神风突击":
-            died = self.hit(
-                board,
-                "暴击",
-                actor,
-                actor,
-                "正午：神风突击",
-                "m209.txt:489",
-                "白狼王[神风突击]",
-                last_words=False,
-            )
-            board.drain()
-            if died is not None:
-                board.scratch["blocked_vote"] = "白狼王[神风突击]"
-            if board.sheriff == t:
-                board.scratch.setdefault("kamikaze_sheriff", {})[t] = actor
-            self.hit(
-                board,
-                "暴击",
-                actor,
-                t,
-                "正午：神风突击",
-                "m209.txt:490",
-                "白狼王[神风突击]",
-                last_words=False,
-            )
-            board.record(
-                a,
-                "正午",
-                Outcome.DONE,
-                f"白狼王承受[暴击]{'并出局，当天封锁投票' if died else ''}；{t}承受[暴击]",
-                spec.rule,
-                (t,),
-            )
+        if skill == "烈阳护卫":
+            board.remember(checked.holder.card, "排斥:烈阳护卫", ())
+            self._noon_sun_guard(board, a, t, spec)
             return
+        self._flip(board, a.actor, f"{self.role(board, a.actor)}[{skill}]")
+        if skill == "神风突击":
+            self._noon_kamikaze(board, a, t, spec)
+            return
+        text = self._noon_strike(board, a.actor, t, skill, spec)
+        board.record(a, "正午", Outcome.DONE, text, spec.rule, (t,))
+        board.announce(f"{a.actor}对{t}发动{skill}：{text}")
+
+    def _noon_sun_guard(self, board: Board, a: Action, t: str, spec: SkillSpec) -> None:
+        """[烈阳护卫]: an out target comes back, a living one is [不死] until dusk."""
+        p = board.player(t)
+        if not p.alive:
+            board.players[t] = replace(
+                p,
+                cards=tuple(
+                    replace(c, alive=True, out_phase=None, out_cause=None) for c in p.cards
+                ),
+            )
+            board.announce(f"{t}被复活")
+            text = f"{t}被复活（m209.txt:330）"
+        else:
+            self.add_status(board, t, "不死", f"{a.actor}[烈阳护卫]", board.index, "m209.txt:330")
+            text = f"{t}获得[不死]，持续到黄昏结束"
+        board.record(a, "正午", Outcome.DONE, text, spec.rule, (t,))
+
+    def _noon_kamikaze(self, board: Board, a: Action, t: str, spec: SkillSpec) -> None:
+        """白狼王[神风突击]: [暴击] on himself (his death blocks the vote), then on the target."""
+        actor = a.actor
+        where, source = "正午：神风突击", "白狼王[神风突击]"
+        died = self.hit(
+            board, "暴击", actor, actor, where, "m209.txt:489", source, last_words=False
+        )
+        board.drain()
+        if died is not None:
+            board.scratch["blocked_vote"] = source
+        if board.sheriff == t:
+            board.scratch.setdefault("kamikaze_sheriff", {})[t] = actor
+        self.hit(board, "暴击", actor, t, where, "m209.txt:490", source, last_words=False)
+        board.record(
+            a,
+            "正午",
+            Outcome.DONE,
+            f"白狼王承受[暴击]{'并出局，当天封锁投票' if died else ''}；{t}承受[暴击]",
+            spec.rule,
+            (t,),
+        )
+
+    def _noon_strike(self, board: Board, actor: str, t: str, skill: str, spec: SkillSpec) -> str:
+        """A noon [特攻] by faction: a wolf target takes it (the vote is blocked), a village
+        one sends it back to the actor (断钢斩 then strikes the target too). What happened."""
         faction = self._judged_faction(board, t, actor)
         if board.statuses_of(t, "隐身"):
             faction = "隐身"
+        source = f"{self.role(board, actor)}[{skill}]"
+
+        def strike(on: str, why: str) -> None:
+            self.hit(board, "特攻", actor, on, "正午：" + skill, spec.rule, why)
+
         if faction == WOLF:
-            self.hit(
-                board,
-                "特攻",
-                actor,
-                t,
-                "正午：" + skill,
-                spec.rule,
-                f"{self.role(board, actor)}[{skill}]",
-            )
+            strike(t, source)
             board.scratch["blocked_vote"] = f"{actor}[{skill}]"
             text = f"{t}为狼人阵营，受到[特攻]，当天封锁投票"
             if skill == "断钢斩":
                 for s in board.statuses_of(actor, "翻牌"):
                     board.remove_status(s)
                 text += "；觉醒骑士的身份牌重新盖伏"
-        elif faction == VILLAGE:
-            self.hit(
-                board,
-                "特攻",
-                actor,
-                actor,
-                "正午：" + skill,
-                spec.rule,
-                f"{self.role(board, actor)}[{skill}]失败",
-            )
+            return text
+        if faction == VILLAGE:
+            strike(actor, source + "失败")
             text = f"{t}为村民阵营，{actor}受到[特攻]"
             if skill == "断钢斩":
                 board.drain()
-                self.hit(
-                    board,
-                    "特攻",
-                    actor,
-                    t,
-                    "正午：" + skill,
-                    spec.rule,
-                    f"{self.role(board, actor)}[{skill}]",
-                )
+                strike(t, f"{self.role(board, actor)}[{skill}]")
                 text += f"，然后{t}受到[特攻]"
-        else:
-            text = "无事发生"
-        board.record(a, "正午", Outcome.DONE, text, spec.rule, (t,))
-        board.announce(f"{actor}对{t}发动{skill}：{text}")
+            return text
+        return "无事发生"
 
     # ------------------------------------------------------------------ win check
     def _lost_now(self, board: Board) -> set[str]:
