@@ -318,6 +318,9 @@ class M135(Ruleset):
     rule_file: ClassVar[str] = "m135.txt"
     dead_target_rule: ClassVar[str] = "m135.txt:55"
     aliases: ClassVar[tuple[str, ...]] = ("M135", "让子弹飞")
+    causes: ClassVar[Mapping[str, str]] = CAUSES
+    director_actions: ClassVar[tuple[str, ...]] = DIRECTOR_ACTIONS
+    other_deaths: ClassVar[tuple[str, ...]] = OTHER_DEATHS
 
     sheriff_weight: ClassVar[Fraction] = Fraction(3, 2)
     change_corrects_invalid: ClassVar[bool] = True
@@ -508,7 +511,7 @@ class M135(Ruleset):
 
     # ------------------------------------------------------------------ names
     def skill_names(self) -> tuple[str, ...]:
-        return (*self.specs, *DIRECTOR_ACTIONS)
+        return (*self.specs, *self.director_actions)
 
     def unused_reason(self, action: Action) -> str:
         skill = self.canonical_skill(action.skill)
@@ -777,7 +780,7 @@ class M135(Ruleset):
                     p.action.actor,
                     p.holder.card,
                     p.holder.card,
-                    CAUSES["馈赠失败"],
+                    self.causes["馈赠失败"],
                 )
             )
             return (
@@ -858,11 +861,11 @@ class M135(Ruleset):
         cur = board.player(target).current
         assert cur is not None
         board.scratch.setdefault("other_deaths", []).append(
-            (kind, p.action.actor, target, cur.uid, p.holder.card, CAUSES[kind])
+            (kind, p.action.actor, target, cur.uid, p.holder.card, self.causes[kind])
         )
         return (
             Outcome.DONE,
-            f"{target}的当前身份当晚出局（{CAUSES[kind]}，在其他出局效果中依次结算）",
+            f"{target}的当前身份当晚出局（{self.causes[kind]}，在其他出局效果中依次结算）",
         )
 
     # kill resolution (m135.txt:180-184) and the other deaths (m135.txt:185)
@@ -925,11 +928,11 @@ class M135(Ruleset):
     def _other_deaths(self, board: Board) -> None:
         effects = sorted(
             board.scratch.get("other_deaths", []),
-            key=lambda e: (OTHER_DEATHS.index(e[0]), board.seat(e[1]), e[2]),
+            key=lambda e: (self.other_deaths.index(e[0]), board.seat(e[1]), e[2]),
         )
         bind = board.setting("effects_bind", BIND_RESOLUTION)
         for kind, actor, target, bound, holder_card, cause in effects:
-            step = f"其他出局：{CAUSES[kind]}"
+            step = f"其他出局：{self.causes[kind]}"
             if kind == "馈赠失败":
                 if not board.card(bound).alive:
                     board.emit(step, "m135.txt:185", f"{actor}的黑商已出局，馈赠失败不再结算")

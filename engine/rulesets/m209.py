@@ -482,6 +482,15 @@ class M209(Ruleset):
     name: ClassVar[str] = "[M209]巴啦啦小魔仙"
     rule_file: ClassVar[str] = "m209.txt"
     aliases: ClassVar[tuple[str, ...]] = ("M209", "巴啦啦小魔仙", "RD")
+    director_actions: ClassVar[tuple[str, ...]] = DIRECTOR_ACTIONS
+    gifts: ClassVar[Mapping[str, str]] = GIFTS
+    group_roles: ClassVar[frozenset[str]] = GROUP_ROLES
+    initial_charges: ClassVar[Mapping[str, tuple[tuple[str, int], ...]]] = INITIAL_CHARGES
+    role_rules: ClassVar[Mapping[str, str]] = ROLE_RULES
+    role_skills: ClassVar[Mapping[str, tuple[str, ...]]] = ROLE_SKILLS
+    seers: ClassVar[tuple[str, ...]] = SEERS
+    strong: ClassVar[tuple[str, ...]] = STRONG
+    weak: ClassVar[tuple[str, ...]] = WEAK
 
     change_when_target_out: ClassVar[bool] = True
     proxy_before_open: ClassVar[bool] = True
@@ -662,7 +671,7 @@ class M209(Ruleset):
         return [{"lineup": "，".join(made.table["lineup"])}]
 
     def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
-        if len(cards) != 1 or cards[0] not in CATEGORY:
+        if len(cards) != 1 or cards[0] not in self.category:
             return None
         return faction_of(cards[0])
 
@@ -681,7 +690,7 @@ class M209(Ruleset):
                 problems.append(f"玩家「{name}」应有一张身份牌，实际有 {len(cards)} 张")
                 continue
             card = cards[0]
-            if card not in CATEGORY:
+            if card not in self.category:
                 problems.append(
                     f"玩家「{name}」的身份「{card}」不在本局的身份池中"
                     f"（{self.rule_post} · 身份配置，m209.txt:22-33）。身份池：{pool_text()}"
@@ -728,13 +737,13 @@ class M209(Ruleset):
             ps = PlayerState(
                 name=name,
                 cards=self.dealt_cards(name, cards),
-                wolf_group=bool(cards) and cards[0] in GROUP_ROLES,
+                wolf_group=bool(cards) and cards[0] in self.group_roles,
             )
             states.append(ps)
             if not cards:
                 continue
             role, uid = cards[0], ps.cards[0].uid
-            for skill, n in INITIAL_CHARGES.get(role, ()):
+            for skill, n in self.initial_charges.get(role, ()):
                 charges.append(Charge(uid, skill, n))
             for kind, count, rule in PERMANENT.get(role, ()):
                 statuses.append(
@@ -751,7 +760,7 @@ class M209(Ruleset):
 
     # ------------------------------------------------------------------ names
     def skill_names(self) -> tuple[str, ...]:
-        return (*SPECS, *DIRECTOR_ACTIONS)
+        return (*self.specs, *self.director_actions)
 
     def canonical_skill(self, name: str) -> str:
         raw = "".join(ch for ch in name.strip() if ch not in "<>＜＞[]【】《》")
@@ -759,7 +768,7 @@ class M209(Ruleset):
 
     def skill_rule(self, skill: str) -> str:
         name = self.canonical_skill(skill)
-        spec = SPECS.get(name)
+        spec = self.specs.get(name)
         return spec.rule if spec else _DIRECTOR_RULES.get(name, "")
 
     def group_skill(self, skill: str) -> bool:
@@ -814,7 +823,7 @@ class M209(Ruleset):
         if "超度" in self.effects(board, name):
             return False
         p = board.player(name)
-        tagged = p.wolf_group or self.role(board, name) in GROUP_ROLES
+        tagged = p.wolf_group or self.role(board, name) in self.group_roles
         return tagged or self._can_take_knife(board, name) or name in self._kill_holders(board)
 
     def surface(self, board: Board, name: str) -> Surface:
@@ -981,7 +990,7 @@ class M209(Ruleset):
             n
             for n in board.living()
             if self._faction(board, n) == WOLF
-            and (board.player(n).wolf_group or self.role(board, n) in GROUP_ROLES)
+            and (board.player(n).wolf_group or self.role(board, n) in self.group_roles)
         ]
         return [n for n in group if "超度" not in self.effects(board, n)]
 
@@ -1034,7 +1043,7 @@ class M209(Ruleset):
             return Holder(
                 player, cur.uid, cur.name, role, skill, c.source, (c.card, skill, c.source)
             )
-        if skill in ROLE_SKILLS.get(role, ()) and not self._lost(board, player, skill):
+        if skill in self.role_skills.get(role, ()) and not self._lost(board, player, skill):
             charge = (cur.uid, skill, "") if skill in LIMITED_CHARGED else None
             return Holder(player, cur.uid, cur.name, role, skill, "", charge)
         return None
@@ -1062,7 +1071,7 @@ class M209(Ruleset):
     def disabled(self, board: Board, holder: Holder) -> str | None:
         if self._left(board, holder.player):
             return self._left_reason(board, holder.player)
-        spec = SPECS.get(holder.skill)
+        spec = self.specs.get(holder.skill)
         eff = self.effects(board, holder.player)
         if holder.skill == "杀人":
             if "缴械" in eff:
@@ -1085,8 +1094,8 @@ class M209(Ruleset):
         if not board.has(action.actor):
             return (0, 0)
         role = self.role(board, action.actor)
-        line = int(ROLE_RULES.get(role, "m209.txt:0").split(":")[1])
-        own = self.canonical_skill(action.skill) in ROLE_SKILLS.get(role, ())
+        line = int(self.role_rules.get(role, "m209.txt:0").split(":")[1])
+        own = self.canonical_skill(action.skill) in self.role_skills.get(role, ())
         return (0, 0) if own else (1, -line)
 
     def _last_targets(self, board: Board, card: str, skills: Sequence[str]) -> tuple[str, ...]:
@@ -1338,7 +1347,7 @@ class M209(Ruleset):
         step = "开局"
         for a in actions:
             skill = self.canonical_skill(a.skill)
-            spec = SPECS.get(skill)
+            spec = self.specs.get(skill)
             if skill not in ("伪装", "模式选择") or spec is None:
                 board.record(
                     a,
@@ -1535,7 +1544,7 @@ class M209(Ruleset):
         actor = p.action.actor
         if len(set(targets)) != 3:
             return Outcome.FIZZLED, "结算目标不是正好3人，无效果（m209.txt:321）"
-        cats = sorted(CATEGORY.get(self.role(board, t), "") for t in targets)
+        cats = sorted(self.category.get(self.role(board, t), "") for t in targets)
         if cats == ["弱神", "强神", "狼人"]:
             mine = self._faction(board, actor)
             for n in board.living():
@@ -1811,7 +1820,7 @@ class M209(Ruleset):
         (t,) = self._redirect(board, p)
         ident = self.surface(board, t).identity
         side = {"狼人": "狼", "强神": "强神", "弱神": "弱神"}.get(
-            CATEGORY.get(ident, ""), "其他身份"
+            self.category.get(ident, ""), "其他身份"
         )
         text = f"恶魔之眼：选择目标{p.action.targets[0]}是{side}"
         board.tell(p.action.actor, text + "（m209.txt:463）", "m209.txt:463")
@@ -2194,7 +2203,7 @@ class M209(Ruleset):
             return (0, 0)
         if role == "黑狼王":
             return (2, 0)
-        return (1, -int(ROLE_RULES.get(role, "m209.txt:0").split(":")[1]))
+        return (1, -int(self.role_rules.get(role, "m209.txt:0").split(":")[1]))
 
     def _shoot(self, board: Board, name: str, step: str) -> None:
         start = len(board.feedback)
@@ -2210,12 +2219,12 @@ class M209(Ruleset):
             skill = "报复"
         else:
             skill = "馈赠最后一枪"
-        rule = SPECS[skill].rule
+        rule = self.specs[skill].rule
         action = board.take_prepared(name, skill)
         if action is None and skill != "馈赠最后一枪":
             action = board.take_prepared(name, "馈赠最后一枪")
             if action is not None:
-                skill, rule = "馈赠最后一枪", SPECS["馈赠最后一枪"].rule
+                skill, rule = "馈赠最后一枪", self.specs["馈赠最后一枪"].rule
         if action is None:
             board.need(
                 name,
@@ -2278,7 +2287,7 @@ class M209(Ruleset):
         for target, choice, giver in board.scratch.get("gifts", []):
             if not board.alive(target):
                 continue
-            skill = GIFTS[str(choice)]
+            skill = self.gifts[str(choice)]
             uid = board.player(target).cards[0].uid
             board.set_charge(Charge(uid, skill, 1, giver, board.index + 1))
             board.tell(
@@ -2512,7 +2521,7 @@ class M209(Ruleset):
         for i, r in enumerate(board.results):
             ctl = controls.get(r.action.actor)
             skill = self.canonical_skill(r.action.skill)
-            if ctl and skill not in DIRECTOR_ACTIONS and r.step != CONTROL:
+            if ctl and skill not in self.director_actions and r.step != CONTROL:
                 note = f"（由{ctl}操纵提交，发动者仍是{r.action.actor}，m209.txt:214）"
                 board.results[i] = replace(r, reason=r.reason + note)
 
@@ -2582,7 +2591,7 @@ class M209(Ruleset):
         board.scratch["noon"] = False
         for a in later:
             skill = self.canonical_skill(a.skill)
-            spec = SPECS.get(skill)
+            spec = self.specs.get(skill)
             if spec is None:
                 board.record(a, "校验", Outcome.INVALID, self.unknown_skill_reason(skill), "")
             elif spec.trigger:
@@ -3006,7 +3015,7 @@ class M209(Ruleset):
 
     def _noon_skill_now(self, board: Board, a: Action) -> None:
         skill = self.canonical_skill(a.skill)
-        spec = SPECS[skill]
+        spec = self.specs[skill]
         step_obj = Step((0, 0), "正午", NOON_SKILLS, "m209.txt:49")
         checked = validate(board, self, replace(a, skill=skill), spec, step_obj)
         if isinstance(checked, str):
@@ -3101,7 +3110,7 @@ class M209(Ruleset):
         lost: set[str] = set()
         living = [n for n in board.order if self._counts_alive(board, n)]
         wolves_ok = any(
-            (board.player(n).wolf_group or self.role(board, n) in GROUP_ROLES)
+            (board.player(n).wolf_group or self.role(board, n) in self.group_roles)
             or self._can_take_knife(board, n)
             or self.role(board, n) == "噩梦之影"
             or (self.role(board, n) == "噬时狼妃" and not self._lost(board, n, "时间逆流"))
@@ -3111,8 +3120,8 @@ class M209(Ruleset):
         if not wolves_ok:
             lost.add(WOLF)
         roles = {n: self.role(board, n) for n in board.order}
-        upper = [n for n, r in roles.items() if r in SEERS or r in STRONG]
-        weak = [n for n, r in roles.items() if r in WEAK]
+        upper = [n for n, r in roles.items() if r in self.seers or r in self.strong]
+        weak = [n for n, r in roles.items() if r in self.weak]
         if (upper and not any(n in living for n in upper)) or (
             weak and not any(n in living for n in weak)
         ):

@@ -345,6 +345,10 @@ class Tubian24(Ruleset):
     name: ClassVar[str] = "狼人——网杀变异屠边 24人局"
     rule_file: ClassVar[str] = "tubian24.txt"
     aliases: ClassVar[tuple[str, ...]] = ("变异屠边", "屠边24")
+    deck: ClassVar[Mapping[str, int]] = DECK
+    director_actions: ClassVar[tuple[str, ...]] = DIRECTOR_ACTIONS
+    gods: ClassVar[frozenset[str]] = GODS
+    role_faction: ClassVar[Mapping[str, str]] = ROLE_FACTION
 
     # no election: every day's vote puts someone out (tubian24.txt:39); the sheriff only comes
     # from 高僧[遗志]
@@ -464,10 +468,11 @@ class Tubian24(Ruleset):
             if sex:
                 out[f"sex.{p.name}"] = str(sex)
         secrets = dict(getattr(game, "secrets", {}) or {})
-        unknown = sorted(set(secrets) - set(SECRET_KEYS))
+        unknown = sorted(set(secrets) - set(self.secret_keys))
         if unknown:
             raise EngineError(
-                f"[tubian24] 表中有未知的键：{'、'.join(unknown)}（可选：{'、'.join(SECRET_KEYS)}）"
+                f"[tubian24] 表中有未知的键：{'、'.join(unknown)}"
+                f"（可选：{'、'.join(self.secret_keys)}）"
             )
         for key, value in secrets.items():
             if isinstance(value, list | tuple):
@@ -537,7 +542,7 @@ class Tubian24(Ruleset):
         (tubian24.txt:147, 162), so the cards alone do not say."""
         if len(cards) != 1 or cards[0] in ("仆人", "盗贼"):
             return None
-        return ROLE_FACTION.get(cards[0])
+        return self.role_faction.get(cards[0])
 
     def validate_setup(self, players: Lineup) -> list[str]:
         """Problems with the deal, in Chinese (tubian24.txt:13, 162-168)."""
@@ -554,11 +559,11 @@ class Tubian24(Ruleset):
         # then holds the place of the card drawn for him, and every other identity keeps its
         # count; once the pick is written, 村民 or 狼人 may be one over (盗贼 took that card)
         thief_dealt = counts["盗贼"] > 0
-        extra_wolf = counts["狼人"] > DECK["狼人"]
-        extra_villager = counts["村民"] > DECK["村民"]
+        extra_wolf = counts["狼人"] > self.deck["狼人"]
+        extra_villager = counts["村民"] > self.deck["村民"]
         for card, n in counts.items():
             spare = 1 if card in ("狼人", "村民") and not thief_dealt else 0
-            limit = DECK[card] + spare
+            limit = self.deck[card] + spare
             if n > limit:
                 why = ""
                 if thief_dealt and card in ("狼人", "村民"):
@@ -569,7 +574,7 @@ class Tubian24(Ruleset):
         if extra_wolf and extra_villager:
             problems.append("狼人与村民不能同时多出一张：盗贼只换走一张身份（tubian24.txt:162）")
         if len(players) == 24 and not problems and not thief_dealt:
-            missing = [c for c, n in DECK.items() if c != "盗贼" and counts[c] < DECK[c]]
+            missing = [c for c, n in self.deck.items() if c != "盗贼" and counts[c] < self.deck[c]]
             if extra_wolf or extra_villager:
                 if len(missing) != 1 or missing[0] in ("狼人", "白眼狼"):
                     problems.append(
@@ -600,7 +605,7 @@ class Tubian24(Ruleset):
                     problems.append(f"设置 {key}：名单中没有玩家「{key[4:]}」")
                 elif value not in ("男", "女"):
                     problems.append(f"设置 {key} 应为 男 或 女（tubian24.txt:65）")
-            elif key not in (*SECRET_KEYS, *self.default_settings):
+            elif key not in (*self.secret_keys, *self.default_settings):
                 problems.append(f"未知的设置：{key}")
         if merged.get("lead_wolf") not in (LEAD_SUBMITTED, LEAD_LIVING):
             problems.append("设置 lead_wolf 应为 submitted 或 living")
@@ -623,7 +628,7 @@ class Tubian24(Ruleset):
             problems.append(f"盗贼「{thief}」不在名单中（tubian24.txt:162）")
         three = _csv(merged.get("thief_cards", ""))
         if three:
-            if len(three) != 3 or any(c not in DECK or c == "盗贼" for c in three):
+            if len(three) != 3 or any(c not in self.deck or c == "盗贼" for c in three):
                 problems.append("thief_cards 应为三张身份（tubian24.txt:162）")
             elif (drawn := _drawn(three)) is None:
                 problems.append(
@@ -692,7 +697,7 @@ class Tubian24(Ruleset):
         master = merged.get("master")
         for name, card in card_of.items():
             if card == "仆人" and master in card_of:
-                faction = ROLE_FACTION.get(card_of[master], "")
+                faction = self.role_faction.get(card_of[master], "")
                 statuses.append(
                     Status(
                         "顺从",
@@ -715,7 +720,7 @@ class Tubian24(Ruleset):
 
     # ------------------------------------------------------------------ names
     def skill_names(self) -> tuple[str, ...]:
-        return (*SPECS, *DIRECTOR_ACTIONS)
+        return (*self.specs, *self.director_actions)
 
     def unused_reason(self, action: Action) -> str:
         skill = self.canonical_skill(action.skill)
@@ -733,8 +738,8 @@ class Tubian24(Ruleset):
         cur = p.current
         if cur is None:
             return None
-        if skill in ROLE_SKILLS.get(cur.name, ()):
-            charge = (cur.uid, skill, "") if SPECS[skill].limited else None
+        if skill in self.roles.get(cur.name, ()):
+            charge = (cur.uid, skill, "") if self.specs[skill].limited else None
             return Holder(player, cur.uid, cur.name, cur.name, skill, "", charge)
         return None
 
@@ -983,7 +988,7 @@ class Tubian24(Ruleset):
             targets.extend(t for t in white.resolved if t not in targets)
         for name in board.living():
             cur = board.player(name).current
-            if cur is None or "通灵" not in ROLE_SKILLS.get(cur.name, ()):
+            if cur is None or "通灵" not in self.roles.get(cur.name, ()):
                 continue
             off = self._disabled(board, name, "通灵")
             if off:
@@ -1357,11 +1362,7 @@ class Tubian24(Ruleset):
                 del board.charges[key]
             copied = []
             for (uid, skill, source), c in list(board.charges.items()):
-                if (
-                    uid == mcard.uid
-                    and c.remaining > 0
-                    and skill in ROLE_SKILLS.get(mcard.name, ())
-                ):
+                if uid == mcard.uid and c.remaining > 0 and skill in self.roles.get(mcard.name, ()):
                     board.set_charge(Charge(card.uid, skill, c.remaining, source, c.since))
                     copied.append(skill)
             board.players[servant] = p.with_card(replace(card, name=mcard.name))
@@ -1524,7 +1525,7 @@ class Tubian24(Ruleset):
             board.announce(f"{a.actor}被红牌罚下{shown}。")
         board.drain()
         loser = (a.choice or "").strip()
-        if loser in FACTIONS:
+        if loser in self.factions:
             # 判负不公示 (tubian24.txt:263 says nothing of 公示, unlike 投降, :53)
             self._lose(board, loser, f"{a.actor}被红牌罚下，导演判该阵营负", rule, public=False)
 
@@ -1567,12 +1568,12 @@ class Tubian24(Ruleset):
 
     def _forfeit(self, board: Board, a: Action) -> None:
         loser = (a.choice or "").strip()
-        if loser not in FACTIONS:
+        if loser not in self.factions:
             board.record(
                 a,
                 "判负",
                 Outcome.INVALID,
-                f"判负须写明阵营（choice = {'、'.join(FACTIONS)} 之一）",
+                f"判负须写明阵营（choice = {'、'.join(self.factions)} 之一）",
                 "tubian24.txt:263",
             )
             return
@@ -1589,7 +1590,7 @@ class Tubian24(Ruleset):
         rest = self._director_actions(board, day.actions)
         for a in rest:
             skill = self.canonical_skill(a.skill)
-            spec = SPECS.get(skill)
+            spec = self.specs.get(skill)
             if spec is None:
                 board.record(a, "校验", Outcome.INVALID, self.unknown_skill_reason(skill), "")
             elif spec.trigger:
@@ -1712,7 +1713,7 @@ class Tubian24(Ruleset):
         board.emit("胜负判定", rule, f"{faction}判负", because=why)
 
     def _members(self, board: Board) -> dict[str, list[PlayerState]]:
-        out: dict[str, list[PlayerState]] = {f: [] for f in FACTIONS}
+        out: dict[str, list[PlayerState]] = {f: [] for f in self.factions}
         for name in board.order:
             f = _faction_of(board, name)
             if f in out:
@@ -1739,7 +1740,7 @@ class Tubian24(Ruleset):
                 self._lose(board, f, f"{f}的玩家全部出局", rule, public=False)
         lost = self._lost(board)
         village = members[VILLAGE]
-        gods = [p for p in village if p.cards[0].name in GODS]
+        gods = [p for p in village if p.cards[0].name in self.gods]
         folk = [p for p in village if p.cards[0].name == "村民"]
         gods_out = bool(gods) and all(_out_for_win(st, p) for p in gods)
         folk_out = bool(folk) and all(_out_for_win(st, p) for p in folk)
@@ -1772,7 +1773,7 @@ class Tubian24(Ruleset):
                 (VILLAGE, "狼人阵营、白眼狼阵营、吹笛者阵营均已判负", "tubian24.txt:197-198")
             )
         if not wins:
-            remaining = [f for f in FACTIONS if f not in lost]
+            remaining = [f for f in self.factions if f not in lost]
             if len(remaining) == 1:
                 wins.append((remaining[0], "场上仅有一个阵营尚未被判负", "tubian24.txt:183"))
             elif not remaining:

@@ -355,6 +355,11 @@ class Zhenyan(Ruleset):
     name: ClassVar[str] = "狼人真言"
     rule_file: ClassVar[str] = "zhenyan.txt"
     aliases: ClassVar[tuple[str, ...]] = ("狼人真言", "真言")
+    costs: ClassVar[Mapping[str, int]] = COSTS
+    deck: ClassVar[Mapping[str, int]] = DECK
+    director_actions: ClassVar[tuple[str, ...]] = DIRECTOR_ACTIONS
+    privileged: ClassVar[frozenset[str]] = PRIVILEGED
+    wolf_roles: ClassVar[frozenset[str]] = WOLF_ROLES
 
     sheriff_weight: ClassVar[Fraction] = Fraction(3, 2)
     public_voters: ClassVar[bool] = False
@@ -512,7 +517,7 @@ class Zhenyan(Ruleset):
         return Deal(self.id, names, tuple((c,) for c in shuffle(expand(self.hands.deck), rng)))
 
     def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
-        if len(cards) != 1 or cards[0] not in DECK:
+        if len(cards) != 1 or cards[0] not in self.deck:
             return None
         return faction_of_role(cards[0])
 
@@ -528,9 +533,10 @@ class Zhenyan(Ruleset):
                 continue
             counts.update(cards)
         for card, n in counts.items():
-            if n > DECK[card]:
+            if n > self.deck[card]:
                 problems.append(
-                    f"身份牌「{card}」出现 {n} 次，规则中只有 {DECK[card]} 张（zhenyan.txt:64-100）"
+                    f"身份牌「{card}」出现 {n} 次，规则中只有 {self.deck[card]} 张"
+                    "（zhenyan.txt:64-100）"
                 )
         if counts and counts["长老"] != 1:
             problems.append("须有一名长老（胜负判定依赖长老，zhenyan.txt:83, 118）")
@@ -546,7 +552,7 @@ class Zhenyan(Ruleset):
             ps = PlayerState(
                 name=name,
                 cards=self.dealt_cards(name, cards),
-                wolf_group=bool(cards) and cards[0] in WOLF_ROLES,
+                wolf_group=bool(cards) and cards[0] in self.wolf_roles,
             )
             charges += self.limited_charges(ps.cards)
             states.append(ps)
@@ -564,7 +570,7 @@ class Zhenyan(Ruleset):
 
     # ------------------------------------------------------------------ names
     def skill_names(self) -> tuple[str, ...]:
-        return (*SPECS, *DIRECTOR_ACTIONS)
+        return (*self.specs, *self.director_actions)
 
     def unused_reason(self, action: Action) -> str:
         skill = self.canonical_skill(action.skill)
@@ -581,11 +587,11 @@ class Zhenyan(Ruleset):
     def holder(self, board: Board, player: str, skill: str) -> Holder | None:
         p = board.player(player)
         cur = p.current
-        if cur is None or skill not in ROLE_SKILLS.get(cur.name, ()):
+        if cur is None or skill not in self.roles.get(cur.name, ()):
             return None
         if skill == "狩猎" and board.statuses_of(player, HUNT_LOST):
             return None
-        charge = (cur.uid, skill, "") if SPECS[skill].limited else None
+        charge = (cur.uid, skill, "") if self.specs[skill].limited else None
         source = TEAM if skill == "杀人" else ""
         return Holder(player, cur.uid, cur.name, cur.name, skill, source, charge)
 
@@ -660,7 +666,7 @@ class Zhenyan(Ruleset):
         """感知 / 咒语创作者 (zhenyan.txt:67, 84): at the start of the first game night."""
         for name in board.living():
             role = role_of(board.player(name))
-            if role in WOLF_ROLES:
+            if role in self.wolf_roles:
                 board.tell(
                     name,
                     "感知：你获知本次游戏的四个真言咒语"
@@ -700,7 +706,7 @@ class Zhenyan(Ruleset):
         return chosen
 
     def _cost(self, board: Board, p: Pass) -> None:
-        cost = COSTS.get(p.spec.name, 0)
+        cost = self.costs.get(p.spec.name, 0)
         if cost:
             _spend(
                 board, cost, f"{p.action.actor}发动<{p.spec.name}>", p.step.label, "zhenyan.txt:25"
@@ -781,7 +787,7 @@ class Zhenyan(Ruleset):
     def _h_gaze(self, board: Board, p: Pass) -> tuple[Outcome, str]:
         target = p.action.targets[0]
         p.resolved = (target,)
-        priv = role_of(board.player(target)) in PRIVILEGED
+        priv = role_of(board.player(target)) in self.privileged
         text = f"凝视：{target}{'是' if priv else '不是'}特权牌。"
         board.tell(p.action.actor, text, "zhenyan.txt:76")
         return Outcome.DONE, text
@@ -861,7 +867,7 @@ class Zhenyan(Ruleset):
         p = board.player(death.player)
         role = role_of(p)
         triggers: list[Trigger] = []
-        if role in WOLF_ROLES:
+        if role in self.wolf_roles:
             charge = board.charge(TEAM, "杀人") or Charge(TEAM, "杀人", 0)
             board.set_charge(replace(charge, remaining=charge.remaining + 1))
             board.emit(
@@ -1049,7 +1055,7 @@ class Zhenyan(Ruleset):
 
     def _surrender(self, board: Board, a: Action) -> None:
         step = "投降"
-        if not board.has(a.actor) or role_of(board.player(a.actor)) not in WOLF_ROLES:
+        if not board.has(a.actor) or role_of(board.player(a.actor)) not in self.wolf_roles:
             board.record(
                 a,
                 step,
@@ -1077,7 +1083,7 @@ class Zhenyan(Ruleset):
             return
         for a in rest:
             skill = self.canonical_skill(a.skill)
-            spec = SPECS.get(skill)
+            spec = self.specs.get(skill)
             if spec is None:
                 board.record(a, "校验", Outcome.INVALID, self.unknown_skill_reason(skill), "")
             elif spec.trigger:
@@ -1145,7 +1151,7 @@ class Zhenyan(Ruleset):
         elder_out = not any(
             board.alive(n) for n in board.order if role_of(board.player(n)) == "长老"
         )
-        wolves = sum(1 for n in board.living() if role_of(board.player(n)) in WOLF_ROLES)
+        wolves = sum(1 for n in board.living() if role_of(board.player(n)) in self.wolf_roles)
         return elder_out, wolves, len(_board_guessed(board))
 
     def _judge(self, board: Board, points: int) -> None:
