@@ -1,7 +1,7 @@
 """Acceleration and delay (申请加速 / 申请延时) of a discussion day.
 
 Each rule set declares its :class:`SpeedRules` in its module, quoting its rule text
-(``engine.rulesets.<id>``, ``get_ruleset(id).speed``); the functions here are given them. The
+(``Ruleset.speed``); the functions here are given them. The
 defaults are what most texts say: a request passes with at least half of the living
 (大于等于存活人数的一半), 延时 is allowed and cancels the acceleration (延迟成功时，不再视为
 "执行加速"状态), and requests close three hours before the discussion day does.
@@ -201,7 +201,7 @@ def decide_speed(
       delay cancels acceleration (延迟成功时，不再视为"执行加速"状态).
     - ``override`` (the director): True = accelerated, False = not accelerated; it wins over the
       count. The delay result is still reported as counted.
-    - ``rules``: the rule set's speed rules (``get_ruleset(id).speed``).
+    - ``rules``: the rule set's speed rules (``Ruleset.speed``).
     """
     alive = set(living)
     acc_deadline = accelerate_deadline or deadline

@@ -3,9 +3,10 @@
 ``get_ruleset("m135")`` returns the rule set; ids and aliases are matched case-insensitively.
 This registry is the only place that knows the ids: everything a rule set is — its vote,
 conduct, card, speed, announcement, last-words, election, inquiry and line-up rules — is
-declared on its class in ``engine/rulesets/<id>.py``, and the engine modules and the pipeline
-read it from ``get_ruleset(id)``. A sixth rule set is one new module plus its rule text, and a
-line here.
+declared on its class in ``engine/rulesets/<id>.py``: the pipeline looks it up with
+``get_ruleset(id)`` and gives it to the engine modules, which never look ids up. A sixth rule set
+is one new module plus its rule text, and a line here; a rule set that extends another
+(``class M135Plus(M135)``) may also be defined elsewhere and added with :func:`register`.
 
 The registry is lazy: a rule set's module is imported the first time its id is asked for, so a
 command about one game loads that game's rule set only (``bansha tally`` starts faster). Only
