@@ -352,12 +352,11 @@ def _run_step(
 ) -> None:
     """One step's actions in order (skill, the rule set's order, seat); a simultaneous step
     validates them all before any takes effect."""
-    order = getattr(rs, "action_order", None)  # optional hook (同时段技能的先后)
     items = sorted(
         queued,
         key=lambda item: (
             step.skills.index(item[1].name),
-            order(board, item[0]) if order is not None else (),
+            rs.action_order(board, item[0]),
             board.seat(item[0].actor),
             item[0].sort_key(),
         ),

@@ -808,6 +808,11 @@ class Ruleset:
     def before_step(self, board: Board, step: Step) -> None:
         return None
 
+    def action_order(self, board: Board, action: Action) -> tuple[int, ...]:
+        """Where one action goes among those of the same skill in a step (同时段技能的先后),
+        before seat order; () where the text says nothing."""
+        return ()
+
     def after_step(self, board: Board, step: Step) -> None:
         return None
 
