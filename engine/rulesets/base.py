@@ -710,6 +710,29 @@ class Ruleset:
             return f"bansha night add GAME.toml --night {board.night if night is None else night}"
         return f"bansha day add GAME.toml --day {board.phase.number}"
 
+    # --- 殉职: the shared steps of a sheriff's hand-over -----------------------------------
+    def _successors(self, board: Board, death: Death) -> tuple[str, ...] | None:
+        """The living who may succeed the sheriff out in ``death``; None when there is no
+        hand-over (not the sheriff, or still in play). Nobody left: the badge is gone."""
+        old = death.player
+        if board.sheriff != old or board.alive(old):
+            return None
+        living = tuple(board.living())
+        if not living:
+            board.sheriff = None
+            return None
+        return living
+
+    def _refuse_successor(
+        self, board: Board, action: Action, step: str, problem: str, rule: str
+    ) -> None:
+        """A 殉职 whose successor cannot take the badge: the badge waits for a new choice."""
+        board.record(action, step, Outcome.INVALID, problem, rule)
+        board.sheriff = None
+        board.need(
+            action.actor, "殉职", f"警长{action.actor}的殉职目标无效（{problem}），请重新选择", rule
+        )
+
     def director_order(self, board: Board, a: Action) -> tuple[int, str]:
         """The order the director's actions of one phase are taken in (a stable sort key; the
         default keeps the recorded order)."""

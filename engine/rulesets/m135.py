@@ -1108,13 +1108,10 @@ class M135(Ruleset):
 
     def _handover(self, board: Board, death: Death) -> None:
         old = death.player
-        if board.sheriff != old or board.alive(old):
+        living = self._successors(board, death)
+        if living is None:
             return
-        living = board.living()
         step = "警长移交"
-        if not living:
-            board.sheriff = None
-            return
         if death.red:
             chosen = board.scratch.get("red_draw", {}).get(old)
             seed = board.scratch.get("red_seed", {}).get(old, f"{board.phase.label}:{old}")
@@ -1146,11 +1143,7 @@ class M135(Ruleset):
         target = action.targets[0] if len(action.targets) == 1 else None
         if target is None or target not in living:
             problem = "须选择一名未出局的角色" if target is None else f"{target}不是存活角色"
-            board.record(action, step, Outcome.INVALID, problem, "m135.txt:149")
-            board.sheriff = None
-            board.need(
-                old, "殉职", f"警长{old}的殉职目标无效（{problem}），请重新选择", "m135.txt:149"
-            )
+            self._refuse_successor(board, action, step, problem, "m135.txt:149")
             return
         board.sheriff = target
         board.record(action, step, Outcome.DONE, f"警徽移交给{target}", "m135.txt:149", (target,))

@@ -899,13 +899,10 @@ class Zhenyan(Ruleset):
         """殉职 (zhenyan.txt:107): a sheriff out not by a red card names a living successor;
         a red-carded sheriff's successor is drawn at random (zhenyan.txt:42)."""
         old = death.player
-        if board.sheriff != old or board.alive(old):
+        living = self._successors(board, death)
+        if living is None:
             return
-        living = board.living()
         step = "警长殉职"
-        if not living:
-            board.sheriff = None
-            return
         action = None if death.red else board.take_prepared(old, "殉职")
         random_pick = death.red or (
             action is not None and (action.choice or "").strip() in ("随机", "random")
@@ -938,11 +935,7 @@ class Zhenyan(Ruleset):
         target = action.targets[0] if len(action.targets) == 1 else None
         if target is None or target not in living:
             problem = "须选择一名未出局的角色" if target is None else f"{target}不是未出局的角色"
-            board.record(action, step, Outcome.INVALID, problem, "zhenyan.txt:107")
-            board.sheriff = None
-            board.need(
-                old, "殉职", f"警长{old}的殉职目标无效（{problem}），请重新选择", "zhenyan.txt:107"
-            )
+            self._refuse_successor(board, action, step, problem, "zhenyan.txt:107")
             return
         board.record(
             action, step, Outcome.DONE, f"警长移交给{target}", "zhenyan.txt:107", (target,)
