@@ -6,12 +6,12 @@ in :data:`SELECTORS`.
 
 Speed (bench/bench_parse.py): lexbor is given only the part of the page from the top pager to
 the end of the post list (the head, the fast-reply editor and the footer are a quarter of the
-bytes), less each post's profile card (half of what is left; :func:`_without_profiles` says
-when a card is left out); the post tables and their parts come from ONE selection over the
-post list; a message is read in one walk of its nodes, with no re-parsing and no regex over the
-page. The walk keeps its own stack (any depth, no recursion) and each element's text is sliced
-from the text as it is built, so nested markup costs time in proportion to its size, not size ×
-depth.
+bytes), less each post's profile card (half of what is left) and the button rows below its
+message (a third of the rest; :func:`_without_profiles` says when either is left out); the
+post tables and their parts come from ONE selection over the post list; a message is read in
+one walk of its nodes, with no re-parsing and no regex over the page. The walk keeps its own
+stack (any depth, no recursion) and each element's text is sliced from the text as it is
+built, so nested markup costs time in proportion to its size, not size × depth.
 
 The message helper :func:`extract_message` is shared with :mod:`parsers.mobile`: it turns a
 message's HTML node into the visible text (quotes removed), the quoted pids, the quoted texts,
@@ -900,7 +900,14 @@ _READ_IN_CARD = (b"authi", b"authorposton")  # the author link's box, the time
 
 
 def _without_profiles(part: bytes) -> bytes:
-    """``part`` without the profile card in each post's left column (half the bytes of a post).
+    """``part`` less what the parser never reads in a post: the profile card in its left column
+    (:func:`_without_cards`, half the bytes of a post) and its button rows below the message
+    (:func:`_without_footers`, a third of what is left)."""
+    return _without_footers(_without_cards(part))
+
+
+def _without_cards(part: bytes) -> bytes:
+    """``part`` without the profile card in each post's left column.
 
     In each ``div.favatar`` the author link (``div.pi``) comes first; what follows up to the
     column's closing ``</div></td>`` is the author's profile card, stats, group and medals, read
@@ -940,6 +947,54 @@ def _without_profiles(part: bytes) -> bytes:
             continue
         pieces.append(part[kept:start])
         kept = end
+    if not pieces:
+        return part
+    pieces.append(part[kept:])
+    return b"".join(pieces)
+
+
+_FOOTER = b'<tr><td class="plc plm">'  # the row below a post's message: 支持/反对 buttons
+_FOOTER_AFTER = b"</td></tr>"  # the message row's end, just before the footer's first row
+_FOOTER_SIGN = b'<tr id="_postposition'  # then an empty row, the 回复/举报 row and an ad row
+_READ_IN_FOOTER = (b"<table", b'id="p', b"auth", b"favatar", b"pcb", b'class="pg')
+
+
+def _without_footers(part: bytes) -> bytes:
+    """``part`` without the rows below each post's message (回复, 编辑, 举报 and the ad row).
+
+    A post table's last rows, from ``<tr><td class="plc plm">`` to the table's ``</table>``,
+    hold its buttons and nothing the parser reads. They are left out only where they look
+    exactly so: the rows follow the message row's ``</td></tr>``, hold Discuz's
+    ``<tr id="_postposition…">`` and end at the first ``</table>`` after them; and they hold
+    no table (so the cut ends the post table and stays in it), no ``id="p…`` (no post table,
+    floor link, message or the first post's ``p_btn``), no ``authi`` or ``authorposton``, no
+    left column, no ``pcb`` box (the locked notice) and no pager. Anything else is kept.
+    A message cannot contain these bytes unless its author may post raw HTML; even then the
+    cut holds no other post's part and a ``<tr>`` written in the message's cell already ends
+    that cell, so what follows it was never the message's text.
+    """
+    pieces: list[bytes] = []
+    kept = 0  # part[:kept] is in pieces
+    at = 0
+    while True:
+        start = part.find(_FOOTER, at)
+        if start < 0:
+            break
+        end = part.find(b"</table>", start)
+        if end < 0:
+            break
+        at = end
+        row_end = part.rfind(_FOOTER_AFTER, max(0, start - 64), start)
+        if row_end < 0 or part[row_end + len(_FOOTER_AFTER) : start].strip():
+            continue
+        if part.find(_FOOTER_SIGN, start, end) < 0:
+            continue
+        for mark in _READ_IN_FOOTER:
+            if part.find(mark, start, end) >= 0:
+                break
+        else:
+            pieces.append(part[kept:start])
+            kept = end
     if not pieces:
         return part
     pieces.append(part[kept:])
