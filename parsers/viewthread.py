@@ -402,15 +402,15 @@ def extract_message(root: LexborNode, tz: tzinfo) -> MessageParts:
     recursion, any depth), and time in proportion to the nodes plus the text recorded.
     """
     walk = _MessageWalk(root, tz)
-    stack = walk.stack
+    stack, visit, leave = walk.stack, walk.visit, walk.leave
     while stack:
-        children, block, pending, start = stack[-1]
-        child = next(children, None)
-        if child is None:
-            stack.pop()
-            walk.leave(block, pending, start)
+        frame = stack[-1]
+        for child in frame[0]:
+            if visit(child):  # an element was entered: its children are read first
+                break
         else:
-            walk.visit(child)
+            stack.pop()
+            leave(frame[1], frame[2], frame[3])
     for node in walk.noise:
         node.decompose()
     return MessageParts(
@@ -489,27 +489,28 @@ class _MessageWalk:
             self.marks.append(Mark(kind, value, inside))
             self.spent += len(inside)
 
-    def visit(self, child: LexborNode) -> None:
-        """A child node: text, a line break, noise, or an element to walk into."""
+    def visit(self, child: LexborNode) -> bool:
+        """A child node: text, a line break, noise, or an element to walk into (True: its frame
+        is on the stack now)."""
         tag = child.tag
         if tag == "-text":
             piece = child.text_content
             if piece:
                 self.out.add(piece)
-            return
+            return False
         if tag == "br":
             self.out.newlines += 1
-            return
+            return False
         if tag in _NOT_MARKUP:
-            return
+            return False
         if not tag or tag[0] == "-" or tag in _SKIP_TAGS:
-            return
+            return False
         attrs = child.attrs
         css_class = attrs.get("class")
         classes = css_class.split() if css_class else []
         if tag in _NOISE_TAGS and _is_noise(tag, classes, attrs):
             self.noise.append(child)
-            return
+            return False
         is_block = tag in _BLOCK_TAGS
         if self.quote_level:  # inside a quote: text and the 回复 link only
             if tag == "a" and self.quote_pid is None:
@@ -517,8 +518,8 @@ class _MessageWalk:
             if is_block:
                 self.out.newlines += 1
             self.stack.append((child.iter(include_text=True), is_block, None, 0))
-            return
-        self._visit_element(child, tag, classes, attrs, is_block)
+            return True
+        return self._visit_element(child, tag, classes, attrs, is_block)
 
     def _visit_element(
         self,
@@ -527,23 +528,23 @@ class _MessageWalk:
         classes: list[str],
         attrs: LexborAttributes,
         is_block: bool,
-    ) -> None:
+    ) -> bool:
         """An element outside quotes: an edit note, a quote, a [hide] or presentation markup."""
         if tag == "i" and "pstatus" in classes:  # 本帖最后由 X 于 T 编辑 (added by Discuz)
             if self.edit is None:
                 self.edit = parse_edit_note(child.text(), self.tz)
-            return
+            return False
         if tag == "blockquote" or (
             tag == "div" and ("quote" in classes or "reply_wrap" in classes)
         ):
             self.out = _TextSink()
             self.stack.append((child.iter(include_text=True), False, None, 0))
             self.quote_level = len(self.stack)
-            return
+            return True
         if tag == "div" and "locked" in classes:  # [hide] not shown to this account
             self.marks.append(Mark(MarkKind.HIDE_TAG, "locked", ""))
             self.marks.append(Mark(MarkKind.BBCODE, "hide", ""))
-            return
+            return False
         grandchildren = child.iter(include_text=True)
         if tag == "div" and "showhide" in classes:  # [hide] shown: drop its <h4> header
             waiting = [(MarkKind.HIDE_TAG, "showhide"), (MarkKind.BBCODE, "hide")]
@@ -555,6 +556,7 @@ class _MessageWalk:
         if is_block:
             self.out.newlines += 1
         self.stack.append((grandchildren, is_block, waiting, len(self.out.chunks)))
+        return True
 
 
 # --------------------------------------------------------------------------- decoding
