@@ -757,7 +757,7 @@ def _posted_at(when_node: LexborNode, pid: int, tz: tzinfo, now: datetime) -> da
     if title:  # the usual case: exact time in the title
         match = _TITLE_TIME.fullmatch(title)
         if match is not None:
-            year, month, day, hour, minute, second = (int(g) for g in match.groups())
+            year, month, day, hour, minute, second = map(int, match.groups())
             try:
                 return datetime(year, month, day, hour, minute, second, tzinfo=tz)
             except ValueError:
@@ -945,10 +945,12 @@ def _without_cards(part: bytes) -> bytes:
         inner = column + len(_FAVATAR)
         if part.find(_POST_IDS, inner, end) >= 0 or part.find(_FAVATAR, inner, end) >= 0:
             continue
-        if any(part.find(mark, start, end) >= 0 for mark in _READ_IN_CARD):
-            continue
-        pieces.append(part[kept:start])
-        kept = end
+        for mark in _READ_IN_CARD:
+            if part.find(mark, start, end) >= 0:
+                break
+        else:
+            pieces.append(part[kept:start])
+            kept = end
     if not pieces:
         return part
     pieces.append(part[kept:])
