@@ -4,8 +4,9 @@ Run from the repository root::
 
     python bench/bench_parse.py [--repeats N]
 
-All three read the same real desktop thread pages (../shared/fixtures/discuz/desktop: every
-``vote_*`` / ``discussion_*`` page and the GBK re-encoding). The baseline extracts the same
+All three read the same real desktop thread pages (tests/fixtures/discuz/desktop: every
+``vote-*`` / ``discussion-*`` thread page and the GBK re-encoding, read with its header's charset
+as the crawler does). The baseline extracts the same
 fields as the parser (pid, floor, author, uid, time, message HTML, visible text without
 quotes, quoted pids, edit note, colour/size marks, current/total page, subject, formhash) and is
 checked to agree with it before timing. Each method is timed over all pages, the methods
@@ -20,6 +21,7 @@ by ``parse_viewthread`` and by bare lexbor; the 800/100 time ratios are printed 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import time
@@ -32,9 +34,10 @@ from zoneinfo import ZoneInfo
 from bs4 import BeautifulSoup, Tag
 from selectolax.lexbor import LexborHTMLParser
 
+from parsers.records import ThreadPage
 from parsers.viewthread import parse_viewthread
 
-FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "discuz"
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "discuz"
 TZ = ZoneInfo("Asia/Shanghai")
 FLOOR_NAMES = {"楼主": 1, "沙发": 2, "板凳": 3, "地板": 4}
 
@@ -46,7 +49,7 @@ class Page:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.body = path.read_bytes()
-        headers = path.with_name(path.name + ".headers").read_text(encoding="utf-8")
+        headers = path.with_name(path.name + ".head").read_text(encoding="utf-8")
         date = re.search(r"^Date: (.+?)\r?$", headers, re.M)
         charset = re.search(r"charset=([\w-]+)", headers)
         self.now = (
@@ -55,17 +58,16 @@ class Page:
             else datetime.now(UTC)
         )
         self.charset = charset.group(1) if charset else "utf-8"
-        self.tid = 4 if path.name.startswith("vote") else 5
+        manifest = json.loads((FIXTURES / "manifest.json").read_text(encoding="utf-8"))
+        thread = "vote" if path.name.startswith("vote") else "discussion"
+        self.tid = int(manifest["threads"][thread]["tid"])
 
 
 def thread_pages(root: Path) -> list[Page]:
     desktop = root / "desktop"
-    paths = [
-        p
-        for p in sorted(desktop.glob("*.html"))
-        if p.name.startswith(("vote_", "discussion_")) and "printable" not in p.name
-    ]
-    paths += sorted((desktop / "gbk_reencoded").glob("*.html"))
+    thread_page = re.compile(r"(vote|discussion)-(page\d|only)-")
+    paths = [p for p in sorted(desktop.glob("*.html")) if thread_page.match(p.name)]
+    paths += sorted((desktop / "gbk").glob("*.html"))
     return [Page(p) for p in paths]
 
 
@@ -141,8 +143,12 @@ def bs4_parse(page: Page) -> dict[str, Any]:
 # --------------------------------------------------------------------------- runs
 
 
+def _parse(page: Page) -> ThreadPage:
+    return parse_viewthread(page.body, tid=page.tid, tz=TZ, now=page.now, encoding=page.charset)
+
+
 def ours(page: Page) -> int:
-    return len(parse_viewthread(page.body, tid=page.tid, tz=TZ, now=page.now).posts)
+    return len(_parse(page).posts)
 
 
 def baseline(page: Page) -> int:
@@ -170,7 +176,7 @@ def nested_times(page: Page, repeats: int) -> dict[tuple[str, int], float]:
     """Best time of ``parse_viewthread`` and of bare lexbor on ``page`` nested 100 and 800 deep."""
     pages = {depth: nested_page(page, depth) for depth in NESTED_DEPTHS}
     for depth, nested in pages.items():
-        parsed = parse_viewthread(nested.body, tid=nested.tid, tz=TZ, now=nested.now).posts
+        parsed = _parse(nested).posts
         assert len(parsed) == 10 and all(len(p.marks) >= depth for p in parsed), depth
     methods = {"parse_viewthread": ours, "LexborHTMLParser (bare)": bare}
     best: dict[tuple[str, int], float] = {}
@@ -183,7 +189,7 @@ def nested_times(page: Page, repeats: int) -> dict[tuple[str, int], float]:
 def check_same_fields(pages: list[Page]) -> None:
     """The baseline must do the parser's job: same posts, same essentials."""
     for page in pages:
-        mine = parse_viewthread(page.body, tid=page.tid, tz=TZ, now=page.now)
+        mine = _parse(page)
         theirs = bs4_parse(page)
         got = [(p.pid, p.floor, p.author, p.uid, p.posted_at, p.quoted_pids) for p in mine.posts]
         want = [(p[0], p[1], p[2], p[3], p[4], p[7]) for p in sorted(theirs["posts"])]
@@ -213,11 +219,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15, help="runs per method (best is kept)")
     args = parser.parse_args()
-    if not FIXTURES.is_dir():
-        print(
-            f"跳过：没有找到真实论坛样本目录 {FIXTURES.resolve()}（需要 ../shared/fixtures/discuz）"
-        )
-        return 0
     pages = thread_pages(FIXTURES)
     posts = sum(ours(page) for page in pages)
     check_same_fields(pages)
@@ -248,7 +249,7 @@ def main() -> int:
         f"ours/BS4: {vs_bs4:.1f}x faster (target >= 30x)   "
         f"ours/bare: {vs_bare:.2f}x the bare parse time (target <= 1.5x)"
     )
-    first = next(page for page in pages if page.path.name == "vote_t4_p1_guest.html")
+    first = next(page for page in pages if page.path.name == "vote-page1-anon.html")
     nested = nested_times(first, args.repeats)
     low, high = NESTED_DEPTHS
     print(

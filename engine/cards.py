@@ -3,11 +3,11 @@
 Pure: a ledger is a function of the confirmed card events and the players' factions.
 
 What a rule set says about cards is its :class:`CardRules`, declared with the rule lines in
-its module (``engine.rulesets.<id>``, ``get_ruleset(id).cards``) and given to
+its module (``Ruleset.cards``) and given to
 :func:`card_ledger`: 3 blue = 1 yellow and 3 yellow = 1 red, a red card puts the player out
 (红牌罚下, out players can still be carded), and — where the text says so — two reds in one
-faction make it lose (``reds_to_lose``; None: the director decides, as tubian24's text says).
-A text silent on cards (nizhuan's 违规判定 post is empty) keeps the common defaults
+faction make it lose (``reds_to_lose``; None: the director decides, where a text says so).
+A text silent on cards (an empty 违规判定 post) keeps the common defaults
 (docs/rulings.md#conduct-defaults).
 """
 
@@ -194,7 +194,7 @@ def card_ledger(
     Order of ``events`` does not matter (they are sorted by time, then player, colour, source).
     A red card, given or reached by escalation, puts the player out at that time (out players
     can still be carded). A faction whose players together reach ``reds_to_lose`` reds loses.
-    ``rules``: the rule set's card rules (``get_ruleset(id).cards``).
+    ``rules``: the rule set's card rules (``Ruleset.cards``).
     """
     accs: dict[str, _Acc] = {}
     escalations: list[str] = []

@@ -4,27 +4,37 @@ Pure. The pipeline turns every post by a roster player in a game thread into an 
 this module counts discussion posts per day (潜水) and raises ``Flag``s. A flag becomes a card
 only when the director confirms it (see ``engine.cards``).
 
+:func:`conduct_flags` gathers what the checks read into one :class:`ConductInput`, runs the
+registered checks (:data:`CHECKS`: one small function per :class:`FlagKind`, in the kinds'
+order) and sorts what they raise. A new flag is one ``FlagKind`` member with its label, one
+check function and one entry in ``CHECKS`` (a rule set that cites a rule or gives a card for
+it says so in its ``ConductRules``).
+
 Rule texts (file:line) are each rule set's :class:`ConductRules`, declared in its module
 (``engine.rulesets.<id>``, ``get_ruleset(id).conduct``) and passed in; where a set is silent
-(nizhuan's 违规判定 post is empty, nizhuan.txt:227 占楼待编辑) the common defaults apply
+(a rule text whose 违规判定 post was left empty) the common defaults apply
 (docs/rulings.md#conduct-defaults) and the flag's ``rule`` says so.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from engine.cards import Card
 
 __all__ = [
+    "CHECKS",
     "DEFAULT_RULE",
     "ROLES",
     "Activity",
+    "Check",
+    "ConductCheck",
+    "ConductInput",
     "ConductRules",
     "CountPolicy",
     "DaySummary",
@@ -56,38 +66,46 @@ DEFAULT_RULE = "docs/rulings.md#conduct-defaults"
 
 
 class FlagKind(StrEnum):
-    QIANSHUI = "qianshui"  # under 5 discussion posts on a non-accelerated day
-    QIANSHUI_STREAK = "qianshui-streak"  # under 10 on each of 3 consecutive such days
-    NO_VOTE = "no-vote"  # no vote on a non-accelerated day
-    ZHASHI = "zhashi"  # 诈尸: an out player posting in the game's threads
-    FONT = "font"  # red or enlarged font (the director's fonts)
-    LASTWORDS_CODE = "lastwords-code"  # Discuz! code in last words
-    INQUIRY_LIMIT = "inquiry-limit"  # more inquiries in a day than allowed (zhenyan)
-    SHERIFF_DISCUSSION = "sheriff-discussion"  # zhenyan sheriff posting in the discussion thread
-    SHERIFF_ANSWER = "sheriff-answer"  # zhenyan sheriff answering other than 是/否/不知道
-    EDITED_VOTE = "edited-vote"  # a vote post that was edited
-    HIDDEN_TEXT = "hidden-text"  # a post with text hidden by colour, size or [hide]
-    NAME_FOLDED = "name-folded"  # a vote whose name matched once invisible/full-width folded
+    """What a conduct flag is about: its value (the flag id's middle) and its Chinese label.
 
-    @property
-    def zh(self) -> str:
-        return _KIND_ZH[self]
+    Each member is declared with its label; :data:`CHECKS` holds the one check that raises it.
+    ``FlagKind("qianshui")`` looks a member up by value.
+    """
 
+    zh: str
 
-_KIND_ZH: dict[FlagKind, str] = {
-    FlagKind.QIANSHUI: "潜水（发言不足）",
-    FlagKind.QIANSHUI_STREAK: "潜水（连续三天发言不足）",
-    FlagKind.NO_VOTE: "潜水（未投票）",
-    FlagKind.ZHASHI: "诈尸",
-    FlagKind.FONT: "导演专用字体",
-    FlagKind.LASTWORDS_CODE: "遗言含Discuz!代码",
-    FlagKind.INQUIRY_LIMIT: "询问超过次数",
-    FlagKind.SHERIFF_DISCUSSION: "警长在讨论帖发言",
-    FlagKind.SHERIFF_ANSWER: "警长回答不合规",
-    FlagKind.EDITED_VOTE: "投票帖被编辑",
-    FlagKind.HIDDEN_TEXT: "隐藏文字（白字/小字/[hide]）",
-    FlagKind.NAME_FOLDED: "票中名字含不可见字符/全角字母",
-}
+    #: under ``min_posts`` discussion posts on a day without the exempting acceleration
+    QIANSHUI = "qianshui", "潜水（发言不足）"
+    #: under ``streak_posts`` on each of ``streak_days`` consecutive such days
+    QIANSHUI_STREAK = "qianshui-streak", "潜水（连续三天发言不足）"
+    #: no vote on a day without the exempting acceleration
+    NO_VOTE = "no-vote", "潜水（未投票）"
+    #: 诈尸: an out player posting in the game's threads
+    ZHASHI = "zhashi", "诈尸"
+    #: red or enlarged font (the director's fonts)
+    FONT = "font", "导演专用字体"
+    #: Discuz! code in last words
+    LASTWORDS_CODE = "lastwords-code", "遗言含Discuz!代码"
+    #: more inquiries in a day than ``inquiry_limit`` allows
+    INQUIRY_LIMIT = "inquiry-limit", "询问超过次数"
+    #: a sheriff who may only answer inquiries posting in the discussion thread
+    SHERIFF_DISCUSSION = "sheriff-discussion", "警长在讨论帖发言"
+    #: such a sheriff answering other than 是/否/不知道
+    SHERIFF_ANSWER = "sheriff-answer", "警长回答不合规"
+    #: a vote post that was edited
+    EDITED_VOTE = "edited-vote", "投票帖被编辑"
+    #: a post with text hidden by colour, size or [hide]
+    HIDDEN_TEXT = "hidden-text", "隐藏文字（白字/小字/[hide]）"
+    #: a vote whose name matched once invisible/full-width folded
+    NAME_FOLDED = "name-folded", "票中名字含不可见字符/全角字母"
+
+    # ``zh`` has a default only so that the one-argument lookup type-checks
+    def __new__(cls, value: str, zh: str = "") -> FlagKind:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.zh = zh
+        return member
+
 
 #: what each hidden-text mark is called (Activity.hidden holds these keys)
 HIDDEN_ZH: dict[str, str] = {"colour": "白字", "tiny": "小字", "hide": "[hide]"}
@@ -110,7 +128,9 @@ class ConductRules:
     zhashi_roles: frozenset[str] = frozenset({"discussion", "vote", "progress", "inquiry"})
     font_roles: frozenset[str] = frozenset({"discussion", "vote", "progress", "inquiry", "rules"})
     inquiry_limit: int | None = None
-    zhenyan_sheriff: bool = False  # sheriff may not post in discussion, answers 是/否/不知道 only
+    #: the sheriff may not post in the discussion thread and answers inquiries with 是/否/不知道
+    #: only; he is excused from 潜水
+    sheriff_answers_only: bool = False
     cards: Mapping[FlagKind, Card] = field(
         default_factory=lambda: {
             FlagKind.QIANSHUI: Card.YELLOW,
@@ -245,8 +265,8 @@ class DaySummary:
 class PlayerLife:
     """A roster player and when they went out (None: still in the game).
 
-    ``may_post_after_out``: thread roles an out player may still post in, e.g. tubian24's 白痴
-    after 装傻 (tubian24.txt:112 白痴仍可在讨论帖进行发言) → ``frozenset({"discussion"})``.
+    ``may_post_after_out``: thread roles an out player may still post in, e.g. a 白痴 out by
+    装傻 who may still speak in the discussion thread → ``frozenset({"discussion"})``.
     """
 
     name: str
@@ -277,6 +297,10 @@ class _DayPost:
     at: datetime
     url: str = ""
 
+    @property
+    def evidence(self) -> Evidence:
+        return Evidence(self.tid, self.pid, self.floor, self.at, self.url)
+
     def _post_dict(self) -> dict[str, Any]:
         return {
             "player": self.player,
@@ -291,7 +315,8 @@ class _DayPost:
 
 @dataclass(frozen=True, slots=True)
 class SheriffAnswer(_DayPost):
-    """A zhenyan sheriff's post in the inquiry thread; ``problem`` comes from the inquiry parser."""
+    """A post in the inquiry thread by a sheriff who may only answer (``sheriff_answers_only``);
+    ``problem`` comes from the inquiry parser."""
 
     answer: str | None = None  # 是 / 否 / 不知道 when readable
     problem: str | None = None  # Chinese: why it is not one of the three answers
@@ -337,6 +362,8 @@ class FoldedName(_DayPost):
             "folded": list(self.folded),
         }
 
+
+_P = TypeVar("_P", bound=_DayPost)
 
 _FOLDED_ZH = {"invisible": "不可见字符", "fullwidth": "全角字母/数字"}
 
@@ -598,6 +625,358 @@ def _count(
     return result
 
 
+# --------------------------------------------------------------------------- check input
+
+
+@dataclass(frozen=True, slots=True)
+class ConductInput:
+    """Everything the checks read, made once by :func:`conduct_flags` (see its arguments).
+
+    ``days`` are in day order and ``roster`` in name order; ``acts`` are the game threads'
+    posts, one per (tid, pid), in time order, and ``by_tid`` the same grouped by thread.
+    ``closed`` are the days closed by ``as_of``, ``judged`` those of them bansha could read;
+    ``counts[d]`` is judged day d's discussion post counts. ``roster_posts`` pairs each post by
+    a roster player with the game day it belongs to. ``inquiry_by_tid`` is the inquiry pool by
+    thread (the given inquiries, else every post).
+    """
+
+    rules: ConductRules
+    policy: CountPolicy
+    days: tuple[DaySummary, ...]
+    roster: tuple[PlayerLife, ...]
+    life: Mapping[str, PlayerLife]
+    acts: Sequence[Activity]
+    by_tid: Mapping[int, list[Activity]]
+    closed: tuple[DaySummary, ...]
+    unread: frozenset[int]
+    judged: tuple[DaySummary, ...]
+    counts: Mapping[int, Mapping[str, PostCount]]
+    roster_posts: tuple[tuple[Activity, int], ...]
+    inquiry_by_tid: Mapping[int, list[Activity]]
+    sheriffs: Mapping[int, str | None]
+    accelerated: Mapping[int, bool]
+    voted_by_day: Mapping[int, Collection[str]] | None
+    post_exempt_by_day: Mapping[int, Collection[str]] | None
+    vote_exempt_by_day: Mapping[int, Collection[str]] | None
+    sheriff_answers: tuple[SheriffAnswer, ...]
+    edited_votes: tuple[EditedVote, ...]
+    folded_names: tuple[FoldedName, ...]
+    streak_skips_accelerated: bool
+
+    def is_accelerated(self, day: int) -> bool:
+        return self.accelerated.get(day, False)
+
+    def post_excused(self, player: str, day: int) -> bool:
+        """Excused from posting on ``day``: by a skill or status, or as the answering sheriff."""
+        if player in _get(self.post_exempt_by_day, day):
+            return True
+        return self.rules.sheriff_answers_only and self.sheriffs.get(day) == player
+
+    def post_count(self, day: int, player: str) -> tuple[PostCount | None, int]:
+        """Judged ``day``'s count for ``player`` and its number (0 when he posted nothing)."""
+        pc = self.counts[day].get(player)
+        return pc, pc.count if pc is not None else 0
+
+    def flag(
+        self,
+        kind: FlagKind,
+        player: str,
+        day: int,
+        reason: str,
+        evidence: Iterable[Evidence],
+        pid: int | None = None,
+    ) -> Flag:
+        """A flag with its stable id, the rule set's card and rule, and evidence in time order."""
+        fid = f"d{day}-{kind.value}-{player}" + (f"-p{pid}" if pid is not None else "")
+        return Flag(
+            id=fid,
+            kind=kind,
+            player=player,
+            day=day,
+            reason=reason,
+            evidence=_ev_sorted(evidence),
+            card=self.rules.cards.get(kind),
+            rule=self.rules.rule(kind),
+        )
+
+
+#: one check: the flags of its kind, from the input
+Check = Callable[[ConductInput], Iterable[Flag]]
+
+
+@dataclass(frozen=True, slots=True)
+class ConductCheck:
+    """A registered check: the kind it raises and the function that raises it."""
+
+    kind: FlagKind
+    run: Check
+
+
+# --------------------------------------------------------------------------- checks: 潜水
+
+
+def check_qianshui(inp: ConductInput) -> Iterator[Flag]:
+    """Under ``min_posts`` discussion posts on a judged, non-accelerated day, unless excused."""
+    least = inp.rules.min_posts
+    for d in inp.judged:
+        if inp.is_accelerated(d.day):
+            continue
+        for p in inp.roster:
+            if not p.liable(d) or inp.post_excused(p.name, d.day):
+                continue
+            pc, n = inp.post_count(d.day, p.name)
+            if n >= least:
+                continue
+            reason = f"第{d.day}天讨论帖发言{n}帖，少于{least}帖（潜水）"
+            if pc is not None and pc.excluded:
+                details = "；".join(f"pid {pid}：{why}" for pid, why in pc.excluded)
+                reason += f"；另有{len(pc.excluded)}帖未计入（{details}）"
+            yield inp.flag(FlagKind.QIANSHUI, p.name, d.day, reason, pc.evidence if pc else ())
+
+
+def check_no_vote(inp: ConductInput) -> Iterator[Flag]:
+    """No vote on a judged, non-accelerated day whose voters are known, unless excused."""
+    voted = inp.voted_by_day
+    if voted is None:
+        return
+    for d in inp.judged:
+        if inp.is_accelerated(d.day) or d.day not in voted:
+            continue
+        for p in inp.roster:
+            if not p.liable(d) or p.name in voted[d.day]:
+                continue
+            if p.name in _get(inp.vote_exempt_by_day, d.day):
+                continue
+            reason = f"第{d.day}天未投票（讨论结束时未回复投票帖，潜水）"
+            yield inp.flag(FlagKind.NO_VOTE, p.name, d.day, reason, ())
+
+
+def check_qianshui_streak(inp: ConductInput) -> Iterator[Flag]:
+    """Under ``streak_posts`` on ``streak_days`` consecutive closed days, per player."""
+    for p in inp.roster:
+        yield from _streaks(inp, p)
+
+
+def _streaks(inp: ConductInput, p: PlayerLife) -> Iterator[Flag]:
+    """One player's runs: a day nobody read or he was out of breaks a run; an accelerated or
+    excused day breaks it too, or is skipped with ``streak_skips_accelerated``."""
+    rules = inp.rules
+    run: list[tuple[DaySummary, PostCount | None]] = []
+    for d in inp.closed:
+        if d.day in inp.unread or not p.liable(d):
+            run = []
+            continue
+        if inp.is_accelerated(d.day) or inp.post_excused(p.name, d.day):
+            if not inp.streak_skips_accelerated:
+                run = []
+            continue
+        pc, n = inp.post_count(d.day, p.name)
+        if n >= rules.streak_posts:
+            run = []
+            continue
+        run.append((d, pc))
+        if len(run) == rules.streak_days:
+            day_list = "、".join(str(x.day) for x, _ in run)
+            per_day = "、".join(str(c.count if c else 0) for _, c in run)
+            reason = (
+                f"第{day_list}天连续{len(run)}个未执行{rules.accel_word}的讨论日"
+                f"发言均不足{rules.streak_posts}帖（分别为{per_day}帖）（潜水）"
+            )
+            run_evidence = [e for _, c in run if c is not None for e in c.evidence]
+            yield inp.flag(FlagKind.QIANSHUI_STREAK, p.name, d.day, reason, run_evidence)
+            run = []
+
+
+# --------------------------------------------------------------------------- checks: posts
+
+
+def check_zhashi(inp: ConductInput) -> Iterator[Flag]:
+    """诈尸: an out player's posts after he went out in ``zhashi_roles`` threads, per day,
+    except the roles he may still post in."""
+    found: dict[tuple[str, int], list[Activity]] = defaultdict(list)
+    for a, day in inp.roster_posts:
+        p_life = inp.life[a.player]
+        if (
+            p_life.out_at is not None
+            and a.at > p_life.out_at
+            and a.role in inp.rules.zhashi_roles
+            and a.role not in p_life.may_post_after_out
+        ):
+            found[(a.player, day)].append(a)
+    for (player, day), posts in found.items():
+        out_at = inp.life[player].out_at
+        assert out_at is not None
+        reason = (
+            f"{player}已于{_when(out_at)}出局，之后在{_roles_zh(a.role for a in posts)}"
+            f"发帖{len(posts)}次（诈尸）"
+        )
+        yield inp.flag(FlagKind.ZHASHI, player, day, reason, (a.evidence for a in posts))
+
+
+def check_font(inp: ConductInput) -> Iterator[Flag]:
+    """The director's red or enlarged font in ``font_roles`` threads, per player and day."""
+    found: dict[tuple[str, int], list[Activity]] = defaultdict(list)
+    for a, day in inp.roster_posts:
+        if (a.red or a.enlarged) and a.role in inp.rules.font_roles:
+            found[(a.player, day)].append(a)
+    for (player, day), posts in found.items():
+        red = sum(1 for a in posts if a.red)
+        big = sum(1 for a in posts if a.enlarged)
+        what = "、".join(x for x, n in (("红色字体", red), ("放大字体", big)) if n)
+        reason = (
+            f"第{day}天在{_roles_zh(a.role for a in posts)}使用导演专用的{what}，"
+            f"共{len(posts)}帖" + (f"（红色{red}帖，放大{big}帖）" if red and big else "")
+        )
+        yield inp.flag(FlagKind.FONT, player, day, reason, (a.evidence for a in posts))
+
+
+def check_lastwords_code(inp: ConductInput) -> Iterator[Flag]:
+    """Discuz! code in last words, one flag per post."""
+    for a, day in inp.roster_posts:
+        if a.role == "lastwords" and a.has_bbcode:
+            reason = f"{a.player}的遗言中使用了Discuz!代码（遗言中禁止使用Discuz!代码）"
+            yield inp.flag(FlagKind.LASTWORDS_CODE, a.player, day, reason, (a.evidence,), a.pid)
+
+
+def check_hidden_text(inp: ConductInput) -> Iterator[Flag]:
+    """Text hidden by colour, size or [hide] outside last words, one flag per post."""
+    for a, day in inp.roster_posts:
+        if not a.hidden or a.role == "lastwords":
+            continue
+        where = f"{ROLE_ZH[a.role]}{a.evidence.label}"
+        what = "、".join(HIDDEN_ZH.get(k, k) for k in a.hidden)
+        reason = (
+            f"第{day}天在{where}使用了隐藏文字（{what}）；隐藏文字不予采信（其中的投票行不计票）"
+        )
+        yield inp.flag(FlagKind.HIDDEN_TEXT, a.player, day, reason, (a.evidence,), a.pid)
+
+
+# --------------------------------------------------------------------------- checks: inquiries
+
+
+def check_inquiry_limit(inp: ConductInput) -> Iterator[Flag]:
+    """More countable inquiries in a day's inquiry thread than ``inquiry_limit`` (the day's
+    sheriff and non-players are not counted)."""
+    limit = inp.rules.inquiry_limit
+    if limit is None:
+        return
+    for d in inp.days:
+        asked: dict[str, list[Activity]] = defaultdict(list)
+        for a in _of_tids(inp.inquiry_by_tid, d.inquiry_tids):
+            if not d.contains(a.at):
+                continue
+            if a.player == inp.sheriffs.get(d.day) or a.player not in inp.life:
+                continue
+            if inp.policy.exclusion(a.state) is not None:
+                continue
+            asked[a.player].append(a)
+        for player, posts in asked.items():
+            if len(posts) <= limit:
+                continue
+            extra = "、".join(a.evidence.label for a in posts[limit:])
+            reason = (
+                f"第{d.day}天在询问贴询问{len(posts)}次，超过每天{limit}次的上限（超出的是{extra}）"
+            )
+            yield inp.flag(
+                FlagKind.INQUIRY_LIMIT, player, d.day, reason, (a.evidence for a in posts)
+            )
+
+
+def check_sheriff_discussion(inp: ConductInput) -> Iterator[Flag]:
+    """A sheriff who may only answer (``sheriff_answers_only``) posting in the day's discussion
+    thread during the day."""
+    if not inp.rules.sheriff_answers_only:
+        return
+    for d in inp.days:
+        sheriff = inp.sheriffs.get(d.day)
+        if not sheriff:
+            continue
+        posts = [
+            a
+            for a in _of_tids(inp.by_tid, d.discussion_tids)
+            if a.player == sheriff and d.contains(a.at)
+        ]
+        if posts:
+            reason = (
+                f"警长{sheriff}第{d.day}天在讨论帖发言{len(posts)}帖"
+                "（警长不能在讨论贴发言；直接黄牌或红牌）"
+            )
+            evidence = (a.evidence for a in posts)
+            yield inp.flag(FlagKind.SHERIFF_DISCUSSION, sheriff, d.day, reason, evidence)
+
+
+def check_sheriff_answer(inp: ConductInput) -> Iterator[Flag]:
+    """Such a sheriff's answers that are not 是/否/不知道, per player and day."""
+    if not inp.rules.sheriff_answers_only:
+        return
+    bad: dict[tuple[str, int], list[SheriffAnswer]] = defaultdict(list)
+    for ans in sorted(inp.sheriff_answers, key=lambda x: (x.at, x.tid, x.pid, x.player)):
+        if ans.problem:
+            bad[(ans.player, ans.day)].append(ans)
+    for (player, day), answers in bad.items():
+        problems = "；".join(f"{x.evidence.label}：{x.problem}" for x in answers)
+        reason = (
+            f"警长{player}第{day}天在询问贴的回答不是是/否/不知道（{len(answers)}帖）："
+            f"{problems}（直接黄牌或红牌）"
+        )
+        evidence = (x.evidence for x in answers)
+        yield inp.flag(FlagKind.SHERIFF_ANSWER, player, day, reason, evidence)
+
+
+# --------------------------------------------------------------------------- checks: votes
+
+
+def _once_per_post(posts: Iterable[_P]) -> Iterator[_P]:
+    """``posts`` in (day, time, tid, pid, player) order, the first of each (tid, pid) only."""
+    seen: set[tuple[int, int]] = set()
+    for x in sorted(posts, key=lambda x: (x.day, x.at, x.tid, x.pid, x.player)):
+        if (x.tid, x.pid) not in seen:
+            seen.add((x.tid, x.pid))
+            yield x
+
+
+def check_edited_vote(inp: ConductInput) -> Iterator[Flag]:
+    """A vote post that was edited, one flag per post."""
+    for ev in _once_per_post(inp.edited_votes):
+        evidence = ev.evidence
+        who = ev.editor or ev.player
+        when = f"于{_when(ev.edited_at)}" if ev.edited_at is not None else ""
+        reason = (
+            f"第{ev.day}天投票帖{evidence.label}被编辑过（{who}{when}编辑），"
+            "以截止前首次抓取的版本为准"
+        )
+        yield inp.flag(FlagKind.EDITED_VOTE, ev.player, ev.day, reason, (evidence,), ev.pid)
+
+
+def check_name_folded(inp: ConductInput) -> Iterator[Flag]:
+    """A vote whose name matched only once folded, one flag per post."""
+    for fn in _once_per_post(inp.folded_names):
+        evidence = fn.evidence
+        what = "、".join(_FOLDED_ZH.get(k, k) for k in fn.folded) or "不可见字符/全角字母"
+        reason = (
+            f"第{fn.day}天投票帖{evidence.label}的投票对象「{fn.written}」含{what}，"
+            f"按名单中的「{fn.target}」计票"
+        )
+        yield inp.flag(FlagKind.NAME_FOLDED, fn.player, fn.day, reason, (evidence,), fn.pid)
+
+
+#: the registered checks, one per FlagKind, in the kinds' order
+CHECKS: tuple[ConductCheck, ...] = (
+    ConductCheck(FlagKind.QIANSHUI, check_qianshui),
+    ConductCheck(FlagKind.QIANSHUI_STREAK, check_qianshui_streak),
+    ConductCheck(FlagKind.NO_VOTE, check_no_vote),
+    ConductCheck(FlagKind.ZHASHI, check_zhashi),
+    ConductCheck(FlagKind.FONT, check_font),
+    ConductCheck(FlagKind.LASTWORDS_CODE, check_lastwords_code),
+    ConductCheck(FlagKind.INQUIRY_LIMIT, check_inquiry_limit),
+    ConductCheck(FlagKind.SHERIFF_DISCUSSION, check_sheriff_discussion),
+    ConductCheck(FlagKind.SHERIFF_ANSWER, check_sheriff_answer),
+    ConductCheck(FlagKind.EDITED_VOTE, check_edited_vote),
+    ConductCheck(FlagKind.HIDDEN_TEXT, check_hidden_text),
+    ConductCheck(FlagKind.NAME_FOLDED, check_name_folded),
+)
+
+
 # --------------------------------------------------------------------------- flags
 
 
@@ -621,6 +1000,7 @@ def conduct_flags(
     folded_names: Iterable[FoldedName] = (),
     uncrawled_days: Collection[int] = (),
     counts_by_day: Mapping[int, Mapping[str, PostCount]] | None = None,
+    checks: Sequence[ConductCheck] = CHECKS,
 ) -> tuple[Flag, ...]:
     """Every conduct flag the rule set asks the tool to raise, in a stable order.
 
@@ -628,12 +1008,12 @@ def conduct_flags(
     - ``voted_by_day[d]``: players who replied to day d's vote thread with a vote (valid or not,
       弃权 and 代投 included). A day missing from the mapping is not judged for 未投票.
     - ``accelerated_by_day[d]``: the day ran under the acceleration that lifts the 潜水 penalties
-      (m135: 二段加速 only). Missing → not accelerated.
+      (where a set has two speeds, only the one its text names). Missing → not accelerated.
     - ``inquiries``: the posts that are inquiries; by default every countable post in the day's
-      inquiry thread by anyone but that day's sheriff (zhenyan only).
+      inquiry thread by anyone but that day's sheriff (read only with an ``inquiry_limit``).
     - ``post_exempt_by_day`` / ``vote_exempt_by_day``: players a skill or status excuses from
-      posting / voting that day (e.g. m209 白痴 after 大难不死 cannot vote). A zhenyan sheriff is
-      always excused from posting (he may not post in the discussion thread).
+      posting / voting that day (e.g. a 白痴 who survived his lynch cannot vote). A sheriff who
+      may only answer (``sheriff_answers_only``) is always excused from posting.
     - ``as_of``: judge 潜水 and 未投票 only for days closed by then (None: all days).
     - ``streak_skips_accelerated``: False (default) — an accelerated or excused day breaks a run
       of 连续三个 days; True — it is skipped and the run continues across it.
@@ -644,46 +1024,56 @@ def conduct_flags(
     - ``counts_by_day[d]``: day d's post counts when the caller already made them with
       :func:`count_posts` from the same activities and ``policy`` (the pipeline does, for each
       day's result); the days missing are counted here.
+    - ``checks``: the checks to run (:data:`CHECKS`); each raises only its own kind.
+
+    The flags are sorted by day, kind (``FlagKind`` order), player and id.
     """
     acts = _dedupe(activities)
-    days_sorted = sorted(days, key=lambda d: d.day)
-    sheriffs = dict(sheriff_by_day or {})
-    accelerated = dict(accelerated_by_day or {})
-    flags: list[Flag] = []
-
-    def add(
-        kind: FlagKind,
-        player: str,
-        day: int,
-        reason: str,
-        evidence: Iterable[Evidence],
-        pid: int | None = None,
-        card: Card | None = None,
-    ) -> None:
-        fid = f"d{day}-{kind.value}-{player}" + (f"-p{pid}" if pid is not None else "")
-        flags.append(
-            Flag(
-                id=fid,
-                kind=kind,
-                player=player,
-                day=day,
-                reason=reason,
-                evidence=_ev_sorted(evidence),
-                card=card if card is not None else rules.cards.get(kind),
-                rule=rules.rule(kind),
-            )
-        )
-
-    roster = sorted(players, key=lambda p: p.name)
+    days_sorted = tuple(sorted(days, key=lambda d: d.day))
+    roster = tuple(sorted(players, key=lambda p: p.name))
     life = {p.name: p for p in roster}
-
-    # -- 潜水: posts and votes per closed day (a day bansha never read is not judged)
-    unread = set(uncrawled_days)
-    closed = [d for d in days_sorted if as_of is None or d.closes <= as_of]
-    judged = [d for d in closed if d.day not in unread]
+    unread = frozenset(uncrawled_days)
+    closed = tuple(d for d in days_sorted if as_of is None or d.closes <= as_of)
+    judged = tuple(d for d in closed if d.day not in unread)
     by_tid = _by_tid(acts)
-    made = counts_by_day or {}
-    counts = {
+    days_of_tid = _days_by_tid(days_sorted)
+    inp = ConductInput(
+        rules=rules,
+        policy=policy,
+        days=days_sorted,
+        roster=roster,
+        life=life,
+        acts=acts,
+        by_tid=by_tid,
+        closed=closed,
+        unread=unread,
+        judged=judged,
+        counts=_day_counts(judged, by_tid, policy, counts_by_day or {}),
+        roster_posts=tuple(
+            (a, _day_of(a, days_sorted, days_of_tid)) for a in acts if a.player in life
+        ),
+        inquiry_by_tid=_by_tid(_dedupe(inquiries)) if inquiries is not None else by_tid,
+        sheriffs=dict(sheriff_by_day or {}),
+        accelerated=dict(accelerated_by_day or {}),
+        voted_by_day=voted_by_day,
+        post_exempt_by_day=post_exempt_by_day,
+        vote_exempt_by_day=vote_exempt_by_day,
+        sheriff_answers=tuple(sheriff_answers),
+        edited_votes=tuple(edited_votes),
+        folded_names=tuple(folded_names),
+        streak_skips_accelerated=streak_skips_accelerated,
+    )
+    return _run_checks(inp, checks)
+
+
+def _day_counts(
+    days: Iterable[DaySummary],
+    by_tid: Mapping[int, list[Activity]],
+    policy: CountPolicy,
+    made: Mapping[int, Mapping[str, PostCount]],
+) -> dict[int, Mapping[str, PostCount]]:
+    """Each day's discussion post counts: the caller's where made, else counted here."""
+    return {
         d.day: made[d.day]
         if d.day in made
         else _count(
@@ -693,234 +1083,21 @@ def conduct_flags(
             closes=d.closes,
             policy=policy,
         )
-        for d in judged
+        for d in days
     }
 
-    def post_excused(player: str, day: int) -> bool:
-        if player in _get(post_exempt_by_day, day):
-            return True
-        return rules.zhenyan_sheriff and sheriffs.get(day) == player
 
-    for d in judged:
-        if accelerated.get(d.day, False):
-            continue
-        for p in roster:
-            if not p.liable(d):
-                continue
-            pc = counts[d.day].get(p.name)
-            n = pc.count if pc is not None else 0
-            if not post_excused(p.name, d.day) and n < rules.min_posts:
-                reason = f"第{d.day}天讨论帖发言{n}帖，少于{rules.min_posts}帖（潜水）"
-                if pc is not None and pc.excluded:
-                    details = "；".join(f"pid {pid}：{why}" for pid, why in pc.excluded)
-                    reason += f"；另有{len(pc.excluded)}帖未计入（{details}）"
-                add(FlagKind.QIANSHUI, p.name, d.day, reason, pc.evidence if pc else ())
-            if (
-                voted_by_day is not None
-                and d.day in voted_by_day
-                and p.name not in voted_by_day[d.day]
-                and p.name not in _get(vote_exempt_by_day, d.day)
-            ):
-                add(
-                    FlagKind.NO_VOTE,
-                    p.name,
-                    d.day,
-                    f"第{d.day}天未投票（讨论结束时未回复投票帖，潜水）",
-                    (),
+def _run_checks(inp: ConductInput, checks: Sequence[ConductCheck]) -> tuple[Flag, ...]:
+    """Every check's flags, sorted by day, kind, player and id (a stable sort: the checks'
+    order breaks a tie)."""
+    flags: list[Flag] = []
+    for check in checks:
+        for f in check.run(inp):
+            if f.kind is not check.kind:
+                raise ValueError(
+                    f"违规检查 {getattr(check.run, '__name__', repr(check.run))} 登记为"
+                    f"「{check.kind.zh}」，却给出了「{f.kind.zh}」的标记（{f.id}）"
                 )
-
-    # -- 潜水: under streak_posts on streak_days consecutive non-accelerated days
-    for p in roster:
-        run: list[tuple[DaySummary, PostCount | None]] = []
-        for d in closed:
-            if d.day in unread:  # not seen: the run of consecutive days is broken
-                run = []
-                continue
-            if not p.liable(d):
-                run = []
-                continue
-            if accelerated.get(d.day, False) or post_excused(p.name, d.day):
-                if not streak_skips_accelerated:
-                    run = []
-                continue
-            pc = counts[d.day].get(p.name)
-            n = pc.count if pc is not None else 0
-            if n >= rules.streak_posts:
-                run = []
-                continue
-            run.append((d, pc))
-            if len(run) == rules.streak_days:
-                day_list = "、".join(str(x.day) for x, _ in run)
-                per_day = "、".join(str(c.count if c else 0) for _, c in run)
-                reason = (
-                    f"第{day_list}天连续{len(run)}个未执行{rules.accel_word}的讨论日"
-                    f"发言均不足{rules.streak_posts}帖（分别为{per_day}帖）（潜水）"
-                )
-                run_evidence = [e for _, c in run if c is not None for e in c.evidence]
-                add(FlagKind.QIANSHUI_STREAK, p.name, d.day, reason, run_evidence)
-                run = []
-
-    # -- 诈尸 and fonts, grouped per player and day
-    days_of_tid = _days_by_tid(days_sorted)
-    zhashi: dict[tuple[str, int], list[Activity]] = defaultdict(list)
-    fonts: dict[tuple[str, int], list[Activity]] = defaultdict(list)
-    for a in acts:
-        p_life = life.get(a.player)
-        if p_life is None:
-            continue
-        day = _day_of(a, days_sorted, days_of_tid)
-        if (
-            p_life.out_at is not None
-            and a.at > p_life.out_at
-            and a.role in rules.zhashi_roles
-            and a.role not in p_life.may_post_after_out
-        ):
-            zhashi[(a.player, day)].append(a)
-        if (a.red or a.enlarged) and a.role in rules.font_roles:
-            fonts[(a.player, day)].append(a)
-        if a.hidden and a.role != "lastwords":
-            where = f"{ROLE_ZH[a.role]}{a.evidence.label}"
-            what = "、".join(HIDDEN_ZH.get(k, k) for k in a.hidden)
-            add(
-                FlagKind.HIDDEN_TEXT,
-                a.player,
-                day,
-                f"第{day}天在{where}使用了隐藏文字（{what}）；隐藏文字不予采信"
-                "（其中的投票行不计票）",
-                (a.evidence,),
-                pid=a.pid,
-            )
-        if a.role == "lastwords" and a.has_bbcode:
-            add(
-                FlagKind.LASTWORDS_CODE,
-                a.player,
-                day,
-                f"{a.player}的遗言中使用了Discuz!代码（遗言中禁止使用Discuz!代码）",
-                (a.evidence,),
-                pid=a.pid,
-            )
-    for (player, day), posts in zhashi.items():
-        out_at = life[player].out_at
-        assert out_at is not None
-        add(
-            FlagKind.ZHASHI,
-            player,
-            day,
-            f"{player}已于{_when(out_at)}出局，之后在{_roles_zh(a.role for a in posts)}"
-            f"发帖{len(posts)}次（诈尸）",
-            (a.evidence for a in posts),
-        )
-    for (player, day), posts in fonts.items():
-        red = sum(1 for a in posts if a.red)
-        big = sum(1 for a in posts if a.enlarged)
-        what = "、".join(x for x, n in (("红色字体", red), ("放大字体", big)) if n)
-        add(
-            FlagKind.FONT,
-            player,
-            day,
-            f"第{day}天在{_roles_zh(a.role for a in posts)}使用导演专用的{what}，"
-            f"共{len(posts)}帖" + (f"（红色{red}帖，放大{big}帖）" if red and big else ""),
-            (a.evidence for a in posts),
-        )
-
-    # -- zhenyan: inquiries per day, the sheriff's posts and answers
-    if rules.inquiry_limit is not None:
-        pool = _by_tid(_dedupe(inquiries)) if inquiries is not None else by_tid
-        limit = rules.inquiry_limit
-        for d in days_sorted:
-            asked: dict[str, list[Activity]] = defaultdict(list)
-            for a in _of_tids(pool, d.inquiry_tids):
-                if not d.contains(a.at):
-                    continue
-                if a.player == sheriffs.get(d.day) or a.player not in life:
-                    continue
-                if policy.exclusion(a.state) is not None:
-                    continue
-                asked[a.player].append(a)
-            for player, posts in asked.items():
-                if len(posts) > limit:
-                    extra = "、".join(a.evidence.label for a in posts[limit:])
-                    add(
-                        FlagKind.INQUIRY_LIMIT,
-                        player,
-                        d.day,
-                        f"第{d.day}天在询问贴询问{len(posts)}次，超过每天{limit}次的上限"
-                        f"（超出的是{extra}）",
-                        (a.evidence for a in posts),
-                    )
-    if rules.zhenyan_sheriff:
-        for d in days_sorted:
-            sheriff = sheriffs.get(d.day)
-            if not sheriff:
-                continue
-            posts = [
-                a
-                for a in _of_tids(by_tid, d.discussion_tids)
-                if a.player == sheriff and d.contains(a.at)
-            ]
-            if posts:
-                add(
-                    FlagKind.SHERIFF_DISCUSSION,
-                    sheriff,
-                    d.day,
-                    f"警长{sheriff}第{d.day}天在讨论帖发言{len(posts)}帖"
-                    "（警长不能在讨论贴发言；直接黄牌或红牌）",
-                    (a.evidence for a in posts),
-                )
-        bad: dict[tuple[str, int], list[SheriffAnswer]] = defaultdict(list)
-        for ans in sorted(sheriff_answers, key=lambda x: (x.at, x.tid, x.pid, x.player)):
-            if ans.problem:
-                bad[(ans.player, ans.day)].append(ans)
-        for (player, day), answers in bad.items():
-            problems = "；".join(
-                f"{Evidence(x.tid, x.pid, x.floor, x.at, x.url).label}：{x.problem}"
-                for x in answers
-            )
-            add(
-                FlagKind.SHERIFF_ANSWER,
-                player,
-                day,
-                f"警长{player}第{day}天在询问贴的回答不是是/否/不知道（{len(answers)}帖）："
-                f"{problems}（直接黄牌或红牌）",
-                (Evidence(x.tid, x.pid, x.floor, x.at, x.url) for x in answers),
-            )
-
-    # -- edited vote posts, one flag each
-    seen_edits: set[tuple[int, int]] = set()
-    for ev in sorted(edited_votes, key=lambda x: (x.day, x.at, x.tid, x.pid, x.player)):
-        if (ev.tid, ev.pid) in seen_edits:
-            continue
-        seen_edits.add((ev.tid, ev.pid))
-        evidence = Evidence(ev.tid, ev.pid, ev.floor, ev.at, ev.url)
-        who = ev.editor or ev.player
-        when = f"于{_when(ev.edited_at)}" if ev.edited_at is not None else ""
-        add(
-            FlagKind.EDITED_VOTE,
-            ev.player,
-            ev.day,
-            f"第{ev.day}天投票帖{evidence.label}被编辑过（{who}{when}编辑），"
-            "以截止前首次抓取的版本为准",
-            (evidence,),
-            pid=ev.pid,
-        )
-
-    # -- votes whose name matched only once folded, one flag each
-    seen_folds: set[tuple[int, int]] = set()
-    for fn in sorted(folded_names, key=lambda x: (x.day, x.at, x.tid, x.pid, x.player)):
-        if (fn.tid, fn.pid) in seen_folds:
-            continue
-        seen_folds.add((fn.tid, fn.pid))
-        evidence = Evidence(fn.tid, fn.pid, fn.floor, fn.at, fn.url)
-        what = "、".join(_FOLDED_ZH.get(k, k) for k in fn.folded) or "不可见字符/全角字母"
-        add(
-            FlagKind.NAME_FOLDED,
-            fn.player,
-            fn.day,
-            f"第{fn.day}天投票帖{evidence.label}的投票对象「{fn.written}」含{what}，"
-            f"按名单中的「{fn.target}」计票",
-            (evidence,),
-            pid=fn.pid,
-        )
-
+            flags.append(f)
     flags.sort(key=lambda f: (f.day, _KIND_ORDER[f.kind], f.player, f.id))
     return tuple(flags)

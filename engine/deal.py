@@ -15,27 +15,12 @@ Every draw uses only ``randrange`` through :func:`shuffle` (Fisher–Yates from 
 :func:`sample` (a partial Fisher–Yates); decks and pools are sorted by code point before they
 are drawn from, so reordering a rule-set module's tables never changes what a seed deals.
 
-Per rule set (the line-up sections of the rule texts):
-
-- m209 (m209.txt:22-33): 狼人 10选4 with exactly one of 黑狼王/白狼王, 验人系 3选1, 强神 10选3
-  with exactly one of 灵鹿/女巫, 弱神 10选4, 三方 1选1 (吹笛者); the 13 cards are shuffled to
-  the seats and also written as ``[m209] lineup``.
-- m135 (m135.txt:5, 8, 90, 142): the 24 cards shuffled into 12 pairs until no pair is
-  狼人阵营+狼人阵营 or 预言家+狼人阵营 (a 复制人 counts as its partner card); 复制人 is put
-  first, 女巫 second. The players choose the order of their two cards afterwards
-  (m135.txt:27); the director rewrites it in the game file.
-- nizhuan (nizhuan.txt:74, 80, 85, 110): 16 cards into 8 pairs until there is no 双狼人阵营 and
-  no 狼人阵营+预言家/定序王子, no pair of two cards that must both be second (蚀时狼妃 +
-  定序王子), and at least one 双村民; 狼人 first, 蚀时狼妃 and 定序王子 second.
-- zhenyan (zhenyan.txt:64-100): the 12 cards shuffled to the seats.
-- tubian24 (tubian24.txt:13, 162): one of the 24 identities is drawn and replaced by 盗贼; the
-  24 cards are shuffled to the seats; the 盗贼's three cards are the drawn one, a 村民 and a
-  狼人 in a random order — or three of the drawn card when it is 狼人 or 白眼狼. They are
-  written as ``[tubian24] thief`` / ``thief_cards``; the 盗贼 picks one later (``thief_pick``).
-
-Every deal is checked against the rule set's own ``validate_setup`` and ``setup_state`` (for
-tubian24 with each of the three picks) before it is returned: a deal that the game file or the
-engine would refuse is a bug here, raised as :class:`DealError`.
+Each rule set deals its own line-up (:meth:`engine.rulesets.base.Ruleset.deal`, the line-up
+section of its rule text) with the helpers here, and says how many players it is for
+(:meth:`~engine.rulesets.base.Ruleset.deal_count`). Every deal is checked against the rule
+set's own ``validate_setup`` and ``setup_state`` (with the settings of every game file the deal
+can still become, :meth:`~engine.rulesets.base.Ruleset.deal_settings`) before it is returned: a
+deal that the game file or the engine would refuse is a bug here, raised as :class:`DealError`.
 
 The commitment (docs/报名与发牌.md): SHA-256 of the canonical text (:func:`canonical_text`),
 UTF-8, every line ending with ``\\n``::
@@ -49,7 +34,7 @@ UTF-8, every line ending with ``\\n``::
     extra.<key>=<card>,<card>,…
 
 one line per seat in seat order (seat from 1), then the extra cards of the deal sorted by key
-(tubian24's ``thief_cards``).
+(such as a card the players choose from later).
 """
 
 from __future__ import annotations
@@ -58,10 +43,12 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.kernel import EngineError
-from engine.rulesets import get_ruleset
+
+if TYPE_CHECKING:
+    from engine.rulesets.base import Ruleset
 
 __all__ = [
     "DEAL_FORMAT",
@@ -74,7 +61,9 @@ __all__ = [
     "canonical_text",
     "commitment",
     "deal",
+    "expand",
     "extract_canonical",
+    "pairs",
     "parse_canonical",
     "player_count",
     "redeal_problems",
@@ -157,7 +146,7 @@ def sample(items: Sequence[str], k: int, rng: Rng) -> list[str]:
     return out[:k]
 
 
-def _expand(deck: Mapping[str, int]) -> list[str]:
+def expand(deck: Mapping[str, int]) -> list[str]:
     """A deck table (card → how many) as a list of cards, sorted by code point."""
     return sorted(card for card, n in deck.items() for _ in range(n))
 
@@ -172,9 +161,9 @@ class Deal:
     ruleset: str
     players: tuple[str, ...]
     cards: tuple[tuple[str, ...], ...]  # per seat, in the order the game file lists them
-    #: extra cards that are part of the deal and committed (tubian24's ``thief_cards``)
+    #: extra cards that are part of the deal and committed (cards a player chooses from later)
     extras: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    #: keys to write into the rule set's secret table (``[m209] lineup``, ``[tubian24] thief``)
+    #: keys to write into the rule set's secret table (the drawn line-up, who holds what)
     table: Mapping[str, Any] = field(default_factory=dict)
     #: keys of that table that a new deal makes stale (choices made knowing the old cards)
     stale: tuple[str, ...] = ()
@@ -182,7 +171,7 @@ class Deal:
     factions: tuple[str | None, ...] = ()
     attempts: int = 1  # shuffles tried (rejection sampling)
     #: a list value of ``table`` in labelled groups, for the reader of the game file
-    #: (``[m209] lineup`` by category: ("狼人 4", (…)), …)
+    #: (a drawn line-up by category: ("狼人 4", (…)), …)
     groups: Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]] = field(default_factory=dict)
     #: what the director must know about this deal (Chinese)
     notes: tuple[str, ...] = ()
@@ -191,214 +180,37 @@ class Deal:
         return [(name, list(cards)) for name, cards in zip(self.players, self.cards, strict=True)]
 
 
-def player_count(ruleset_id: str) -> int:
+def player_count(rs: Ruleset) -> int:
     """How many players the rule set's line-up is for, from the rule set's own tables."""
-    rid = get_ruleset(ruleset_id).id
-    if rid == "m209":
-        from engine.rulesets.m209_roles import DRAW
-
-        return sum(n for n, _rule in DRAW.values())  # m209.txt:22-33: 13
-    if rid == "m135":
-        from engine.rulesets.m135 import DECK as M135_DECK
-
-        return sum(M135_DECK.values()) // 2  # m135.txt:5: 12 × 2 cards
-    if rid == "nizhuan":
-        from engine.rulesets.nizhuan import DECK as NIZHUAN_DECK
-
-        return sum(NIZHUAN_DECK.values()) // 2  # nizhuan.txt:72: two cards each, 8 players
-    if rid == "zhenyan":
-        from engine.rulesets.zhenyan import DECK as ZHENYAN_DECK
-
-        return sum(ZHENYAN_DECK.values())  # zhenyan.txt:64-100: 12
-    if rid == "tubian24":
-        from engine.rulesets.tubian24 import DECK as TUBIAN_DECK
-
-        return sum(TUBIAN_DECK.values()) - 1  # tubian24.txt:13: 盗贼 replaces one of 24
-    raise DealError(f"规则集 {rid} 还不能自动发牌")
+    return rs.deal_count()
 
 
-def deal(ruleset_id: str, players: Sequence[str], rng: Rng) -> Deal:
+def deal(rs: Ruleset, players: Sequence[str], rng: Rng) -> Deal:
     """Deal the rule set's line-up to ``players`` (names in seat order).
 
     Raises :class:`DealError` (Chinese) when the roster does not have the rule set's player
     count, and when a deal fails the rule set's own checks (a bug)."""
-    rs = get_ruleset(ruleset_id)
-    need = player_count(rs.id)
+    need = rs.deal_count()
     names = tuple(players)
     if len(names) != need:
         raise DealError(f"规则集 {rs.id}（{rs.name}）需要 {need} 名玩家，名单中有 {len(names)} 名")
     if len(set(names)) != len(names):
         raise DealError("名单中有重名的玩家")
-    maker = {
-        "m209": _deal_m209,
-        "m135": _deal_m135,
-        "nizhuan": _deal_nizhuan,
-        "zhenyan": _deal_zhenyan,
-        "tubian24": _deal_tubian24,
-    }[rs.id]
-    made = maker(names, rng)
-    return _checked(made)
+    return _checked(rs, rs.deal(names, rng))
 
 
-def _deal_m209(names: tuple[str, ...], rng: Rng) -> Deal:
-    from engine.rulesets.m209_roles import CATEGORY, DRAW
-
-    # m209.txt:22 黑狼王和白狼王必出现且只会出现其中之一;
-    # m209.txt:27 灵鹿和女巫必出现且只会出现其中之一
-    exactly_one = {"狼人": ("白狼王", "黑狼王"), "强神": ("女巫", "灵鹿")}
-    drawn: dict[str, list[str]] = {}
-    for cat in sorted(DRAW):  # code-point order: what a seed deals never follows a table's order
-        need = DRAW[cat][0]
-        pool = sorted(r for r, c in CATEGORY.items() if c == cat)
-        pair = exactly_one.get(cat)
-        if pair is None:
-            drawn[cat] = sample(pool, need, rng)
-            continue
-        one = sorted(pair)[rng.randrange(len(pair))]
-        rest = [r for r in pool if r not in pair]
-        drawn[cat] = [one, *sample(rest, need - 1, rng)]
-    lineup = [r for cat in DRAW for r in drawn[cat]]  # the table's order, for the reader
-    seats = shuffle(lineup, rng)
-    return Deal(
-        "m209",
-        names,
-        tuple((c,) for c in seats),
-        table={"lineup": lineup},
-        groups={"lineup": tuple((f"{cat} {DRAW[cat][0]}", tuple(drawn[cat])) for cat in DRAW)},
-        notes=("m209：抽到的阵容也写进了 [m209] lineup（m209.txt:22-33）。",),
-    )
-
-
-def _pairs(deck: list[str], rng: Rng) -> list[list[str]]:
+def pairs(deck: Sequence[str], rng: Rng) -> list[list[str]]:
+    """The deck shuffled and cut into hands of two cards."""
     cards = shuffle(deck, rng)
     return [cards[i : i + 2] for i in range(0, len(cards), 2)]
 
 
-def _deal_m135(names: tuple[str, ...], rng: Rng) -> Deal:
-    from engine.rulesets.m135 import DECK, WOLF_ROLES
-
-    deck = _expand(DECK)
-    for attempt in range(1, MAX_ATTEMPTS + 1):
-        pairs = _pairs(deck, rng)
-        if any(_m135_forbidden(p, WOLF_ROLES) for p in pairs):
-            continue
-        hands = []
-        for a, b in pairs:
-            if (
-                b == "复制人" or a == "女巫"
-            ):  # m135.txt:142 复制人第一身份; m135.txt:90 女巫第二身份
-                a, b = b, a
-            hands.append((a, b))
-        return Deal(
-            "m135",
-            names,
-            tuple(hands),
-            attempts=attempt,
-            notes=(
-                "m135：复制人已排为第一身份、女巫为第二身份（m135.txt:142, 90）；其余两张的先后"
-                "由玩家回复导演后，在游戏文件中调换（m135.txt:27）。",
-            ),
-        )
-    raise DealError(f"m135：{MAX_ATTEMPTS} 次洗牌都没有得到合规的组合")
-
-
-def _m135_forbidden(pair: Sequence[str], wolves: frozenset[str]) -> bool:
-    """m135.txt:16 禁止出现的组合：狼人阵营身份+狼人阵营身份，预言家+狼人阵营身份; a 复制人's
-    faction is its partner card's (m135.txt:142)."""
-    a, b = pair
-    roles = [b if a == "复制人" else a, a if b == "复制人" else b]
-    wolf = [r in wolves for r in roles]
-    return all(wolf) or (any(wolf) and "预言家" in roles)
-
-
-def _deal_nizhuan(names: tuple[str, ...], rng: Rng) -> Deal:
-    from engine.rulesets.nizhuan import DECK, WOLF_ROLES
-
-    first_only = {"狼人"}  # nizhuan.txt:80 原初的历史
-    second_only = {"蚀时狼妃", "定序王子"}  # nizhuan.txt:85 穿越时空, nizhuan.txt:110 逆转时空
-    deck = _expand(DECK)
-    for attempt in range(1, MAX_ATTEMPTS + 1):
-        pairs = _pairs(deck, rng)
-        ok = True
-        for a, b in pairs:
-            both = {a, b}
-            if (a in WOLF_ROLES and b in WOLF_ROLES) or (
-                both & WOLF_ROLES and both & {"预言家", "定序王子"}
-            ):  # nizhuan.txt:74 禁止【双狼人阵营】【狼人阵营+预言家/定序王子】
-                ok = False
-            elif (a in first_only and b in first_only) or (a in second_only and b in second_only):
-                ok = False  # both cards would have to be first (or second)
-        # nizhuan.txt:74 将必定出现至少一个以下组合【双村民】
-        if not ok or not any(a == b == "村民" for a, b in pairs):
-            continue
-        hands = []
-        for a, b in pairs:
-            if b in first_only or a in second_only:
-                a, b = b, a
-            hands.append((a, b))
-        return Deal(
-            "nizhuan",
-            names,
-            tuple(hands),
-            attempts=attempt,
-            notes=(
-                "nizhuan：狼人已排为第一身份，蚀时狼妃、定序王子为第二身份（nizhuan.txt:80, 85, "
-                "110）；其余两张的先后由玩家选定后，在游戏文件中调换。",
-            ),
-        )
-    raise DealError(f"nizhuan：{MAX_ATTEMPTS} 次洗牌都没有得到合规的组合")
-
-
-def _deal_zhenyan(names: tuple[str, ...], rng: Rng) -> Deal:
-    from engine.rulesets.zhenyan import DECK
-
-    return Deal("zhenyan", names, tuple((c,) for c in shuffle(_expand(DECK), rng)))
-
-
-def _deal_tubian24(names: tuple[str, ...], rng: Rng) -> Deal:
-    from engine.rulesets.tubian24 import DECK
-
-    identities = _expand({c: n for c, n in DECK.items() if c != "盗贼"})  # the other 24
-    drawn = identities.pop(rng.randrange(len(identities)))
-    # tubian24.txt:162 盗贼从这张身份和一张【村民】、一张【狼人】中盲选一张；若抽出的一张身份为
-    # 【狼人】或【白眼狼】，则三张备选身份均修改为【狼人】或【白眼狼】
-    if drawn in ("狼人", "白眼狼"):
-        three = [drawn, drawn, drawn]
-    else:
-        three = shuffle([drawn, "村民", "狼人"], rng)
-    seats = shuffle([*identities, "盗贼"], rng)
-    thief = names[seats.index("盗贼")]
-    return Deal(
-        "tubian24",
-        names,
-        tuple((c,) for c in seats),
-        extras=(("thief_cards", tuple(three)),),
-        table={"thief": thief, "thief_cards": three},
-        # chosen by the players once they know their cards (tubian24.txt:74, 147, 164)
-        stale=("thief_pick", "kill_order", "master"),
-        notes=(
-            "tubian24：盗贼的身份牌写的是「盗贼」，三张备选已写入 [tubian24] thief_cards"
-            "（tubian24.txt:162）；盗贼盲选后写 thief_pick = 1、2 或 3。",
-        ),
-    )
-
-
-def _checked(made: Deal) -> Deal:
+def _checked(rs: Ruleset, made: Deal) -> Deal:
     """The rule set's own checks, and each player's actual faction where the set decides it."""
-    rs = get_ruleset(made.ruleset)
     hands = made.hands()
     problems = rs.validate_setup(hands)
-    settings: list[dict[str, str]] = [{}]
-    if made.ruleset == "m209":
-        settings = [{"lineup": "，".join(made.table["lineup"])}]
-    elif made.ruleset == "tubian24":
-        base = {
-            "thief": str(made.table["thief"]),
-            "thief_cards": ",".join(made.table["thief_cards"]),
-        }
-        settings = [{**base, "thief_pick": str(pick)} for pick in (1, 2, 3)]
     states = []
-    for s in settings:
+    for s in rs.deal_settings(made):
         try:
             states.append(rs.setup_state(hands, settings=s, strict=True))
         except EngineError as exc:
@@ -406,8 +218,7 @@ def _checked(made: Deal) -> Deal:
     if problems:
         raise DealError(f"{made.ruleset} 的发牌没有通过规则集的检查：" + "；".join(problems))
     factions = tuple(
-        # tubian24: the 盗贼's faction is his pick's, the 仆人's his master's — both later
-        None if cards in (("盗贼",), ("仆人",)) else rs.actual_faction(states[0], name)
+        None if rs.faction_decided_later(cards) else rs.actual_faction(states[0], name)
         for name, cards in zip(made.players, made.cards, strict=True)
     )
     return replace(made, factions=factions)
@@ -540,12 +351,14 @@ def extract_canonical(text: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def redeal_problems(revealed: Revealed, seed: SeedStream) -> list[str]:
+def redeal_problems(revealed: Revealed, seed: SeedStream, rs: Ruleset) -> list[str]:
     """Re-derive the deal from the seed and compare it with the revealed text, seat by seat;
-    also run the rule set's own check of the revealed line-up. [] when all agree."""
+    also run the rule set's own check of the revealed line-up. [] when all agree.
+
+    ``rs``: the rule set the revealed text names (``revealed.ruleset``)."""
     problems: list[str] = []
     try:
-        again = deal(revealed.ruleset, revealed.names, seed)
+        again = deal(rs, revealed.names, seed)
     except (DealError, ValueError) as exc:
         return [f"无法由种子重新发牌：{exc}"]
     for seat, ((_uid, name, cards), expect) in enumerate(
@@ -563,7 +376,6 @@ def redeal_problems(revealed: Revealed, seed: SeedStream) -> list[str]:
             + "，由种子推出的是 "
             + ("；".join(f"{k}={'、'.join(v)}" for k, v in again.extras) or "无")
         )
-    rs = get_ruleset(revealed.ruleset)
     hands = [(name, list(cards)) for _uid, name, cards in revealed.seats]
     problems += [f"规则检查：{p}" for p in rs.validate_setup(hands)]
     return problems

@@ -164,13 +164,13 @@ class DayInput:
     decided_by: str = ""
     rule: str = ""
     ballots: tuple[tuple[str, str], ...] = ()
-    # a day with two 正午 rounds (m209 太阳[日不落], m209.txt:377-378): the first round's
+    # a day with two 正午 rounds (太阳[日不落]): the first round's
     # result (``day``/``out``/``decided_by``/``rule``/``ballots``); the fields above are the
     # extra round's
     first_round: DayInput | None = None
     # when the day's vote closed (ISO 8601): a red card given before it is settled where the
     # rule set puts a red card during the day, one at the close where it puts the day's end
-    # (zhenyan.txt:43, m135.txt:56); None: every red card of the day counts as at the close
+    # (each rule set's ``red_card_at``); None: every red card of the day counts as at the close
     closes: str | None = None
 
     def __post_init__(self) -> None:
@@ -305,7 +305,7 @@ class Death:
     source: str = ""
     player_out: bool = False
     kind: str = ""  # attack kind: 杀人 | 技能 | 投票出局 | 红牌罚下 …
-    village_skill: bool = False  # out by a village card's skill (m135 村镇之殇)
+    village_skill: bool = False  # out by a village card's skill (村镇之殇)
     red: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -449,7 +449,7 @@ def later(fn: Callable[..., object], *args: Any) -> Callable[[Board], None]:
 
 @dataclass(frozen=True, slots=True)
 class Redirect:
-    """One target redirector (m135 魔术师[交换]): a mapping applied in the rule set's order."""
+    """One target redirector (魔术师[交换]): a mapping applied in the rule set's order."""
 
     order: int
     label: str
@@ -791,9 +791,6 @@ class Board:
         """即时插入结算: run these before anything already queued (in the given order)."""
         for t in reversed(triggers):
             self.queue.appendleft(t)
-
-    def push_back(self, *triggers: Trigger) -> None:
-        self.queue.extend(triggers)
 
     def defer(self, trigger: Trigger) -> None:
         """Run after every death of the phase has been resolved (a sheriff's hand-over)."""

@@ -17,8 +17,8 @@ them with the statuses and redirects they add held back until the step ends (so 
 another's effect); ``ORDERED`` steps validate and apply one action at a time in sub-order
 (从左至右), each seeing the ones before it.
 
-:func:`resolve_attack` runs one attack through an ordered list of defences (m135 杀人结算
-(1)–(3); m209's status table).
+:func:`resolve_attack` runs one attack through an ordered list of defences (a rule text's
+杀人结算 order, or its status table).
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ class StepMode(StrEnum):
 class TargetKind(StrEnum):
     NONE = "none"
     PLAYER = "player"  # a living character
-    OUT_CARD = "out_card"  # a card already out (m135 灵能[感知])
-    ANY_PLAYER = "any_player"  # living or out (m209 [灵视])
+    OUT_CARD = "out_card"  # a card already out (灵能[感知])
+    ANY_PLAYER = "any_player"  # living or out ([灵视])
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +101,7 @@ class SkillSpec:
     distinct_targets: bool = True
     choices: tuple[str, ...] = ()
     first_night_rule: str = ""
-    flexible_targets: bool = False  # m209 [自选]: any number (at least one) of targets
+    flexible_targets: bool = False  # [自选]: any number (at least one) of targets
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,7 +252,28 @@ def run_steps(
 ) -> None:
     """Walk the night's steps in key order and resolve the actions of each."""
     by_skill = {s: step for step in plan for s in step.skills}
-    queued: dict[tuple[int, int], list[tuple[Action, SkillSpec]]] = {}
+    queued = _queue(board, rs, by_skill, specs, actions)
+    for key, items in list(queued.items()):
+        queued[key] = _without_repeats(board, rs, by_skill, specs, items)
+    for step in sorted(plan, key=lambda s: s.key):
+        rs.before_step(board, step)
+        _run_step(board, rs, step, queued.get(step.key, []), handlers)
+        rs.after_step(board, step)
+
+
+_Queued = list[tuple[Action, SkillSpec]]
+
+
+def _queue(
+    board: Board,
+    rs: Ruleset,
+    by_skill: Mapping[str, Step],
+    specs: Mapping[str, SkillSpec],
+    actions: Sequence[Action],
+) -> dict[tuple[int, int], _Queued]:
+    """The night's actions by the key of their step, skill names made canonical; a trigger
+    waits in ``board.prepared``, and what is no night skill is recorded as such."""
+    queued: dict[tuple[int, int], _Queued] = {}
     for action in actions:
         skill = rs.canonical_skill(action.skill)
         if skill != action.skill:
@@ -285,72 +306,77 @@ def run_steps(
             board.record(action, "校验", Outcome.FIZZLED, reason, spec.rule)
             continue
         queued.setdefault(step.key, []).append((action, spec))
+    return queued
 
-    # one use of a skill per actor and night: identical repeats are dropped as duplicates;
-    # different ones are all invalid (the director keeps the one the player meant)
-    for key, items in list(queued.items()):
-        groups: dict[tuple[str, str], list[Action]] = {}
-        for action, spec in items:
-            if not rs.group_skill(spec.name):
-                groups.setdefault((action.actor, spec.name), []).append(action)
-        dropped: set[int] = set()
-        for (actor, skill), acts in groups.items():
-            if len(acts) < 2:
-                continue
-            rule = specs[skill].rule
-            label = by_skill[skill].label
-            if len({(a.targets, a.choice, a.card) for a in acts}) == 1:
-                for a in acts[1:]:
-                    board.record(a, label, Outcome.INVALID, "重复记录，只结算一次", rule)
-                    dropped.add(id(a))
-                continue
-            listing = "；".join(a.describe() for a in acts)
-            for a in acts:
-                board.record(
-                    a,
-                    label,
-                    Outcome.INVALID,
-                    f"{actor}今晚提交了{len(acts)}条不同的<{skill}>（{listing}），"
-                    "同一技能每晚只能发动一次；请导演只保留一条",
-                    rule,
-                )
+
+def _without_repeats(
+    board: Board,
+    rs: Ruleset,
+    by_skill: Mapping[str, Step],
+    specs: Mapping[str, SkillSpec],
+    items: _Queued,
+) -> _Queued:
+    """One use of a skill per actor and night: identical repeats are dropped as duplicates;
+    different ones are all invalid (the director keeps the one the player meant)."""
+    groups: dict[tuple[str, str], list[Action]] = {}
+    for action, spec in items:
+        if not rs.group_skill(spec.name):
+            groups.setdefault((action.actor, spec.name), []).append(action)
+    dropped: set[int] = set()
+    for (actor, skill), acts in groups.items():
+        if len(acts) < 2:
+            continue
+        rule = specs[skill].rule
+        label = by_skill[skill].label
+        if len({(a.targets, a.choice, a.card) for a in acts}) == 1:
+            for a in acts[1:]:
+                board.record(a, label, Outcome.INVALID, "重复记录，只结算一次", rule)
                 dropped.add(id(a))
-        queued[key] = [(a, s) for a, s in items if id(a) not in dropped]
+            continue
+        listing = "；".join(a.describe() for a in acts)
+        for a in acts:
+            board.record(
+                a,
+                label,
+                Outcome.INVALID,
+                f"{actor}今晚提交了{len(acts)}条不同的<{skill}>（{listing}），"
+                "同一技能每晚只能发动一次；请导演只保留一条",
+                rule,
+            )
+            dropped.add(id(a))
+    return [(a, s) for a, s in items if id(a) not in dropped]
 
-    for step in sorted(plan, key=lambda s: s.key):
-        rs.before_step(board, step)
-        order = getattr(rs, "action_order", None)  # optional hook (m209 同时段技能的先后)
-        items = sorted(
-            queued.get(step.key, []),
-            key=lambda item: (
-                step.skills.index(item[1].name),
-                order(board, item[0]) if order is not None else (),
-                board.seat(item[0].actor),
-                item[0].sort_key(),
-            ),
-        )
-        if step.mode is StepMode.SIMULTANEOUS:
-            passes: list[Pass] = []
-            for action, spec in items:
-                checked = validate(board, rs, action, spec, step)
-                if isinstance(checked, str):
-                    board.record(action, step.label, Outcome.INVALID, checked, spec.rule)
-                    board.emit(step.label, spec.rule, f"无效：{checked}", actor=action.actor)
-                else:
-                    passes.append(checked)
-            board.begin_simultaneous()
-            for p in passes:
-                _apply(board, rs, p, handlers)
-            board.commit()
+
+def _run_step(
+    board: Board, rs: Ruleset, step: Step, queued: _Queued, handlers: Mapping[str, Handler]
+) -> None:
+    """One step's actions in order (skill, the rule set's order, seat); a simultaneous step
+    validates them all before any takes effect."""
+    items = sorted(
+        queued,
+        key=lambda item: (
+            step.skills.index(item[1].name),
+            rs.action_order(board, item[0]),
+            board.seat(item[0].actor),
+            item[0].sort_key(),
+        ),
+    )
+    simultaneous = step.mode is StepMode.SIMULTANEOUS
+    passes: list[Pass] = []
+    for action, spec in items:
+        checked = validate(board, rs, action, spec, step)
+        if isinstance(checked, str):
+            board.record(action, step.label, Outcome.INVALID, checked, spec.rule)
+            board.emit(step.label, spec.rule, f"无效：{checked}", actor=action.actor)
+        elif simultaneous:
+            passes.append(checked)
         else:
-            for action, spec in items:
-                checked = validate(board, rs, action, spec, step)
-                if isinstance(checked, str):
-                    board.record(action, step.label, Outcome.INVALID, checked, spec.rule)
-                    board.emit(step.label, spec.rule, f"无效：{checked}", actor=action.actor)
-                else:
-                    _apply(board, rs, checked, handlers)
-        rs.after_step(board, step)
+            _apply(board, rs, checked, handlers)
+    if simultaneous:
+        board.begin_simultaneous()
+        for p in passes:
+            _apply(board, rs, p, handlers)
+        board.commit()
 
 
 def _apply(board: Board, rs: Ruleset, p: Pass, handlers: Mapping[str, Handler]) -> None:

@@ -1,7 +1,7 @@
 """Acceleration and delay (申请加速 / 申请延时) of a discussion day.
 
 Each rule set declares its :class:`SpeedRules` in its module, quoting its rule text
-(``engine.rulesets.<id>``, ``get_ruleset(id).speed``); the functions here are given them. The
+(``Ruleset.speed``); the functions here are given them. The
 defaults are what most texts say: a request passes with at least half of the living
 (大于等于存活人数的一半), 延时 is allowed and cancels the acceleration (延迟成功时，不再视为
 "执行加速"状态), and requests close three hours before the discussion day does.
@@ -99,7 +99,7 @@ def _clock_deadline(opens: datetime | None, closes: datetime, clock: time, tz: t
 
 
 def speed_deadlines(
-    rules: SpeedRules | str,
+    rules: SpeedRules,
     *,
     closes: datetime,
     opens: datetime | None = None,
@@ -108,19 +108,14 @@ def speed_deadlines(
 ) -> SpeedDeadlines:
     """The request deadlines of one discussion day.
 
-    - m135: 18:00 of the natural day (the last 18:00 at or before the close, in ``tz``, which
-      defaults to the close's own offset).
-    - m209, nizhuan, zhenyan, tubian24: three hours before the close. nizhuan and zhenyan give
-      acceleration requests until three hours before the *accelerated* close; pass it as
-      ``accelerated_closes`` (defaults to ``closes``).
+    - ``deadline == "clock"``: the clock time of the natural day (the last one at or before the
+      close, in ``tz``, which defaults to the close's own offset).
+    - otherwise ``hours_before_close`` before the close. Acceleration requests may run until
+      that long before the *accelerated* close; pass it as ``accelerated_closes`` (defaults to
+      ``closes``).
 
-    ``rules``: the rule set's speed rules, or its id (looked up in the registry,
-    ``engine.rulesets``; an unknown id raises ValueError).
+    ``rules``: the rule set's speed rules (``Ruleset.speed``).
     """
-    if isinstance(rules, str):
-        from engine.rulesets import get_ruleset  # the registry imports this module
-
-        rules = get_ruleset(rules).speed
     if closes.tzinfo is None:
         raise ValueError("关门时间必须带时区")
     zone = tz or closes.tzinfo
@@ -137,8 +132,9 @@ def speed_deadlines(
 def auto_accelerated(rules: SpeedRules, living: int) -> bool:
     """Whether the rule set accelerates by itself at this number of living players.
 
-    Only m135 gives a number (存活人数低于7人后，将自动执行二段加速, m135.txt:195); the others leave
-    it to the director (a day's ``accelerated`` override in the game file).
+    Only a rule set with ``auto_accelerate_below`` gives a number (存活人数低于7人后，将自动执行
+    二段加速); the others leave it to the director (a day's ``accelerated`` override in the game
+    file).
     """
     below = rules.auto_accelerate_below
     return below is not None and living < below
@@ -200,12 +196,12 @@ def decide_speed(
     - Only players in ``living`` count; requests after the deadline (``accelerate_deadline`` for
       acceleration when given, else ``deadline``) or before ``opens`` are ignored.
     - One player counts once. A player who asked for both keeps only the last request in time.
-    - Passing: ``count >= living / 2`` (``count > living / 2`` in tubian24).
-    - Acceleration holds when requested or ``auto`` (e.g. m135 二段加速 below 7 living); a passed
+    - Passing: ``count >= living / 2`` (``count > living / 2`` where the rules say 超过半数).
+    - Acceleration holds when requested or ``auto`` (e.g. 二段加速 below 7 living); a passed
       delay cancels acceleration (延迟成功时，不再视为"执行加速"状态).
     - ``override`` (the director): True = accelerated, False = not accelerated; it wins over the
       count. The delay result is still reported as counted.
-    - ``rules``: the rule set's speed rules (``get_ruleset(id).speed``).
+    - ``rules``: the rule set's speed rules (``Ruleset.speed``).
     """
     alive = set(living)
     acc_deadline = accelerate_deadline or deadline

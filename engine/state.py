@@ -7,10 +7,10 @@ pipeline stores one snapshot of this value per phase. Everything here is pure da
   setup 0, night 0 → 1, day 1 → 2, night 1 → 3, … day N → 2N, night N → 2N+1.
 - :class:`CardState` — one identity card (身份牌) with a stable ``uid`` that survives swaps.
 - :class:`PlayerState` — a character (角色) holding its cards in order (index 0 = 第一身份);
-  the current card is the first card still alive (m135.txt:10).
+  the current card is the first card still alive.
 - :class:`Status` — ``{kind, holder, source, since, until, count, negative, survives_death}``;
   statuses age only at explicit phase boundaries (``until`` is the last phase index).
-- :class:`Charge` — a per-card skill charge (限定 = 1, 馈赠 temporary skills = 1, m209 次数).
+- :class:`Charge` — a per-card skill charge (限定 = 1, 馈赠 temporary skills = 1, 次数).
 - :class:`Cooldown`, :class:`Memory` — cooldowns and target memory (不能连续两晚…, 每名角色只能
   被选择一次) per card and skill.
 
@@ -157,7 +157,7 @@ class PlayerState:
 
     name: str
     cards: tuple[CardState, ...]
-    wolf_group: bool = False  # 入狼群: joined on gaining <杀人>, never leaves (m135.txt:15)
+    wolf_group: bool = False  # 入狼群: joined on gaining <杀人>, never leaves
     red_carded: bool = False
 
     @property
@@ -310,7 +310,7 @@ class Charge:
 
 @dataclass(frozen=True, slots=True)
 class Cooldown:
-    """A skill on a card that may be used again from phase index ``ready`` (m209 冷却)."""
+    """A skill on a card that may be used again from phase index ``ready`` (冷却)."""
 
     card: str
     skill: str
@@ -399,9 +399,6 @@ class GameState:
                 return p
         raise StateError(f"名单中没有玩家「{name}」")
 
-    def has_player(self, name: str) -> bool:
-        return any(p.name == name for p in self.players)
-
     @property
     def living(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.players if p.alive)
@@ -411,10 +408,6 @@ class GameState:
             if (c.card, c.skill, c.source) == (card, skill, source):
                 return c
         return None
-
-    def active_statuses(self, index: int | None = None) -> tuple[Status, ...]:
-        at = self.phase.index if index is None else index
-        return tuple(s for s in self.statuses if s.active_at(at))
 
     # -- serialisation ------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

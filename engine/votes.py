@@ -20,10 +20,21 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import Any
 
+from engine.ballots import (
+    ABSTAIN_WORD,
+    MODIFIER_ZH,
+    Ballot,
+    BallotKind,
+    Evidence,
+    ModifierKind,
+    PlayerStatus,
+    VoteModifier,
+)
 from engine.rulesets import CountSheet, Ruleset, get_ruleset
 
 __all__ = [
     "EDITED_NOTE",
+    "MODIFIER_ZH",
     "Ballot",
     "BallotKind",
     "DayContext",
@@ -40,167 +51,16 @@ __all__ = [
 ]
 
 EDITED_NOTE = "该帖被编辑过，以截止前首次抓取的版本为准"
-ABSTAIN_WORD = "弃权"
 
 
 # --- input ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class Evidence:
-    """Where a ballot was seen: the post (tid, pid), the floor shown, its time and a link."""
-
-    tid: int
-    pid: int
-    floor: int | None
-    at: datetime
-    url: str
-
-    def __post_init__(self) -> None:
-        if self.at.tzinfo is None or self.at.utcoffset() is None:
-            raise ValueError(f"帖子时间缺少时区：pid {self.pid} {self.at.isoformat()}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tid": self.tid,
-            "pid": self.pid,
-            "floor": self.floor,
-            "at": self.at.isoformat(),
-            "url": self.url,
-        }
-
-    def describe(self) -> str:
-        return (
-            f"第{self.floor}楼（pid {self.pid}）" if self.floor is not None else f"pid {self.pid}"
-        )
-
-
-class BallotKind(StrEnum):
-    VOTE = "vote"  # 投票对象：X
-    CHANGE = "change"  # 改票对象：X (must reply to the original vote floor)
-    ABSTAIN = "abstain"  # 投票对象：弃权
-    INVALID = "invalid"  # a vote-like post the parser could not accept (problem says why)
-    PROXY = "proxy"  # 代投 by the director, for ``voter``
-
-
-@dataclass(frozen=True, slots=True)
-class Ballot:
-    """One parsed vote post (or one 代投 from the director's journal).
-
-    ``target`` is a resolved roster name (None for 弃权 or when it could not be read/resolved;
-    ``problem`` then says why, in Chinese). A CHANGE or PROXY to 弃权 has ``target`` None and
-    ``target_raw`` "弃权". ``edited``: the post was edited (the pipeline already chose the revision
-    first seen before the close). ``hidden``: the vote line lies in hidden text. ``card_index``
-    is the target's card (1 = 第一身份, 2 = 第二身份) and ``voter_card`` the voting card, for
-    card-based rule sets (nizhuan). ``by_director``: a post of the director's in vote format that
-    is not a 代投 (never a vote; ``problem`` may say why a 代投 was not read). ``folded``: the
-    target's name matched only once invisible characters / full-width letters were folded
-    (``parsers.names``). ``note``: what only the director reads (never a public draft).
-    """
-
-    voter: str
-    kind: BallotKind
-    target: str | None
-    target_raw: str
-    problem: str | None
-    evidence: Evidence
-    replied_to_pid: int | None = None
-    edited: bool = False
-    hidden: bool = False
-    card_index: int | None = None
-    voter_card: int | None = None
-    by_director: bool = False
-    folded: tuple[str, ...] = ()
-    note: str = ""
-
-    @property
-    def is_abstain(self) -> bool:
-        if self.kind is BallotKind.ABSTAIN:
-            return True
-        return (
-            self.kind in (BallotKind.CHANGE, BallotKind.PROXY)
-            and self.target is None
-            and self.target_raw.strip() == ABSTAIN_WORD
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "voter": self.voter,
-            "kind": self.kind.value,
-            "target": self.target,
-            "target_raw": self.target_raw,
-            "problem": self.problem,
-            "replied_to_pid": self.replied_to_pid,
-            "edited": self.edited,
-            "hidden": self.hidden,
-            "card_index": self.card_index,
-            "voter_card": self.voter_card,
-            "by_director": self.by_director,
-            "folded": list(self.folded),
-            "note": self.note,
-            "evidence": self.evidence.to_dict(),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class PlayerStatus:
-    """A roster entry for the day. ``out_at``: when the player (card) went out, or None.
-
-    In card-based sets (nizhuan) there is one entry per card in play, with ``card`` set.
-    """
-
-    name: str
-    out_at: datetime | None = None
-    can_vote: bool = True  # False e.g. for a tubian24 白痴 after [装傻]
-    can_be_voted: bool = True
-    card: int | None = None
-
-
-class ModifierKind(StrEnum):
-    WEIGHT_ADD = "weight_add"  # the player receives +value votes (乌鸦[诽谤] +1)
-    WEIGHT_SET = "weight_set"  # the player's vote weighs exactly value ([迷魂] 0)
-    VOTER_ADD = "voter_add"  # the player's vote weighs +value ([独裁] +N)
-    NO_VOTE = "no_vote"  # the player may not vote (白痴 after 大难不死, 时间吞噬 …)
-    NO_CHANGE = "no_change"  # the player may not change ([狂躁])
-    BLOCK_OUT = "block_out"  # the player cannot be voted out ([霸道]/[不死])
-    TIE_TAKER = "tie_taker"  # a tie puts this player out (tubian24 高僧[献身])
-    FORCE_TOP = "force_top"  # a skill makes this player the top (m209 技能影响的最高票)
-    VOID_ON_TIE = "void_on_tie"  # a tie voids the vote-out (m209 替罪羊[冤死])
-    BEFORE_OPEN = "before_open"  # votes before the opening; none by then is 弃权 (m209 [狂躁])
-
-
-#: What each modifier kind means, as a director (and a public draft) reads it.
-MODIFIER_ZH: dict[str, str] = {
-    "weight_add": "得票加",
-    "weight_set": "票权改为",
-    "voter_add": "票权加",
-    "no_vote": "不能投票",
-    "no_change": "不能改票",
-    "block_out": "不能被投出",
-    "tie_taker": "平票时出局",
-    "force_top": "技能最高票",
-    "void_on_tie": "平票时投票出局作废",
-    "before_open": "须在开门前投票",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class VoteModifier:
-    player: str
-    kind: ModifierKind
-    value: Fraction = Fraction(0)
-    source: str = ""  # e.g. "乌鸦[诽谤]", "[迷魂]", "高僧[献身]"
-    rule: str = ""  # where the rule text says so (file:line); "" → the rule set's own ref
-
-    def label(self) -> str:
-        return self.source or MODIFIER_ZH.get(self.kind.value, self.kind.value)
-
-
-@dataclass(frozen=True, slots=True)
 class DayContext:
     """Everything about the day the verdicts depend on. Times are timezone-aware.
 
-    ``accelerated``: the acceleration that forbids changes is in force (m135: 二段加速).
+    ``accelerated``: the acceleration that forbids changes is in force (二段加速).
     ``sheriff_election``: the day's vote elects the sheriff (day 1 where the rule set has one).
     """
 
@@ -248,7 +108,8 @@ class VoteVerdict:
     reason: str  # Chinese, never empty; public
     counts_for: str | None  # the candidate a COUNTED ballot counts for (None: 弃权 / not counted)
     rule: str  # "file:line" of the rule applied
-    voter_unit: str | None = None  # the voter as counted (a card label in nizhuan); None: 非玩家
+    #: the voter as counted (a card label where cards vote); None: 非玩家
+    voter_unit: str | None = None
     target_unit: str | None = None  # the resolved target of a counted/superseded ballot
     note: str = ""  # Chinese, director only; "" when there is nothing more to say
 
@@ -373,7 +234,7 @@ class _Roster:
 
     def target_unit(self, b: Ballot, at: datetime | None = None) -> tuple[str | None, str | None]:
         """(unit, problem) for the ballot's target. A bare name of a player with two cards
-        means the one still in play at ``at`` when the other is out (nizhuan.txt:51)."""
+        means the one still in play at ``at`` when the other is out (``card_units``)."""
         assert b.target is not None
         entries = self.by_name.get(b.target)
         if not entries:
@@ -586,157 +447,250 @@ def _judge_one(
     drafts: list[_Draft],
     states: dict[str, _VoterState],
 ) -> _Draft:
-    inv, ign, ok = VerdictStatus.INVALID, VerdictStatus.IGNORED, VerdictStatus.COUNTED
-    if b.by_director:
-        # the director's own post in vote format: never a vote (a 代投 names the player)
-        reason = "导演的帖子，不计票" + (f"：{b.problem}" if b.problem else "")
-        note = "代投请用 bansha vote proxy 记录，或在帖中先写一行“代投：玩家名”再写投票行"
-        return _Draft(b, ign, reason, rs.ref("proxy"), note=note)
+    """One ballot's verdict, given every ballot before it (``drafts``, ``states``).
+
+    The reasons a ballot fails are decided in this order: not a player's vote; outside the
+    window; the voter is out, bound to vote before the opening, or barred from voting; hidden or
+    malformed text; then what the ballot is (a fresh vote, a 代投, a change) decides the rest.
+    """
+    outside = _not_a_players_vote(b, rs, roster)
+    if outside is not None:
+        return outside
     unit = roster.voter_unit(b)
-    if unit is None:
-        return _Draft(b, ign, "非玩家（导演或观众）的帖子，不计票", rs.ref("vote_right"))
-    if unit not in roster.units:
-        return _Draft(b, inv, f"{unit}不在场上，不能投票", rs.ref("vote_right"), voter_unit=None)
-    d = _Draft(b, inv, "", "", voter_unit=unit)
-    at = b.evidence.at
-    early_note = ""
-    if at < ctx.opens:
-        if b.kind is BallotKind.PROXY and rs.proxy_before_open:
-            at, early_note = ctx.opens, "（开门前代投，按开门时计）"
-        else:
-            d.reason, d.rule = "尚未开门，投票无效", rs.ref("window")
-            return d
-    if at > ctx.closes:
-        d.reason, d.rule = "投票已截止，截止后投票无效", rs.ref("window")
+    assert unit is not None
+    d = _Draft(b, VerdictStatus.INVALID, "", "", voter_unit=unit)
+    at, early_note = _counted_time(b, ctx, rs)
+    refusal = _window_refusal(at, ctx, rs) or _voter_refusal(unit, b, at, ctx, rs, roster, mods)
+    if refusal is not None:
+        d.reason, d.rule = refusal
         return d
-    ps = roster.units[unit]
-    if _gone(ps, at):
-        assert ps.out_at is not None
-        d.reason = f"投票者已于{_when(ps.out_at, ctx)}出局，出局后不能投票"
-        d.rule = rs.ref("out")
-        return d
-    if unit in mods.before_open and b.evidence.at >= ctx.opens:
-        # the ballot's own time: a proxy entered before the opening still counts (m209.txt:97)
-        src, rule = mods.before_open[unit]
-        d.reason = (
-            f"{unit}持有{src}，须在开门之前投票，开门后的投票不计入（开门之前未决定则默认弃票）"
-        )
-        d.rule = rule or rs.rules.get("mania", rs.ref("vote_right"))
-        return d
-    if not ps.can_vote or unit in mods.no_vote:
-        why = "、".join(mods.no_vote.get(unit, [])) or "当前状态"
-        no_vote_rule = mods.no_vote_rule.get(unit) if unit in mods.no_vote else None
-        d.reason, d.rule = f"{unit}因{why}不能参与投票", no_vote_rule or rs.ref("vote_right")
-        return d
-
     st = states.setdefault(unit, _VoterState())
-    has_vote = st.counted is not None
     if b.hidden:
-        d.reason, d.rule = "投票行在隐藏文字中（白字/小字/隐藏），不予采信", rs.ref("hidden")
-        if not has_vote:
-            st.invalid_pids.add(b.evidence.pid)
-        return d
+        return _hidden_ballot(d, rs, st)
     if b.kind is BallotKind.INVALID:
-        d.reason = b.problem or "投票格式错误"
-        d.rule = rs.ref("format")
-        if has_vote:
-            d.reason += "（已有有效票，不受影响）"
-        else:
-            how = "重新发帖或有效改票" if rs.change_corrects_invalid else "重新发帖"
-            d.reason += f"；无效票不占用投票机会，须通过{how}更正"
-            st.invalid_pids.add(b.evidence.pid)
-        return d
-
+        return _malformed_ballot(d, rs, st)
+    index = len(drafts)
     if b.kind in (BallotKind.VOTE, BallotKind.ABSTAIN):
-        if has_vote:
-            d.status = ign
-            d.reason = "已投过票，重复投票不计；改票须用改票格式并回复原投票楼层"
-            d.rule = rs.ref("one_vote")
-            return d
-        target, problem, rule = _check_target(b, at, ctx, rs, roster)
-        if problem:
-            d.reason, d.rule = problem, rule
-            st.invalid_pids.add(b.evidence.pid)
-            return d
-        d.status, d.counts_for, d.target_unit = ok, target, target
-        d.reason = f"有效票：{'弃权' if target is None else '投给' + target}"
-        d.rule = rs.ref("abstain") if target is None else rs.ref("one_vote")
-        st.count(len(drafts), b.evidence.pid)
-        return d
-
-    if b.kind is BallotKind.PROXY and not has_vote:
-        cutoff = rs.proxy_cutoff
-        if cutoff is not None and at > ctx.closes - cutoff:
-            d.reason = f"关门前{_span(cutoff)}内不允许代投，该票作废"
-            d.rule = rs.ref("proxy_cutoff")
-            return d
-        target, problem, rule = _check_target(b, at, ctx, rs, roster)
-        if problem:
-            d.reason, d.rule = f"代投无效：{problem}", rule
-            return d
-        d.status, d.counts_for, d.target_unit = ok, target, target
-        d.reason = f"导演代投有效：{'弃权' if target is None else '投给' + target}{early_note}"
-        d.rule = rs.ref("proxy")
-        st.count(len(drafts), b.evidence.pid)
-        return d
-
+        return _fresh_vote(d, at, ctx, rs, roster, st, index)
+    if b.kind is BallotKind.PROXY and st.counted is None:
+        return _proxy_vote(d, at, early_note, ctx, rs, roster, st, index)
     # A change: CHANGE, or a PROXY replacing a counted vote (代投改票). Every rule it breaks is
     # listed (the first one's rule is cited); a refused change does not use up the change.
-    proxy = b.kind is BallotKind.PROXY
     problems: list[tuple[str, str]] = []  # (Chinese reason, rule)
     if unit in mods.no_change:
         mania = rs.rules.get("mania", rs.ref("change_once"))
         problems.append((f"持有{'、'.join(mods.no_change[unit])}，不允许改票", mania))
-    if not has_vote:
-        assert b.kind is BallotKind.CHANGE
-        corrects = rs.change_corrects_invalid and b.replied_to_pid in st.invalid_pids
-        if not corrects:
-            problems.insert(
-                0,
-                (
-                    "尚无有效投票，改票无效；无效票须通过重新发帖更正",
-                    rs.ref("correct_invalid"),
-                ),
-            )
-            problems = problems[:1]  # nothing to change: the other limits do not matter
-        else:
-            limits, rule = _change_limits(at, ctx, rs, st, proxy=False)
-            problems += [(p, rule) for p in limits]
-        target, problem, rule = _check_target(b, at, ctx, rs, roster)
-        if problem:
-            problems.append((problem, rule))
-        if problems:
-            d.reason = "；".join(p for p, _r in problems)
-            d.rule = problems[0][1]
-            if b.target is None and not b.is_abstain:
-                st.invalid_pids.add(b.evidence.pid)  # an unreadable name: like an invalid vote
-            return d
-        st.changes += 1
-        st.count(len(drafts), b.evidence.pid)
-        assert b.replied_to_pid is not None
-        st.chain_pids.add(b.replied_to_pid)
-        d.status, d.counts_for, d.target_unit = ok, target, target
-        d.reason = f"有效改票，更正无效票：{'弃权' if target is None else '投给' + target}"
-        d.rule = rs.ref("correct_invalid")
-        return d
+    if st.counted is None:
+        return _correcting_change(d, at, ctx, rs, roster, st, index, problems)
+    return _replacing_change(d, at, ctx, rs, roster, drafts, st, problems)
 
+
+def _not_a_players_vote(b: Ballot, rs: Ruleset, roster: _Roster) -> _Draft | None:
+    """The verdict of a post that is no player's vote: the director's, a non-player's, or one
+    by a unit not on the field; None for a player's ballot."""
+    if b.by_director:
+        # the director's own post in vote format: never a vote (a 代投 names the player)
+        reason = "导演的帖子，不计票" + (f"：{b.problem}" if b.problem else "")
+        note = "代投请用 bansha vote proxy 记录，或在帖中先写一行“代投：玩家名”再写投票行"
+        return _Draft(b, VerdictStatus.IGNORED, reason, rs.ref("proxy"), note=note)
+    unit = roster.voter_unit(b)
+    if unit is None:
+        reason = "非玩家（导演或观众）的帖子，不计票"
+        return _Draft(b, VerdictStatus.IGNORED, reason, rs.ref("vote_right"))
+    if unit not in roster.units:
+        reason = f"{unit}不在场上，不能投票"
+        return _Draft(b, VerdictStatus.INVALID, reason, rs.ref("vote_right"), voter_unit=None)
+    return None
+
+
+def _counted_time(b: Ballot, ctx: DayContext, rs: Ruleset) -> tuple[datetime, str]:
+    """(the time the ballot counts at, a note on it): a 代投 entered before the opening counts
+    at the opening where the rule set allows it."""
+    if b.evidence.at < ctx.opens and b.kind is BallotKind.PROXY and rs.proxy_before_open:
+        return ctx.opens, "（开门前代投，按开门时计）"
+    return b.evidence.at, ""
+
+
+def _window_refusal(at: datetime, ctx: DayContext, rs: Ruleset) -> tuple[str, str] | None:
+    """(reason, rule) when the ballot lies before the opening or after the close."""
+    if at < ctx.opens:
+        return "尚未开门，投票无效", rs.ref("window")
+    if at > ctx.closes:
+        return "投票已截止，截止后投票无效", rs.ref("window")
+    return None
+
+
+def _voter_refusal(
+    unit: str,
+    b: Ballot,
+    at: datetime,
+    ctx: DayContext,
+    rs: Ruleset,
+    roster: _Roster,
+    mods: _Mods,
+) -> tuple[str, str] | None:
+    """(reason, rule) when the voter may not vote now: already out, bound to vote before the
+    opening, or barred from voting (by a state or a modifier)."""
+    ps = roster.units[unit]
+    if _gone(ps, at):
+        assert ps.out_at is not None
+        return f"投票者已于{_when(ps.out_at, ctx)}出局，出局后不能投票", rs.ref("out")
+    if unit in mods.before_open and b.evidence.at >= ctx.opens:
+        # the ballot's own time: a proxy entered before the opening still counts (m209.txt:97)
+        src, rule = mods.before_open[unit]
+        reason = (
+            f"{unit}持有{src}，须在开门之前投票，开门后的投票不计入（开门之前未决定则默认弃票）"
+        )
+        return reason, rule or rs.rules.get("mania", rs.ref("vote_right"))
+    if not ps.can_vote or unit in mods.no_vote:
+        why = "、".join(mods.no_vote.get(unit, [])) or "当前状态"
+        no_vote_rule = mods.no_vote_rule.get(unit) if unit in mods.no_vote else None
+        return f"{unit}因{why}不能参与投票", no_vote_rule or rs.ref("vote_right")
+    return None
+
+
+def _hidden_ballot(d: _Draft, rs: Ruleset, st: _VoterState) -> _Draft:
+    """A vote line in hidden text: never taken; it does not use up the vote."""
+    d.reason, d.rule = "投票行在隐藏文字中（白字/小字/隐藏），不予采信", rs.ref("hidden")
+    if st.counted is None:
+        st.invalid_pids.add(d.ballot.evidence.pid)
+    return d
+
+
+def _malformed_ballot(d: _Draft, rs: Ruleset, st: _VoterState) -> _Draft:
+    """A vote-like post the parser could not accept: invalid; it does not use up the vote."""
+    d.reason = d.ballot.problem or "投票格式错误"
+    d.rule = rs.ref("format")
+    if st.counted is not None:
+        d.reason += "（已有有效票，不受影响）"
+    else:
+        how = "重新发帖或有效改票" if rs.change_corrects_invalid else "重新发帖"
+        d.reason += f"；无效票不占用投票机会，须通过{how}更正"
+        st.invalid_pids.add(d.ballot.evidence.pid)
+    return d
+
+
+def _fresh_vote(
+    d: _Draft,
+    at: datetime,
+    ctx: DayContext,
+    rs: Ruleset,
+    roster: _Roster,
+    st: _VoterState,
+    index: int,
+) -> _Draft:
+    """A VOTE or ABSTAIN: the first with a valid target counts, a later one is ignored."""
+    b = d.ballot
+    if st.counted is not None:
+        d.status = VerdictStatus.IGNORED
+        d.reason = "已投过票，重复投票不计；改票须用改票格式并回复原投票楼层"
+        d.rule = rs.ref("one_vote")
+        return d
+    target, problem, rule = _check_target(b, at, ctx, rs, roster)
+    if problem:
+        d.reason, d.rule = problem, rule
+        st.invalid_pids.add(b.evidence.pid)
+        return d
+    d.status, d.counts_for, d.target_unit = VerdictStatus.COUNTED, target, target
+    d.reason = f"有效票：{'弃权' if target is None else '投给' + target}"
+    d.rule = rs.ref("abstain") if target is None else rs.ref("one_vote")
+    st.count(index, b.evidence.pid)
+    return d
+
+
+def _proxy_vote(
+    d: _Draft,
+    at: datetime,
+    early_note: str,
+    ctx: DayContext,
+    rs: Ruleset,
+    roster: _Roster,
+    st: _VoterState,
+    index: int,
+) -> _Draft:
+    """A 代投 for a voter with no counted vote: counts unless too close to the close or its
+    target is not valid."""
+    b = d.ballot
+    cutoff = rs.proxy_cutoff
+    if cutoff is not None and at > ctx.closes - cutoff:
+        d.reason = f"关门前{_span(cutoff)}内不允许代投，该票作废"
+        d.rule = rs.ref("proxy_cutoff")
+        return d
+    target, problem, rule = _check_target(b, at, ctx, rs, roster)
+    if problem:
+        d.reason, d.rule = f"代投无效：{problem}", rule
+        return d
+    d.status, d.counts_for, d.target_unit = VerdictStatus.COUNTED, target, target
+    d.reason = f"导演代投有效：{'弃权' if target is None else '投给' + target}{early_note}"
+    d.rule = rs.ref("proxy")
+    st.count(index, b.evidence.pid)
+    return d
+
+
+def _correcting_change(
+    d: _Draft,
+    at: datetime,
+    ctx: DayContext,
+    rs: Ruleset,
+    roster: _Roster,
+    st: _VoterState,
+    index: int,
+    problems: list[tuple[str, str]],
+) -> _Draft:
+    """A CHANGE by a voter with no counted vote: valid only where the rule set lets a change
+    correct an invalid vote and it replies to one."""
+    b = d.ballot
+    assert b.kind is BallotKind.CHANGE
+    corrects = rs.change_corrects_invalid and b.replied_to_pid in st.invalid_pids
+    if not corrects:
+        no_vote = ("尚无有效投票，改票无效；无效票须通过重新发帖更正", rs.ref("correct_invalid"))
+        problems = [no_vote]  # nothing to change: the other limits do not matter
+    else:
+        limits, rule = _change_limits(at, ctx, rs, st, proxy=False)
+        problems += [(p, rule) for p in limits]
+    target, problem, rule = _check_target(b, at, ctx, rs, roster)
+    if problem:
+        problems.append((problem, rule))
+    if problems:
+        d.reason = "；".join(p for p, _r in problems)
+        d.rule = problems[0][1]
+        if b.target is None and not b.is_abstain:
+            st.invalid_pids.add(b.evidence.pid)  # an unreadable name: like an invalid vote
+        return d
+    st.changes += 1
+    st.count(index, b.evidence.pid)
+    assert b.replied_to_pid is not None
+    st.chain_pids.add(b.replied_to_pid)
+    d.status, d.counts_for, d.target_unit = VerdictStatus.COUNTED, target, target
+    d.reason = f"有效改票，更正无效票：{'弃权' if target is None else '投给' + target}"
+    d.rule = rs.ref("correct_invalid")
+    return d
+
+
+def _replacing_change(
+    d: _Draft,
+    at: datetime,
+    ctx: DayContext,
+    rs: Ruleset,
+    roster: _Roster,
+    drafts: list[_Draft],
+    st: _VoterState,
+    problems: list[tuple[str, str]],
+) -> _Draft:
+    """A CHANGE (or a 代投改票) of a counted vote: it must reply to the vote's chain, keep to the
+    change limits (once exempt when the old target went out) and name a valid target; a valid
+    one supersedes the vote it replaces."""
+    b = d.ballot
+    proxy = b.kind is BallotKind.PROXY
     assert st.counted is not None and st.original is not None
     old = drafts[st.counted]
-    original = drafts[st.original]
     if not proxy and rs.change_must_reply and b.replied_to_pid not in st.chain_pids:
         problems.append(("改票未回复原投票楼层", rs.ref("change_reply")))
-        d.note = f"原投票为{original.ballot.evidence.describe()}"
+        d.note = f"原投票为{drafts[st.original].ballot.evidence.describe()}"
         if b.replied_to_pid is not None:
             d.note += f"；此帖回复的是 pid {b.replied_to_pid}"
     limits, rule = _change_limits(at, ctx, rs, st, proxy=proxy)
-    old_target = roster.units[old.counts_for] if old.counts_for else None
-    exempt = bool(
-        limits
-        and rs.change_when_target_out
-        and not st.exempt_used
-        and old_target is not None
-        and _gone(old_target, at)
-    )
+    exempt = bool(limits) and _target_out_exempt(old, at, rs, roster, st)
     if not exempt:
         problems += [(p, rule) for p in limits]
     target, problem, target_rule = _check_target(b, at, ctx, rs, roster)
@@ -760,10 +714,23 @@ def _judge_one(
     old.reason = f"已被{'代投' if proxy else ''}改票取代"
     old.note = f"取代它的是{b.evidence.describe()}"
     st.count(len(drafts), b.evidence.pid)
-    d.status, d.counts_for, d.target_unit = ok, target, target
+    d.status, d.counts_for, d.target_unit = VerdictStatus.COUNTED, target, target
     who = "导演代投改票" if proxy else "有效改票"
     d.reason = f"{who}：由{_target_text(old.counts_for)}改为{_target_text(target)}{extra}"
     return d
+
+
+def _target_out_exempt(
+    old: _Draft, at: datetime, rs: Ruleset, roster: _Roster, st: _VoterState
+) -> bool:
+    """Whether a change may break its limits once because the old vote's target went out."""
+    old_target = roster.units[old.counts_for] if old.counts_for else None
+    return bool(
+        rs.change_when_target_out
+        and not st.exempt_used
+        and old_target is not None
+        and _gone(old_target, at)
+    )
 
 
 def _span(delta: Any) -> str:
@@ -829,82 +796,20 @@ def tally(
         raise ValueError(f"警长不在名单中：{ctx.sheriff}")
 
     ordered = sorted(verdicts, key=lambda v: _order_key(v.ballot))
-    counts: dict[str, Fraction] = {}
-    voters: dict[str, list[str]] = {}
-    weights: dict[str, Fraction] = {}
-    weight_reasons: dict[str, str] = {}
-    abstained: list[str] = []
-    total = Fraction(0)
-    abstain_total = Fraction(0)
-    sheriff_vote: str | None = None
-    sheriff_abstained = False
-    notes: list[str] = []
-
-    final: dict[str, VoteVerdict] = {}
-    for v in ordered:
-        if v.status is not VerdictStatus.COUNTED or v.voter_unit is None:
-            continue
-        if v.voter_unit in final:
-            raise ValueError(f"{v.voter_unit}有两张计入的票，判定结果不一致")
-        final[v.voter_unit] = v
-        w, why = _voter_weight(v.voter_unit, sheriff, rs, mods)
-        weights[v.voter_unit] = w
-        if why:
-            weight_reasons[v.voter_unit] = why
-        total += w
-        if v.counts_for is None:
-            abstained.append(v.voter_unit)
-            abstain_total += w
-        else:
-            counts[v.counts_for] = counts.get(v.counts_for, Fraction(0)) + w
-            voters.setdefault(v.counts_for, []).append(v.voter_unit)
-        if v.voter_unit == sheriff:
-            sheriff_vote = v.counts_for
-            sheriff_abstained = v.counts_for is None
-
-    # [狂躁] (m209.txt:97): 开门之前未决定则默认弃票 — a unit that had to vote before the opening
-    # and has no counted ballot abstains, with its weight
-    for unit, (src, _rule) in sorted(mods.before_open.items()):
-        ps = roster.units[unit]
-        if unit in final or not _in_play(ps, ctx) or not ps.can_vote or unit in mods.no_vote:
-            continue
-        w, why = _voter_weight(unit, sheriff, rs, mods)
-        weights[unit] = w
-        if why:
-            weight_reasons[unit] = why
-        total += w
-        abstain_total += w
-        abstained.append(unit)
-        if unit == sheriff:
-            sheriff_abstained = True
-        notes.append(f"{unit}持有{src}，开门之前未投票，默认弃票")
-
-    def eligible(unit: str) -> bool:
-        ps = roster.units[unit]
-        return ps.can_be_voted and (ps.out_at is None or ps.out_at >= ctx.closes)
-
-    if not ctx.sheriff_election:
-        for unit, extra in sorted(mods.received.items()):
-            srcs = "、".join(mods.received_src[unit])
-            if not eligible(unit):
-                notes.append(f"{unit}不在可投票之列，{srcs}不计")
-                continue
-            counts[unit] = counts.get(unit, Fraction(0)) + extra
-            total += extra
-            notes.append(f"{unit}：{srcs}")
-    elif mods.received:
-        notes.append("警长竞选不计放逐投票的额外票数（如诽谤）")
-
-    reached = _reached(ordered, final, weights, counts) if ctx.sheriff_election else {}
+    c = _Count()
+    _count_verdicts(c, ordered, sheriff, rs, mods)
+    _default_abstentions(c, ctx, rs, roster, mods, sheriff)
+    _received_votes(c, ctx, roster, mods)
+    reached = _reached(ordered, c.final, c.weights, c.counts) if ctx.sheriff_election else {}
     sheet = CountSheet(
-        counts=dict(counts),
-        total=total,
-        abstain_total=abstain_total,
+        counts=dict(c.counts),
+        total=c.total,
+        abstain_total=c.abstain_total,
         sheriff=sheriff,
-        sheriff_vote=sheriff_vote,
-        sheriff_abstained=sheriff_abstained,
+        sheriff_vote=c.sheriff_vote,
+        sheriff_abstained=c.sheriff_abstained,
         blocked={u: "、".join(s) for u, s in mods.block.items()},
-        forced_top=tuple(u for u in mods.force_top if eligible(u)),
+        forced_top=tuple(u for u in mods.force_top if _votable(roster.units[u], ctx)),
         tie_takers=tuple(u for u in mods.tie_taker if _in_play(roster.units[u], ctx)),
         void_on_tie=tuple(mods.void_on_tie),
         reached=reached,
@@ -914,12 +819,12 @@ def tally(
         day=ctx.day,
         ruleset=rs.id,
         sheriff_election=ctx.sheriff_election,
-        counts=counts,
-        voters=voters,
-        weights=weights,
-        weight_reasons=weight_reasons,
-        abstained=abstained,
-        total=total,
+        counts=c.counts,
+        voters=c.voters,
+        weights=c.weights,
+        weight_reasons=c.weight_reasons,
+        abstained=c.abstained,
+        total=c.total,
         top=list(decision.top),
         tie=list(decision.tie),
         out=decision.out,
@@ -929,9 +834,99 @@ def tally(
         public_counts=rs.public_counts,
         public_voters=rs.public_voters,
         sheriff=sheriff,
-        sheriff_vote=sheriff_vote,
-        notes=[*notes, *decision.notes],
+        sheriff_vote=c.sheriff_vote,
+        notes=[*c.notes, *decision.notes],
     )
+
+
+@dataclass
+class _Count:
+    """The running count of a tally: who voted for whom, with which weight."""
+
+    final: dict[str, VoteVerdict] = field(default_factory=dict)  # voter → its counted verdict
+    counts: dict[str, Fraction] = field(default_factory=dict)
+    voters: dict[str, list[str]] = field(default_factory=dict)
+    weights: dict[str, Fraction] = field(default_factory=dict)
+    weight_reasons: dict[str, str] = field(default_factory=dict)
+    abstained: list[str] = field(default_factory=list)
+    total: Fraction = Fraction(0)
+    abstain_total: Fraction = Fraction(0)
+    sheriff_vote: str | None = None
+    sheriff_abstained: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def weigh(self, unit: str, sheriff: str | None, rs: Ruleset, mods: _Mods) -> Fraction:
+        """The voter's weight, recorded (with why it is not 1) and added to the total."""
+        w, why = _voter_weight(unit, sheriff, rs, mods)
+        self.weights[unit] = w
+        if why:
+            self.weight_reasons[unit] = why
+        self.total += w
+        return w
+
+
+def _count_verdicts(
+    c: _Count, ordered: Sequence[VoteVerdict], sheriff: str | None, rs: Ruleset, mods: _Mods
+) -> None:
+    """Add every counted verdict, in post order, with its voter's weight."""
+    for v in ordered:
+        if v.status is not VerdictStatus.COUNTED or v.voter_unit is None:
+            continue
+        if v.voter_unit in c.final:
+            raise ValueError(f"{v.voter_unit}有两张计入的票，判定结果不一致")
+        c.final[v.voter_unit] = v
+        w = c.weigh(v.voter_unit, sheriff, rs, mods)
+        if v.counts_for is None:
+            c.abstained.append(v.voter_unit)
+            c.abstain_total += w
+        else:
+            c.counts[v.counts_for] = c.counts.get(v.counts_for, Fraction(0)) + w
+            c.voters.setdefault(v.counts_for, []).append(v.voter_unit)
+        if v.voter_unit == sheriff:
+            c.sheriff_vote = v.counts_for
+            c.sheriff_abstained = v.counts_for is None
+
+
+def _default_abstentions(
+    c: _Count,
+    ctx: DayContext,
+    rs: Ruleset,
+    roster: _Roster,
+    mods: _Mods,
+    sheriff: str | None,
+) -> None:
+    """[狂躁] (m209.txt:97): 开门之前未决定则默认弃票 — a unit that had to vote before the opening
+    and has no counted ballot abstains, with its weight."""
+    for unit, (src, _rule) in sorted(mods.before_open.items()):
+        ps = roster.units[unit]
+        if unit in c.final or not _in_play(ps, ctx) or not ps.can_vote or unit in mods.no_vote:
+            continue
+        c.abstain_total += c.weigh(unit, sheriff, rs, mods)
+        c.abstained.append(unit)
+        if unit == sheriff:
+            c.sheriff_abstained = True
+        c.notes.append(f"{unit}持有{src}，开门之前未投票，默认弃票")
+
+
+def _received_votes(c: _Count, ctx: DayContext, roster: _Roster, mods: _Mods) -> None:
+    """The extra votes a player receives (乌鸦[诽谤] …); an exile vote only, and only for a
+    player who may still be voted."""
+    if not ctx.sheriff_election:
+        for unit, extra in sorted(mods.received.items()):
+            srcs = "、".join(mods.received_src[unit])
+            if not _votable(roster.units[unit], ctx):
+                c.notes.append(f"{unit}不在可投票之列，{srcs}不计")
+                continue
+            c.counts[unit] = c.counts.get(unit, Fraction(0)) + extra
+            c.total += extra
+            c.notes.append(f"{unit}：{srcs}")
+    elif mods.received:
+        c.notes.append("警长竞选不计放逐投票的额外票数（如诽谤）")
+
+
+def _votable(ps: PlayerStatus, ctx: DayContext) -> bool:
+    """Whether votes for the player count at the close."""
+    return ps.can_be_voted and (ps.out_at is None or ps.out_at >= ctx.closes)
 
 
 def _in_play(ps: PlayerStatus, ctx: DayContext) -> bool:

@@ -5,7 +5,7 @@ Pure: bytes in, records out. No network, no clock (the time a page was served is
 
 What the listing shows (Discuz X3.5 ``source/module/forum/forum_forumdisplay.php``,
 ``template/default/forum/forumdisplay_list.htm``; the real pages in
-``fixtures/discuz/desktop/forumdisplay_f3_*.html`` and ``mobile/v4_forumdisplay_f3_*.json``):
+``tests/fixtures/discuz/desktop/section-list-*.html`` and ``mobile/section-api4-*.json``):
 
 * each thread is a ``<tbody id="normalthread_T">`` (``stickthread_T`` when sticky, displayorder
   1-4) of ``table#threadlisttableid``; its subject is ``a.s.xst`` (stored HTML-escaped, read

@@ -3,7 +3,7 @@
 Pure: bytes in, records out. No network, no clock.
 
 What the forum answers (docs/discuz.md §4, Discuz X3.5 ``function_message.php`` and
-``source/language/lang_message.php``; the real captures in ``fixtures/discuz/misc/``):
+``source/language/lang_message.php``; the real captures in ``tests/fixtures/discuz/misc/``):
 
 * ajax (``inajax=1``): ``<root><![CDATA[ … ]]></root>`` holding
   ``succeedhandle_<key>('url', 'message', {'fid':'3','tid':'7','pid':'148',…})`` or

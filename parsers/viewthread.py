@@ -6,12 +6,12 @@ in :data:`SELECTORS`.
 
 Speed (bench/bench_parse.py): lexbor is given only the part of the page from the top pager to
 the end of the post list (the head, the fast-reply editor and the footer are a quarter of the
-bytes), less each post's profile card (half of what is left; :func:`_without_profiles` says
-when a card is left out); the post tables and their parts come from ONE selection over the
-post list; a message is read in one walk of its nodes, with no re-parsing and no regex over the
-page. The walk keeps its own stack (any depth, no recursion) and each element's text is sliced
-from the text as it is built, so nested markup costs time in proportion to its size, not size ×
-depth.
+bytes), less each post's profile card (half of what is left) and the button rows below its
+message (a third of the rest; :func:`_without_profiles` says when either is left out); the
+post tables and their parts come from ONE selection over the post list; a message is read in
+one walk of its nodes, with no re-parsing and no regex over the page. The walk keeps its own
+stack (any depth, no recursion) and each element's text is sliced from the text as it is
+built, so nested markup costs time in proportion to its size, not size × depth.
 
 The message helper :func:`extract_message` is shared with :mod:`parsers.mobile`: it turns a
 message's HTML node into the visible text (quotes removed), the quoted pids, the quoted texts,
@@ -401,88 +401,150 @@ def extract_message(root: LexborNode, tz: tzinfo) -> MessageParts:
     the message as its author wrote it. One walk over the nodes with an explicit stack (no
     recursion, any depth), and time in proportion to the nodes plus the text recorded.
     """
-    main = _TextSink()
-    out = main  # where text goes: `main`, or the sink of the quote being read
-    marks: list[Mark] = []
-    quoted: list[int] = []
-    quote_texts: list[str] = []
-    edit: EditNote | None = None
-    noise: list[LexborNode] = []
-    quote_level = 0  # stack depth of the open quote frame (0: not in a quote)
-    quote_pid: int | None = None
-    open_kinds = _NO_KINDS.copy()  # marks of each kind waiting on the stack
-    spent = 0  # characters of text held by `marks`
-    stack: list[_Frame] = [(root.iter(include_text=True), False, None, 0)]
+    walk = _MessageWalk(root, tz)
+    stack, visit, leave = walk.stack, walk.visit, walk.leave
     while stack:
-        children, block, pending, start = stack[-1]
-        child = next(children, None)
-        if child is None:
+        frame = stack[-1]
+        for child in frame[0]:
+            if visit(child):  # an element was entered: its children are read first
+                break
+        else:
             stack.pop()
-            if quote_level and len(stack) < quote_level:  # leaving the quote block
-                quote_text = out.value()
-                quote_texts.append(quote_text)
-                marks.append(Mark(MarkKind.BBCODE, "quote", quote_text))
-                spent += len(quote_text)
-                if quote_pid is not None and quote_pid not in quoted:
-                    quoted.append(quote_pid)
-                out, quote_level, quote_pid = main, 0, None
-                continue
-            if pending:
-                for kind, _ in pending:
-                    open_kinds[kind] -= 1
-                inside: str | None = None
-                for kind, value in pending:
-                    if spent > MARK_TEXT_BUDGET and open_kinds[kind]:
-                        continue  # an enclosing mark of this kind holds this text too
-                    if inside is None:
-                        inside = out.since(start)
-                    marks.append(Mark(kind, value, inside))
-                    spent += len(inside)
-            if block:
-                out.newlines += 1
-            continue
+            leave(frame[1], frame[2], frame[3])
+    for node in walk.noise:
+        node.decompose()
+    return MessageParts(
+        text=walk.main.value(),
+        quoted_pids=tuple(walk.quoted),
+        quote_texts=tuple(walk.quote_texts),
+        edit=walk.edit,
+        marks=tuple(walk.marks),
+    )
+
+
+class _MessageWalk:
+    """What one walk over a message has found so far, and where its text goes now."""
+
+    __slots__ = (
+        "edit",
+        "main",
+        "marks",
+        "noise",
+        "open_kinds",
+        "out",
+        "quote_level",
+        "quote_pid",
+        "quote_texts",
+        "quoted",
+        "spent",
+        "stack",
+        "tz",
+    )
+
+    def __init__(self, root: LexborNode, tz: tzinfo) -> None:
+        self.tz = tz
+        self.main = _TextSink()
+        self.out = self.main  # where text goes: `main`, or the sink of the quote being read
+        self.marks: list[Mark] = []
+        self.quoted: list[int] = []
+        self.quote_texts: list[str] = []
+        self.edit: EditNote | None = None
+        self.noise: list[LexborNode] = []
+        self.quote_level = 0  # stack depth of the open quote frame (0: not in a quote)
+        self.quote_pid: int | None = None
+        self.open_kinds = _NO_KINDS.copy()  # marks of each kind waiting on the stack
+        self.spent = 0  # characters of text held by `marks`
+        self.stack: list[_Frame] = [(root.iter(include_text=True), False, None, 0)]
+
+    def leave(self, block: bool, pending: list[tuple[MarkKind, str]] | None, start: int) -> None:
+        """An element's frame is done (already popped): close its quote or its marks."""
+        if self.quote_level and len(self.stack) < self.quote_level:
+            self._leave_quote()
+            return
+        if pending:
+            self._close_marks(pending, start)
+        if block:
+            self.out.newlines += 1
+
+    def _leave_quote(self) -> None:
+        quote_text = self.out.value()
+        self.quote_texts.append(quote_text)
+        self.marks.append(Mark(MarkKind.BBCODE, "quote", quote_text))
+        self.spent += len(quote_text)
+        if self.quote_pid is not None and self.quote_pid not in self.quoted:
+            self.quoted.append(self.quote_pid)
+        self.out, self.quote_level, self.quote_pid = self.main, 0, None
+
+    def _close_marks(self, pending: list[tuple[MarkKind, str]], start: int) -> None:
+        """Record the element's marks with the text read since ``start``."""
+        open_kinds = self.open_kinds
+        for kind, _ in pending:
+            open_kinds[kind] -= 1
+        inside: str | None = None
+        for kind, value in pending:
+            if self.spent > MARK_TEXT_BUDGET and open_kinds[kind]:
+                continue  # an enclosing mark of this kind holds this text too
+            if inside is None:
+                inside = self.out.since(start)
+            self.marks.append(Mark(kind, value, inside))
+            self.spent += len(inside)
+
+    def visit(self, child: LexborNode) -> bool:
+        """A child node: text, a line break, noise, or an element to walk into (True: its frame
+        is on the stack now)."""
         tag = child.tag
         if tag == "-text":
             piece = child.text_content
             if piece:
-                out.add(piece)
-            continue
+                self.out.add(piece)
+            return False
         if tag == "br":
-            out.newlines += 1
-            continue
+            self.out.newlines += 1
+            return False
         if tag in _NOT_MARKUP:
-            continue
+            return False
         if not tag or tag[0] == "-" or tag in _SKIP_TAGS:
-            continue
+            return False
         attrs = child.attrs
         css_class = attrs.get("class")
         classes = css_class.split() if css_class else []
         if tag in _NOISE_TAGS and _is_noise(tag, classes, attrs):
-            noise.append(child)
-            continue
+            self.noise.append(child)
+            return False
         is_block = tag in _BLOCK_TAGS
-        if quote_level:  # inside a quote: text and the 回复 link only
-            if tag == "a" and quote_pid is None:
-                quote_pid = _quote_link_pid(attrs.get("href"))
+        if self.quote_level:  # inside a quote: text and the 回复 link only
+            if tag == "a" and self.quote_pid is None:
+                self.quote_pid = _quote_link_pid(attrs.get("href"))
             if is_block:
-                out.newlines += 1
-            stack.append((child.iter(include_text=True), is_block, None, 0))
-            continue
+                self.out.newlines += 1
+            self.stack.append((child.iter(include_text=True), is_block, None, 0))
+            return True
+        return self._visit_element(child, tag, classes, attrs, is_block)
+
+    def _visit_element(
+        self,
+        child: LexborNode,
+        tag: str,
+        classes: list[str],
+        attrs: LexborAttributes,
+        is_block: bool,
+    ) -> bool:
+        """An element outside quotes: an edit note, a quote, a [hide] or presentation markup."""
         if tag == "i" and "pstatus" in classes:  # 本帖最后由 X 于 T 编辑 (added by Discuz)
-            if edit is None:
-                edit = parse_edit_note(child.text(), tz)
-            continue
+            if self.edit is None:
+                self.edit = parse_edit_note(child.text(), self.tz)
+            return False
         if tag == "blockquote" or (
             tag == "div" and ("quote" in classes or "reply_wrap" in classes)
         ):
-            out = _TextSink()
-            stack.append((child.iter(include_text=True), False, None, 0))
-            quote_level = len(stack)
-            continue
+            self.out = _TextSink()
+            self.stack.append((child.iter(include_text=True), False, None, 0))
+            self.quote_level = len(self.stack)
+            return True
         if tag == "div" and "locked" in classes:  # [hide] not shown to this account
-            marks.append(Mark(MarkKind.HIDE_TAG, "locked", ""))
-            marks.append(Mark(MarkKind.BBCODE, "hide", ""))
-            continue
+            self.marks.append(Mark(MarkKind.HIDE_TAG, "locked", ""))
+            self.marks.append(Mark(MarkKind.BBCODE, "hide", ""))
+            return False
         grandchildren = child.iter(include_text=True)
         if tag == "div" and "showhide" in classes:  # [hide] shown: drop its <h4> header
             waiting = [(MarkKind.HIDE_TAG, "showhide"), (MarkKind.BBCODE, "hide")]
@@ -490,19 +552,11 @@ def extract_message(root: LexborNode, tz: tzinfo) -> MessageParts:
         else:
             waiting = _presentation(tag, attrs)
         for kind, _ in waiting:
-            open_kinds[kind] += 1
+            self.open_kinds[kind] += 1
         if is_block:
-            out.newlines += 1
-        stack.append((grandchildren, is_block, waiting, len(out.chunks)))
-    for node in noise:
-        node.decompose()
-    return MessageParts(
-        text=main.value(),
-        quoted_pids=tuple(quoted),
-        quote_texts=tuple(quote_texts),
-        edit=edit,
-        marks=tuple(marks),
-    )
+            self.out.newlines += 1
+        self.stack.append((grandchildren, is_block, waiting, len(self.out.chunks)))
+        return True
 
 
 # --------------------------------------------------------------------------- decoding
@@ -703,7 +757,7 @@ def _posted_at(when_node: LexborNode, pid: int, tz: tzinfo, now: datetime) -> da
     if title:  # the usual case: exact time in the title
         match = _TITLE_TIME.fullmatch(title)
         if match is not None:
-            year, month, day, hour, minute, second = (int(g) for g in match.groups())
+            year, month, day, hour, minute, second = map(int, match.groups())
             try:
                 return datetime(year, month, day, hour, minute, second, tzinfo=tz)
             except ValueError:
@@ -848,7 +902,14 @@ _READ_IN_CARD = (b"authi", b"authorposton")  # the author link's box, the time
 
 
 def _without_profiles(part: bytes) -> bytes:
-    """``part`` without the profile card in each post's left column (half the bytes of a post).
+    """``part`` less what the parser never reads in a post: the profile card in its left column
+    (:func:`_without_cards`, half the bytes of a post) and its button rows below the message
+    (:func:`_without_footers`, a third of what is left)."""
+    return _without_footers(_without_cards(part))
+
+
+def _without_cards(part: bytes) -> bytes:
+    """``part`` without the profile card in each post's left column.
 
     In each ``div.favatar`` the author link (``div.pi``) comes first; what follows up to the
     column's closing ``</div></td>`` is the author's profile card, stats, group and medals, read
@@ -884,10 +945,60 @@ def _without_profiles(part: bytes) -> bytes:
         inner = column + len(_FAVATAR)
         if part.find(_POST_IDS, inner, end) >= 0 or part.find(_FAVATAR, inner, end) >= 0:
             continue
-        if any(part.find(mark, start, end) >= 0 for mark in _READ_IN_CARD):
+        for mark in _READ_IN_CARD:
+            if part.find(mark, start, end) >= 0:
+                break
+        else:
+            pieces.append(part[kept:start])
+            kept = end
+    if not pieces:
+        return part
+    pieces.append(part[kept:])
+    return b"".join(pieces)
+
+
+_FOOTER = b'<tr><td class="plc plm">'  # the row below a post's message: 支持/反对 buttons
+_FOOTER_AFTER = b"</td></tr>"  # the message row's end, just before the footer's first row
+_FOOTER_SIGN = b'<tr id="_postposition'  # then an empty row, the 回复/举报 row and an ad row
+_READ_IN_FOOTER = (b"<table", b'id="p', b"auth", b"favatar", b"pcb", b'class="pg')
+
+
+def _without_footers(part: bytes) -> bytes:
+    """``part`` without the rows below each post's message (回复, 编辑, 举报 and the ad row).
+
+    A post table's last rows, from ``<tr><td class="plc plm">`` to the table's ``</table>``,
+    hold its buttons and nothing the parser reads. They are left out only where they look
+    exactly so: the rows follow the message row's ``</td></tr>``, hold Discuz's
+    ``<tr id="_postposition…">`` and end at the first ``</table>`` after them; and they hold
+    no table (so the cut ends the post table and stays in it), no ``id="p…`` (no post table,
+    floor link, message or the first post's ``p_btn``), no ``authi`` or ``authorposton``, no
+    left column, no ``pcb`` box (the locked notice) and no pager. Anything else is kept.
+    A message cannot contain these bytes unless its author may post raw HTML; even then the
+    cut holds no other post's part and a ``<tr>`` written in the message's cell already ends
+    that cell, so what follows it was never the message's text.
+    """
+    pieces: list[bytes] = []
+    kept = 0  # part[:kept] is in pieces
+    at = 0
+    while True:
+        start = part.find(_FOOTER, at)
+        if start < 0:
+            break
+        end = part.find(b"</table>", start)
+        if end < 0:
+            break
+        at = end
+        row_end = part.rfind(_FOOTER_AFTER, max(0, start - 64), start)
+        if row_end < 0 or part[row_end + len(_FOOTER_AFTER) : start].strip():
             continue
-        pieces.append(part[kept:start])
-        kept = end
+        if part.find(_FOOTER_SIGN, start, end) < 0:
+            continue
+        for mark in _READ_IN_FOOTER:
+            if part.find(mark, start, end) >= 0:
+                break
+        else:
+            pieces.append(part[kept:start])
+            kept = end
     if not pieces:
         return part
     pieces.append(part[kept:])

@@ -41,10 +41,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.game.gamefile import Game
 from pipeline.store import Store
+
+if TYPE_CHECKING:
+    from pipeline.drafts import Draft
 
 __all__ = [
     "CONSOLE_URL_ENV",
@@ -302,8 +305,6 @@ def _capped(lines: list[str], what: str) -> list[str]:
     return [*lines[:MAX_LINES], f"  ……另有 {len(lines) - MAX_LINES} {what}"]
 
 
-# long (92 lines): one decision per notification kind, in the order they are said; each needs the
-# same cycle record
 def _plan(
     game: Game,
     store: Store,
@@ -316,19 +317,41 @@ def _plan(
     warnings: Sequence[str] | None = None,
     game_file: str | None = None,
 ) -> _Plan:
+    """What to tell the director after a cycle, one part per kind in the order they are said:
+    a failure or recovery, warnings, new drafts, drafts near their deadline, new flags."""
     from pipeline.drafts import Draft
-    from pipeline.drafts.view import draft_urgency
 
     plan = _Plan()
-    gid = game.game.id
     link = console_url(game, env)
     when = _short(now, game)
-    fail_sent = store.get_meta(META_FAIL_SENT) == "1"
 
     def said(text: str) -> str:
         return _scrub(runnable(text, game_file), game, env, urls)
 
-    # a failed cycle: once per streak and cause; a success after a told failure: once
+    _plan_cycle_outcome(plan, store, record, errors, when, said)
+    if warnings is not None:
+        _plan_warnings(plan, store, warnings, said)
+    pending = [
+        Draft.from_row(r)
+        for r in store.db.query("SELECT * FROM drafts WHERE state = 'pending' ORDER BY id")
+    ]
+    drafts_page = f"{link}g/{game.game.id}/drafts" if link else ""
+    _plan_new_drafts(plan, store, pending, drafts_page, game_file)
+    _plan_urgent_drafts(plan, store, game, pending, now, drafts_page)
+    _plan_flags(plan, store, f"{link}g/{game.game.id}/day/" if link else "")
+    return plan
+
+
+def _plan_cycle_outcome(
+    plan: _Plan,
+    store: Store,
+    record: CycleRecord,
+    errors: Sequence[str],
+    when: str,
+    said: Callable[[str], str],
+) -> None:
+    """A failed cycle: once per streak and cause; a success after a told failure: once."""
+    fail_sent = store.get_meta(META_FAIL_SENT) == "1"
     if not record.ok:
         told = _ids(store.get_meta(META_FAIL_CAUSES)) if fail_sent else set()
         causes = {cause(e): e for e in errors or [record.error or ""]}
@@ -356,26 +379,32 @@ def _plan(
         plan.on_sent[META_FAIL_SENT] = "0"
         plan.on_sent[META_FAIL_CAUSES] = "[]"
 
-    # what the director must act on (not a failure): each once while it lasts
-    if warnings is not None:
-        warned = _ids(store.get_meta(META_WARNINGS))
-        current = {cause(w): w for w in warnings}
-        fresh_warnings = [w for c, w in current.items() if c not in warned]
-        if fresh_warnings:
-            plan.add(
-                "warning",
-                "需要导演处理",
-                ["需要导演处理：", *_capped([f"  {said(w)}" for w in fresh_warnings], "条")],
-            )
-        plan.on_sent[META_WARNINGS] = json.dumps(sorted(current))  # a later return is new
 
-    pending = [
-        Draft.from_row(r)
-        for r in store.db.query("SELECT * FROM drafts WHERE state = 'pending' ORDER BY id")
-    ]
-    live = {d.id for d in pending}
+def _plan_warnings(
+    plan: _Plan, store: Store, warnings: Sequence[str], said: Callable[[str], str]
+) -> None:
+    """What the director must act on (not a failure): each once while it lasts."""
+    warned = _ids(store.get_meta(META_WARNINGS))
+    current = {cause(w): w for w in warnings}
+    fresh_warnings = [w for c, w in current.items() if c not in warned]
+    if fresh_warnings:
+        plan.add(
+            "warning",
+            "需要导演处理",
+            ["需要导演处理：", *_capped([f"  {said(w)}" for w in fresh_warnings], "条")],
+        )
+    plan.on_sent[META_WARNINGS] = json.dumps(sorted(current))  # a later return is new
 
-    told = _ids(store.get_meta(META_DRAFTS)) & live
+
+def _plan_new_drafts(
+    plan: _Plan,
+    store: Store,
+    pending: Sequence[Draft],
+    drafts_page: str,
+    game_file: str | None,
+) -> None:
+    """Pending drafts not told of yet, with where to approve them."""
+    told = _ids(store.get_meta(META_DRAFTS)) & {d.id for d in pending}
     new = [d for d in pending if d.id not in told]
     if new:
         lines = [f"有 {len(new)} 份新草稿等待批准（没有批准不会发出）："]
@@ -383,8 +412,8 @@ def _plan(
             [f"  {_draft_label(_row_of(d))}" for d in new],
             "份",
         )
-        if link:
-            lines.append(f"去批准：{link}g/{gid}/drafts")
+        if drafts_page:
+            lines.append(f"去批准：{drafts_page}")
         else:
             where = (
                 f"用 bansha drafts {game_file} 查看"
@@ -395,7 +424,19 @@ def _plan(
         plan.add("drafts", "草稿待批准", lines)
     plan.on_sent[META_DRAFTS] = json.dumps(sorted(told | {d.id for d in new}))
 
-    urgent_told = _ids(store.get_meta(META_URGENT)) & live
+
+def _plan_urgent_drafts(
+    plan: _Plan,
+    store: Store,
+    game: Game,
+    pending: Sequence[Draft],
+    now: datetime,
+    drafts_page: str,
+) -> None:
+    """Reminders and results near their deadline, still not approved: each once."""
+    from pipeline.drafts.view import draft_urgency
+
+    urgent_told = _ids(store.get_meta(META_URGENT)) & {d.id for d in pending}
     near = []
     for d in pending:
         if d.id in urgent_told or d.kind not in ("reminder", "result", "first_result"):
@@ -406,11 +447,14 @@ def _plan(
     if near:
         lines = ["快到期、还没有批准："]
         lines += [f"  {_draft_label(_row_of(d))}：{u.note}" for d, u in near]
-        if link:
-            lines.append(f"去批准：{link}g/{gid}/drafts")
+        if drafts_page:
+            lines.append(f"去批准：{drafts_page}")
         plan.add("urgent", "快到期", lines)
     plan.on_sent[META_URGENT] = json.dumps(sorted(urgent_told | {d.id for d, _ in near}))
 
+
+def _plan_flags(plan: _Plan, store: Store, day_page: str) -> None:
+    """Conduct flags not decided and not told of yet, with the first one's day page."""
     decided = {r["flag_id"] for r in store.db.query("SELECT flag_id FROM flag_decisions")}
     open_flags = [
         r
@@ -426,11 +470,10 @@ def _plan(
             [f"  第{r['day']}天 {r['player']}：{r['reason']}" for r in fresh],
             "条",
         )
-        if link and fresh[0]["day"] is not None:
-            lines.append(f"去处理：{link}g/{gid}/day/{fresh[0]['day']}")
+        if day_page and fresh[0]["day"] is not None:
+            lines.append(f"去处理：{day_page}{fresh[0]['day']}")
         plan.add("flags", "新的违规标记", lines)
     plan.on_sent[META_FLAGS] = json.dumps(sorted(flags_told | {r["id"] for r in fresh}))
-    return plan
 
 
 def _row_of(d: Any) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Shared pytest fixtures.
 
-The real Discuz! X3.5 pages live beside the repository in ``../shared/fixtures/discuz`` and are
-never copied into it; tests that read them take the ``fixtures_dir`` fixture and are skipped
-(with the reason) when that folder is absent.
+The Discuz! X3.5 page samples live in the repository, in ``tests/fixtures/discuz`` (how each was
+made and its ground truth: README.md and manifest.json there; helpers: tests/discuz_samples.py).
+Tests that read them take the ``fixtures_dir`` fixture; a missing sample is a failure.
 """
 
 from __future__ import annotations
@@ -13,18 +13,16 @@ from pathlib import Path
 
 import pytest
 
-FIXTURES_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "discuz"
+from tests.discuz_samples import SAMPLES
+
+FIXTURES_DIR = SAMPLES
 
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
-    """The folder of real Discuz pages (``<repo>/../shared/fixtures/discuz``)."""
-    if not (FIXTURES_DIR / "manifest.json").is_file():
-        pytest.skip(
-            f"real Discuz fixtures not found at {FIXTURES_DIR.resolve()} "
-            "(expected ../shared/fixtures/discuz beside the repository)"
-        )
-    return FIXTURES_DIR.resolve()
+    """The folder of Discuz page samples (``tests/fixtures/discuz``)."""
+    assert (FIXTURES_DIR / "manifest.json").is_file(), f"no page samples manifest in {FIXTURES_DIR}"
+    return FIXTURES_DIR
 
 
 def missing_cjk_font() -> str | None:

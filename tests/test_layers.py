@@ -1,5 +1,10 @@
 """The house: ``pipeline/`` is in layers, imports point down only, no circles, no rule-set id.
 
+Below the pipeline: ``parsers/`` imports nothing from ``engine/`` or ``pipeline/``, ``engine/``
+nothing from ``pipeline/``; neither has an import circle, the engine imports no engine module
+inside a function, and the engine's shared modules (``engine/*.py``, outside ``rulesets/``)
+name no rule set: they are given one.
+
 Layers (low → high): store, sim → game → discuz, derive → drafts → cycle, notify → cli →
 console. ``sim`` (the local forum) is used by the CLI's demo and the console's BBCode preview
 only. Every import is counted, also one inside a function: a lazy import that points up is still
@@ -11,9 +16,12 @@ every layer.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
+
+from engine.rulesets import ruleset_ids
 
 ROOT = Path(__file__).resolve().parents[1]
 PIPELINE = ROOT / "pipeline"
@@ -50,7 +58,7 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path) -> set[str]:
+def _imports(path: Path, roots: tuple[str, ...] = ("pipeline",)) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     me = _module_name(path)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
@@ -66,7 +74,7 @@ def _imports(path: Path) -> set[str]:
         if id(node) in typing_only:
             continue
         if isinstance(node, ast.Import):
-            out |= {a.name for a in node.names if a.name.startswith("pipeline")}
+            out |= {a.name for a in node.names if a.name.split(".")[0] in roots}
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -74,10 +82,10 @@ def _imports(path: Path) -> set[str]:
                 mod = ".".join([*base, node.module] if node.module else base)
             else:
                 mod = node.module or ""
-            if not mod.startswith("pipeline"):
+            if mod.split(".")[0] not in roots:
                 continue
-            if mod == "pipeline":
-                out |= {f"pipeline.{a.name}" for a in node.names}
+            if mod in roots:
+                out |= {f"{mod}.{a.name}" for a in node.names}
             else:
                 out.add(mod)
     return out
@@ -164,3 +172,96 @@ def test_no_long_function_without_its_reason() -> None:
                 if length > 80 and not any(c.startswith("# long (") for c in block):
                     bare.append(f"{path.relative_to(ROOT)}:{node.name} ({length} lines)")
     assert bare == []
+
+
+# --- below the pipeline: parsers/ and engine/ ---------------------------------------------------
+
+ENGINE = ROOT / "engine"
+PARSERS = ROOT / "parsers"
+LOWER = sorted([*ENGINE.rglob("*.py"), *PARSERS.rglob("*.py")])
+_ALL = ("engine", "parsers", "pipeline")
+
+
+def _ids(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("path", sorted(PARSERS.rglob("*.py")), ids=_ids)
+def test_parsers_import_neither_engine_nor_pipeline(path: Path) -> None:
+    above = sorted(m for m in _imports(path, _ALL) if m.split(".")[0] != "parsers")
+    assert above == [], f"{_module_name(path)} imports {above}"
+
+
+@pytest.mark.parametrize("path", sorted(ENGINE.rglob("*.py")), ids=_ids)
+def test_engine_imports_nothing_from_pipeline(path: Path) -> None:
+    above = sorted(m for m in _imports(path, _ALL) if m.split(".")[0] == "pipeline")
+    assert above == [], f"{_module_name(path)} imports {above}"
+
+
+def test_no_import_circle_in_engine_or_parsers() -> None:
+    """Every import counts, also one inside a function; only ``if TYPE_CHECKING:`` is left out."""
+    graph = {_module_name(p): set() for p in LOWER}
+    for p in LOWER:
+        me = _module_name(p)
+        for mod in _imports(p, ("engine", "parsers")):
+            target = mod if mod in graph else mod.rpartition(".")[0]
+            if target in graph and target != me:
+                graph[me].add(target)
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle = [*stack[stack.index(nxt) :], nxt]
+                pytest.fail("import circle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+
+
+@pytest.mark.parametrize("path", sorted(ENGINE.rglob("*.py")), ids=_ids)
+def test_no_engine_import_inside_a_function(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    lazy = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(fn):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [("." * node.level) + (node.module or "")]
+            lazy += [f"{fn.name}:{node.lineno} {n}" for n in names if n.startswith(("engine", "."))]
+    assert lazy == [], f"{_ids(path)} imports inside functions: {lazy}"
+
+
+#: The shared modules whose id-free wording is finished elsewhere: conduct.py (its checks become
+#: registered ones) and votes.py (two comments inside the bodies of ``_judge_one`` and ``tally``).
+_WORDED_ELSEWHERE = {"conduct.py", "votes.py"}
+SHARED = sorted(p for p in ENGINE.glob("*.py") if p.name not in _WORDED_ELSEWHERE)
+
+
+def _ruleset_id_pattern() -> re.Pattern[str]:
+    words = {w for rid in ruleset_ids() for w in (rid, rid.rstrip("0123456789"))}
+    words = {w for w in words if len(w) > 1}
+    return re.compile("|".join(sorted(map(re.escape, words), key=len, reverse=True)), re.I)
+
+
+@pytest.mark.parametrize("path", SHARED, ids=_ids)
+def test_no_ruleset_id_in_a_shared_engine_module(path: Path) -> None:
+    pattern = _ruleset_id_pattern()
+    hits = [
+        f"{n}: {line.strip()}"
+        for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1)
+        if pattern.search(line)
+    ]
+    assert hits == [], f"{_ids(path)} names rule sets: {hits}"

@@ -3,9 +3,10 @@
 ``get_ruleset("m135")`` returns the rule set; ids and aliases are matched case-insensitively.
 This registry is the only place that knows the ids: everything a rule set is — its vote,
 conduct, card, speed, announcement, last-words, election, inquiry and line-up rules — is
-declared on its class in ``engine/rulesets/<id>.py``, and the engine modules and the pipeline
-read it from ``get_ruleset(id)``. A sixth rule set is one new module plus its rule text, and a
-line here.
+declared on its class in ``engine/rulesets/<id>.py``: the pipeline looks it up with
+``get_ruleset(id)`` and gives it to the engine modules, which never look ids up. A sixth rule set
+is one new module plus its rule text, and a line here; a rule set that extends another
+(``class M135Plus(M135)``) may also be defined elsewhere and added with :func:`register`.
 
 The registry is lazy: a rule set's module is imported the first time its id is asked for, so a
 command about one game loads that game's rule set only (``bansha tally`` starts faster). Only
@@ -28,7 +29,9 @@ __all__ = [
     "Decision",
     "Ruleset",
     "get_ruleset",
+    "register",
     "ruleset_ids",
+    "unregister",
 ]
 
 #: Rule set id → the name of its class in ``engine/rulesets/<id>.py``, in the order the README
@@ -94,6 +97,28 @@ def _by_alias() -> dict[str, str]:
     if _BY_ALIAS is None:
         _BY_ALIAS = {a.casefold(): id for id in _CLASSES for a in _load(id).aliases}
     return _BY_ALIAS
+
+
+def register(id: str, cls: type[Ruleset]) -> None:
+    """Register ``cls`` (a :class:`Ruleset` subclass whose ``id`` is ``id``) under ``id``: a rule
+    set defined outside this package, e.g. one that extends another by a role. Raises
+    ValueError when the id is taken or does not match the class."""
+    global _BY_ALIAS
+    if not (isinstance(cls, type) and issubclass(cls, Ruleset) and cls.id == id):
+        raise ValueError(f"{cls!r} 不是 id 为 {id!r} 的规则集")
+    if id.casefold() in _BY_ID:
+        raise ValueError(f"规则集 {id!r} 已经注册")
+    _CLASSES[id] = cls.__name__
+    _LOADED[id] = cls
+    _BY_ID[id.casefold()] = id
+    _BY_ALIAS = None
+
+
+def unregister(id: str) -> None:
+    """Undo :func:`register` (KeyError for an id that was never registered)."""
+    global _BY_ALIAS
+    del _CLASSES[id], _LOADED[id], _BY_ID[id.casefold()]
+    _BY_ALIAS = None
 
 
 def ruleset_ids() -> tuple[str, ...]:

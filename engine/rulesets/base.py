@@ -34,8 +34,11 @@ from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from engine.ballots import PlayerStatus
 from engine.cards import CardRules
 from engine.conduct import ConductRules
+from engine.deal import MAX_ATTEMPTS, Deal, DealError, Rng, expand, pairs
+from engine.kernel import ActionResult, EngineError, Outcome
 from engine.rulesets.roles import VILLAGE, WOLF
 from engine.speed import SpeedRules
 from engine.state import CardState, Charge
@@ -395,8 +398,6 @@ class Ruleset:
     default_settings: ClassVar[Mapping[str, str]] = {}
 
     def _no_engine(self) -> Any:
-        from engine.kernel import EngineError
-
         return EngineError(f"规则集 {self.id}（{self.name}）的夜晚结算尚未实现")
 
     def validate_setup(self, players: Lineup) -> list[str]:
@@ -429,8 +430,6 @@ class Ruleset:
         if not self.has_engine:
             raise self._no_engine()
         if not players:
-            from engine.kernel import EngineError
-
             raise EngineError("名单为空，无法开局")
         return self.open_state(players, settings or {}, strict)
 
@@ -460,6 +459,45 @@ class Ruleset:
             for c in cards
             if c not in h.deck
         ]
+
+    # --- the deal (engine.deal) ------------------------------------------------------------
+    def deal_count(self) -> int:
+        """How many players the line-up is dealt to, from the set's own tables."""
+        raise DealError(f"规则集 {self.id} 还不能自动发牌")
+
+    def deal(self, names: tuple[str, ...], rng: Rng) -> Deal:
+        """The line-up dealt to ``names`` (seat order); :func:`engine.deal.deal` checks it."""
+        raise DealError(f"规则集 {self.id} 还不能自动发牌")
+
+    def deal_settings(self, made: Deal) -> list[dict[str, str]]:
+        """The settings of every game file the deal can still become (one per open choice),
+        each checked with :meth:`setup_state`."""
+        return [{}]
+
+    def faction_decided_later(self, cards: Sequence[str]) -> bool:
+        """Whether a hand's actual faction is decided after the deal (a later pick)."""
+        return False
+
+    def deal_in_pairs(self, names: tuple[str, ...], rng: Rng, notes: tuple[str, ...]) -> Deal:
+        """Two cards each from :attr:`hands`' deck: shuffled into pairs until
+        :meth:`pairs_refused` accepts them, each pair then put in :meth:`pair_order`."""
+        assert self.hands is not None, f"{self.id} declares no hands"
+        deck = expand(self.hands.deck)
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            dealt = pairs(deck, rng)
+            if self.pairs_refused(dealt):
+                continue
+            hands = tuple(self.pair_order(a, b) for a, b in dealt)
+            return Deal(self.id, names, hands, attempts=attempt, notes=notes)
+        raise DealError(f"{self.id}：{MAX_ATTEMPTS} 次洗牌都没有得到合规的组合")
+
+    def pairs_refused(self, dealt: Sequence[Sequence[str]]) -> bool:
+        """Whether a shuffle into pairs breaks the text's forbidden combinations."""
+        return False
+
+    def pair_order(self, a: str, b: str) -> tuple[str, str]:
+        """A dealt pair in the order the text fixes (first card first)."""
+        return a, b
 
     #: How many players the rule text's game has, and where it says so (None: not said).
     player_count: ClassVar[tuple[int, str] | None] = None
@@ -528,8 +566,6 @@ class Ruleset:
             count = _ZH_COUNT.get(h.size, str(h.size))
             problems = problems or [f"每名玩家须有{count}张身份牌（{h.setup_rule}）"]
         if problems and strict:
-            from engine.kernel import EngineError
-
             raise EngineError("开局设置有误：\n" + "\n".join(problems))
         return problems
 
@@ -542,8 +578,6 @@ class Ruleset:
         allowed = set(self.default_settings if known is None else known)
         unknown = sorted(set(merged) - allowed)
         if unknown:
-            from engine.kernel import EngineError
-
             raise EngineError(f"未知的设置：{'、'.join(unknown)}")
         return merged
 
@@ -614,20 +648,7 @@ class Ruleset:
         any skill (a red-carded character cannot act), by day after the vote
         (``board.scratch["reds"]``); a director's action :meth:`_director_action` takes is
         resolved at once. Returns the other actions (none once the game is over)."""
-        from engine.kernel import Outcome
-
-        rest: list[Action] = []
-        reds: list[Action] = []
-        for a in actions:
-            skill = self.canonical_skill(a.skill)
-            if skill == "投降":
-                self._surrender(board, a)
-            elif skill == "判负":
-                self._forfeit(board, a)
-            elif skill == "红牌罚下":
-                reds.append(a)
-            elif not self._director_action(board, a):
-                rest.append(a)
+        rest, reds = self._take_director_actions(board, actions)
         if board.winner is not None:
             for a in [*rest, *reds]:
                 board.record(a, "校验", Outcome.UNUSED, "游戏已结束，不再结算", "")
@@ -663,6 +684,85 @@ class Ruleset:
         for _at, a in sorted(during, key=lambda pair: pair[0]):
             self._red_card(board, a)
 
+    def _take_director_actions(
+        self, board: Board, actions: Sequence[Action]
+    ) -> tuple[list[Action], list[Action]]:
+        """投降 and 判负 resolved at once (in :meth:`director_order`), and so is a director's
+        action :meth:`_director_action` takes; returns (the other actions, the red cards)."""
+        rest: list[Action] = []
+        reds: list[Action] = []
+        for a in sorted(actions, key=lambda a: self.director_order(board, a)):
+            skill = self.canonical_skill(a.skill)
+            if skill == "投降":
+                self._surrender(board, a)
+            elif skill == "判负":
+                self._forfeit(board, a)
+            elif skill == "红牌罚下":
+                reds.append(a)
+            elif not self._director_action(board, a):
+                rest.append(a)
+        return rest, reds
+
+    def record_command(self, board: Board, night: int | None = None) -> str:
+        """The command that records a decision for the phase being resolved (or for ``night``),
+        as a pending decision's prompt tells the director."""
+        if night is not None or board.night is not None:
+            return f"bansha night add GAME.toml --night {board.night if night is None else night}"
+        return f"bansha day add GAME.toml --day {board.phase.number}"
+
+    # --- 殉职: the shared steps of a sheriff's hand-over -----------------------------------
+    def _successors(self, board: Board, death: Death) -> tuple[str, ...] | None:
+        """The living who may succeed the sheriff out in ``death``; None when there is no
+        hand-over (not the sheriff, or still in play). Nobody left: the badge is gone."""
+        old = death.player
+        if board.sheriff != old or board.alive(old):
+            return None
+        living = tuple(board.living())
+        if not living:
+            board.sheriff = None
+            return None
+        return living
+
+    def _refuse_successor(
+        self, board: Board, action: Action, step: str, problem: str, rule: str
+    ) -> None:
+        """A 殉职 whose successor cannot take the badge: the badge waits for a new choice."""
+        board.record(action, step, Outcome.INVALID, problem, rule)
+        board.sheriff = None
+        board.need(
+            action.actor, "殉职", f"警长{action.actor}的殉职目标无效（{problem}），请重新选择", rule
+        )
+
+    def director_order(self, board: Board, a: Action) -> tuple[int, str]:
+        """The order the director's actions of one phase are taken in (a stable sort key; the
+        default keeps the recorded order)."""
+        return (0, "")
+
+    def done_result(self, board: Board, action: Action) -> ActionResult | None:
+        """The DONE result recorded for ``action`` this phase, if any."""
+        for r in board.results:
+            if r.action is action and r.outcome is Outcome.DONE:
+                return r
+        return None
+
+    # --- the public line of the phase's deaths ---------------------------------------------
+    #: What a night without a death adds to 昨晚无人出局 (e.g. （平安夜）).
+    quiet_night_note: ClassVar[str] = ""
+    #: Between two deaths of the line.
+    death_separator: ClassVar[str] = "；"
+
+    def death_line(self, board: Board) -> str:
+        """昨晚/今日 无人出局, or who went out in the order they did (:meth:`death_part`)."""
+        when = "昨晚" if board.night is not None else "今日"
+        if not board.deaths:
+            return f"{when}无人出局" + (self.quiet_night_note if board.night is not None else "")
+        parts = self.death_separator.join(self.death_part(d) for d in board.deaths)
+        return f"{when}出局（按出局顺序）：{parts}"
+
+    def death_part(self, death: Death) -> str:
+        """One death as the public line names it."""
+        return death.player
+
     def _director_action(self, board: Board, a: Action) -> bool:
         """Resolve one more kind of director's action at once (zhenyan's 猜中); False: not one."""
         return False
@@ -673,8 +773,6 @@ class Ruleset:
     def _forfeit(self, board: Board, a: Action) -> None:
         """判负 of one of the two factions (``choice``), by the card rules' faction rule (a
         faction's reds, m135.txt:245, zhenyan.txt:223): the other faction wins at once."""
-        from engine.kernel import Outcome
-
         step, rule = "判负", self.cards.faction_rule
         loser = (a.choice or "").strip()
         if loser not in (WOLF, VILLAGE):
@@ -733,6 +831,11 @@ class Ruleset:
     def before_step(self, board: Board, step: Step) -> None:
         return None
 
+    def action_order(self, board: Board, action: Action) -> tuple[int, ...]:
+        """Where one action goes among those of the same skill in a step (同时段技能的先后),
+        before seat order; () where the text says nothing."""
+        return ()
+
     def after_step(self, board: Board, step: Step) -> None:
         return None
 
@@ -752,8 +855,6 @@ class Ruleset:
     ) -> list[Action]:
         """A team's one kill a night: every living holder may submit it, but differing targets
         are all invalid (the director keeps one) and identical ones resolve once."""
-        from engine.kernel import Outcome
-
         kills = [
             a
             for a in actions
@@ -836,8 +937,6 @@ class Ruleset:
         One per player; a player already out votes no more (``out_at`` = the opening), one
         red-carded during the day from that moment.
         """
-        from engine.votes import PlayerStatus
-
         return tuple(
             PlayerStatus(p.name, out_at=opens if not p.alive else red_at.get(p.name))
             for p in state.players

@@ -30,11 +30,12 @@ from fractions import Fraction
 from functools import partial
 from typing import Any, ClassVar, Literal
 
+from engine.ballots import ModifierKind, VoteModifier
 from engine.cards import CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
+from engine.deal import Deal, Rng
 from engine.kernel import (
     Action,
-    ActionResult,
     Board,
     DayInput,
     Death,
@@ -304,13 +305,6 @@ def kill_card(p: PlayerState) -> CardState | None:
     return None
 
 
-def _add_cmd(board: Board) -> str:
-    """The command that records a decision for the phase being resolved."""
-    if board.night is not None:
-        return f"bansha night add GAME.toml --night {board.night}"
-    return f"bansha day add GAME.toml --day {board.phase.number}"
-
-
 def _ordinal(position: int) -> str:
     return ZH_ORDINAL.get(position, f"第{position}身份")
 
@@ -324,6 +318,9 @@ class M135(Ruleset):
     rule_file: ClassVar[str] = "m135.txt"
     dead_target_rule: ClassVar[str] = "m135.txt:55"
     aliases: ClassVar[tuple[str, ...]] = ("M135", "让子弹飞")
+    causes: ClassVar[Mapping[str, str]] = CAUSES
+    director_actions: ClassVar[tuple[str, ...]] = DIRECTOR_ACTIONS
+    other_deaths: ClassVar[tuple[str, ...]] = OTHER_DEATHS
 
     sheriff_weight: ClassVar[Fraction] = Fraction(3, 2)
     change_corrects_invalid: ClassVar[bool] = True
@@ -414,10 +411,42 @@ class M135(Ruleset):
     player_count: ClassVar[tuple[int, str] | None] = (12, "m135.txt:5")
     faction_rule: ClassVar[str] = "m135.txt:9"
 
+    deck: ClassVar[Mapping[str, int]] = DECK
+    wolf_roles: ClassVar[frozenset[str]] = WOLF_ROLES
+    god_roles: ClassVar[tuple[str, ...]] = GOD_ROLES
+    villager_roles: ClassVar[tuple[str, ...]] = VILLAGER_ROLES
+
+    def deal_count(self) -> int:
+        return sum(self.deck.values()) // 2  # m135.txt:5: 12 × 2 cards
+
+    def deal(self, names: tuple[str, ...], rng: Rng) -> Deal:
+        """The 24 cards shuffled into 12 pairs until no pair is forbidden (m135.txt:16);
+        复制人 first, 女巫 second (m135.txt:142, 90). The players choose the order of their
+        other two cards afterwards (m135.txt:27); the director rewrites it in the game file."""
+        notes = (
+            "m135：复制人已排为第一身份、女巫为第二身份（m135.txt:142, 90）；其余两张的先后"
+            "由玩家回复导演后，在游戏文件中调换（m135.txt:27）。",
+        )
+        return self.deal_in_pairs(names, rng, notes)
+
+    def pairs_refused(self, dealt: Sequence[Sequence[str]]) -> bool:
+        """m135.txt:16 禁止出现的组合：狼人阵营身份+狼人阵营身份，预言家+狼人阵营身份; a 复制人's
+        faction is its partner card's (m135.txt:142)."""
+        for a, b in dealt:
+            roles = [b if a == "复制人" else a, a if b == "复制人" else b]
+            wolf = [r in self.wolf_roles for r in roles]
+            if all(wolf) or (any(wolf) and "预言家" in roles):
+                return True
+        return False
+
+    def pair_order(self, a: str, b: str) -> tuple[str, str]:
+        # m135.txt:142 复制人第一身份; m135.txt:90 女巫第二身份
+        return (b, a) if b == "复制人" or a == "女巫" else (a, b)
+
     def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
         """Wolf when either card belongs to the wolf faction (m135.txt:9; 复制人 takes the
         second card's, m135.txt:142)."""
-        if len(cards) != 2 or any(c not in DECK for c in cards):
+        if len(cards) != 2 or any(c not in self.deck for c in cards):
             return None
         return actual_faction(PlayerState(name, self.dealt_cards(name, cards)))
 
@@ -444,19 +473,19 @@ class M135(Ruleset):
             if second == "复制人":
                 problems.append(f"{who}：复制人身份必须作为第一身份（m135.txt:142）")
             roles = [second if c == "复制人" else c for c in cards]
-            if all(r in WOLF_ROLES for r in roles):
+            if all(r in self.wolf_roles for r in roles):
                 extra = (
                     "；复制人的阵营视为与第二身份相同（m135.txt:142）" if "复制人" in cards else ""
                 )
                 problems.append(
                     f"{who}：禁止出现的组合：狼人阵营身份+狼人阵营身份（m135.txt:16）{extra}"
                 )
-            elif "预言家" in roles and any(r in WOLF_ROLES for r in roles):
+            elif "预言家" in roles and any(r in self.wolf_roles for r in roles):
                 problems.append(f"{who}：禁止出现的组合：预言家+狼人阵营身份（m135.txt:16）")
-        for card, n in sorted(counts.items(), key=lambda kv: list(DECK).index(kv[0])):
-            if n > DECK[card]:
+        for card, n in sorted(counts.items(), key=lambda kv: list(self.deck).index(kv[0])):
+            if n > self.deck[card]:
                 problems.append(
-                    f"身份牌「{card}」出现 {n} 次，牌组中只有 {DECK[card]} 张（m135.txt:5）"
+                    f"身份牌「{card}」出现 {n} 次，牌组中只有 {self.deck[card]} 张（m135.txt:5）"
                 )
         return problems
 
@@ -482,7 +511,7 @@ class M135(Ruleset):
 
     # ------------------------------------------------------------------ names
     def skill_names(self) -> tuple[str, ...]:
-        return (*SPECS, *DIRECTOR_ACTIONS)
+        return (*self.specs, *self.director_actions)
 
     def unused_reason(self, action: Action) -> str:
         skill = self.canonical_skill(action.skill)
@@ -531,8 +560,8 @@ class M135(Ruleset):
                 (c.card, skill, c.source),
             )
         role = role_of(p, cur)
-        if skill in ROLE_SKILLS.get(role, ()):
-            charge = (cur.uid, skill, "") if SPECS[skill].limited else None
+        if skill in self.roles.get(role, ()):
+            charge = (cur.uid, skill, "") if self.specs[skill].limited else None
             return Holder(player, cur.uid, cur.name, role, skill, "", charge)
         return None
 
@@ -545,7 +574,7 @@ class M135(Ruleset):
         if skill.startswith("馈赠") and skill != "馈赠":
             return f"{player}的当前身份没有黑商馈赠的[{skill[2:]}]（m135.txt:113）"
         elsewhere = [
-            c for c in p.cards if c.uid != cur.uid and skill in ROLE_SKILLS.get(role_of(p, c), ())
+            c for c in p.cards if c.uid != cur.uid and skill in self.roles.get(role_of(p, c), ())
         ]
         why = "；该技能属于另一张身份牌" if elsewhere else ""
         return (
@@ -658,7 +687,7 @@ class M135(Ruleset):
         if board.winner is not None:
             return
         rest = self._settle_kill_actions(board, rest)
-        run_steps(board, self, NIGHT_PLAN, SPECS, self.night_handlers(), rest)
+        run_steps(board, self, self.night_plan, self.specs, self.night_handlers(), rest)
         self._resolve_kill(board)
         self._other_deaths(board)
 
@@ -751,7 +780,7 @@ class M135(Ruleset):
                     p.action.actor,
                     p.holder.card,
                     p.holder.card,
-                    CAUSES["馈赠失败"],
+                    self.causes["馈赠失败"],
                 )
             )
             return (
@@ -832,11 +861,11 @@ class M135(Ruleset):
         cur = board.player(target).current
         assert cur is not None
         board.scratch.setdefault("other_deaths", []).append(
-            (kind, p.action.actor, target, cur.uid, p.holder.card, CAUSES[kind])
+            (kind, p.action.actor, target, cur.uid, p.holder.card, self.causes[kind])
         )
         return (
             Outcome.DONE,
-            f"{target}的当前身份当晚出局（{CAUSES[kind]}，在其他出局效果中依次结算）",
+            f"{target}的当前身份当晚出局（{self.causes[kind]}，在其他出局效果中依次结算）",
         )
 
     # kill resolution (m135.txt:180-184) and the other deaths (m135.txt:185)
@@ -879,7 +908,7 @@ class M135(Ruleset):
         )
         blocked = resolve_attack(board, attack, defences)
         kill_pass: Pass = kill["pass"]
-        result = self._result_of(board, kill_pass.action)
+        result = self.done_result(board, kill_pass.action)
         if blocked is not None:
             if result is not None:
                 board.amend(result, Outcome.BLOCKED, f"<杀人>对{target}无效：{blocked}")
@@ -896,21 +925,14 @@ class M135(Ruleset):
         )
         board.drain()
 
-    @staticmethod
-    def _result_of(board: Board, action: Action) -> ActionResult | None:
-        for r in board.results:
-            if r.action is action and r.outcome is Outcome.DONE:
-                return r
-        return None
-
     def _other_deaths(self, board: Board) -> None:
         effects = sorted(
             board.scratch.get("other_deaths", []),
-            key=lambda e: (OTHER_DEATHS.index(e[0]), board.seat(e[1]), e[2]),
+            key=lambda e: (self.other_deaths.index(e[0]), board.seat(e[1]), e[2]),
         )
         bind = board.setting("effects_bind", BIND_RESOLUTION)
         for kind, actor, target, bound, holder_card, cause in effects:
-            step = f"其他出局：{CAUSES[kind]}"
+            step = f"其他出局：{self.causes[kind]}"
             if kind == "馈赠失败":
                 if not board.card(bound).alive:
                     board.emit(step, "m135.txt:185", f"{actor}的黑商已出局，馈赠失败不再结算")
@@ -931,7 +953,7 @@ class M135(Ruleset):
                     target,
                     cause=cause,
                     step=step,
-                    rule=SPECS[kind].rule,
+                    rule=self.specs[kind].rule,
                     source=actor,
                     kind="技能",
                     village_skill=village,
@@ -1021,7 +1043,7 @@ class M135(Ruleset):
                 shooter,
                 skill,
                 f"{shooter}的{card.name}出局，须立即决定<{skill}>：记录目标后重新结算"
-                f"（{_add_cmd(board)} --actor {shooter} --skill {skill} --target 目标，"
+                f"（{self.record_command(board)} --actor {shooter} --skill {skill} --target 目标，"
                 "或 --choice 放弃）",
                 rule,
             )
@@ -1086,13 +1108,10 @@ class M135(Ruleset):
 
     def _handover(self, board: Board, death: Death) -> None:
         old = death.player
-        if board.sheriff != old or board.alive(old):
+        living = self._successors(board, death)
+        if living is None:
             return
-        living = board.living()
         step = "警长移交"
-        if not living:
-            board.sheriff = None
-            return
         if death.red:
             chosen = board.scratch.get("red_draw", {}).get(old)
             seed = board.scratch.get("red_seed", {}).get(old, f"{board.phase.label}:{old}")
@@ -1116,7 +1135,7 @@ class M135(Ruleset):
                 old,
                 "殉职",
                 f"警长{old}出局，须从存活角色中选择继任警长（{listing}）：记录后重新结算"
-                f"（{_add_cmd(board)} --actor {old} --skill 殉职 --target 继任者）",
+                f"（{self.record_command(board)} --actor {old} --skill 殉职 --target 继任者）",
                 "m135.txt:149",
             )
             board.emit(step, "m135.txt:149", f"等待{old}选择继任警长", actor=old)
@@ -1124,11 +1143,7 @@ class M135(Ruleset):
         target = action.targets[0] if len(action.targets) == 1 else None
         if target is None or target not in living:
             problem = "须选择一名未出局的角色" if target is None else f"{target}不是存活角色"
-            board.record(action, step, Outcome.INVALID, problem, "m135.txt:149")
-            board.sheriff = None
-            board.need(
-                old, "殉职", f"警长{old}的殉职目标无效（{problem}），请重新选择", "m135.txt:149"
-            )
+            self._refuse_successor(board, action, step, problem, "m135.txt:149")
             return
         board.sheriff = target
         board.record(action, step, Outcome.DONE, f"警徽移交给{target}", "m135.txt:149", (target,))
@@ -1223,7 +1238,7 @@ class M135(Ruleset):
         day_label = "白天技能"
         for a in rest:
             skill = self.canonical_skill(a.skill)
-            spec = SPECS.get(skill)
+            spec = self.specs.get(skill)
             if spec is None:
                 board.record(a, "校验", Outcome.INVALID, self.unknown_skill_reason(skill), "")
             elif skill == "翻牌":
@@ -1293,7 +1308,8 @@ class M135(Ruleset):
                         out,
                         "装傻",
                         f"{out}（白痴）即将因投票出局，可以发动<装傻>避免出局：记录决定后重新结算"
-                        f"（{_add_cmd(board)} --actor {out} --skill 装傻，或 --choice 放弃）",
+                        f"（{self.record_command(board)} --actor {out} --skill 装傻，"
+                        "或 --choice 放弃）",
                         "m135.txt:109",
                     )
                 elif not action.declined:
@@ -1342,7 +1358,7 @@ class M135(Ruleset):
             for target in board.scratch.get("slandered", []):
                 board.announce(f"{target}被诽谤（放逐投票中多计一票）")
         if board.deaths or board.night is not None or not board.scratch.get("election"):
-            board.public[:0] = [self._death_line(board)]
+            board.public[:0] = [self.death_line(board)]
 
     def _deliver_gifts(self, board: Board) -> None:
         for target, gift, giver, giver_card in board.scratch.get("gifts", []):
@@ -1363,22 +1379,17 @@ class M135(Ruleset):
                 step, "m135.txt:113", f"{target}的{cur.name}获得临时技能[{gift}]", actor=giver
             )
 
-    @staticmethod
-    def _death_line(board: Board) -> str:
-        when = "昨晚" if board.night is not None else "今日"
-        if not board.deaths:
-            return f"{when}无人出局" + ("（平安夜）" if board.night is not None else "")
-        parts = []
-        for d in board.deaths:
-            text = f"{d.player}的{_ordinal(d.card_index)}"
-            if d.red:
-                text += "（红牌罚下）"
-            elif d.kind == "投票出局":
-                text += "（投票出局）"
-            if d.player_out:
-                text += f"，{d.player}出局"
-            parts.append(text)
-        return f"{when}出局（按出局顺序）：" + "；".join(parts)
+    quiet_night_note: ClassVar[str] = "（平安夜）"
+
+    def death_part(self, death: Death) -> str:
+        text = f"{death.player}的{_ordinal(death.card_index)}"
+        if death.red:
+            text += "（红牌罚下）"
+        elif death.kind == "投票出局":
+            text += "（投票出局）"
+        if death.player_out:
+            text += f"，{death.player}出局"
+        return text
 
     # ------------------------------------------------------------------ win check
     def win_conditions(self, board: Board) -> dict[str, bool]:
@@ -1389,11 +1400,11 @@ class M135(Ruleset):
             p = board.player(name)
             for c in p.cards:
                 role = role_of(p, c)
-                if role in WOLF_ROLES:
+                if role in self.wolf_roles:
                     wolves.append(c.alive)
-                elif role in GOD_ROLES:
+                elif role in self.god_roles:
                     gods.append(c.alive)
-                elif role in VILLAGER_ROLES:
+                elif role in self.villager_roles:
                     villagers.append(c.alive)
         return {
             "village": bool(wolves) and not any(wolves),
@@ -1434,8 +1445,6 @@ class M135(Ruleset):
 
     def vote_modifiers(self, state: GameState, day: int) -> tuple[Any, ...]:
         """乌鸦[诽谤]: +1 vote against the target on the next day's exile vote (m135.txt:120)."""
-        from engine.votes import ModifierKind, VoteModifier
-
         index = Phase.day(day).index
         return tuple(
             VoteModifier(s.holder, ModifierKind.WEIGHT_ADD, Fraction(1), "乌鸦[诽谤]")

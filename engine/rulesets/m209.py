@@ -90,8 +90,10 @@ from datetime import datetime
 from fractions import Fraction
 from typing import Any, ClassVar, Literal
 
+from engine.ballots import ModifierKind, VoteModifier
 from engine.cards import CardRules
 from engine.conduct import ConductRules, FlagKind
+from engine.deal import Deal, Rng, sample, shuffle
 from engine.kernel import (
     Action,
     Board,
@@ -475,17 +477,20 @@ def _guarded(handler: Handler) -> Handler:
     return run
 
 
-def _add_cmd(board: Board) -> str:
-    if board.night is not None:
-        return f"bansha night add GAME.toml --night {board.night}"
-    return f"bansha day add GAME.toml --day {board.phase.number}"
-
-
 class M209(Ruleset):
     id: ClassVar[str] = "m209"
     name: ClassVar[str] = "[M209]巴啦啦小魔仙"
     rule_file: ClassVar[str] = "m209.txt"
     aliases: ClassVar[tuple[str, ...]] = ("M209", "巴啦啦小魔仙", "RD")
+    director_actions: ClassVar[tuple[str, ...]] = DIRECTOR_ACTIONS
+    gifts: ClassVar[Mapping[str, str]] = GIFTS
+    group_roles: ClassVar[frozenset[str]] = GROUP_ROLES
+    initial_charges: ClassVar[Mapping[str, tuple[tuple[str, int], ...]]] = INITIAL_CHARGES
+    role_rules: ClassVar[Mapping[str, str]] = ROLE_RULES
+    role_skills: ClassVar[Mapping[str, tuple[str, ...]]] = ROLE_SKILLS
+    seers: ClassVar[tuple[str, ...]] = SEERS
+    strong: ClassVar[tuple[str, ...]] = STRONG
+    weak: ClassVar[tuple[str, ...]] = WEAK
 
     change_when_target_out: ClassVar[bool] = True
     proxy_before_open: ClassVar[bool] = True
@@ -623,8 +628,50 @@ class M209(Ruleset):
     factions: ClassVar[tuple[str, ...]] = (WOLF, VILLAGE, THIRD)
     faction_rule: ClassVar[str] = "m209.txt:142-145"
 
+    draw: ClassVar[Mapping[str, tuple[int, str]]] = DRAW
+    category: ClassVar[Mapping[str, str]] = CATEGORY
+    #: m209.txt:22 黑狼王和白狼王必出现且只会出现其中之一;
+    #: m209.txt:27 灵鹿和女巫必出现且只会出现其中之一
+    exactly_one: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "狼人": ("白狼王", "黑狼王"),
+        "强神": ("女巫", "灵鹿"),
+    }
+
+    def deal_count(self) -> int:
+        return sum(n for n, _rule in self.draw.values())  # m209.txt:22-33: 13
+
+    def deal(self, names: tuple[str, ...], rng: Rng) -> Deal:
+        """狼人 10选4 with exactly one of 黑狼王/白狼王, 验人系 3选1, 强神 10选3 with exactly one
+        of 灵鹿/女巫, 弱神 10选4, 三方 1选1 (m209.txt:22-33); the 13 cards are shuffled to the
+        seats and also written as ``[m209] lineup``."""
+        drawn: dict[str, list[str]] = {}
+        for cat in sorted(self.draw):  # code-point order: a seed's deal never follows a table's
+            need = self.draw[cat][0]
+            pool = sorted(r for r, c in self.category.items() if c == cat)
+            pair = self.exactly_one.get(cat)
+            if pair is None:
+                drawn[cat] = sample(pool, need, rng)
+                continue
+            one = sorted(pair)[rng.randrange(len(pair))]
+            rest = [r for r in pool if r not in pair]
+            drawn[cat] = [one, *sample(rest, need - 1, rng)]
+        lineup = [r for cat in self.draw for r in drawn[cat]]  # the table's order, for the reader
+        seats = shuffle(lineup, rng)
+        groups = tuple((f"{cat} {self.draw[cat][0]}", tuple(drawn[cat])) for cat in self.draw)
+        return Deal(
+            self.id,
+            names,
+            tuple((c,) for c in seats),
+            table={"lineup": lineup},
+            groups={"lineup": groups},
+            notes=("m209：抽到的阵容也写进了 [m209] lineup（m209.txt:22-33）。",),
+        )
+
+    def deal_settings(self, made: Deal) -> list[dict[str, str]]:
+        return [{"lineup": "，".join(made.table["lineup"])}]
+
     def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
-        if len(cards) != 1 or cards[0] not in CATEGORY:
+        if len(cards) != 1 or cards[0] not in self.category:
             return None
         return faction_of(cards[0])
 
@@ -643,7 +690,7 @@ class M209(Ruleset):
                 problems.append(f"玩家「{name}」应有一张身份牌，实际有 {len(cards)} 张")
                 continue
             card = cards[0]
-            if card not in CATEGORY:
+            if card not in self.category:
                 problems.append(
                     f"玩家「{name}」的身份「{card}」不在本局的身份池中"
                     f"（{self.rule_post} · 身份配置，m209.txt:22-33）。身份池：{pool_text()}"
@@ -690,13 +737,13 @@ class M209(Ruleset):
             ps = PlayerState(
                 name=name,
                 cards=self.dealt_cards(name, cards),
-                wolf_group=bool(cards) and cards[0] in GROUP_ROLES,
+                wolf_group=bool(cards) and cards[0] in self.group_roles,
             )
             states.append(ps)
             if not cards:
                 continue
             role, uid = cards[0], ps.cards[0].uid
-            for skill, n in INITIAL_CHARGES.get(role, ()):
+            for skill, n in self.initial_charges.get(role, ()):
                 charges.append(Charge(uid, skill, n))
             for kind, count, rule in PERMANENT.get(role, ()):
                 statuses.append(
@@ -713,7 +760,7 @@ class M209(Ruleset):
 
     # ------------------------------------------------------------------ names
     def skill_names(self) -> tuple[str, ...]:
-        return (*SPECS, *DIRECTOR_ACTIONS)
+        return (*self.specs, *self.director_actions)
 
     def canonical_skill(self, name: str) -> str:
         raw = "".join(ch for ch in name.strip() if ch not in "<>＜＞[]【】《》")
@@ -721,7 +768,7 @@ class M209(Ruleset):
 
     def skill_rule(self, skill: str) -> str:
         name = self.canonical_skill(skill)
-        spec = SPECS.get(name)
+        spec = self.specs.get(name)
         return spec.rule if spec else _DIRECTOR_RULES.get(name, "")
 
     def group_skill(self, skill: str) -> bool:
@@ -776,7 +823,7 @@ class M209(Ruleset):
         if "超度" in self.effects(board, name):
             return False
         p = board.player(name)
-        tagged = p.wolf_group or self.role(board, name) in GROUP_ROLES
+        tagged = p.wolf_group or self.role(board, name) in self.group_roles
         return tagged or self._can_take_knife(board, name) or name in self._kill_holders(board)
 
     def surface(self, board: Board, name: str) -> Surface:
@@ -943,7 +990,7 @@ class M209(Ruleset):
             n
             for n in board.living()
             if self._faction(board, n) == WOLF
-            and (board.player(n).wolf_group or self.role(board, n) in GROUP_ROLES)
+            and (board.player(n).wolf_group or self.role(board, n) in self.group_roles)
         ]
         return [n for n in group if "超度" not in self.effects(board, n)]
 
@@ -996,7 +1043,7 @@ class M209(Ruleset):
             return Holder(
                 player, cur.uid, cur.name, role, skill, c.source, (c.card, skill, c.source)
             )
-        if skill in ROLE_SKILLS.get(role, ()) and not self._lost(board, player, skill):
+        if skill in self.role_skills.get(role, ()) and not self._lost(board, player, skill):
             charge = (cur.uid, skill, "") if skill in LIMITED_CHARGED else None
             return Holder(player, cur.uid, cur.name, role, skill, "", charge)
         return None
@@ -1024,7 +1071,7 @@ class M209(Ruleset):
     def disabled(self, board: Board, holder: Holder) -> str | None:
         if self._left(board, holder.player):
             return self._left_reason(board, holder.player)
-        spec = SPECS.get(holder.skill)
+        spec = self.specs.get(holder.skill)
         eff = self.effects(board, holder.player)
         if holder.skill == "杀人":
             if "缴械" in eff:
@@ -1047,8 +1094,8 @@ class M209(Ruleset):
         if not board.has(action.actor):
             return (0, 0)
         role = self.role(board, action.actor)
-        line = int(ROLE_RULES.get(role, "m209.txt:0").split(":")[1])
-        own = self.canonical_skill(action.skill) in ROLE_SKILLS.get(role, ())
+        line = int(self.role_rules.get(role, "m209.txt:0").split(":")[1])
+        own = self.canonical_skill(action.skill) in self.role_skills.get(role, ())
         return (0, 0) if own else (1, -line)
 
     def _last_targets(self, board: Board, card: str, skills: Sequence[str]) -> tuple[str, ...]:
@@ -1276,7 +1323,7 @@ class M209(Ruleset):
         """早夜2 → 午夜 → 深夜1 → 深夜2 → 凌晨1 → 凌晨2 → 晨曦1 (m209.txt:542-581)."""
         self._night_passives(board)
         rest = self._settle_seers(board, self._settle_kills(board, actions))
-        run_steps(board, self, NIGHT_PLAN, SPECS, self.night_handlers(), rest)
+        run_steps(board, self, self.night_plan, self.specs, self.night_handlers(), rest)
         self._evil(board)
         self._dawn2(board)
         # 晨曦 belongs to the day (m209.txt:46): night statuses stop, 太阳[日] holds
@@ -1300,7 +1347,7 @@ class M209(Ruleset):
         step = "开局"
         for a in actions:
             skill = self.canonical_skill(a.skill)
-            spec = SPECS.get(skill)
+            spec = self.specs.get(skill)
             if skill not in ("伪装", "模式选择") or spec is None:
                 board.record(
                     a,
@@ -1497,7 +1544,7 @@ class M209(Ruleset):
         actor = p.action.actor
         if len(set(targets)) != 3:
             return Outcome.FIZZLED, "结算目标不是正好3人，无效果（m209.txt:321）"
-        cats = sorted(CATEGORY.get(self.role(board, t), "") for t in targets)
+        cats = sorted(self.category.get(self.role(board, t), "") for t in targets)
         if cats == ["弱神", "强神", "狼人"]:
             mine = self._faction(board, actor)
             for n in board.living():
@@ -1773,7 +1820,7 @@ class M209(Ruleset):
         (t,) = self._redirect(board, p)
         ident = self.surface(board, t).identity
         side = {"狼人": "狼", "强神": "强神", "弱神": "弱神"}.get(
-            CATEGORY.get(ident, ""), "其他身份"
+            self.category.get(ident, ""), "其他身份"
         )
         text = f"恶魔之眼：选择目标{p.action.targets[0]}是{side}"
         board.tell(p.action.actor, text + "（m209.txt:463）", "m209.txt:463")
@@ -2024,7 +2071,7 @@ class M209(Ruleset):
             "日不落",
             f"太阳出局：第{day}天额外进行一轮[正午]，太阳须指定在这一轮可以发言（及投票）的角色，"
             f"最多{limit}人，可看完第一轮[正午]再决定；请在计票前记录"
-            f"（{_add_cmd(board)} --actor {sun} --skill 日不落 --target …）",
+            f"（{self.record_command(board)} --actor {sun} --skill 日不落 --target …）",
             "m209.txt:377",
         )
 
@@ -2086,7 +2133,7 @@ class M209(Ruleset):
                 chooser,
                 "殉职",
                 f"警长{name}出局：{chooser}须选择移交警长或流失"
-                f"（{_add_cmd(board)} --actor {chooser} --skill 殉职 --target 某人，"
+                f"（{self.record_command(board)} --actor {chooser} --skill 殉职 --target 某人，"
                 "或 --choice 流失），未选择则警长流失",
                 "m209.txt:227",
             )
@@ -2156,7 +2203,7 @@ class M209(Ruleset):
             return (0, 0)
         if role == "黑狼王":
             return (2, 0)
-        return (1, -int(ROLE_RULES.get(role, "m209.txt:0").split(":")[1]))
+        return (1, -int(self.role_rules.get(role, "m209.txt:0").split(":")[1]))
 
     def _shoot(self, board: Board, name: str, step: str) -> None:
         start = len(board.feedback)
@@ -2172,18 +2219,18 @@ class M209(Ruleset):
             skill = "报复"
         else:
             skill = "馈赠最后一枪"
-        rule = SPECS[skill].rule
+        rule = self.specs[skill].rule
         action = board.take_prepared(name, skill)
         if action is None and skill != "馈赠最后一枪":
             action = board.take_prepared(name, "馈赠最后一枪")
             if action is not None:
-                skill, rule = "馈赠最后一枪", SPECS["馈赠最后一枪"].rule
+                skill, rule = "馈赠最后一枪", self.specs["馈赠最后一枪"].rule
         if action is None:
             board.need(
                 name,
                 skill,
                 f"{name}出局，可以发动<{skill}>：记录目标后重新结算"
-                f"（{_add_cmd(board)} --actor {name} --skill {skill} --target 某人，"
+                f"（{self.record_command(board)} --actor {name} --skill {skill} --target 某人，"
                 "或 --choice 放弃）",
                 rule,
             )
@@ -2240,7 +2287,7 @@ class M209(Ruleset):
         for target, choice, giver in board.scratch.get("gifts", []):
             if not board.alive(target):
                 continue
-            skill = GIFTS[str(choice)]
+            skill = self.gifts[str(choice)]
             uid = board.player(target).cards[0].uid
             board.set_charge(Charge(uid, skill, 1, giver, board.index + 1))
             board.tell(
@@ -2474,7 +2521,7 @@ class M209(Ruleset):
         for i, r in enumerate(board.results):
             ctl = controls.get(r.action.actor)
             skill = self.canonical_skill(r.action.skill)
-            if ctl and skill not in DIRECTOR_ACTIONS and r.step != CONTROL:
+            if ctl and skill not in self.director_actions and r.step != CONTROL:
                 note = f"（由{ctl}操纵提交，发动者仍是{r.action.actor}，m209.txt:214）"
                 board.results[i] = replace(r, reason=r.reason + note)
 
@@ -2544,7 +2591,7 @@ class M209(Ruleset):
         board.scratch["noon"] = False
         for a in later:
             skill = self.canonical_skill(a.skill)
-            spec = SPECS.get(skill)
+            spec = self.specs.get(skill)
             if spec is None:
                 board.record(a, "校验", Outcome.INVALID, self.unknown_skill_reason(skill), "")
             elif spec.trigger:
@@ -2939,7 +2986,7 @@ class M209(Ruleset):
                     goat,
                     "冤死",
                     f"平票，替罪羊{goat}的<冤死>触发：须选择获得[迷魂]的角色（人数自选；"
-                    f"{_add_cmd(board)} --actor {goat} --skill 冤死 --target …）",
+                    f"{self.record_command(board)} --actor {goat} --skill 冤死 --target …）",
                     "m209.txt:343",
                 )
             else:
@@ -2968,118 +3015,94 @@ class M209(Ruleset):
 
     def _noon_skill_now(self, board: Board, a: Action) -> None:
         skill = self.canonical_skill(a.skill)
-        spec = SPECS[skill]
+        spec = self.specs[skill]
         step_obj = Step((0, 0), "正午", NOON_SKILLS, "m209.txt:49")
         checked = validate(board, self, replace(a, skill=skill), spec, step_obj)
         if isinstance(checked, str):
             board.record(a, "正午", Outcome.INVALID, checked, spec.rule)
             return
-        if skill == "烈阳护卫":
-            t = a.targets[0]
-            board.remember(checked.holder.card, skill, a.targets)
-            board.remember(checked.holder.card, "排斥:烈阳护卫", ())
-            p = board.player(t)
-            if not p.alive:
-                board.players[t] = replace(
-                    p,
-                    cards=tuple(
-                        replace(c, alive=True, out_phase=None, out_cause=None) for c in p.cards
-                    ),
-                )
-                board.announce(f"{t}被复活")
-                text = f"{t}被复活（m209.txt:330）"
-            else:
-                self.add_status(
-                    board, t, "不死", f"{a.actor}[烈阳护卫]", board.index, "m209.txt:330"
-                )
-                text = f"{t}获得[不死]，持续到黄昏结束"
-            board.record(a, "正午", Outcome.DONE, text, spec.rule, (t,))
-            return
         t = a.targets[0]
         board.remember(checked.holder.card, skill, a.targets)
-        actor = a.actor
-        self._flip(board, actor, f"{self.role(board, actor)}[{skill}]")
-        if skill == "神风突击":
-            died = self.hit(
-                board,
-                "暴击",
-                actor,
-                actor,
-                "正午：神风突击",
-                "m209.txt:489",
-                "白狼王[神风突击]",
-                last_words=False,
-            )
-            board.drain()
-            if died is not None:
-                board.scratch["blocked_vote"] = "白狼王[神风突击]"
-            if board.sheriff == t:
-                board.scratch.setdefault("kamikaze_sheriff", {})[t] = actor
-            self.hit(
-                board,
-                "暴击",
-                actor,
-                t,
-                "正午：神风突击",
-                "m209.txt:490",
-                "白狼王[神风突击]",
-                last_words=False,
-            )
-            board.record(
-                a,
-                "正午",
-                Outcome.DONE,
-                f"白狼王承受[暴击]{'并出局，当天封锁投票' if died else ''}；{t}承受[暴击]",
-                spec.rule,
-                (t,),
-            )
+        if skill == "烈阳护卫":
+            board.remember(checked.holder.card, "排斥:烈阳护卫", ())
+            self._noon_sun_guard(board, a, t, spec)
             return
+        self._flip(board, a.actor, f"{self.role(board, a.actor)}[{skill}]")
+        if skill == "神风突击":
+            self._noon_kamikaze(board, a, t, spec)
+            return
+        text = self._noon_strike(board, a.actor, t, skill, spec)
+        board.record(a, "正午", Outcome.DONE, text, spec.rule, (t,))
+        board.announce(f"{a.actor}对{t}发动{skill}：{text}")
+
+    def _noon_sun_guard(self, board: Board, a: Action, t: str, spec: SkillSpec) -> None:
+        """[烈阳护卫]: an out target comes back, a living one is [不死] until dusk."""
+        p = board.player(t)
+        if not p.alive:
+            board.players[t] = replace(
+                p,
+                cards=tuple(
+                    replace(c, alive=True, out_phase=None, out_cause=None) for c in p.cards
+                ),
+            )
+            board.announce(f"{t}被复活")
+            text = f"{t}被复活（m209.txt:330）"
+        else:
+            self.add_status(board, t, "不死", f"{a.actor}[烈阳护卫]", board.index, "m209.txt:330")
+            text = f"{t}获得[不死]，持续到黄昏结束"
+        board.record(a, "正午", Outcome.DONE, text, spec.rule, (t,))
+
+    def _noon_kamikaze(self, board: Board, a: Action, t: str, spec: SkillSpec) -> None:
+        """白狼王[神风突击]: [暴击] on himself (his death blocks the vote), then on the target."""
+        actor = a.actor
+        where, source = "正午：神风突击", "白狼王[神风突击]"
+        died = self.hit(
+            board, "暴击", actor, actor, where, "m209.txt:489", source, last_words=False
+        )
+        board.drain()
+        if died is not None:
+            board.scratch["blocked_vote"] = source
+        if board.sheriff == t:
+            board.scratch.setdefault("kamikaze_sheriff", {})[t] = actor
+        self.hit(board, "暴击", actor, t, where, "m209.txt:490", source, last_words=False)
+        board.record(
+            a,
+            "正午",
+            Outcome.DONE,
+            f"白狼王承受[暴击]{'并出局，当天封锁投票' if died else ''}；{t}承受[暴击]",
+            spec.rule,
+            (t,),
+        )
+
+    def _noon_strike(self, board: Board, actor: str, t: str, skill: str, spec: SkillSpec) -> str:
+        """A noon [特攻] by faction: a wolf target takes it (the vote is blocked), a village
+        one sends it back to the actor (断钢斩 then strikes the target too). What happened."""
         faction = self._judged_faction(board, t, actor)
         if board.statuses_of(t, "隐身"):
             faction = "隐身"
+        source = f"{self.role(board, actor)}[{skill}]"
+
+        def strike(on: str, why: str) -> None:
+            self.hit(board, "特攻", actor, on, "正午：" + skill, spec.rule, why)
+
         if faction == WOLF:
-            self.hit(
-                board,
-                "特攻",
-                actor,
-                t,
-                "正午：" + skill,
-                spec.rule,
-                f"{self.role(board, actor)}[{skill}]",
-            )
+            strike(t, source)
             board.scratch["blocked_vote"] = f"{actor}[{skill}]"
             text = f"{t}为狼人阵营，受到[特攻]，当天封锁投票"
             if skill == "断钢斩":
                 for s in board.statuses_of(actor, "翻牌"):
                     board.remove_status(s)
                 text += "；觉醒骑士的身份牌重新盖伏"
-        elif faction == VILLAGE:
-            self.hit(
-                board,
-                "特攻",
-                actor,
-                actor,
-                "正午：" + skill,
-                spec.rule,
-                f"{self.role(board, actor)}[{skill}]失败",
-            )
+            return text
+        if faction == VILLAGE:
+            strike(actor, source + "失败")
             text = f"{t}为村民阵营，{actor}受到[特攻]"
             if skill == "断钢斩":
                 board.drain()
-                self.hit(
-                    board,
-                    "特攻",
-                    actor,
-                    t,
-                    "正午：" + skill,
-                    spec.rule,
-                    f"{self.role(board, actor)}[{skill}]",
-                )
+                strike(t, f"{self.role(board, actor)}[{skill}]")
                 text += f"，然后{t}受到[特攻]"
-        else:
-            text = "无事发生"
-        board.record(a, "正午", Outcome.DONE, text, spec.rule, (t,))
-        board.announce(f"{actor}对{t}发动{skill}：{text}")
+            return text
+        return "无事发生"
 
     # ------------------------------------------------------------------ win check
     def _lost_now(self, board: Board) -> set[str]:
@@ -3087,7 +3110,7 @@ class M209(Ruleset):
         lost: set[str] = set()
         living = [n for n in board.order if self._counts_alive(board, n)]
         wolves_ok = any(
-            (board.player(n).wolf_group or self.role(board, n) in GROUP_ROLES)
+            (board.player(n).wolf_group or self.role(board, n) in self.group_roles)
             or self._can_take_knife(board, n)
             or self.role(board, n) == "噩梦之影"
             or (self.role(board, n) == "噬时狼妃" and not self._lost(board, n, "时间逆流"))
@@ -3097,8 +3120,8 @@ class M209(Ruleset):
         if not wolves_ok:
             lost.add(WOLF)
         roles = {n: self.role(board, n) for n in board.order}
-        upper = [n for n, r in roles.items() if r in SEERS or r in STRONG]
-        weak = [n for n, r in roles.items() if r in WEAK]
+        upper = [n for n, r in roles.items() if r in self.seers or r in self.strong]
+        weak = [n for n, r in roles.items() if r in self.weak]
         if (upper and not any(n in living for n in upper)) or (
             weak and not any(n in living for n in weak)
         ):
@@ -3152,8 +3175,6 @@ class M209(Ruleset):
         """[迷魂] 0 (m209.txt:96), [独裁] +N (m209.txt:109), [狂躁] no change (m209.txt:97),
         [霸道]/[不死] not out (m209.txt:166), 白痴 no vote (m209.txt:357), 替罪羊 (m209.txt:343);
         a player out of the game does not vote and its skills fail (m209.txt:210)."""
-        from engine.votes import ModifierKind, VoteModifier
-
         index = Phase.day(day).index
         gone = self._left_in_state(state, index)
         living = tuple(n for n in state.living if n not in gone)
@@ -3258,8 +3279,6 @@ class M209(Ruleset):
         (m209.txt:378): a <日不落> recorded for the day bars the others from the extra round's
         vote (投票贴不发言默认视作弃票, m209.txt:379). Nothing when the naming is already in
         the state (made in the phase the sun went out)."""
-        from engine.votes import ModifierKind, VoteModifier
-
         suns = [s for s in dict(state.settings).get(f"{SUN_NOON}{day}", "").split("\t") if s]
         index = Phase.day(day).index
         if not suns or any(s.kind == "发言许可" and s.active_at(index) for s in state.statuses):

@@ -57,8 +57,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Literal
 
+from engine.ballots import Ballot, BallotKind, Evidence, PlayerStatus
 from engine.cards import CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
+from engine.deal import Deal, Rng
 from engine.kernel import (
     Action,
     Board,
@@ -356,6 +358,13 @@ class Nizhuan(Ruleset):
     name: ClassVar[str] = "逆转时空的战斗"
     rule_file: ClassVar[str] = "nizhuan.txt"
     aliases: ClassVar[tuple[str, ...]] = ("逆转时空",)
+    day_skills: ClassVar[tuple[str, ...]] = DAY_SKILLS
+    deck: ClassVar[Mapping[str, int]] = DECK
+    director_actions: ClassVar[tuple[str, ...]] = DIRECTOR_ACTIONS
+    night_skills: ClassVar[tuple[str, ...]] = NIGHT_SKILLS
+    role_skills: ClassVar[Mapping[str, tuple[str, ...]]] = ROLE_SKILLS
+    skill_rules: ClassVar[Mapping[str, str]] = SKILL_RULES
+    trigger_skills: ClassVar[tuple[str, ...]] = TRIGGER_SKILLS
 
     card_units: ClassVar[bool] = True
 
@@ -449,11 +458,44 @@ class Nizhuan(Ruleset):
     player_count: ClassVar[tuple[int, str] | None] = (8, "nizhuan.txt:138")
     faction_rule: ClassVar[str] = "nizhuan.txt:72"
 
+    wolf_roles: ClassVar[frozenset[str]] = WOLF_ROLES
+    #: nizhuan.txt:80 原初的历史: always the first card
+    first_only: ClassVar[frozenset[str]] = frozenset({"狼人"})
+    #: nizhuan.txt:85 穿越时空, nizhuan.txt:110 逆转时空: always the second card
+    second_only: ClassVar[frozenset[str]] = frozenset({"蚀时狼妃", "定序王子"})
+
+    def deal_count(self) -> int:
+        assert self.hands is not None
+        return sum(self.hands.deck.values()) // 2  # nizhuan.txt:72: two cards each, 8 players
+
+    def deal(self, names: tuple[str, ...], rng: Rng) -> Deal:
+        """16 cards into 8 pairs until none is forbidden (nizhuan.txt:74) and at least one is
+        双村民; 狼人 first, 蚀时狼妃 and 定序王子 second (nizhuan.txt:80, 85, 110)."""
+        notes = (
+            "nizhuan：狼人已排为第一身份，蚀时狼妃、定序王子为第二身份（nizhuan.txt:80, 85, "
+            "110）；其余两张的先后由玩家选定后，在游戏文件中调换。",
+        )
+        return self.deal_in_pairs(names, rng, notes)
+
+    def pairs_refused(self, dealt: Sequence[Sequence[str]]) -> bool:
+        wolves = self.wolf_roles
+        for a, b in dealt:
+            both = {a, b}
+            if (a in wolves and b in wolves) or (both & wolves and both & {"预言家", "定序王子"}):
+                return True  # nizhuan.txt:74 禁止【双狼人阵营】【狼人阵营+预言家/定序王子】
+            if both <= self.first_only or both <= self.second_only:
+                return True  # both cards would have to be first (or second)
+        # nizhuan.txt:74 将必定出现至少一个以下组合【双村民】
+        return not any(a == b == "村民" for a, b in dealt)
+
+    def pair_order(self, a: str, b: str) -> tuple[str, str]:
+        return (b, a) if b in self.first_only or a in self.second_only else (a, b)
+
     def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
         """其中有任何一个身份牌是狼人阵营则归属狼人阵营 (nizhuan.txt:72)."""
-        if len(cards) != 2 or any(c not in DECK for c in cards):
+        if len(cards) != 2 or any(c not in self.deck for c in cards):
             return None
-        return WOLF if any(c in WOLF_ROLES for c in cards) else VILLAGE
+        return WOLF if any(c in self.wolf_roles for c in cards) else VILLAGE
 
     def validate_setup(self, players: Lineup) -> list[str]:
         """Every card problem of the roster, in Chinese (nizhuan.txt:72-112)."""
@@ -475,16 +517,17 @@ class Nizhuan(Ruleset):
                 problems.append(f"{who}：蚀时狼妃身份牌必须为第二身份（nizhuan.txt:85）")
             if first == "定序王子":
                 problems.append(f"{who}：定序王子身份牌必须为第二身份（nizhuan.txt:110）")
-            if first in WOLF_ROLES and second in WOLF_ROLES:
+            if first in self.wolf_roles and second in self.wolf_roles:
                 problems.append(f"{who}：禁止的组合：双狼人阵营（nizhuan.txt:74）")
-            elif {first, second} & WOLF_ROLES and {first, second} & {"预言家", "定序王子"}:
+            elif {first, second} & self.wolf_roles and {first, second} & {"预言家", "定序王子"}:
                 problems.append(f"{who}：禁止的组合：狼人阵营+预言家/定序王子（nizhuan.txt:74）")
             if first == second == "村民":
                 double_villager = True
-        for card, n in sorted(counts.items(), key=lambda kv: list(DECK).index(kv[0])):
-            if n > DECK[card]:
+        for card, n in sorted(counts.items(), key=lambda kv: list(self.deck).index(kv[0])):
+            if n > self.deck[card]:
                 problems.append(
-                    f"身份牌「{card}」出现 {n} 次，牌组中只有 {DECK[card]} 张（nizhuan.txt:78-112）"
+                    f"身份牌「{card}」出现 {n} 次，牌组中只有 {self.deck[card]} 张"
+                    "（nizhuan.txt:78-112）"
                 )
         if not double_villager and all(len(c) == 2 for _n, c in players):
             problems.append("至少须有一名玩家是双村民（nizhuan.txt:74）")
@@ -504,8 +547,6 @@ class Nizhuan(Ruleset):
         self, state: GameState, *, opens: datetime, red_at: Mapping[str, datetime]
     ) -> tuple[Any, ...]:
         """One PlayerStatus per card that has entered the game (nizhuan.txt:138, 193)."""
-        from engine.votes import PlayerStatus
-
         entries = []
         for p in state.players:
             for index, card in enumerate(p.cards, start=1):
@@ -562,8 +603,6 @@ class Nizhuan(Ruleset):
         self, state: GameState, day: int, *, opens: datetime, tid: int
     ) -> tuple[Any, ...]:
         """The NPC first cards' recorded votes, cast at the opening (nizhuan.txt:193)."""
-        from engine.votes import Ballot, BallotKind, Evidence
-
         ballots = []
         for n, (voter, target) in enumerate(npc_ballots(state, day), start=1):
             actor, _ = _name_and_card(voter)
@@ -594,12 +633,14 @@ class Nizhuan(Ruleset):
     def settings_from_game(self, game: Any) -> dict[str, str]:
         """``[nizhuan] reversal_day`` (declared start of the 逆转轮) and ``last_words``."""
         table = getattr(game, "secrets", {}) or {}
-        return {k: str(table[k]) for k in SECRET_KEYS if k in table}
+        return {k: str(table[k]) for k in self.secret_keys if k in table}
 
     def open_state(self, players: Lineup, settings: Mapping[str, str], strict: bool) -> GameState:
         """The state before day 1 of the 历史轮: first cards in play, second cards waiting."""
         self.check_lineup(players, strict=strict)
-        merged = self.merged_settings({"round": "1", **settings}, known=("round", *SECRET_KEYS))
+        merged = self.merged_settings(
+            {"round": "1", **settings}, known=("round", *self.secret_keys)
+        )
         states: list[PlayerState] = []
         charges: list[Charge] = []
         for name, cards in players:
@@ -611,7 +652,7 @@ class Nizhuan(Ruleset):
                     )
                     for i, c in enumerate(cards)
                 ),
-                wolf_group=any(c in WOLF_ROLES for c in cards),  # 共群 (nizhuan.txt:77)
+                wolf_group=any(c in self.wolf_roles for c in cards),  # 共群 (nizhuan.txt:77)
             )
             charges.extend(self._charges(ps.cards[:1]))
             states.append(ps)
@@ -631,10 +672,10 @@ class Nizhuan(Ruleset):
 
     # ------------------------------------------------------------------ names
     def skill_names(self) -> tuple[str, ...]:
-        return (*NIGHT_SKILLS, *TRIGGER_SKILLS, *DAY_SKILLS, *DIRECTOR_ACTIONS)
+        return (*self.night_skills, *self.trigger_skills, *self.day_skills, *self.director_actions)
 
     def skill_rule(self, skill: str) -> str:
-        return SKILL_RULES.get(self.canonical_skill(skill), "")
+        return self.skill_rules.get(self.canonical_skill(skill), "")
 
     def unused_reason(self, action: Action) -> str:
         skill = self.canonical_skill(action.skill)
@@ -694,7 +735,7 @@ class Nizhuan(Ruleset):
         if skill == "杀人":
             if not p.wolf_group:
                 raise EngineError(f"{a.actor}不在狼群中，没有<杀人>（nizhuan.txt:77-79）")
-            own = [c.uid for c in p.cards if c.alive and c.name in WOLF_ROLES]
+            own = [c.uid for c in p.cards if c.alive and c.name in self.wolf_roles]
             team = own or self._kill_cards(board)
             if not team:
                 raise EngineError("狼人阵营已没有存活的带<杀人>的身份牌")
@@ -703,7 +744,7 @@ class Nizhuan(Ruleset):
         cards = [
             c
             for i, c in enumerate(p.cards, 1)
-            if skill in ROLE_SKILLS.get(c.name, ())
+            if skill in self.role_skills.get(c.name, ())
             and (wanted is None or wanted == i or a.card == c.name)
         ]
         if not cards:
@@ -724,7 +765,7 @@ class Nizhuan(Ruleset):
             c.uid
             for n in board.order
             for c in board.player(n).cards
-            if c.alive and c.name in WOLF_ROLES
+            if c.alive and c.name in self.wolf_roles
         ]
 
     # ------------------------------------------------------------------ history records
@@ -787,20 +828,20 @@ class Nizhuan(Ruleset):
         for a in actions:
             skill = self.canonical_skill(a.skill)
             a = replace(a, skill=skill)
-            if skill in TRIGGER_SKILLS:
+            if skill in self.trigger_skills:
                 board.prepared.append(a)
                 continue
-            if skill not in NIGHT_SKILLS:
+            if skill not in self.night_skills:
                 why = (
                     f"<{skill}>在白天发动，不是夜晚技能"
-                    if skill in DAY_SKILLS
+                    if skill in self.day_skills
                     else self.unknown_skill_reason(skill)
                 )
-                board.record(a, "校验", Outcome.INVALID, why, SKILL_RULES.get(skill, ""))
+                board.record(a, "校验", Outcome.INVALID, why, self.skill_rules.get(skill, ""))
                 continue
             groups.setdefault(("狼群" if skill == "杀人" else a.actor, skill), []).append(a)
         for (who, skill), items in groups.items():
-            rule = SKILL_RULES[skill]
+            rule = self.skill_rules[skill]
             if len({(x.targets, x.choice, x.card) for x in items}) > 1:
                 listing = "；".join(x.describe() for x in items)
                 team = "（狼群共同指杀一名角色，nizhuan.txt:79）" if who == "狼群" else ""
@@ -853,7 +894,7 @@ class Nizhuan(Ruleset):
         if skill in ("时间吞噬", "重定之理"):
             uid = self._parse_target(board, target, a.choice or "第一身份")
             if not uid.endswith("#1"):
-                raise EngineError(f"<{skill}>只能对第一身份发动（{SKILL_RULES[skill]}）")
+                raise EngineError(f"<{skill}>只能对第一身份发动（{self.skill_rules[skill]}）")
         else:
             uid = self._parse_target(board, target, a.choice)
         if skill == "毒药" and board.scratch.get("poisoned_by", {}).get(a.actor):
@@ -896,7 +937,7 @@ class Nizhuan(Ruleset):
                         Outcome.FIZZLED,
                         "记录的杀人被时间吞噬/重定之理解除，狼人阵营可重新指杀"
                         "（nizhuan.txt:84, 109）",
-                        SKILL_RULES[skill],
+                        self.skill_rules[skill],
                     )
                     continue
                 why = self._npc_blocked(board, m, skill)
@@ -906,17 +947,21 @@ class Nizhuan(Ruleset):
                         "NPC",
                         Outcome.FIZZLED,
                         f"历史记录的行动未发生：{why}",
-                        SKILL_RULES[skill],
+                        self.skill_rules[skill],
                     )
                     board.emit(
-                        "NPC", SKILL_RULES[skill], f"历史记录的行动未发生：{why}", actor=actor
+                        "NPC", self.skill_rules[skill], f"历史记录的行动未发生：{why}", actor=actor
                     )
                     continue
                 if skill in LIMITED:
                     ch = board.charge(m.card, skill)
                     if ch is None or ch.remaining <= 0:
                         board.record(
-                            a, "NPC", Outcome.FIZZLED, f"<{skill}>已经发动过", SKILL_RULES[skill]
+                            a,
+                            "NPC",
+                            Outcome.FIZZLED,
+                            f"<{skill}>已经发动过",
+                            self.skill_rules[skill],
                         )
                         continue
                 acts.append(_Act(a, skill, m.card, m.targets, True))
@@ -945,7 +990,7 @@ class Nizhuan(Ruleset):
 
     def _night_act(self, board: Board, act: _Act, label: str) -> None:
         a, skill = act.action, act.skill
-        rule = SKILL_RULES[skill]
+        rule = self.skill_rules[skill]
         who = f"{a.actor}的{board.card(act.actor_card).name}" + ("（NPC）" if act.npc else "")
         if act.npc and act.targets and not board.card(act.targets[0]).alive:
             why = f"目标{_card_label(act.targets[0])}已出局"
@@ -1001,7 +1046,7 @@ class Nizhuan(Ruleset):
 
     def _time_skill(self, board: Board, act: _Act, label: str, who: str) -> None:
         a, skill, target = act.action, act.skill, act.targets[0]
-        rule = SKILL_RULES[skill]
+        rule = self.skill_rules[skill]
         tl = _card_label(target)
         nxt, until = board.index + 1, board.index + 2
         if skill == "重定之理":
@@ -1401,7 +1446,7 @@ class Nizhuan(Ruleset):
         """投降 (nizhuan.txt:58-59): a wolf-faction character starts it and the whole wolf group
         agreed (the director records it only then); 判负: a faction lost by red cards."""
         if board.winner is not None:
-            board.record(a, skill, Outcome.FIZZLED, "游戏已结束", SKILL_RULES[skill])
+            board.record(a, skill, Outcome.FIZZLED, "游戏已结束", self.skill_rules[skill])
             return
         if skill == "投降":
             if not board.has(a.actor) or _faction_of_player(board.player(a.actor)) != WOLF:
@@ -1424,8 +1469,8 @@ class Nizhuan(Ruleset):
             )
             return
         winner = VILLAGE if loser == WOLF else WOLF
-        board.record(a, skill, Outcome.DONE, f"{loser}判负", SKILL_RULES[skill])
-        board.set_winner(winner, f"{loser}判负（{a.ref or '红牌'}）", SKILL_RULES[skill])
+        board.record(a, skill, Outcome.DONE, f"{loser}判负", self.skill_rules[skill])
+        board.set_winner(winner, f"{loser}判负（{a.ref or '红牌'}）", self.skill_rules[skill])
 
     # ------------------------------------------------------------------ the day
     def run_day(self, board: Board, day: DayInput) -> None:
@@ -1447,20 +1492,20 @@ class Nizhuan(Ruleset):
         # (nizhuan.txt:98), a sheriff so taken hands the badge on (nizhuan.txt:118)
         for a in rest:
             skill = self.canonical_skill(a.skill)
-            if skill in TRIGGER_SKILLS:
+            if skill in self.trigger_skills:
                 board.prepared.append(replace(a, skill=skill))
         closed = self._duels(board, rest)
         # 白天红牌罚下在被投票出局之前 (nizhuan.txt:52)
         self._director(board, reds)
         for a in rest:
             skill = self.canonical_skill(a.skill)
-            if skill not in (*TRIGGER_SKILLS, "决斗", "投票"):
+            if skill not in (*self.trigger_skills, "决斗", "投票"):
                 board.record(
                     a,
                     "校验",
                     Outcome.INVALID,
                     f"<{skill}>不是白天发动的技能",
-                    SKILL_RULES.get(skill, ""),
+                    self.skill_rules.get(skill, ""),
                 )
         rel = self._rel(board)
         election = day.sheriff_election or (day.elected is not None and rel.number == 1)
@@ -1574,7 +1619,7 @@ class Nizhuan(Ruleset):
         """骑士[决斗]: from day 2, a card; public; a wolf card closes the day (nizhuan.txt:106).
         Returns whether the day closed."""
         rel = self._rel(board)
-        rule, step = SKILL_RULES["决斗"], "决斗"
+        rule, step = self.skill_rules["决斗"], "决斗"
         todo: list[_Act] = []
         for a in actions:
             if self.canonical_skill(a.skill) != "决斗":
@@ -1658,25 +1703,19 @@ class Nizhuan(Ruleset):
 
     # ------------------------------------------------------------------ end of a phase
     def end_of_phase(self, board: Board) -> None:
-        board.public[:0] = [self._death_line(board)]
+        board.public[:0] = [self.death_line(board)]
         if self._round_of(board) == 1:
             why = self._history_over(board)
             if why:
                 self._reverse(board, why)
 
-    @staticmethod
-    def _death_line(board: Board) -> str:
-        when = "昨晚" if board.night is not None else "今日"
-        if not board.deaths:
-            return f"{when}无人出局"
-        parts = [
-            f"{d.player}的{_ordinal(d.card_index)}"
-            + ("（红牌罚下）" if d.red else "")
-            + ("，该角色出局" if d.player_out else "")
-            for d in board.deaths
-        ]
+    def death_part(self, death: Death) -> str:
         # 按出局顺序，不公示身份 (nizhuan.txt:40-41)
-        return f"{when}出局（按出局顺序）：" + "；".join(parts)
+        return (
+            f"{death.player}的{_ordinal(death.card_index)}"
+            + ("（红牌罚下）" if death.red else "")
+            + ("，该角色出局" if death.player_out else "")
+        )
 
     def _history_over(self, board: Board) -> str | None:
         """历史轮结束条件 (nizhuan.txt:123-126)."""
@@ -1740,7 +1779,9 @@ class Nizhuan(Ruleset):
             return {}
         ever_out = {m.card for m in board.memory if m.skill == REC + "出局"}
         villagers = [c for n in board.order for c in board.player(n).cards if c.name == "村民"]
-        wolves = [c for n in board.order for c in board.player(n).cards if c.name in WOLF_ROLES]
+        wolves = [
+            c for n in board.order for c in board.player(n).cards if c.name in self.wolf_roles
+        ]
         return {
             "wolf": bool(villagers) and all(not c.alive or c.uid in ever_out for c in villagers),
             "village": bool(wolves) and not any(c.alive for c in wolves),

@@ -34,11 +34,12 @@ from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import Any, ClassVar, Literal
 
+from engine.ballots import ModifierKind, VoteModifier
 from engine.cards import CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
+from engine.deal import Deal, Rng, expand, shuffle
 from engine.kernel import (
     Action,
-    ActionResult,
     Board,
     DayInput,
     Death,
@@ -316,12 +317,6 @@ def _opposite(sex: str) -> str:
     return "女" if sex == "男" else "男"
 
 
-def _add_cmd(board: Board) -> str:
-    if board.night is not None:
-        return f"bansha night add GAME.toml --night {board.night}"
-    return f"bansha day add GAME.toml --day {board.phase.number}"
-
-
 def _faction_of(board_or_state: Board | GameState, name: str) -> str | None:
     """The player's actual faction: its card's, or a 仆人's master's (tubian24.txt:147)."""
     if isinstance(board_or_state, Board):
@@ -350,6 +345,10 @@ class Tubian24(Ruleset):
     name: ClassVar[str] = "狼人——网杀变异屠边 24人局"
     rule_file: ClassVar[str] = "tubian24.txt"
     aliases: ClassVar[tuple[str, ...]] = ("变异屠边", "屠边24")
+    deck: ClassVar[Mapping[str, int]] = DECK
+    director_actions: ClassVar[tuple[str, ...]] = DIRECTOR_ACTIONS
+    gods: ClassVar[frozenset[str]] = GODS
+    role_faction: ClassVar[Mapping[str, str]] = ROLE_FACTION
 
     # no election: every day's vote puts someone out (tubian24.txt:39); the sheriff only comes
     # from 高僧[遗志]
@@ -469,10 +468,11 @@ class Tubian24(Ruleset):
             if sex:
                 out[f"sex.{p.name}"] = str(sex)
         secrets = dict(getattr(game, "secrets", {}) or {})
-        unknown = sorted(set(secrets) - set(SECRET_KEYS))
+        unknown = sorted(set(secrets) - set(self.secret_keys))
         if unknown:
             raise EngineError(
-                f"[tubian24] 表中有未知的键：{'、'.join(unknown)}（可选：{'、'.join(SECRET_KEYS)}）"
+                f"[tubian24] 表中有未知的键：{'、'.join(unknown)}"
+                f"（可选：{'、'.join(self.secret_keys)}）"
             )
         for key, value in secrets.items():
             if isinstance(value, list | tuple):
@@ -491,12 +491,58 @@ class Tubian24(Ruleset):
     factions: ClassVar[tuple[str, ...]] = FACTIONS
     faction_rule: ClassVar[str] = "tubian24.txt:28"
 
+    def deal_count(self) -> int:
+        assert self.hands is not None
+        return sum(self.hands.deck.values()) - 1  # tubian24.txt:13: 盗贼 replaces one of 24
+
+    def deal(self, names: tuple[str, ...], rng: Rng) -> Deal:
+        """One of the 24 identities drawn and replaced by 盗贼 (tubian24.txt:13, 162); the 24
+        cards shuffled to the seats; the 盗贼's three cards are the drawn one, a 村民 and a 狼人
+        in a random order — or three of the drawn card when it is 狼人 or 白眼狼."""
+        assert self.hands is not None
+        deck = self.hands.deck
+        identities = expand({c: n for c, n in deck.items() if c != "盗贼"})  # the other 24
+        drawn = identities.pop(rng.randrange(len(identities)))
+        # tubian24.txt:162 盗贼从这张身份和一张【村民】、一张【狼人】中盲选一张；若抽出的一张身份为
+        # 【狼人】或【白眼狼】，则三张备选身份均修改为【狼人】或【白眼狼】
+        if drawn in ("狼人", "白眼狼"):
+            three = [drawn, drawn, drawn]
+        else:
+            three = shuffle([drawn, "村民", "狼人"], rng)
+        seats = shuffle([*identities, "盗贼"], rng)
+        thief = names[seats.index("盗贼")]
+        return Deal(
+            self.id,
+            names,
+            tuple((c,) for c in seats),
+            extras=(("thief_cards", tuple(three)),),
+            table={"thief": thief, "thief_cards": three},
+            # chosen by the players once they know their cards (tubian24.txt:74, 147, 164)
+            stale=("thief_pick", "kill_order", "master"),
+            notes=(
+                "tubian24：盗贼的身份牌写的是「盗贼」，三张备选已写入 [tubian24] thief_cards"
+                "（tubian24.txt:162）；盗贼盲选后写 thief_pick = 1、2 或 3。",
+            ),
+        )
+
+    def deal_settings(self, made: Deal) -> list[dict[str, str]]:
+        """One game file for each of the 盗贼's three picks."""
+        base = {
+            "thief": str(made.table["thief"]),
+            "thief_cards": ",".join(made.table["thief_cards"]),
+        }
+        return [{**base, "thief_pick": str(pick)} for pick in (1, 2, 3)]
+
+    def faction_decided_later(self, cards: Sequence[str]) -> bool:
+        # the 盗贼's faction is his pick's, the 仆人's his master's
+        return tuple(cards) in (("盗贼",), ("仆人",))
+
     def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
         """The card's faction; a 仆人's is his master's and a 盗贼's the card he picks
         (tubian24.txt:147, 162), so the cards alone do not say."""
         if len(cards) != 1 or cards[0] in ("仆人", "盗贼"):
             return None
-        return ROLE_FACTION.get(cards[0])
+        return self.role_faction.get(cards[0])
 
     def validate_setup(self, players: Lineup) -> list[str]:
         """Problems with the deal, in Chinese (tubian24.txt:13, 162-168)."""
@@ -513,11 +559,11 @@ class Tubian24(Ruleset):
         # then holds the place of the card drawn for him, and every other identity keeps its
         # count; once the pick is written, 村民 or 狼人 may be one over (盗贼 took that card)
         thief_dealt = counts["盗贼"] > 0
-        extra_wolf = counts["狼人"] > DECK["狼人"]
-        extra_villager = counts["村民"] > DECK["村民"]
+        extra_wolf = counts["狼人"] > self.deck["狼人"]
+        extra_villager = counts["村民"] > self.deck["村民"]
         for card, n in counts.items():
             spare = 1 if card in ("狼人", "村民") and not thief_dealt else 0
-            limit = DECK[card] + spare
+            limit = self.deck[card] + spare
             if n > limit:
                 why = ""
                 if thief_dealt and card in ("狼人", "村民"):
@@ -528,7 +574,7 @@ class Tubian24(Ruleset):
         if extra_wolf and extra_villager:
             problems.append("狼人与村民不能同时多出一张：盗贼只换走一张身份（tubian24.txt:162）")
         if len(players) == 24 and not problems and not thief_dealt:
-            missing = [c for c, n in DECK.items() if c != "盗贼" and counts[c] < DECK[c]]
+            missing = [c for c, n in self.deck.items() if c != "盗贼" and counts[c] < self.deck[c]]
             if extra_wolf or extra_villager:
                 if len(missing) != 1 or missing[0] in ("狼人", "白眼狼"):
                     problems.append(
@@ -559,7 +605,7 @@ class Tubian24(Ruleset):
                     problems.append(f"设置 {key}：名单中没有玩家「{key[4:]}」")
                 elif value not in ("男", "女"):
                     problems.append(f"设置 {key} 应为 男 或 女（tubian24.txt:65）")
-            elif key not in (*SECRET_KEYS, *self.default_settings):
+            elif key not in (*self.secret_keys, *self.default_settings):
                 problems.append(f"未知的设置：{key}")
         if merged.get("lead_wolf") not in (LEAD_SUBMITTED, LEAD_LIVING):
             problems.append("设置 lead_wolf 应为 submitted 或 living")
@@ -582,7 +628,7 @@ class Tubian24(Ruleset):
             problems.append(f"盗贼「{thief}」不在名单中（tubian24.txt:162）")
         three = _csv(merged.get("thief_cards", ""))
         if three:
-            if len(three) != 3 or any(c not in DECK or c == "盗贼" for c in three):
+            if len(three) != 3 or any(c not in self.deck or c == "盗贼" for c in three):
                 problems.append("thief_cards 应为三张身份（tubian24.txt:162）")
             elif (drawn := _drawn(three)) is None:
                 problems.append(
@@ -651,7 +697,7 @@ class Tubian24(Ruleset):
         master = merged.get("master")
         for name, card in card_of.items():
             if card == "仆人" and master in card_of:
-                faction = ROLE_FACTION.get(card_of[master], "")
+                faction = self.role_faction.get(card_of[master], "")
                 statuses.append(
                     Status(
                         "顺从",
@@ -674,7 +720,7 @@ class Tubian24(Ruleset):
 
     # ------------------------------------------------------------------ names
     def skill_names(self) -> tuple[str, ...]:
-        return (*SPECS, *DIRECTOR_ACTIONS)
+        return (*self.specs, *self.director_actions)
 
     def unused_reason(self, action: Action) -> str:
         skill = self.canonical_skill(action.skill)
@@ -692,8 +738,8 @@ class Tubian24(Ruleset):
         cur = p.current
         if cur is None:
             return None
-        if skill in ROLE_SKILLS.get(cur.name, ()):
-            charge = (cur.uid, skill, "") if SPECS[skill].limited else None
+        if skill in self.roles.get(cur.name, ()):
+            charge = (cur.uid, skill, "") if self.specs[skill].limited else None
             return Holder(player, cur.uid, cur.name, cur.name, skill, "", charge)
         return None
 
@@ -798,7 +844,7 @@ class Tubian24(Ruleset):
                 day_shots.append(a)
             else:
                 others.append(a)
-        run_steps(board, self, NIGHT_PLAN, SPECS, self.night_handlers(), others)
+        run_steps(board, self, self.night_plan, self.specs, self.night_handlers(), others)
         self._settle_night(board, day_shots)
 
     def _tell_thief(self, board: Board) -> None:
@@ -927,7 +973,7 @@ class Tubian24(Ruleset):
                     p.action.actor,
                     p.spec.name,
                     f"{p.action.actor}选择的{listing}已经被催眠：告知后可修改目标；记录修改后的"
-                    f"[催眠]（{_add_cmd(board)}），或 --choice 确认 表示不修改",
+                    f"[催眠]（{self.record_command(board)}），或 --choice 确认 表示不修改",
                     "tubian24.txt:136",
                 )
         return Outcome.DONE, text
@@ -942,7 +988,7 @@ class Tubian24(Ruleset):
             targets.extend(t for t in white.resolved if t not in targets)
         for name in board.living():
             cur = board.player(name).current
-            if cur is None or "通灵" not in ROLE_SKILLS.get(cur.name, ()):
+            if cur is None or "通灵" not in self.roles.get(cur.name, ()):
                 continue
             off = self._disabled(board, name, "通灵")
             if off:
@@ -986,7 +1032,7 @@ class Tubian24(Ruleset):
             )
         effective = None
         for p in kills:
-            result = self._result_of(board, p.action)
+            result = self.done_result(board, p.action)
             if p.action.actor == lead:
                 effective = p
             elif result is not None:
@@ -1005,13 +1051,6 @@ class Tubian24(Ruleset):
             )
         elif lead is not None:
             board.emit(step.label, "tubian24.txt:75", f"主刀狼{lead}没有指杀，当晚无有效指杀")
-
-    @staticmethod
-    def _result_of(board: Board, action: Action) -> ActionResult | None:
-        for r in board.results:
-            if r.action is action and r.outcome is Outcome.DONE:
-                return r
-        return None
 
     # ------------------------------------------------------------------ the settlement
     def _settle_night(self, board: Board, day_shots: Sequence[Action]) -> None:
@@ -1066,7 +1105,7 @@ class Tubian24(Ruleset):
             else:
                 board.emit(step, "tubian24.txt:244", f"刀空：{target}已出局", actor=p.action.actor)
             return
-        result = self._result_of(board, p.action)
+        result = self.done_result(board, p.action)
         cur = board.player(target).current
         assert cur is not None
         blocked = None
@@ -1253,11 +1292,11 @@ class Tubian24(Ruleset):
                     )
                 )
                 limit = "出局后三十分钟内"
-                night_cmd = f"bansha night add GAME.toml --night {board.phase.number}"
-                where = f"（{_add_cmd(board)} 或 {night_cmd}）"
+                night_cmd = self.record_command(board, night=board.phase.number)
+                where = f"（{self.record_command(board)} 或 {night_cmd}）"
             else:
                 limit = "死后第二天讨论日开门三十分钟内"
-                where = f"（{_add_cmd(board)}）"
+                where = f"（{self.record_command(board)}）"
             board.need(
                 shooter,
                 "最后一枪",
@@ -1323,11 +1362,7 @@ class Tubian24(Ruleset):
                 del board.charges[key]
             copied = []
             for (uid, skill, source), c in list(board.charges.items()):
-                if (
-                    uid == mcard.uid
-                    and c.remaining > 0
-                    and skill in ROLE_SKILLS.get(mcard.name, ())
-                ):
+                if uid == mcard.uid and c.remaining > 0 and skill in self.roles.get(mcard.name, ()):
                     board.set_charge(Charge(card.uid, skill, c.remaining, source, c.since))
                     copied.append(skill)
             board.players[servant] = p.with_card(replace(card, name=mcard.name))
@@ -1374,7 +1409,8 @@ class Tubian24(Ruleset):
                 old,
                 "殉职",
                 f"警长{old}出局，可以选择一名未出局的角色继任警长或撕警徽（时限：出局三十分钟内，"
-                f"tubian24.txt:247）：{_add_cmd(board)} --actor {old} --skill 殉职 --target 继任者"
+                f"tubian24.txt:247）：{self.record_command(board)} --actor {old} --skill 殉职 "
+                "--target 继任者"
                 "（或 --choice 撕警徽）",
                 "tubian24.txt:174",
             )
@@ -1417,7 +1453,8 @@ class Tubian24(Ruleset):
                 monk,
                 "遗志",
                 f"高僧{monk}因[献身]出局，可以指定一名存活角色担任警长（时限：死后三十分钟内，"
-                f"tubian24.txt:251）：{_add_cmd(board)} --actor {monk} --skill 遗志 --target 目标，"
+                f"tubian24.txt:251）：{self.record_command(board)} --actor {monk} --skill 遗志 "
+                "--target 目标，"
                 "或 --choice 放弃",
                 rule,
             )
@@ -1452,23 +1489,12 @@ class Tubian24(Ruleset):
             board.record(a, "校验", Outcome.INVALID, f"<{a.skill}>须在出局的阶段记录", "")
 
     # ------------------------------------------------------------------ director's actions
+    def director_order(self, board: Board, a: Action) -> tuple[int, str]:
+        # 狼人阵营 surrenders before 白眼狼 (tubian24.txt:54)
+        return (0 if board.has(a.actor) and _faction_of(board, a.actor) == WOLF else 1, a.actor)
+
     def _director_actions(self, board: Board, actions: Sequence[Action]) -> list[Action]:
-        rest: list[Action] = []
-        reds: list[Action] = []
-
-        def first(a: Action) -> tuple[int, str]:  # 狼人阵营 surrenders before 白眼狼 (:54)
-            return (0 if board.has(a.actor) and _faction_of(board, a.actor) == WOLF else 1, a.actor)
-
-        for a in sorted(actions, key=first):
-            skill = self.canonical_skill(a.skill)
-            if skill == "投降":
-                self._surrender(board, a)
-            elif skill == "判负":
-                self._forfeit(board, a)
-            elif skill == "红牌罚下":
-                reds.append(a)
-            else:
-                rest.append(a)
+        rest, reds = self._take_director_actions(board, actions)
         for a in reds:  # before anything else (tubian24.txt:48: 白天红牌罚下在被投票出局之前)
             self._red_card(board, a)
         return rest
@@ -1499,7 +1525,7 @@ class Tubian24(Ruleset):
             board.announce(f"{a.actor}被红牌罚下{shown}。")
         board.drain()
         loser = (a.choice or "").strip()
-        if loser in FACTIONS:
+        if loser in self.factions:
             # 判负不公示 (tubian24.txt:263 says nothing of 公示, unlike 投降, :53)
             self._lose(board, loser, f"{a.actor}被红牌罚下，导演判该阵营负", rule, public=False)
 
@@ -1542,12 +1568,12 @@ class Tubian24(Ruleset):
 
     def _forfeit(self, board: Board, a: Action) -> None:
         loser = (a.choice or "").strip()
-        if loser not in FACTIONS:
+        if loser not in self.factions:
             board.record(
                 a,
                 "判负",
                 Outcome.INVALID,
-                f"判负须写明阵营（choice = {'、'.join(FACTIONS)} 之一）",
+                f"判负须写明阵营（choice = {'、'.join(self.factions)} 之一）",
                 "tubian24.txt:263",
             )
             return
@@ -1564,7 +1590,7 @@ class Tubian24(Ruleset):
         rest = self._director_actions(board, day.actions)
         for a in rest:
             skill = self.canonical_skill(a.skill)
-            spec = SPECS.get(skill)
+            spec = self.specs.get(skill)
             if spec is None:
                 board.record(a, "校验", Outcome.INVALID, self.unknown_skill_reason(skill), "")
             elif spec.trigger:
@@ -1687,7 +1713,7 @@ class Tubian24(Ruleset):
         board.emit("胜负判定", rule, f"{faction}判负", because=why)
 
     def _members(self, board: Board) -> dict[str, list[PlayerState]]:
-        out: dict[str, list[PlayerState]] = {f: [] for f in FACTIONS}
+        out: dict[str, list[PlayerState]] = {f: [] for f in self.factions}
         for name in board.order:
             f = _faction_of(board, name)
             if f in out:
@@ -1714,7 +1740,7 @@ class Tubian24(Ruleset):
                 self._lose(board, f, f"{f}的玩家全部出局", rule, public=False)
         lost = self._lost(board)
         village = members[VILLAGE]
-        gods = [p for p in village if p.cards[0].name in GODS]
+        gods = [p for p in village if p.cards[0].name in self.gods]
         folk = [p for p in village if p.cards[0].name == "村民"]
         gods_out = bool(gods) and all(_out_for_win(st, p) for p in gods)
         folk_out = bool(folk) and all(_out_for_win(st, p) for p in folk)
@@ -1747,7 +1773,7 @@ class Tubian24(Ruleset):
                 (VILLAGE, "狼人阵营、白眼狼阵营、吹笛者阵营均已判负", "tubian24.txt:197-198")
             )
         if not wins:
-            remaining = [f for f in FACTIONS if f not in lost]
+            remaining = [f for f in self.factions if f not in lost]
             if len(remaining) == 1:
                 wins.append((remaining[0], "场上仅有一个阵营尚未被判负", "tubian24.txt:183"))
             elif not remaining:
@@ -1791,8 +1817,6 @@ class Tubian24(Ruleset):
         neither votes nor can be voted out (tubian24.txt:112, 118) — :meth:`vote_roster` bars
         the votes for him; the modifiers say why his own vote is invalid and keep him in the
         game should a count reach him anyway."""
-        from engine.votes import ModifierKind, VoteModifier
-
         headless = any(s.kind == "无首" and s.holder == "*" for s in state.statuses)
         fooled = self._fooled(state)
         mods: list[Any] = []

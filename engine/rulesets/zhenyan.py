@@ -42,10 +42,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
 from fractions import Fraction
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from engine.cards import Card, CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
+from engine.deal import Deal, Rng, expand, shuffle
 from engine.kernel import (
     Action,
     Board,
@@ -346,12 +347,6 @@ def _board_guessed(board: Board) -> set[int]:
     return {int(s.note) for s in board.statuses if s.kind == GUESSED}
 
 
-def _add_cmd(board: Board) -> str:
-    if board.night is not None:
-        return f"bansha night add GAME.toml --night {board.night}"
-    return f"bansha day add GAME.toml --day {board.phase.number}"
-
-
 # --------------------------------------------------------------------------- the rule set
 
 
@@ -360,6 +355,11 @@ class Zhenyan(Ruleset):
     name: ClassVar[str] = "狼人真言"
     rule_file: ClassVar[str] = "zhenyan.txt"
     aliases: ClassVar[tuple[str, ...]] = ("狼人真言", "真言")
+    costs: ClassVar[Mapping[str, int]] = COSTS
+    deck: ClassVar[Mapping[str, int]] = DECK
+    director_actions: ClassVar[tuple[str, ...]] = DIRECTOR_ACTIONS
+    privileged: ClassVar[frozenset[str]] = PRIVILEGED
+    wolf_roles: ClassVar[frozenset[str]] = WOLF_ROLES
 
     sheriff_weight: ClassVar[Fraction] = Fraction(3, 2)
     public_voters: ClassVar[bool] = False
@@ -404,7 +404,7 @@ class Zhenyan(Ruleset):
             FlagKind.SHERIFF_ANSWER: "zhenyan.txt:166, zhenyan.txt:109, zhenyan.txt:291",
         },
         inquiry_limit=3,
-        zhenyan_sheriff=True,
+        sheriff_answers_only=True,
         cards={
             FlagKind.QIANSHUI: Card.YELLOW,
             FlagKind.QIANSHUI_STREAK: Card.YELLOW,
@@ -507,8 +507,17 @@ class Zhenyan(Ruleset):
     player_count: ClassVar[tuple[int, str] | None] = (12, "zhenyan.txt:64-100")
     faction_rule: ClassVar[str] = "zhenyan.txt:64, 82"
 
+    def deal_count(self) -> int:
+        assert self.hands is not None
+        return sum(self.hands.deck.values())  # zhenyan.txt:64-100: 12
+
+    def deal(self, names: tuple[str, ...], rng: Rng) -> Deal:
+        """The 12 cards shuffled to the seats (zhenyan.txt:64-100)."""
+        assert self.hands is not None
+        return Deal(self.id, names, tuple((c,) for c in shuffle(expand(self.hands.deck), rng)))
+
     def hand_faction(self, name: str, cards: Sequence[str]) -> str | None:
-        if len(cards) != 1 or cards[0] not in DECK:
+        if len(cards) != 1 or cards[0] not in self.deck:
             return None
         return faction_of_role(cards[0])
 
@@ -524,9 +533,10 @@ class Zhenyan(Ruleset):
                 continue
             counts.update(cards)
         for card, n in counts.items():
-            if n > DECK[card]:
+            if n > self.deck[card]:
                 problems.append(
-                    f"身份牌「{card}」出现 {n} 次，规则中只有 {DECK[card]} 张（zhenyan.txt:64-100）"
+                    f"身份牌「{card}」出现 {n} 次，规则中只有 {self.deck[card]} 张"
+                    "（zhenyan.txt:64-100）"
                 )
         if counts and counts["长老"] != 1:
             problems.append("须有一名长老（胜负判定依赖长老，zhenyan.txt:83, 118）")
@@ -542,7 +552,7 @@ class Zhenyan(Ruleset):
             ps = PlayerState(
                 name=name,
                 cards=self.dealt_cards(name, cards),
-                wolf_group=bool(cards) and cards[0] in WOLF_ROLES,
+                wolf_group=bool(cards) and cards[0] in self.wolf_roles,
             )
             charges += self.limited_charges(ps.cards)
             states.append(ps)
@@ -560,7 +570,7 @@ class Zhenyan(Ruleset):
 
     # ------------------------------------------------------------------ names
     def skill_names(self) -> tuple[str, ...]:
-        return (*SPECS, *DIRECTOR_ACTIONS)
+        return (*self.specs, *self.director_actions)
 
     def unused_reason(self, action: Action) -> str:
         skill = self.canonical_skill(action.skill)
@@ -577,11 +587,11 @@ class Zhenyan(Ruleset):
     def holder(self, board: Board, player: str, skill: str) -> Holder | None:
         p = board.player(player)
         cur = p.current
-        if cur is None or skill not in ROLE_SKILLS.get(cur.name, ()):
+        if cur is None or skill not in self.roles.get(cur.name, ()):
             return None
         if skill == "狩猎" and board.statuses_of(player, HUNT_LOST):
             return None
-        charge = (cur.uid, skill, "") if SPECS[skill].limited else None
+        charge = (cur.uid, skill, "") if self.specs[skill].limited else None
         source = TEAM if skill == "杀人" else ""
         return Holder(player, cur.uid, cur.name, cur.name, skill, source, charge)
 
@@ -638,7 +648,7 @@ class Zhenyan(Ruleset):
         elif board.night == 1:
             self._first_night(board)
         rest = self._settle_kill_actions(board, rest)
-        run_steps(board, self, NIGHT_PLAN, SPECS, self.night_handlers(), rest)
+        run_steps(board, self, self.night_plan, self.specs, self.night_handlers(), rest)
         self._resolve_kill(board)
         self._resolve_hunt(board)
 
@@ -656,7 +666,7 @@ class Zhenyan(Ruleset):
         """感知 / 咒语创作者 (zhenyan.txt:67, 84): at the start of the first game night."""
         for name in board.living():
             role = role_of(board.player(name))
-            if role in WOLF_ROLES:
+            if role in self.wolf_roles:
                 board.tell(
                     name,
                     "感知：你获知本次游戏的四个真言咒语"
@@ -696,7 +706,7 @@ class Zhenyan(Ruleset):
         return chosen
 
     def _cost(self, board: Board, p: Pass) -> None:
-        cost = COSTS.get(p.spec.name, 0)
+        cost = self.costs.get(p.spec.name, 0)
         if cost:
             _spend(
                 board, cost, f"{p.action.actor}发动<{p.spec.name}>", p.step.label, "zhenyan.txt:25"
@@ -777,16 +787,10 @@ class Zhenyan(Ruleset):
     def _h_gaze(self, board: Board, p: Pass) -> tuple[Outcome, str]:
         target = p.action.targets[0]
         p.resolved = (target,)
-        priv = role_of(board.player(target)) in PRIVILEGED
+        priv = role_of(board.player(target)) in self.privileged
         text = f"凝视：{target}{'是' if priv else '不是'}特权牌。"
         board.tell(p.action.actor, text, "zhenyan.txt:76")
         return Outcome.DONE, text
-
-    def _result_of(self, board: Board, action: Action) -> Any:
-        for r in board.results:
-            if r.action is action and r.outcome is Outcome.DONE:
-                return r
-        return None
 
     def _resolve_kill(self, board: Board) -> None:
         """(8) 被指杀的角色如果未被守护，则被指杀角色出局 (zhenyan.txt:144, 66, 93)."""
@@ -796,7 +800,7 @@ class Zhenyan(Ruleset):
             board.emit(step, "zhenyan.txt:144", "今晚没有指杀")
             return
         target: str = kill["target"]
-        result = self._result_of(board, kill["pass"].action)
+        result = self.done_result(board, kill["pass"].action)
         if not board.alive(target):
             board.emit(step, "zhenyan.txt:144", f"{target}已出局，指杀不再结算")
             return
@@ -826,7 +830,7 @@ class Zhenyan(Ruleset):
         target: str = hunt["target"]
         p: Pass = hunt["pass"]
         hunter = p.action.actor
-        result = self._result_of(board, p.action)
+        result = self.done_result(board, p.action)
         if faction_of_role(role_of(board.player(target))) == WOLF:
             if not board.alive(target):
                 board.emit(step, "zhenyan.txt:145", f"{target}已出局，猎杀不再结算")
@@ -863,7 +867,7 @@ class Zhenyan(Ruleset):
         p = board.player(death.player)
         role = role_of(p)
         triggers: list[Trigger] = []
-        if role in WOLF_ROLES:
+        if role in self.wolf_roles:
             charge = board.charge(TEAM, "杀人") or Charge(TEAM, "杀人", 0)
             board.set_charge(replace(charge, remaining=charge.remaining + 1))
             board.emit(
@@ -895,13 +899,10 @@ class Zhenyan(Ruleset):
         """殉职 (zhenyan.txt:107): a sheriff out not by a red card names a living successor;
         a red-carded sheriff's successor is drawn at random (zhenyan.txt:42)."""
         old = death.player
-        if board.sheriff != old or board.alive(old):
+        living = self._successors(board, death)
+        if living is None:
             return
-        living = board.living()
         step = "警长殉职"
-        if not living:
-            board.sheriff = None
-            return
         action = None if death.red else board.take_prepared(old, "殉职")
         random_pick = death.red or (
             action is not None and (action.choice or "").strip() in ("随机", "random")
@@ -925,7 +926,7 @@ class Zhenyan(Ruleset):
                 old,
                 "殉职",
                 f"警长{old}出局，须从未出局角色中选择继任警长（{'、'.join(living)}）：记录后重新结算"
-                f"（{_add_cmd(board)} --actor {old} --skill 殉职 --target 继任者；"
+                f"（{self.record_command(board)} --actor {old} --skill 殉职 --target 继任者；"
                 "15分钟内未联系导演则 --choice 随机）",
                 "zhenyan.txt:107",
             )
@@ -934,11 +935,7 @@ class Zhenyan(Ruleset):
         target = action.targets[0] if len(action.targets) == 1 else None
         if target is None or target not in living:
             problem = "须选择一名未出局的角色" if target is None else f"{target}不是未出局的角色"
-            board.record(action, step, Outcome.INVALID, problem, "zhenyan.txt:107")
-            board.sheriff = None
-            board.need(
-                old, "殉职", f"警长{old}的殉职目标无效（{problem}），请重新选择", "zhenyan.txt:107"
-            )
+            self._refuse_successor(board, action, step, problem, "zhenyan.txt:107")
             return
         board.record(
             action, step, Outcome.DONE, f"警长移交给{target}", "zhenyan.txt:107", (target,)
@@ -1051,7 +1048,7 @@ class Zhenyan(Ruleset):
 
     def _surrender(self, board: Board, a: Action) -> None:
         step = "投降"
-        if not board.has(a.actor) or role_of(board.player(a.actor)) not in WOLF_ROLES:
+        if not board.has(a.actor) or role_of(board.player(a.actor)) not in self.wolf_roles:
             board.record(
                 a,
                 step,
@@ -1079,7 +1076,7 @@ class Zhenyan(Ruleset):
             return
         for a in rest:
             skill = self.canonical_skill(a.skill)
-            spec = SPECS.get(skill)
+            spec = self.specs.get(skill)
             if spec is None:
                 board.record(a, "校验", Outcome.INVALID, self.unknown_skill_reason(skill), "")
             elif spec.trigger:
@@ -1130,29 +1127,24 @@ class Zhenyan(Ruleset):
             if role_of(board.player(name)) == "长老":
                 board.tell(name, f"魔力通灵：剩余魔力点{points}点。", "zhenyan.txt:85")
         if board.night is not None and board.night >= 1:
-            line = self._death_line(board)
+            line = self.death_line(board)
             board.public[:0] = [line, f"当日警长：{board.sheriff or '无'}"]
         elif board.night is None and board.deaths:
-            board.public.insert(0, self._death_line(board))
+            board.public.insert(0, self.death_line(board))
         self._judge(board, points)
 
-    @staticmethod
-    def _death_line(board: Board) -> str:
-        when = "昨晚" if board.night is not None else "今日"
-        if not board.deaths:
-            return f"{when}无人出局"
-        parts = [
-            d.player + ("（红牌罚下）" if d.red else "（投票出局）" if d.kind == "投票出局" else "")
-            for d in board.deaths
-        ]
-        return f"{when}出局（按出局顺序）：" + "、".join(parts)
+    death_separator: ClassVar[str] = "、"
+
+    def death_part(self, death: Death) -> str:
+        vote = "（投票出局）" if death.kind == "投票出局" else ""
+        return death.player + ("（红牌罚下）" if death.red else vote)
 
     # ------------------------------------------------------------------ win check
     def _facts(self, board: Board) -> tuple[bool, int, int]:
         elder_out = not any(
             board.alive(n) for n in board.order if role_of(board.player(n)) == "长老"
         )
-        wolves = sum(1 for n in board.living() if role_of(board.player(n)) in WOLF_ROLES)
+        wolves = sum(1 for n in board.living() if role_of(board.player(n)) in self.wolf_roles)
         return elder_out, wolves, len(_board_guessed(board))
 
     def _judge(self, board: Board, points: int) -> None:
@@ -1206,7 +1198,7 @@ class Zhenyan(Ruleset):
                 king,
                 "最后一招",
                 f"村民阵营即将获胜（{reason}），狼王{king}依然存活，可以发动<最后一招>指认长老："
-                f"记录后重新结算（{_add_cmd(board)} --actor {king} --skill 最后一招 "
+                f"记录后重新结算（{self.record_command(board)} --actor {king} --skill 最后一招 "
                 "--target 指认对象，"
                 "或 --choice 放弃）",
                 rule,

@@ -16,7 +16,7 @@ import json
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
@@ -26,9 +26,9 @@ from engine.kernel import resolve_night as engine_resolve_night
 from engine.rulesets import Ruleset, get_ruleset
 from engine.rulesets.base import zh_span
 from engine.state import ZH_ORDINAL, GameState, Phase, PhaseKind, StateError
-from engine.votes import DayContext, judge_ballots, tally
+from engine.votes import DayContext, Tally, judge_ballots, tally
 from pipeline.cli import GameContext, cli, default_day, game_command, time_option
-from pipeline.derive import card_events, derive, journal_modifiers
+from pipeline.derive import DayResult, RoundResult, card_events, derive, journal_modifiers
 from pipeline.game.journal import (
     JournalError,
     Snapshot,
@@ -44,6 +44,9 @@ from pipeline.game.journal import (
     snapshots,
     state_before,
 )
+
+if TYPE_CHECKING:
+    from pipeline.game.gamefile import Day
 
 __all__ = ["day_group", "night_group", "state_cmd"]
 
@@ -484,8 +487,6 @@ def _last_closed_day(ctx: GameContext, when: datetime) -> int:
     return max(closed)
 
 
-# long (116 lines): a command's whole conversation with the director (checks, resolution, what it
-# prints) in the order the director reads it
 @day_group.command("resolve")
 @game_command
 @click.option("--day", "number", type=int, default=None, help="第几天（默认：刚关门的那一天）。")
@@ -501,14 +502,7 @@ def day_resolve(ctx: GameContext, number: int | None, as_of: str | None, as_json
     if number is None:
         number = _last_closed_day(ctx, when)
     phase = Phase.day(number)
-    try:
-        day = ctx.game.day(number)
-    except ValueError as exc:
-        raise _fail(exc) from exc
-    if when < day.closes:
-        raise click.ClickException(
-            f"第{number}天尚未关门（关门时间 {day.closes.isoformat()}），投票结束后才能结算"
-        )
+    day = _closed_day(ctx, number, when)
     try:
         state = state_before(ctx.store, ctx.game, rs, phase)
     except EngineError as exc:
@@ -518,53 +512,12 @@ def day_resolve(ctx: GameContext, number: int | None, as_of: str | None, as_json
     if res.tally is None:
         raise click.ClickException(f"第{number}天没有投票帖（days[].vote），无法结算")
     reds = _red_card_actions(ctx, state, day.opens, day.closes)
-    red_at = {a.actor: datetime.fromisoformat(a.at) for a in reds if a.at}
-    players = rs.vote_roster(state, opens=day.opens, red_at=red_at)
-    sheriff = rs.vote_sheriff(state)
-    if not rs.card_units:
-        # one unit per player: the director's own records count as in the tally — an out
-        # recorded by hand (bansha player out, e.g. a death at noon) and a sheriff set by hand
-        players = tuple(
-            replace(ps, out_at=min(ps.out_at, res.out_before[ps.name]))
-            if ps.name in res.out_before and ps.out_at is not None
-            else replace(ps, out_at=res.out_before[ps.name])
-            if ps.name in res.out_before
-            else ps
-            for ps in players
-        )
-        sheriff = res.sheriff
     recorded = [r.action for r in journal_actions(ctx.store, "day", number)]
-    # a red card recorded with its time, a duel's target card: out from that moment
-    players = rs.with_timed_outs(players, rs.timed_outs(state, [*recorded, *reds]))
-    dctx = DayContext(
-        day=number,
-        opens=day.opens,
-        closes=day.closes,
-        players=players,
-        sheriff=sheriff,
-        accelerated=res.accelerated,
-        sheriff_election=res.tally.sheriff_election,
-        modifiers=(
-            *journal_modifiers(ctx.store, number),
-            *rs.vote_modifiers(state, number),
-            *rs.day_vote_modifiers(state, number, recorded),
-        ),
-        ruleset=rs.id,
-    )
+    dctx = _vote_context(ctx, rs, state, day, res, recorded, reds)
     first_tally = None
     if res.first is not None:
-        # 太阳[日不落] (m209.txt:377-378): the first 正午 round, open to every living player;
-        # the extra round (the day's vote thread) opens when it ends
-        ctx1 = replace(
-            dctx,
-            closes=res.first.closes,
-            modifiers=(
-                *journal_modifiers(ctx.store, number),
-                *rs.first_round_modifiers(state, number),
-            ),
-        )
-        first_tally = tally(judge_ballots(res.first.ballots, ctx1, rs), ctx1, rs)
-        dctx = replace(dctx, opens=res.first.closes)
+        first_tally = _first_round_tally(ctx, rs, state, res.first, dctx)
+        dctx = replace(dctx, opens=res.first.closes)  # the extra round opens when it ends
     fixed = rs.fixed_ballots(state, number, opens=day.opens, tid=day.vote or 0)
     verdicts = judge_ballots((*res.ballots, *fixed), dctx, rs)
     day_tally = tally(verdicts, dctx, rs)
@@ -598,6 +551,92 @@ def day_resolve(ctx: GameContext, number: int | None, as_of: str | None, as_json
             }
         )
         return
+    _say_day_resolved(rs, number, day_tally, first_tally, report, stale)
+
+
+def _closed_day(ctx: GameContext, number: int, when: datetime) -> Day:
+    """Day ``number`` of the game file, which must have closed by ``when``."""
+    try:
+        day = ctx.game.day(number)
+    except ValueError as exc:
+        raise _fail(exc) from exc
+    if when < day.closes:
+        raise click.ClickException(
+            f"第{number}天尚未关门（关门时间 {day.closes.isoformat()}），投票结束后才能结算"
+        )
+    return day
+
+
+def _vote_context(
+    ctx: GameContext,
+    rs: Ruleset,
+    state: GameState,
+    day: Day,
+    res: DayResult,
+    recorded: list[Action],
+    reds: list[Action],
+) -> DayContext:
+    """The day's vote as the engine counts it: the roster with every out (the engine's, the
+    director's records, red cards and duels with their time), the sheriff, the modifiers."""
+    assert res.tally is not None
+    red_at = {a.actor: datetime.fromisoformat(a.at) for a in reds if a.at}
+    players = rs.vote_roster(state, opens=day.opens, red_at=red_at)
+    sheriff = rs.vote_sheriff(state)
+    if not rs.card_units:
+        # one unit per player: the director's own records count as in the tally — an out
+        # recorded by hand (bansha player out, e.g. a death at noon) and a sheriff set by hand
+        players = tuple(
+            replace(ps, out_at=min(ps.out_at, res.out_before[ps.name]))
+            if ps.name in res.out_before and ps.out_at is not None
+            else replace(ps, out_at=res.out_before[ps.name])
+            if ps.name in res.out_before
+            else ps
+            for ps in players
+        )
+        sheriff = res.sheriff
+    # a red card recorded with its time, a duel's target card: out from that moment
+    players = rs.with_timed_outs(players, rs.timed_outs(state, [*recorded, *reds]))
+    return DayContext(
+        day=day.day,
+        opens=day.opens,
+        closes=day.closes,
+        players=players,
+        sheriff=sheriff,
+        accelerated=res.accelerated,
+        sheriff_election=res.tally.sheriff_election,
+        modifiers=(
+            *journal_modifiers(ctx.store, day.day),
+            *rs.vote_modifiers(state, day.day),
+            *rs.day_vote_modifiers(state, day.day, recorded),
+        ),
+        ruleset=rs.id,
+    )
+
+
+def _first_round_tally(
+    ctx: GameContext, rs: Ruleset, state: GameState, first: RoundResult, dctx: DayContext
+) -> Tally:
+    """太阳[日不落] (m209.txt:377-378): the first 正午 round, open to every living player."""
+    ctx1 = replace(
+        dctx,
+        closes=first.closes,
+        modifiers=(
+            *journal_modifiers(ctx.store, dctx.day),
+            *rs.first_round_modifiers(state, dctx.day),
+        ),
+    )
+    return tally(judge_ballots(first.ballots, ctx1, rs), ctx1, rs)
+
+
+def _say_day_resolved(
+    rs: Ruleset,
+    number: int,
+    day_tally: Tally,
+    first_tally: Tally | None,
+    report: Report,
+    stale: list[str],
+) -> None:
+    """The resolution as the director reads it: the result, the tally's notes, what is stale."""
     result = (
         f"当选警长：{day_tally.elected or '无'}"
         if day_tally.sheriff_election

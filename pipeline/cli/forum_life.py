@@ -2,7 +2,7 @@
 
 ``bansha signup GAME.toml --thread TID`` reads the 报名帖 (crawled into the store like any
 thread), takes the accounts that signed up (name and uid from the pages) in post order up to
-the rule set's player count (:func:`engine.deal.player_count`), lists the rest as 替补, and
+the rule set's player count (``Ruleset.deal_count``), lists the rest as 替补, and
 rewrites the game file's ``[[players]]`` with tomlkit: comments and everything the director
 wrote for a player already there (aliases, cards, sex …) are kept, new players are appended,
 players who quit (退出报名) or became 替补 are removed, and a player the director wrote by hand
@@ -50,7 +50,6 @@ from engine.deal import (
     deal,
     extract_canonical,
     parse_canonical,
-    player_count,
     redeal_problems,
 )
 from engine.rulesets import get_ruleset
@@ -487,7 +486,7 @@ def signup(
         raise click.ClickException("请用 --thread 写出报名帖的编号（tid）")
     tz = game.game.tz
     cutoff = _parse_until(until, tz)
-    capacity = player_count(game.game.ruleset)
+    capacity = get_ruleset(game.game.ruleset).deal_count()
     ctx = GameContext(path, game, resolve_db_path(path, db_path, os.environ))
     try:
         _crawl_signup(ctx, tid)
@@ -811,7 +810,7 @@ def _deal(path: Path, store: Store, game: Game, *, redeal: bool, tid: int | None
     seed = secrets.token_bytes(32)
     salt = secrets.token_hex(32)
     try:
-        made = deal(ruleset, [p.name for p in game.players], SeedStream(seed))
+        made = deal(rs, [p.name for p in game.players], SeedStream(seed))
     except DealError as exc:
         raise click.ClickException(str(exc)) from exc
     text = canonical_text(
@@ -979,8 +978,10 @@ def _verify(
             failures.append(f"规则检查：{p}")
     else:
         try:
-            problems = redeal_problems(revealed, SeedStream.from_hex(seed))
-        except DealError as exc:
+            problems = redeal_problems(
+                revealed, SeedStream.from_hex(seed), get_ruleset(revealed.ruleset)
+            )
+        except ValueError as exc:  # a bad seed (DealError) or an unknown rule set
             raise click.ClickException(str(exc)) from exc
         if problems:
             failures += problems

@@ -40,16 +40,17 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from engine.kernel import Action
 from engine.rulesets import get_ruleset, ruleset_ids
 from engine.rulesets.base import InquiryRules, zh_span
-from parsers.inquiry import Answer, InquiryKind, parse_inquiry, split_answers
+from parsers.inquiry import Answer, Guess, InquiryKind, parse_inquiry, split_answers
 from parsers.records import Post, PostState
-from pipeline.derive import Roster, derive, substitutions
+from pipeline.derive.derivation import derive
+from pipeline.derive.posts import Roster, substitutions
 from pipeline.game.gamefile import Day, Game
 from pipeline.game.words import (
     InquiryError,
@@ -231,8 +232,21 @@ def inquiry_days(
     return result
 
 
-# long (153 lines): one pass over the day's inquiry thread in post order: the question limit, the
-# sheriff's answers and the guesses depend on what came before
+@dataclass
+class _Pass:
+    """What one pass over a day's inquiry thread gathers, post by post: the question limit,
+    the sheriff's answers and the guesses depend on what came before."""
+
+    guessed: set[int]  # every position guessed correctly so far
+    flags: list[InquiryFlag] = field(default_factory=list)
+    used: dict[str, int] = field(default_factory=dict)  # questions asked per player
+    new: list[int] = field(default_factory=list)  # positions first guessed this day
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    by_floor: dict[int, int] = field(default_factory=dict)
+    answers: dict[int, tuple[Answer | None, int]] = field(default_factory=dict)
+    posted: set[int] = field(default_factory=set)  # questions the director's posts answered
+
+
 def _inquiry_day(
     game: Game,
     store: Store,
@@ -245,25 +259,17 @@ def _inquiry_day(
     guessed_before: set[int],
     as_of: datetime,
 ) -> InquiryDay:
+    """One day's inquiry thread read in post order."""
     assert day.inquiry is not None
     tid = day.inquiry
     close = day.closes - rules.close_before
-    posts = _visible(store.posts(tid))
-    flags: list[InquiryFlag] = []
-    used: dict[str, int] = {}
-    guessed = set(guessed_before)
-    new: list[int] = []
-    drafts: list[dict[str, Any]] = []
-    by_floor: dict[int, int] = {}
-    answers: dict[int, tuple[Answer | None, int]] = {}
-    posted: set[int] = set()
-
-    for post in posts:
+    run = _Pass(guessed=set(guessed_before))
+    for post in _visible(store.posts(tid)):
         at = post.posted_at
         assert at is not None
         if roster.is_director(post):
             # the director's answer posts link each question (inquiry_answers.j2)
-            posted |= {int(m) for m in _LINKED_PID.findall(post.message_html)}
+            run.posted |= {int(m) for m in _LINKED_PID.findall(post.message_html)}
             continue
         if not (day.opens <= at <= day.closes):
             continue
@@ -272,75 +278,136 @@ def _inquiry_day(
             continue
         url = _url(game, post)
         if who == sheriff:
-            _sheriff_post(post, who, url, at, close, rules, flags, answers, by_floor)
+            _sheriff_post(post, who, url, at, close, rules, run.flags, run.answers, run.by_floor)
             continue
         if post.floor is not None:
-            by_floor[post.floor] = post.pid
-        inq = parse_inquiry(post.text, word_count=rules.words)
-        before = used.get(who, 0)
-        notes = list(inq.notes)
-        accepted = True
-        if who in outs and outs[who] <= at:
-            accepted = False
-            flags.append(
-                InquiryFlag(
-                    who, post.pid, url, "已出局的角色在询问帖提问，不予受理", rules.out_rule
-                )
-            )
-        elif at >= close:
-            accepted = False
-            flags.append(
-                InquiryFlag(
-                    who,
-                    post.pid,
-                    url,
-                    f"询问帖已于{close:%H:%M}关闭（讨论日结束前{zh_span(rules.close_before)}），"
-                    "逾期的询问不再受理",
-                    rules.close_rule,
-                )
-            )
-        elif before + inq.questions > rules.daily_limit:
-            accepted = False
-            flags.append(
-                InquiryFlag(
-                    who,
-                    post.pid,
-                    url,
-                    f"当天已询问{before}次，本帖{inq.questions}问，"
-                    f"超出每天{rules.daily_limit}次，不予回答",
-                    rules.limit_rule,
-                )
-            )
-        else:
-            used[who] = before + inq.questions
-        if inq.problem:
-            notes.append(inq.problem)
-        checked: list[CheckedGuess] = []
-        for g in inq.guesses:
-            if not 1 <= g.index <= rules.words:
-                checked.append(CheckedGuess(g.index, g.word_raw, None, False, g.text))
-                continue
-            ok = secrets.correct(g.index, g.word)
-            first = ok and accepted and g.index not in guessed
-            if first:
-                guessed.add(g.index)
-                new.append(g.index)
-            checked.append(CheckedGuess(g.index, g.word_raw, ok, first, g.text))
-        drafts.append(
-            {
-                "player": who,
-                "post": post,
-                "kind": inq.kind,
-                "questions": inq.questions,
-                "before": before,
-                "accepted": accepted,
-                "guesses": tuple(checked),
-                "url": url,
-                "notes": tuple(notes),
-            }
-        )
+            run.by_floor[post.floor] = post.pid
+        _question(run, post, who, url, close, outs, rules, secrets)
+    items = _items(run.questions, run.answers, run.posted)
+    flags = run.flags
+    if sheriff is not None and day.discussion is not None:
+        flags += _sheriff_in_discussion(game, store, day, roster, sheriff, rules)
+    log.debug("inquiry day %s: %d posts, %d flags", day.day, len(items), len(flags))
+    return InquiryDay(
+        day=day.day,
+        tid=tid,
+        sheriff=sheriff,
+        closes_at=close,
+        closed=as_of >= close,
+        items=items,
+        flags=tuple(flags),
+        guessed=tuple(run.new),
+        guessed_before=tuple(sorted(guessed_before)),
+        guess_skill=rules.guess_skill,
+    )
 
-    items = tuple(
+
+def _question(
+    run: _Pass,
+    post: Post,
+    who: str,
+    url: str,
+    close: datetime,
+    outs: Mapping[str, datetime],
+    rules: InquiryRules,
+    secrets: Secrets,
+) -> None:
+    """A player's inquiry post: taken or refused (a flag), its guesses checked."""
+    at = post.posted_at
+    assert at is not None
+    inq = parse_inquiry(post.text, word_count=rules.words)
+    before = run.used.get(who, 0)
+    notes = list(inq.notes)
+    refused = _refusal(who, post, url, at, close, before, inq.questions, outs, rules)
+    accepted = refused is None
+    if refused is not None:
+        run.flags.append(refused)
+    else:
+        run.used[who] = before + inq.questions
+    if inq.problem:
+        notes.append(inq.problem)
+    checked = _check_guesses(inq.guesses, rules, secrets, accepted, run.guessed, run.new)
+    run.questions.append(
+        {
+            "player": who,
+            "post": post,
+            "kind": inq.kind,
+            "questions": inq.questions,
+            "before": before,
+            "accepted": accepted,
+            "guesses": tuple(checked),
+            "url": url,
+            "notes": tuple(notes),
+        }
+    )
+
+
+def _refusal(
+    who: str,
+    post: Post,
+    url: str,
+    at: datetime,
+    close: datetime,
+    before: int,
+    questions: int,
+    outs: Mapping[str, datetime],
+    rules: InquiryRules,
+) -> InquiryFlag | None:
+    """Why a player's inquiry is not taken (out, after the close, over the day's limit), or
+    None when it is."""
+    if who in outs and outs[who] <= at:
+        return InquiryFlag(who, post.pid, url, "已出局的角色在询问帖提问，不予受理", rules.out_rule)
+    if at >= close:
+        return InquiryFlag(
+            who,
+            post.pid,
+            url,
+            f"询问帖已于{close:%H:%M}关闭（讨论日结束前{zh_span(rules.close_before)}），"
+            "逾期的询问不再受理",
+            rules.close_rule,
+        )
+    if before + questions > rules.daily_limit:
+        return InquiryFlag(
+            who,
+            post.pid,
+            url,
+            f"当天已询问{before}次，本帖{questions}问，超出每天{rules.daily_limit}次，不予回答",
+            rules.limit_rule,
+        )
+    return None
+
+
+def _check_guesses(
+    guesses: Sequence[Guess],
+    rules: InquiryRules,
+    secrets: Secrets,
+    accepted: bool,
+    guessed: set[int],
+    new: list[int],
+) -> tuple[CheckedGuess, ...]:
+    """A post's guesses checked against the secret words; a first correct guess of an accepted
+    inquiry is added to ``guessed`` and ``new``."""
+    checked: list[CheckedGuess] = []
+    for g in guesses:
+        if not 1 <= g.index <= rules.words:
+            checked.append(CheckedGuess(g.index, g.word_raw, None, False, g.text))
+            continue
+        ok = secrets.correct(g.index, g.word)
+        first = ok and accepted and g.index not in guessed
+        if first:
+            guessed.add(g.index)
+            new.append(g.index)
+        checked.append(CheckedGuess(g.index, g.word_raw, ok, first, g.text))
+    return tuple(checked)
+
+
+def _items(
+    drafts: Sequence[dict[str, Any]],
+    answers: Mapping[int, tuple[Answer | None, int]],
+    posted: set[int],
+) -> tuple[InquiryItem, ...]:
+    """The day's inquiries with the sheriff's answers and whether the director posted them."""
+    return tuple(
         InquiryItem(
             player=d["player"],
             pid=d["post"].pid,
@@ -359,33 +426,28 @@ def _inquiry_day(
         )
         for d in drafts
     )
-    if sheriff is not None and day.discussion is not None:
-        for post in _visible(store.posts(day.discussion)):
-            at = post.posted_at
-            assert at is not None
-            if roster.player_of(post) == sheriff and day.opens <= at <= day.closes:
-                flags.append(
-                    InquiryFlag(
-                        sheriff,
-                        post.pid,
-                        _url(game, post),
-                        "警长不能在讨论帖发言（咒语反噬）",
-                        rules.sheriff_discussion_rule,
-                    )
+
+
+def _sheriff_in_discussion(
+    game: Game, store: Store, day: Day, roster: Roster, sheriff: str, rules: InquiryRules
+) -> list[InquiryFlag]:
+    """The sheriff's posts in the day's discussion thread (咒语反噬)."""
+    flags: list[InquiryFlag] = []
+    assert day.discussion is not None
+    for post in _visible(store.posts(day.discussion)):
+        at = post.posted_at
+        assert at is not None
+        if roster.player_of(post) == sheriff and day.opens <= at <= day.closes:
+            flags.append(
+                InquiryFlag(
+                    sheriff,
+                    post.pid,
+                    _url(game, post),
+                    "警长不能在讨论帖发言（咒语反噬）",
+                    rules.sheriff_discussion_rule,
                 )
-    log.debug("inquiry day %s: %d posts, %d flags", day.day, len(items), len(flags))
-    return InquiryDay(
-        day=day.day,
-        tid=tid,
-        sheriff=sheriff,
-        closes_at=close,
-        closed=as_of >= close,
-        items=items,
-        flags=tuple(flags),
-        guessed=tuple(new),
-        guessed_before=tuple(sorted(guessed_before)),
-        guess_skill=rules.guess_skill,
-    )
+            )
+    return flags
 
 
 def _sheriff_post(

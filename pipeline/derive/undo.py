@@ -24,7 +24,7 @@ from typing import Any
 from engine.cards import Ledger, card_ledger
 from engine.rulesets import get_ruleset
 from engine.state import Phase, PhaseKind
-from pipeline.derive import card_events
+from pipeline.derive.journal_view import card_events
 from pipeline.game.gamefile import Game
 from pipeline.store import Store
 

@@ -41,6 +41,7 @@ from pipeline.discuz.poster import (
     UNSURE_OUTCOMES,
     CaptchaRequired,
     ManualPostMismatch,
+    NewThread,
     NoModeratorRights,
     NotApproved,
     NotLoggedIn,
@@ -49,34 +50,21 @@ from pipeline.discuz.poster import (
     PostRefused,
     SenderBusy,
     SendInFlight,
+    Sent,
     ThreadRef,
     UncertainSend,
     same_subject,
 )
-from pipeline.drafts import (
-    KIND_ZH,
-    NO_RIGHTS_KEY,
-    Draft,
-    DraftAction,
-    DraftError,
-    DraftKind,
-    DraftState,
-    _latest,
-    _specs,
-    _when,
-    approve,
-    elevator_context,
-    elevator_note,
-    elevator_rejected,
-    load_templates,
-    moved_on,
-    reject,
-    retire_opened,
-    save_drafts,
-    set_aside,
-    thread_over,
-    thread_window,
-)
+from pipeline.drafts.contexts import elevator_context
+from pipeline.drafts.due import _specs
+from pipeline.drafts.formatting import _when
+from pipeline.drafts.inputs import moved_on
+from pipeline.drafts.making import elevator_rejected
+from pipeline.drafts.model import KIND_ZH, Draft, DraftAction, DraftError, DraftKind, DraftState
+from pipeline.drafts.newthreads import NO_RIGHTS_KEY, retire_opened, thread_over, thread_window
+from pipeline.drafts.records import _latest
+from pipeline.drafts.state import approve, elevator_note, reject, save_drafts, set_aside
+from pipeline.drafts.templates import load_templates
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole
 from pipeline.game.threads import OpenedThread, thread_closes, with_opened
 from pipeline.store import Store, StoreError
@@ -734,8 +722,6 @@ def _send(
         raise
 
 
-# long (136 lines): the exactly-once protocol as one state machine, read top to bottom: split up,
-# the order of the checks that make it exactly-once would be hidden
 def _publish_one(
     store: Store,
     game: Game,
@@ -744,7 +730,46 @@ def _publish_one(
     tick: Callable[[], datetime],
     requested: bool,
 ) -> PublishResult:
-    draft_id, tid, body_hash = draft["id"], draft["tid"], draft["body_hash"]
+    """The exactly-once protocol of one reply or edit, in its order: the target checked, an
+    unsure earlier attempt looked for in the thread first, the intent recorded, the send, and
+    what the forum answered recorded."""
+    draft_id, tid = draft["id"], draft["tid"]
+    is_edit = draft["action"] == "edit"
+    refused = _unsendable(store, game, draft)
+    if refused is not None:
+        return refused
+    fingerprint = draft_fingerprint(draft["body"])
+    # we hold the game's lock: every attempt seen now is ours to resolve (a crash leftover)
+    seen_upto = _last_attempt_id(store, draft_id)
+    before = _earlier_attempts(store, poster, draft, tick, requested, seen_upto, fingerprint)
+    if before is not None:
+        return before
+
+    poster.session(tid)
+    begun = _begin(store, poster, draft, tick, seen_upto, draft["body"])
+    if isinstance(begun, PublishResult):
+        return begun
+    attempt_id = begun
+
+    def send(guard: Callable[[], None]) -> Any:
+        if is_edit:
+            return poster.edit(tid, int(draft["edit_pid"]), draft["body"], guard=guard)
+        return poster.reply(tid, draft["body"], guard=guard)
+
+    answer = _send(store, draft, attempt_id, tick, send)
+    if answer.result is not None:
+        return answer.result
+    if answer.uncertain is not None:
+        return _after_uncertain(
+            store, poster, draft, attempt_id, fingerprint, tick, answer.uncertain
+        )
+    return _after_sent(store, poster, draft, attempt_id, fingerprint, tick, answer.value)
+
+
+def _unsendable(store: Store, game: Game, draft: dict[str, Any]) -> PublishResult | None:
+    """Why this draft cannot be sent now (no target, not the game's thread, no floor to edit,
+    an earlier part not sent yet), or None."""
+    tid = draft["tid"]
     is_edit = draft["action"] == "edit"
     if tid is None:
         return _result(draft, "failed", message="草稿没有目标帖子（tid），无法发出")
@@ -769,9 +794,22 @@ def _publish_one(
     part = _earlier_part_pending(store, draft)
     if part is not None:
         return _result(draft, "waiting", message=f"等第 {part} 部分先发出后再发")
-    fingerprint = draft_fingerprint(draft["body"])
-    # we hold the game's lock: every attempt seen now is ours to resolve (a crash leftover)
-    seen_upto = _last_attempt_id(store, draft_id)
+    return None
+
+
+def _earlier_attempts(
+    store: Store,
+    poster: Poster,
+    draft: dict[str, Any],
+    tick: Callable[[], datetime],
+    requested: bool,
+    seen_upto: int,
+    fingerprint: str,
+) -> PublishResult | None:
+    """The earlier attempts at this body resolved before anything is sent again: the result
+    when one landed or must not be retried, else None (go on and send)."""
+    draft_id, tid, body_hash = draft["id"], draft["tid"], draft["body_hash"]
+    is_edit = draft["action"] == "edit"
     attempts = [a for a in _attempts(store, draft_id, body_hash) if a["id"] <= seen_upto]
     unsure = [a for a in attempts if a["outcome"] is None or a["outcome"] in UNSURE_OUTCOMES]
     last = attempts[-1] if attempts else None
@@ -824,26 +862,22 @@ def _publish_one(
     elif last is not None and last["outcome"] == "refused" and not requested:
         return _refused_before(draft, last, "这份草稿")
 
-    poster.session(tid)
-    begun = _begin(store, poster, draft, tick, seen_upto, draft["body"])
-    if isinstance(begun, PublishResult):
-        return begun
-    attempt_id = begun
+    return None
 
-    def send(guard: Callable[[], None]) -> Any:
-        if is_edit:
-            return poster.edit(tid, int(draft["edit_pid"]), draft["body"], guard=guard)
-        return poster.reply(tid, draft["body"], guard=guard)
 
-    answer = _send(store, draft, attempt_id, tick, send)
-    if answer.result is not None:
-        return answer.result
-    if answer.uncertain is not None:
-        return _after_uncertain(
-            store, poster, draft, attempt_id, fingerprint, tick, answer.uncertain
-        )
-    sent = answer.value
-
+def _after_sent(
+    store: Store,
+    poster: Poster,
+    draft: dict[str, Any],
+    attempt_id: int,
+    fingerprint: str,
+    tick: Callable[[], datetime],
+    sent: Sent,
+) -> PublishResult:
+    """What the forum answered to a send, recorded: held for moderation, or posted (its pid
+    found in the thread when the forum gave none)."""
+    tid = draft["tid"]
+    is_edit = draft["action"] == "edit"
     if sent.outcome is ReplyOutcome.PENDING_MODERATION:
         _finish(store, attempt_id, tick(), "pending_moderation", pid=sent.pid, detail=sent.message)
         return _result(
@@ -922,8 +956,6 @@ def _after_uncertain(
     )
 
 
-# long (83 lines): the director's manual record: the checks (thread, author, text) and the record
-# in one transaction
 def record_manual_post(
     store: Store,
     poster: Poster,
@@ -985,9 +1017,6 @@ def record_manual_post(
     )
 
 
-# long (78 lines): the director's record of a thread opened by hand: the checks (the thread,
-# its author, its subject, newer than the game's earlier threads) and the record in one
-# transaction, as record_manual_post's
 def record_manual_thread(
     store: Store,
     game: Game,
@@ -1389,8 +1418,6 @@ def _record(
     return with_opened(game, [OpenedThread(int(draft["day"]), role, tid)])
 
 
-# long (129 lines): the exactly-once protocol of a new thread as one state machine, read top to
-# bottom like _publish_one's: look, intent, send, outcome
 def open_thread(
     store: Store,
     game: Game,
@@ -1401,8 +1428,11 @@ def open_thread(
     *,
     templates_dir: Path | str | None = None,
 ) -> Opened:
-    """Open the approved new-thread ``draft`` in ``[forum] fid``, exactly once."""
-    draft_id, body_hash = int(draft["id"]), draft["body_hash"]
+    """Open the approved new-thread ``draft`` in ``[forum] fid``, exactly once.
+
+    The protocol of a new thread in the order of :func:`_publish_one`'s: look (a crash, a lost
+    answer, the director by hand), the intent, the send, the outcome."""
+    draft_id = int(draft["id"])
     fid = game.forum.fid
     if fid is None:
         message = "游戏文件没有 [forum] fid（游戏的版块），无法开新帖"
@@ -1414,72 +1444,22 @@ def open_thread(
         retire_opened(store, with_opened(game, [OpenedThread(day, role, known)]), now=tick())
         message = f"{what}已有帖子 tid={known}，没有再开一个"
         return Opened(game, [_result(draft, "skipped", message=message)])
-    seen_upto = _last_attempt_id(store, draft_id)
-    attempts = [a for a in _attempts(store, draft_id, body_hash) if a["id"] <= seen_upto]
-    unsure = [a for a in attempts if a["outcome"] is None or a["outcome"] in UNSURE_OUTCOMES]
-    last = attempts[-1] if attempts else None
-
-    def found_it(seen: _Seen, attempt_ids: list[int], note: str) -> Opened:
-        tid = int(seen.tid or 0)
-        if seen.waiting:
-            note += "；它正等待版主审核，通过后才会显示"
-        opened = _record(
-            store,
-            game,
-            draft,
-            tid,
-            attempt_ids=attempt_ids,
-            outcome="found",
-            how="moderated" if seen.waiting else "found",
-            at=tick(),
-            note=note,
-        )
-        said = "论坛要求版主审核后才会显示这个新帖" if seen.waiting else ""
-        res = _result(draft, "found", url=poster.thread_url(tid, 1), message=said)
-        return _after_open(store, opened, poster, draft, tid, tick, templates_dir, res)
-
-    def hold(seen: _Seen, attempt_ids: list[int]) -> Opened:
-        """Said once: the open attempts kept as ``pending_moderation`` (looked for again)."""
-        for attempt_id in attempt_ids:
-            _finish(store, attempt_id, tick(), "pending_moderation", detail=seen.hold)
-        return Opened(game, [_result(draft, "held", message=str(seen.hold))])
-
-    # Look before anything is sent: a crash, a lost answer, or the director by hand.
-    landed = [a for a in unsure if a["outcome"] != "captcha"]  # a captcha: nothing was sent
-    since = _first_drafted(store, draft)
-    seen = _look(
-        poster,
-        game,
+    ts = _NewThread(
         store,
+        game,
+        poster,
+        draft,
+        tick,
+        templates_dir,
         fid,
         subject,
         day,
-        sent_before=bool(landed),
-        draft_id=draft_id,
-        since=since,
+        _first_drafted(store, draft),
     )
-    if seen.tid is not None:
-        open_ids = [a["id"] for a in unsure if a["outcome"] is None]
-        if not open_ids:
-            open_ids = [_record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)]
-        note = f"在版块中找到同名的新帖（导演账号发的）：tid={seen.tid}，没有再开"
-        return found_it(seen, open_ids, note)
-    if seen.hold is not None and not requested:
-        open_ids = [a["id"] for a in unsure if a["outcome"] is None]
-        if open_ids:
-            return hold(seen, open_ids)
-        message = (
-            "上次开帖的结果不明，导演账号待审核的主题里可能就有它，仍没有重发；确认论坛上"
-            f"没有这个帖子后，用 bansha publish 游戏文件 --id {draft_id} 照常开帖"
-        )
-        return Opened(game, [_result(draft, "pending_moderation", message=message)])
-    if last is not None and last["outcome"] == "captcha" and not requested:
-        message = _thread_captcha(game, draft, None)
-        return Opened(game, [_result(draft, "captcha", message=message, director=True, told=True)])
-    if last is not None and last["outcome"] == "refused" and not requested:
-        return Opened(game, [_refused_before(draft, last, "这个新帖")])
-    _give_up(store, unsure, tick(), "上次开帖结果不明；版块中没有找到，视为没有开出")
-
+    seen_upto = _last_attempt_id(store, draft_id)
+    before = _thread_before(ts, requested, seen_upto)
+    if before is not None:
+        return before
     begun = _begin(store, poster, draft, tick, seen_upto, subject + "\n" + draft["body"])
     if isinstance(begun, PublishResult):
         return Opened(game, [begun])
@@ -1494,45 +1474,140 @@ def open_thread(
     if answer.result is not None:
         return Opened(game, [answer.result])
     if answer.uncertain is not None:
-        try:
-            seen = _look(
-                poster,
-                game,
-                store,
-                fid,
-                subject,
-                day,
-                sent_before=True,
-                draft_id=draft_id,
-                since=since,
-            )
-        except PostError:
-            seen = _Seen()
-        if seen.hold is not None:
-            return hold(seen, [attempt_id])
-        if seen.tid is None:
-            message = f"{answer.uncertain}；下次运行会先在版块里找这个新帖，找不到才重开"
-            return Opened(game, [_result(draft, "uncertain", message=message)])
-        return found_it(seen, [attempt_id], f"网络中断后在版块中找到：tid={seen.tid}")
-    made = answer.value
+        return _thread_uncertain(ts, attempt_id, answer.uncertain)
+    return _thread_made(ts, attempt_id, answer.value)
+
+
+@dataclass(frozen=True)
+class _NewThread:
+    """One new thread being opened: what every step of :func:`open_thread` reads."""
+
+    store: Store
+    game: Game
+    poster: Poster
+    draft: dict[str, Any]
+    tick: Callable[[], datetime]
+    templates_dir: Path | str | None
+    fid: int
+    subject: str
+    day: int
+    since: datetime | None  # when it was first drafted: the look goes back to then
+
+    def look(self, *, sent_before: bool) -> _Seen:
+        return _look(
+            self.poster,
+            self.game,
+            self.store,
+            self.fid,
+            self.subject,
+            self.day,
+            sent_before=sent_before,
+            draft_id=int(self.draft["id"]),
+            since=self.since,
+        )
+
+
+def _thread_before(ts: _NewThread, requested: bool, seen_upto: int) -> Opened | None:
+    """Look before anything is sent: the thread found, held for moderation, or an earlier
+    attempt that must not be retried (a captcha, a refusal) gives the answer; None: send."""
+    draft, store, game, tick = ts.draft, ts.store, ts.game, ts.tick
+    draft_id, body_hash = int(draft["id"]), draft["body_hash"]
+    attempts = [a for a in _attempts(store, draft_id, body_hash) if a["id"] <= seen_upto]
+    unsure = [a for a in attempts if a["outcome"] is None or a["outcome"] in UNSURE_OUTCOMES]
+    last = attempts[-1] if attempts else None
+    # Look before anything is sent: a crash, a lost answer, or the director by hand.
+    landed = [a for a in unsure if a["outcome"] != "captcha"]  # a captcha: nothing was sent
+    seen = ts.look(sent_before=bool(landed))
+    if seen.tid is not None:
+        open_ids = [a["id"] for a in unsure if a["outcome"] is None]
+        if not open_ids:
+            open_ids = [_record_intent(store, draft_id, body_hash, tick(), seen_upto=seen_upto)]
+        note = f"在版块中找到同名的新帖（导演账号发的）：tid={seen.tid}，没有再开"
+        return _thread_found(ts, seen, open_ids, note)
+    if seen.hold is not None and not requested:
+        open_ids = [a["id"] for a in unsure if a["outcome"] is None]
+        if open_ids:
+            return _thread_held(ts, seen, open_ids)
+        message = (
+            "上次开帖的结果不明，导演账号待审核的主题里可能就有它，仍没有重发；确认论坛上"
+            f"没有这个帖子后，用 bansha publish 游戏文件 --id {draft_id} 照常开帖"
+        )
+        return Opened(game, [_result(draft, "pending_moderation", message=message)])
+    if last is not None and last["outcome"] == "captcha" and not requested:
+        message = _thread_captcha(game, draft, None)
+        return Opened(game, [_result(draft, "captcha", message=message, director=True, told=True)])
+    if last is not None and last["outcome"] == "refused" and not requested:
+        return Opened(game, [_refused_before(draft, last, "这个新帖")])
+    _give_up(store, unsure, tick(), "上次开帖结果不明；版块中没有找到，视为没有开出")
+    return None
+
+
+def _thread_found(ts: _NewThread, seen: _Seen, attempt_ids: list[int], note: str) -> Opened:
+    """The new thread found in the section: recorded as opened, then what follows an open."""
+    tid = int(seen.tid or 0)
+    if seen.waiting:
+        note += "；它正等待版主审核，通过后才会显示"
+    opened = _record(
+        ts.store,
+        ts.game,
+        ts.draft,
+        tid,
+        attempt_ids=attempt_ids,
+        outcome="found",
+        how="moderated" if seen.waiting else "found",
+        at=ts.tick(),
+        note=note,
+    )
+    said = "论坛要求版主审核后才会显示这个新帖" if seen.waiting else ""
+    res = _result(ts.draft, "found", url=ts.poster.thread_url(tid, 1), message=said)
+    return _after_open(ts.store, opened, ts.poster, ts.draft, tid, ts.tick, ts.templates_dir, res)
+
+
+def _thread_held(ts: _NewThread, seen: _Seen, attempt_ids: list[int]) -> Opened:
+    """Said once: the open attempts kept as ``pending_moderation`` (looked for again)."""
+    for attempt_id in attempt_ids:
+        _finish(ts.store, attempt_id, ts.tick(), "pending_moderation", detail=seen.hold)
+    return Opened(ts.game, [_result(ts.draft, "held", message=str(seen.hold))])
+
+
+def _thread_uncertain(ts: _NewThread, attempt_id: int, uncertain: UncertainSend) -> Opened:
+    """The new thread may have been made: look right away; if not found, the intent stays
+    open so the next run looks again before opening."""
+    try:
+        seen = ts.look(sent_before=True)
+    except PostError:
+        seen = _Seen()
+    if seen.hold is not None:
+        return _thread_held(ts, seen, [attempt_id])
+    if seen.tid is None:
+        message = f"{uncertain}；下次运行会先在版块里找这个新帖，找不到才重开"
+        return Opened(ts.game, [_result(ts.draft, "uncertain", message=message)])
+    return _thread_found(ts, seen, [attempt_id], f"网络中断后在版块中找到：tid={seen.tid}")
+
+
+def _thread_made(ts: _NewThread, attempt_id: int, made: NewThread) -> Opened:
+    """The forum made the new thread: recorded as opened, then what follows an open."""
+    draft = ts.draft
     tid = int(made.tid)
-    note = f"已开新帖：tid={tid}「{subject}」"
+    note = f"已开新帖：tid={tid}「{ts.subject}」"
     if made.moderated:
         note += "（论坛要求版主审核后才显示）"
     game = _record(
-        store,
-        game,
+        ts.store,
+        ts.game,
         draft,
         tid,
         attempt_ids=[attempt_id],
         outcome="posted",
         how="moderated" if made.moderated else "posted",
-        at=tick(),
+        at=ts.tick(),
         note=note,
     )
     message = "论坛要求版主审核后才会显示这个新帖" if made.moderated else ""
-    res = PublishResult(draft_id, draft["kind"], day, tid, "posted", url=made.url, message=message)
-    return _after_open(store, game, poster, draft, tid, tick, templates_dir, res)
+    res = PublishResult(
+        int(draft["id"]), draft["kind"], ts.day, tid, "posted", url=made.url, message=message
+    )
+    return _after_open(ts.store, game, ts.poster, draft, tid, ts.tick, ts.templates_dir, res)
 
 
 def _after_open(

@@ -241,17 +241,66 @@ def _short(name: str, limit: int = CHART_NAME_CHARS) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
-# long (197 lines): one flat view model for one template: each key is read once by report.html.j2,
-# in order
 def _view(data: ReportData) -> dict[str, Any]:
+    """One flat view model for report.html.j2: each key is read once by the template, in order."""
     t = data.tally
     tz = data.tz
     day = int(t["day"])
-    tally = t.get("tally")
     opens = datetime.fromisoformat(t["opens"])
     closes = datetime.fromisoformat(t["closes"])
+    result = _result_view(data)
+    votes = _votes_view(t, tz)
+    accelerated = bool(t["accelerated"])
+    rows = _post_rows(data, closes)
+    chart = _chart(rows, data.min_posts, data.streak_posts)
+    flags = _flags_view(data)
+    ledger = data.ledger
+    cards = _cards_view(ledger, tz)
+    speed = t.get("speed")
+    return {
+        "title": data.title,
+        "ruleset": data.ruleset,
+        "day": day,
+        "opens": opens.astimezone(tz).strftime("%m-%d %H:%M"),
+        "closes": closes.astimezone(tz).strftime("%m-%d %H:%M"),
+        "as_of": _when(t["as_of"], tz, "%Y-%m-%d %H:%M"),
+        "closed": bool(t["closed"]),
+        "sheriff": t["sheriff"],
+        "accelerated": accelerated,
+        "speed_reason": speed["reason"] if speed else "",
+        "speed_rule": speed["rule"] if speed else "",
+        # the open-vote note is the banner the page shows itself
+        "notes": [n for n in t["notes"] if t["closed"] or not n.startswith("投票尚未截止")],
+        "threads": dict(data.threads),
+        "result": result,
+        "votes": votes,
+        "votes_counted": sum(1 for v in votes if v["status"] == "counted"),
+        "players": rows,
+        "chart": chart,
+        "min_posts": data.min_posts,
+        "streak_posts": data.streak_posts,
+        "min_posts_rule": data.min_posts_rule,
+        "streak_rule": data.streak_rule,
+        "flags": flags,
+        "flags_open": sum(1 for f in flags if f["status"] == "open"),
+        "cards": cards,
+        "escalations": list(ledger.get("escalations", [])),
+        "out_by_red": [
+            {"player": p, "at": _when(at, tz, "%m-%d %H:%M")}
+            for p, at in ledger.get("out_by_red", {}).items()
+        ],
+        "losing_factions": [
+            str(x.get("reason", x.get("faction", ""))) for x in ledger.get("losing_factions", [])
+        ],
+        "card_rules": ledger.get("rules", {}),
+    }
 
-    # -- the result
+
+def _result_view(data: ReportData) -> dict[str, Any] | None:
+    """The day's result: the headline, every candidate's count, the weights; None before a
+    tally."""
+    t = data.tally
+    tally = t.get("tally")
     result: dict[str, Any] | None = None
     if tally is not None:
         if tally["sheriff_election"]:
@@ -308,8 +357,11 @@ def _view(data: ReportData) -> dict[str, Any]:
             if t.get("first_round")
             else None,
         }
+    return result
 
-    # -- every vote, in post order
+
+def _votes_view(t: Mapping[str, Any], tz: tzinfo) -> list[dict[str, Any]]:
+    """Every vote, in post order (the first 正午 round's first on a 太阳[日不落] day)."""
     votes = []
     first = t.get("first_round")
     rounds = [("第一轮[正午]", v) for v in (first["votes"] if first else ())]
@@ -335,8 +387,13 @@ def _view(data: ReportData) -> dict[str, Any]:
                 "round": round_zh,  # 太阳[日不落]: which 正午 round (m209.txt:377-378)
             }
         )
+    return votes
 
-    # -- posts per player against the thresholds
+
+def _post_rows(data: ReportData, closes: datetime) -> list[dict[str, Any]]:
+    """Posts per player against the thresholds."""
+    t = data.tally
+    tz = data.tz
     counts = t["post_counts"]
     accelerated = bool(t["accelerated"])
     rows = []
@@ -359,11 +416,13 @@ def _view(data: ReportData) -> dict[str, Any]:
         else:
             status, css = "达标", "ok"
         rows.append({"name": name, "count": n, "status": status, "css": css})
-    chart = _chart(rows, data.min_posts, data.streak_posts)
+    return rows
 
-    # -- flags
+
+def _flags_view(data: ReportData) -> list[dict[str, Any]]:
+    """The day's flags with the director's decisions."""
     flags = []
-    for f in t["flags"]:
+    for f in data.tally["flags"]:
         status = str(f.get("status", "open"))
         decision = data.decisions.get(f["id"], {})
         flags.append(
@@ -388,10 +447,12 @@ def _view(data: ReportData) -> dict[str, Any]:
                 ],
             }
         )
+    return flags
 
-    # -- the card ledger
-    ledger = data.ledger
-    cards = [
+
+def _cards_view(ledger: Mapping[str, Any], tz: tzinfo) -> list[dict[str, Any]]:
+    """The card ledger, one row per player."""
+    return [
         {
             "player": name,
             "blue": pc["blue"],
@@ -402,44 +463,6 @@ def _view(data: ReportData) -> dict[str, Any]:
         }
         for name, pc in ledger.get("players", {}).items()
     ]
-    speed = t.get("speed")
-    return {
-        "title": data.title,
-        "ruleset": data.ruleset,
-        "day": day,
-        "opens": opens.astimezone(tz).strftime("%m-%d %H:%M"),
-        "closes": closes.astimezone(tz).strftime("%m-%d %H:%M"),
-        "as_of": _when(t["as_of"], tz, "%Y-%m-%d %H:%M"),
-        "closed": bool(t["closed"]),
-        "sheriff": t["sheriff"],
-        "accelerated": accelerated,
-        "speed_reason": speed["reason"] if speed else "",
-        "speed_rule": speed["rule"] if speed else "",
-        # the open-vote note is the banner the page shows itself
-        "notes": [n for n in t["notes"] if t["closed"] or not n.startswith("投票尚未截止")],
-        "threads": dict(data.threads),
-        "result": result,
-        "votes": votes,
-        "votes_counted": sum(1 for v in votes if v["status"] == "counted"),
-        "players": rows,
-        "chart": chart,
-        "min_posts": data.min_posts,
-        "streak_posts": data.streak_posts,
-        "min_posts_rule": data.min_posts_rule,
-        "streak_rule": data.streak_rule,
-        "flags": flags,
-        "flags_open": sum(1 for f in flags if f["status"] == "open"),
-        "cards": cards,
-        "escalations": list(ledger.get("escalations", [])),
-        "out_by_red": [
-            {"player": p, "at": _when(at, tz, "%m-%d %H:%M")}
-            for p, at in ledger.get("out_by_red", {}).items()
-        ],
-        "losing_factions": [
-            str(x.get("reason", x.get("faction", ""))) for x in ledger.get("losing_factions", [])
-        ],
-        "card_rules": ledger.get("rules", {}),
-    }
 
 
 def _chart(rows: Sequence[Mapping[str, Any]], low: int, high: int) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from pipeline.drafts import Draft, DraftState, list_drafts
+from pipeline.drafts.model import Draft, DraftState
+from pipeline.drafts.records import list_drafts
 from pipeline.game.gamefile import Game
 from pipeline.store import Store
 

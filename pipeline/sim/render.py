@@ -912,8 +912,6 @@ def _placeholder_node(p: PostView) -> str:
 </div>"""
 
 
-# long (129 lines): mirrors Discuz! X3.5's post template in one piece, so it can be compared with
-# the real page line by line
 def post_node(
     p: PostView,
     *,
@@ -932,63 +930,14 @@ def post_node(
         postnum_href = f"forum.php?mod=viewthread&tid={tid}"
     else:
         postnum_href = f"forum.php?mod=redirect&goto=findpost&ptid={tid}&pid={pid}"
-    fj = ""
-    if p.first and not authorid:
-        fj = f"""<div id="fj" class="y">
-<label class="z">电梯直达</label>
-<input type="text" class="px p_fre z" size="2" onkeyup="$('fj_btn').href='forum.php?mod=redirect&ptid={tid}&authorid=0&postno='+this.value" onkeydown="if(event.keyCode==13) {{window.location=$('fj_btn').href;return false;}}" title="跳转到指定楼层" />
-<a href="javascript:;" id="fj_btn" class="z fico-down fc-n" title="跳转到指定楼层"></a>
-</div>
-"""
-    if p.thread_author and not p.first:
-        icon = (
-            f'<em class="authicn fico-person fic4 fnmr vm" id="authicon{pid}" title="楼主"></em>\n'
-            '&nbsp;楼主<span class="pipe">|</span>\n'
-        )
-    else:
-        gif = "online_admin.gif" if p.admin else "online_member.gif"
-        icon = f'<img class="authicn vm" id="authicon{pid}" src="static/image/common/{gif}" />\n'
-    if authorid:
-        only = (
-            f'<a href="forum.php?mod=viewthread&amp;tid={tid}&amp;page={page_no}" '
-            'rel="nofollow">显示全部楼层</a>'
-        )
-    else:
-        only = (
-            f'<a href="forum.php?mod=viewthread&amp;tid={tid}&amp;page={page_no}&amp;authorid='
-            f'{p.uid}" rel="nofollow">只看该作者</a>'
-        )
-    extras = ""
-    if p.first and not authorid:
-        extras = (
-            '\n<span class="none" title="回帖奖励"></span>\n'
-            f'<span class="pipe show">|</span><a href="forum.php?mod=viewthread&amp;tid={tid}'
-            '&amp;extra=&amp;ordertype=1"  class="show">倒序浏览</a>\n'
-            '<span class="pipe show">|</span><a href="javascript:;" onclick="readmode($('
-            f'\'thread_subject\').innerHTML, {pid});" class="show">阅读模式</a>'
-        )
+    fj = _floor_jump(p, authorid)
+    icon = _author_icon(p)
+    only = _author_filter_link(p, page_no, authorid)
+    extras = _first_post_links(p, authorid)
     style = '<style type="text/css">.pcb{margin-right:0}</style>' if first_on_page else ""
-    if p.blocked:
-        body = '<div class="locked">提示: <em>该帖被管理员或版主屏蔽</em></div>\n</div>\n</div>\n'
-    else:
-        body = f"""<div class="t_fsz"><table cellspacing="0" cellpadding="0"><tr><td class="t_f" id="postmessage_{pid}">
-{p.message_html}</td></tr></table>
-
-</div>
-<div id="comment_{pid}" class="cm">
-</div>
-
-<div id="post_rate_div_{pid}"></div>
-</div>
-</div>
-"""
+    body = _post_message(p)
     quote_kind = "reppost" if p.first else "repquote"
-    edit = ""
-    if viewer.uid and viewer.uid == p.uid:
-        edit = (
-            f'<a class="editp" href="forum.php?mod=post&amp;action=edit&amp;fid={fid}&amp;tid={tid}'
-            f'&amp;pid={pid}&amp;page={page_no}">编辑</a>\n'
-        )
+    edit = _edit_link(p, site, viewer, page_no)
     newpost = '<a name="newpost"></a>' if first_on_page else ""
     p_btn = '<div id="p_btn" class="mtw mbm hm cl">\n</div>\n' if p.first and not authorid else ""
     return f"""<div id="post_{pid}" ><table id="pid{pid}" class="plhin" summary="pid{pid}" cellspacing="0" cellpadding="0">
@@ -1043,6 +992,97 @@ def post_node(
 </tr>
 </table>
 </div>"""
+
+
+def _floor_jump(p: PostView, authorid: int | None) -> str:
+    """电梯直达: the jump-to-floor box on the thread's first post (not when one author is shown)."""
+    tid = p.tid
+    fj = ""
+    if p.first and not authorid:
+        fj = f"""<div id="fj" class="y">
+<label class="z">电梯直达</label>
+<input type="text" class="px p_fre z" size="2" onkeyup="$('fj_btn').href='forum.php?mod=redirect&ptid={tid}&authorid=0&postno='+this.value" onkeydown="if(event.keyCode==13) {{window.location=$('fj_btn').href;return false;}}" title="跳转到指定楼层" />
+<a href="javascript:;" id="fj_btn" class="z fico-down fc-n" title="跳转到指定楼层"></a>
+</div>
+"""
+    return fj
+
+
+def _author_icon(p: PostView) -> str:
+    """The 楼主 mark of the thread's author on a reply, else the online icon."""
+    pid = p.pid
+    if p.thread_author and not p.first:
+        icon = (
+            f'<em class="authicn fico-person fic4 fnmr vm" id="authicon{pid}" title="楼主"></em>\n'
+            '&nbsp;楼主<span class="pipe">|</span>\n'
+        )
+    else:
+        gif = "online_admin.gif" if p.admin else "online_member.gif"
+        icon = f'<img class="authicn vm" id="authicon{pid}" src="static/image/common/{gif}" />\n'
+    return icon
+
+
+def _author_filter_link(p: PostView, page_no: int, authorid: int | None) -> str:
+    """只看该作者, or 显示全部楼层 while one author is shown."""
+    tid = p.tid
+    if authorid:
+        only = (
+            f'<a href="forum.php?mod=viewthread&amp;tid={tid}&amp;page={page_no}" '
+            'rel="nofollow">显示全部楼层</a>'
+        )
+    else:
+        only = (
+            f'<a href="forum.php?mod=viewthread&amp;tid={tid}&amp;page={page_no}&amp;authorid='
+            f'{p.uid}" rel="nofollow">只看该作者</a>'
+        )
+    return only
+
+
+def _first_post_links(p: PostView, authorid: int | None) -> str:
+    """倒序浏览 and 阅读模式, on the thread's first post."""
+    tid, pid = p.tid, p.pid
+    extras = ""
+    if p.first and not authorid:
+        extras = (
+            '\n<span class="none" title="回帖奖励"></span>\n'
+            f'<span class="pipe show">|</span><a href="forum.php?mod=viewthread&amp;tid={tid}'
+            '&amp;extra=&amp;ordertype=1"  class="show">倒序浏览</a>\n'
+            '<span class="pipe show">|</span><a href="javascript:;" onclick="readmode($('
+            f'\'thread_subject\').innerHTML, {pid});" class="show">阅读模式</a>'
+        )
+    return extras
+
+
+def _post_message(p: PostView) -> str:
+    """The message cell, or the notice of a post the moderators blocked."""
+    pid = p.pid
+    if p.blocked:
+        body = '<div class="locked">提示: <em>该帖被管理员或版主屏蔽</em></div>\n</div>\n</div>\n'
+    else:
+        body = f"""<div class="t_fsz"><table cellspacing="0" cellpadding="0"><tr><td class="t_f" id="postmessage_{pid}">
+{p.message_html}</td></tr></table>
+
+</div>
+<div id="comment_{pid}" class="cm">
+</div>
+
+<div id="post_rate_div_{pid}"></div>
+</div>
+</div>
+"""
+    return body
+
+
+def _edit_link(p: PostView, site: Site, viewer: Viewer, page_no: int) -> str:
+    """编辑, for the post's author."""
+    tid, fid, pid = p.tid, site.fid, p.pid
+    edit = ""
+    if viewer.uid and viewer.uid == p.uid:
+        edit = (
+            f'<a class="editp" href="forum.php?mod=post&amp;action=edit&amp;fid={fid}&amp;tid={tid}'
+            f'&amp;pid={pid}&amp;page={page_no}">编辑</a>\n'
+        )
+    return edit
 
 
 def _fastpost_form(
@@ -1104,8 +1144,6 @@ def _fastpost_form(
 </div>"""
 
 
-# long (131 lines): mirrors Discuz! X3.5's viewthread template in one piece, so it can be compared
-# with the real page line by line
 def viewthread_page(
     view: ThreadView,
     *,
@@ -1116,6 +1154,41 @@ def viewthread_page(
     time_html: Sequence[str],
 ) -> str:
     """The whole ``forum.php?mod=viewthread`` page (default template, X3.5)."""
+    tid, fid = view.tid, site.fid
+    nodes = [
+        post_node(
+            p,
+            site=site,
+            viewer=viewer,
+            page_no=view.page,
+            first_on_page=i == 0,
+            authorid=view.authorid,
+            time_html=time_html[i],
+        )
+        for i, p in enumerate(view.posts)
+    ]
+    body = (
+        f"<script type=\"text/javascript\">var fid = parseInt('{fid}'), tid = parseInt('{tid}');"
+        "</script>\n\n"
+        + _thread_top(view, site)
+        + "".join(nodes)
+        + _thread_bottom(view, site, viewer, now_ts)
+    )
+    title = view.subject + (f" - 第{view.page}页" if view.page > 1 else "")
+    return page(
+        site,
+        viewer,
+        title=f"{title} - {site.forum_name}",
+        body=body,
+        now_text=now_text,
+        canonical=f'<link href="{site.siteurl}forum.php?mod=viewthread&tid={tid}" rel="canonical" />',
+        keywords=view.subject,
+    )
+
+
+def _thread_top(view: ThreadView, site: Site) -> str:
+    """Above the posts: the breadcrumbs, the upper pager and the thread's header row (the views
+    and replies on page 1, the thread's author on later pages; the subject)."""
     tid, fid = view.tid, site.fid
     pager = view.pager
     top = f"""<div id="pt" class="bm cl">
@@ -1175,25 +1248,21 @@ def viewthread_page(
 </td>
 </tr>
 </table>"""
-    nodes = [
-        post_node(
-            p,
-            site=site,
-            viewer=viewer,
-            page_no=view.page,
-            first_on_page=i == 0,
-            authorid=view.authorid,
-            time_html=time_html[i],
-        )
-        for i, p in enumerate(view.posts)
-    ]
+    return top
+
+
+def _thread_bottom(view: ThreadView, site: Site, viewer: Viewer, now_ts: int) -> str:
+    """Below the posts: the moderation form, the next-page button, the lower pager, the reply
+    form and the page's scripts."""
+    tid, fid = view.tid, site.fid
+    pager = view.pager
     pgbtn = ""
     if view.page < view.total_pages:
         pgbtn = (
             f'<div class="pgbtn"><a href="{view.mpurl}&amp;page={view.page + 1}" hidefocus="true"'
             ' class="bm_h">下一页 &raquo;</a></div>\n'
         )
-    bottom = f"""<div id="postlistreply" class="pl"><div id="post_new" class="viewthread_table" style="display: none"></div></div>
+    return f"""<div id="postlistreply" class="pl"><div id="post_new" class="viewthread_table" style="display: none"></div></div>
 </div>
 
 
@@ -1224,20 +1293,6 @@ var disablepostctrl = parseInt('0');
 <script type="text/javascript">
 fixed_avatar([{",".join(str(p.pid) for p in view.posts)}], 1);
 </script>"""
-    body = (
-        f"<script type=\"text/javascript\">var fid = parseInt('{fid}'), tid = parseInt('{tid}');"
-        "</script>\n\n" + top + "".join(nodes) + bottom
-    )
-    title = view.subject + (f" - 第{view.page}页" if view.page > 1 else "")
-    return page(
-        site,
-        viewer,
-        title=f"{title} - {site.forum_name}",
-        body=body,
-        now_text=now_text,
-        canonical=f'<link href="{site.siteurl}forum.php?mod=viewthread&tid={tid}" rel="canonical" />',
-        keywords=view.subject,
-    )
 
 
 # long (90 lines): mirrors Discuz! X3.5's login template in one piece
@@ -1524,8 +1579,6 @@ def rawurlencode(text: str) -> str:
     return quote(text, safe="-_.~")
 
 
-# long (118 lines): mirrors Discuz! X3.5's forumdisplay template in one piece, so it can be
-# compared with the real page line by line
 def forumdisplay_page(
     site: Site,
     viewer: Viewer,
@@ -1543,18 +1596,29 @@ def forumdisplay_page(
 
     ``waiting``: the viewer's own threads of this forum waiting for a moderator — shown as
     forumdisplay.htm:180's banner (``forum_moderate_unhandled``) when there are any."""
-    fid = site.fid
-    banner = (
-        '<div class="bm"><div class="ntc_l hm xi2"><strong><a href="home.php?mod=space&uid='
-        f'{viewer.uid}&do=thread&view=me&type=thread&from=&filter=aduit">您有 {waiting} 个主题'
-        "正等待审核中，点击查看</a></strong></div></div>\n"
-        if waiting and viewer.uid
-        else ""
+    body = (
+        _forum_head(site, threadcount)
+        + _moderation_banner(viewer, waiting)
+        + _forum_top_pager(site, pager)
+        + _forum_threadlist(site, viewer, rows, page_no=page_no, moderator=moderator, now_ts=now_ts)
+        + _forum_bottom(site, viewer, pager=pager, page_no=page_no, now_ts=now_ts)
     )
-    extra = f"page%3D{page_no}"
-    threads = "".join(_thread_row(r, fid=fid, extra=extra, moderator=moderator) for r in rows)
-    o_cell = '<td class="o"></td>' if moderator else ""
-    body = f"""<div id="pt" class="bm cl">
+    return page(
+        site,
+        viewer,
+        title=site.forum_name,
+        body=body,
+        now_text=now_text,
+        css="forum_forumdisplay",
+        bodyclass="pg_forumdisplay",
+        keywords=site.forum_name,
+    )
+
+
+def _forum_head(site: Site, threadcount: int) -> str:
+    """The breadcrumbs and the forum's name with its thread count."""
+    fid = site.fid
+    return f"""<div id="pt" class="bm cl">
 <div class="z">
 <a href="./" class="nvhm" title="首页">Discuz! Board</a><em>&raquo;</em><a href="forum.php">论坛</a> <em>&rsaquo;</em> <a href="forum.php?gid=1">Discuz!</a><em>&rsaquo;</em> <a href="forum.php?mod=forumdisplay&fid={fid}">{site.forum_name}</a></div>
 </div>
@@ -1570,11 +1634,45 @@ def forumdisplay_page(
 </div>
 </div>
 
-{banner}<div id="pgt" class="bm bw0 pgs cl">
+"""
+
+
+def _moderation_banner(viewer: Viewer, waiting: int) -> str:
+    """The viewer's threads waiting for a moderator (forumdisplay.htm:180), when there are any."""
+    return (
+        '<div class="bm"><div class="ntc_l hm xi2"><strong><a href="home.php?mod=space&uid='
+        f'{viewer.uid}&do=thread&view=me&type=thread&from=&filter=aduit">您有 {waiting} 个主题'
+        "正等待审核中，点击查看</a></strong></div></div>\n"
+        if waiting and viewer.uid
+        else ""
+    )
+
+
+def _forum_top_pager(site: Site, pager: str) -> str:
+    """The upper pager with 返回 and 发新帖."""
+    fid = site.fid
+    return f"""<div id="pgt" class="bm bw0 pgs cl">
 <span id="fd_page_top">{pager}</span>
 <span class="pgb y"  ><a href="forum.php">返&nbsp;回</a></span>
 <a href="javascript:;" id="newspecial" onclick="showWindow('newthread', 'forum.php?mod=post&action=newthread&fid={fid}')" title="发新帖" class="pgsbtn showmenu">发新帖</a></div>
-<div id="threadlist" class="tl bm bmw" style="position: relative;">
+"""
+
+
+def _forum_threadlist(
+    site: Site,
+    viewer: Viewer,
+    rows: Sequence[ThreadRow],
+    *,
+    page_no: int,
+    moderator: bool,
+    now_ts: int,
+) -> str:
+    """The thread list: its sort header, then one row per thread inside the moderation form."""
+    fid = site.fid
+    extra = f"page%3D{page_no}"
+    threads = "".join(_thread_row(r, fid=fid, extra=extra, moderator=moderator) for r in rows)
+    o_cell = '<td class="o"></td>' if moderator else ""
+    return f"""<div id="threadlist" class="tl bm bmw" style="position: relative;">
 <div class="th">
 <table cellspacing="0" cellpadding="0">
 <tr>
@@ -1603,7 +1701,13 @@ def forumdisplay_page(
 </div>
 </div>
 
-<div class="bm bw0 pgs cl">
+"""
+
+
+def _forum_bottom(site: Site, viewer: Viewer, *, pager: str, page_no: int, now_ts: int) -> str:
+    """Below the list: the lower pager, the quick new-thread form and the page's scripts."""
+    fid = site.fid
+    return f"""<div class="bm bw0 pgs cl">
 <span id="fd_page_bottom">{pager}</span>
 <span  class="pgb y"><a href="forum.php">返&nbsp;回</a></span>
 </div>
@@ -1634,16 +1738,6 @@ var fid = parseInt('{fid}');
 </div>
 <script type="text/javascript">document.onkeyup = function(e){{keyPageScroll(e, 0, 0, 'forum.php?mod=forumdisplay&fid={fid}&filter=&orderby=lastpost&', {page_no});}}</script>
 """
-    return page(
-        site,
-        viewer,
-        title=site.forum_name,
-        body=body,
-        now_text=now_text,
-        css="forum_forumdisplay",
-        bodyclass="pg_forumdisplay",
-        keywords=site.forum_name,
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -1672,8 +1766,6 @@ _SPACE_FILTERS = [
 ]
 
 
-# long (115 lines): mirrors Discuz! X3.5's space_thread template in one piece, so it can be
-# compared with the real one line by line
 def space_thread_page(
     site: Site,
     viewer: Viewer,
@@ -1692,49 +1784,11 @@ def space_thread_page(
         f'&from=&filter={key}" {_CLASS_A if key == filter_key else ""}>{name}</a>'
         for key, name in _SPACE_FILTERS
     )
-    trs = []
-    for r in rows:
-        pending = (
-            ""
-            if filter_key
-            else ('<span class="xg1">待审核</span>' if r.displayorder == -2 else "")
-        )
-        trs.append(
-            f"""<tr>
-<td class="icn">
-<a href="forum.php?mod=viewthread&tid={r.tid}&highlight=" title="新窗口打开" target="_blank">
-<img src="static/image/common/folder_common.gif" />
-</a>
-</td>
-<th>
-<a href="forum.php?mod=viewthread&tid={r.tid}" target="_blank" >{r.subject}</a>
-{pending}</th>
-<td>
-<a href="forum.php?mod=forumdisplay&fid={r.fid}" class="xg1" target="_blank">{r.forum_name}</a>
-</td>
-<td class="num">
-<a href="forum.php?mod=viewthread&tid={r.tid}" class="xi2" target="_blank">{r.replies}</a>
-<em>{r.views}</em>
-</td>
-<td class="by">
-<cite><a href="home.php?mod=space&username={rawurlencode(r.lastposter)}" target="_blank">{r.lastposter}</a></cite>
-<em><a href="forum.php?mod=redirect&tid={r.tid}&goto=lastpost#lastpost" target="_blank">{r.lastpost_html}</a></em>
-</td>
-</tr>
-"""
-        )
     listed = (
-        "".join(trs) or '<tr>\n<td colspan="5"><p class="emp">还没有相关的帖子</p></td>\n</tr>\n'
+        "".join(_space_thread_row(r, filter_key) for r in rows)
+        or '<tr>\n<td colspan="5"><p class="emp">还没有相关的帖子</p></td>\n</tr>\n'
     )
-    prev = (
-        f'<span class="pgb"><a href="{theurl}&amp;page={page_no - 1}">上一页</a></span>'
-        if page_no > 1
-        else ""
-    )
-    nxt = f'<a href="{theurl}&amp;page={page_no + 1}" class="nxt">下一页</a>' if full_page else ""
-    pager = (
-        f'<div class="pgs cl mtm"><div class="pg">{prev}{nxt}</div></div>' if prev or nxt else ""
-    )
+    pager = _space_pager(theurl, page_no, full_page)
     body = f"""<div id="pt" class="bm cl">
 <div class="z">
 <a href="./" class="nvhm" title="首页">Discuz! Board</a> <em>&rsaquo;</em>
@@ -1789,6 +1843,49 @@ def space_thread_page(
         css="home_space",
         bodyclass="pg_space",
     )
+
+
+def _space_thread_row(r: SpaceThreadRow, filter_key: str) -> str:
+    """One thread of the list; 待审核 marks one waiting for a moderator in the unfiltered list."""
+    pending = (
+        "" if filter_key else ('<span class="xg1">待审核</span>' if r.displayorder == -2 else "")
+    )
+    return f"""<tr>
+<td class="icn">
+<a href="forum.php?mod=viewthread&tid={r.tid}&highlight=" title="新窗口打开" target="_blank">
+<img src="static/image/common/folder_common.gif" />
+</a>
+</td>
+<th>
+<a href="forum.php?mod=viewthread&tid={r.tid}" target="_blank" >{r.subject}</a>
+{pending}</th>
+<td>
+<a href="forum.php?mod=forumdisplay&fid={r.fid}" class="xg1" target="_blank">{r.forum_name}</a>
+</td>
+<td class="num">
+<a href="forum.php?mod=viewthread&tid={r.tid}" class="xi2" target="_blank">{r.replies}</a>
+<em>{r.views}</em>
+</td>
+<td class="by">
+<cite><a href="home.php?mod=space&username={rawurlencode(r.lastposter)}" target="_blank">{r.lastposter}</a></cite>
+<em><a href="forum.php?mod=redirect&tid={r.tid}&goto=lastpost#lastpost" target="_blank">{r.lastpost_html}</a></em>
+</td>
+</tr>
+"""
+
+
+def _space_pager(theurl: str, page_no: int, full_page: bool) -> str:
+    """上一页 / 下一页 (a full page may have a next one), or nothing on a lone page."""
+    prev = (
+        f'<span class="pgb"><a href="{theurl}&amp;page={page_no - 1}">上一页</a></span>'
+        if page_no > 1
+        else ""
+    )
+    nxt = f'<a href="{theurl}&amp;page={page_no + 1}" class="nxt">下一页</a>' if full_page else ""
+    pager = (
+        f'<div class="pgs cl mtm"><div class="pg">{prev}{nxt}</div></div>' if prev or nxt else ""
+    )
+    return pager
 
 
 def newthread_form_page(site: Site, viewer: Viewer, *, now_ts: int, now_text: str) -> str:

@@ -136,10 +136,6 @@ class SimResponse:
         lname = name.lower()
         return next((v for k, v in self.headers if k.lower() == lname), None)
 
-    def headers_all(self, name: str) -> list[str]:
-        lname = name.lower()
-        return [v for k, v in self.headers if k.lower() == lname]
-
     @property
     def charset(self) -> str:
         ctype = self.header("content-type") or ""

@@ -38,8 +38,8 @@ def names(n: int) -> list[str]:
 
 
 def deals(ruleset: str):
-    n = player_count(ruleset)
-    return [deal(ruleset, names(n), random.Random(seed)) for seed in SEEDS]
+    n = player_count(get_ruleset(ruleset))
+    return [deal(get_ruleset(ruleset), names(n), random.Random(seed)) for seed in SEEDS]
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def all_deals():
 def test_player_counts_come_from_the_rule_texts():
     # m209.txt:22-33 (4+1+3+4+1), m135.txt:5 12人局, nizhuan (16 cards, two each),
     # zhenyan.txt:64-100 (12 cards), tubian24.txt:13 24人局
-    assert {rid: player_count(rid) for rid in RULESETS} == {
+    assert {rid: player_count(get_ruleset(rid)) for rid in RULESETS} == {
         "m209": 13,
         "m135": 12,
         "nizhuan": 8,
@@ -169,7 +169,7 @@ def test_tubian24_thief_replaces_one_and_holds_three(all_deals):
 
 def test_a_roster_of_the_wrong_size_is_refused():
     with pytest.raises(DealError, match="需要 12 名玩家，名单中有 11 名"):
-        deal("m135", names(11), random.Random(1))
+        deal(get_ruleset("m135"), names(11), random.Random(1))
 
 
 def test_the_seed_stream_is_pinned():
@@ -182,7 +182,7 @@ def test_the_seed_stream_is_pinned():
     first = stream.randrange(1000)
     assert first == int.from_bytes(block[:8], "big") % 1000
     assert [first] + [stream.randrange(1000) for _ in range(4)] == [652, 923, 508, 699, 976]
-    d = deal("zhenyan", [f"p{i}" for i in range(12)], SeedStream(bytes(range(32))))
+    d = deal(get_ruleset("zhenyan"), [f"p{i}" for i in range(12)], SeedStream(bytes(range(32))))
     assert [c for (c,) in d.cards] == [
         "猎魔人", "村民", "狼美人", "村民", "蚀时狼妃", "村民",
         "狼王", "预言家", "村民", "长老", "石像鬼", "守卫",
@@ -191,16 +191,16 @@ def test_the_seed_stream_is_pinned():
 
 def test_the_same_seed_deals_the_same_and_another_seed_differs():
     seed = bytes.fromhex("ab" * 32)
-    a = deal("m209", names(13), SeedStream(seed))
-    b = deal("m209", names(13), SeedStream(seed))
-    c = deal("m209", names(13), SeedStream(bytes.fromhex("cd" * 32)))
+    a = deal(get_ruleset("m209"), names(13), SeedStream(seed))
+    b = deal(get_ruleset("m209"), names(13), SeedStream(seed))
+    c = deal(get_ruleset("m209"), names(13), SeedStream(bytes.fromhex("cd" * 32)))
     assert a == b
     assert a.cards != c.cards
 
 
 def revealed_text(ruleset: str = "tubian24", seed: bytes = b"\x07" * 32):
-    n = player_count(ruleset)
-    d = deal(ruleset, names(n), SeedStream(seed))
+    n = player_count(get_ruleset(ruleset))
+    d = deal(get_ruleset(ruleset), names(n), SeedStream(seed))
     seats = [
         (1000 + i, name, cards)
         for i, (name, cards) in enumerate(zip(d.players, d.cards, strict=True))
@@ -231,7 +231,7 @@ def test_redeal_from_the_seed_confirms_and_catches_a_changed_card():
     seed = b"\x07" * 32
     _d, text = revealed_text(seed=seed)
     revealed = parse_canonical(text)
-    assert redeal_problems(revealed, SeedStream(seed)) == []
+    assert redeal_problems(revealed, SeedStream(seed), get_ruleset("tubian24")) == []
     # swap two seats' cards: the hash changes, and the seed says which seats differ
     lines = text.split("\n")
     a, b = lines[4].rsplit("|", 1), lines[5].rsplit("|", 1)
@@ -243,11 +243,11 @@ def test_redeal_from_the_seed_confirms_and_catches_a_changed_card():
     lines[4], lines[k] = f"{a[0]}|{b[1]}", f"{b[0]}|{a[1]}"
     forged = "\n".join(lines)
     assert commitment(forged) != commitment(text)
-    problems = redeal_problems(parse_canonical(forged), SeedStream(seed))
+    problems = redeal_problems(parse_canonical(forged), SeedStream(seed), get_ruleset("tubian24"))
     assert problems[0].startswith("第 1 座 玩家01：公开的是")
     assert len(problems) == 2
     # another seed does not re-derive the deal
-    assert redeal_problems(revealed, SeedStream(b"\x08" * 32))
+    assert redeal_problems(revealed, SeedStream(b"\x08" * 32), get_ruleset("tubian24"))
 
 
 def test_extract_from_a_pasted_post_and_bad_texts():

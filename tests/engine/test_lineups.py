@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from engine.rulesets import get_ruleset
-from tests.engine.test_nizhuan_support import says
+from tests.engine.rule_text import says
 
 GAMES = Path(__file__).resolve().parents[2] / "config" / "games"
 

@@ -29,9 +29,9 @@ from engine.rulesets.m135 import (
 )
 from engine.state import Phase
 from engine.votes import Ballot, BallotKind, DayContext, Evidence, PlayerStatus, tally_votes
+from tests.engine.rule_text import rule_lines, says
 
 REPO = Path(__file__).resolve().parents[2]
-RULES = REPO / ".." / "shared" / "rules" / "m135.txt"
 SCENARIOS = Path(__file__).resolve().parent / "scenarios" / "m135"
 RS = get_ruleset("m135")
 assert isinstance(RS, M135)
@@ -53,17 +53,7 @@ DEMO = [
 
 
 def lines() -> list[str]:
-    if not RULES.exists():
-        pytest.skip(f"rule texts not found at {RULES.resolve()}")
-    return RULES.read_text(encoding="utf-8").splitlines()
-
-
-def says(ref: str, words: str) -> None:
-    if not RULES.exists():
-        return
-    n = int(ref.split(":")[1])
-    text = RULES.read_text(encoding="utf-8").splitlines()[n - 1]
-    assert words in text, f"{ref}: {text!r}"
+    return rule_lines("m135.txt")
 
 
 def with_cards(**changes: list[str]) -> list[tuple[str, list[str]]]:
@@ -150,14 +140,18 @@ def test_factions_surface_and_actual() -> None:
 # --------------------------------------------------------------------------- contract
 
 
-def test_every_role_in_the_rule_text_has_skills_rules_and_handlers() -> None:
+def test_every_role_in_the_rule_text_is_dealt_and_cites_its_line() -> None:
     text = lines()
     roster_line = text[4]
     for card in DECK:
         assert card in roster_line, card
-        assert card in ROLE_SKILLS and card in ROLE_RULES
         n = int(ROLE_RULES[card].split(":")[1])
         assert card in text[n - 1], (card, text[n - 1])
+
+
+def test_every_role_has_skills_rules_and_handlers() -> None:
+    for card in DECK:
+        assert card in ROLE_SKILLS and card in ROLE_RULES
     handlers = RS.night_handlers()
     step_skills = {s for step in NIGHT_PLAN for s in step.skills}
     assert set(handlers) == step_skills
@@ -201,13 +195,15 @@ def test_night_order_is_the_rule_texts() -> None:
         ((6, 0), ("潜行",)),
         ((7, 0), ("救药", "毒药", "馈赠毒药")),
     ]
-    if RULES.exists():
-        text = lines()
-        for step in NIGHT_PLAN:
-            n = int(step.rule.split(":")[1])
-            assert re.match(rf"（{step.key[0]}）", text[n - 1]), text[n - 1]
-            for skill in step.skills:
-                assert skill.removeprefix("馈赠") in text[n - 1] or skill == "馈赠预言"
+
+
+def test_every_night_step_cites_its_line() -> None:
+    text = lines()
+    for step in NIGHT_PLAN:
+        n = int(step.rule.split(":")[1])
+        assert re.match(rf"（{step.key[0]}）", text[n - 1]), text[n - 1]
+        for skill in step.skills:
+            assert skill.removeprefix("馈赠") in text[n - 1] or skill == "馈赠预言"
 
 
 # --------------------------------------------------------------------------- the day

@@ -24,8 +24,8 @@ from engine.votes import (
     judge_ballots,
     tally,
 )
+from tests.engine.rule_text import says
 from tests.engine.test_m209_scenarios import RS, initial_state
-from tests.engine.test_nizhuan_support import says
 
 TZ = timezone(timedelta(hours=8))
 OPENS = datetime(2026, 12, 2, 10, 0, tzinfo=TZ)

@@ -29,10 +29,10 @@ from engine.rulesets.m209_roles import (
 )
 from engine.state import Phase, Status
 from engine.votes import ModifierKind
+from tests.engine.rule_text import rule_lines
 
 RS = get_ruleset("m209")
 assert isinstance(RS, M209)
-RULES = Path(__file__).resolve().parents[2] / ".." / "shared" / "rules" / "m209.txt"
 SCENARIOS = Path(__file__).resolve().parent / "scenarios" / "m209"
 BASE = [
     ("甲", "黑狼王"),
@@ -52,9 +52,7 @@ BASE = [
 
 
 def text_lines() -> list[str]:
-    if not RULES.exists():
-        pytest.skip(f"共享规则文本不存在：{RULES}")
-    return RULES.read_text(encoding="utf-8").splitlines()
+    return rule_lines("m209.txt")
 
 
 def test_every_role_in_the_text_is_in_the_pool() -> None:
@@ -130,6 +128,9 @@ def test_the_night_order_is_the_texts() -> None:
         "女巫毒药",
         "黑商给狼暴毙",
     )
+
+
+def test_the_attack_slots_are_the_texts_death_list() -> None:
     lines = text_lines()
     assert "狼人杀人\t幼狼牺牲（如果未指定）\t黑狼王冲锋\t恶灵骑士反弹" in lines[574]
 
@@ -332,6 +333,11 @@ def test_general_rules_are_resolved_or_listed_as_not_applicable() -> None:
     assert set(NOT_APPLICABLE) == {"身份更换", "宣言"}
     assert {"离开游戏", "回到游戏", "操纵夺舍", "解除操纵"} <= set(DIRECTOR_ACTIONS)
     assert {"离开游戏", "回到游戏", "操纵夺舍", "解除操纵"} <= set(RS.skill_names())
+
+
+def test_the_general_rules_are_headings_of_the_text() -> None:
+    from engine.rulesets.m209_roles import GENERAL_MECHANICS, NOT_APPLICABLE
+
     lines = text_lines()
     for head in (*GENERAL_MECHANICS, *NOT_APPLICABLE):
         assert any(

@@ -17,7 +17,8 @@ from engine.state import Phase
 from pipeline.cli import cli
 from pipeline.game.journal import save_snapshot, snapshot
 from pipeline.store import open_store
-from tests.engine.test_nizhuan_support import ROSTER, says
+from tests.engine.rule_text import says
+from tests.engine.test_nizhuan_support import ROSTER
 
 GAME = """\
 [game]

@@ -13,6 +13,7 @@ import pytest
 from engine.kernel import EngineError
 from engine.rulesets.nizhuan import election_day, split_target
 from engine.votes import Ballot, BallotKind, DayContext, Evidence, judge_ballots, tally
+from tests.engine.rule_text import says
 from tests.engine.test_nizhuan_support import (
     RS,
     act,
@@ -21,7 +22,6 @@ from tests.engine.test_nizhuan_support import (
     deaths,
     night,
     outcome,
-    says,
     start,
     through_history,
 )

@@ -11,6 +11,7 @@ import pytest
 
 from engine.kernel import EngineError
 from engine.rulesets.nizhuan import npc_ballots, sheriff_unit, vote_actions_from_tally
+from tests.engine.rule_text import says
 from tests.engine.test_nizhuan_support import (
     ROSTER,
     RS,
@@ -20,7 +21,6 @@ from tests.engine.test_nizhuan_support import (
     deaths,
     night,
     outcome,
-    says,
     start,
     through_history,
 )

@@ -1,18 +1,14 @@
-"""Shared helpers of the nizhuan engine tests (no tests here): a roster, phase runners, quotes."""
+"""Shared helpers of the nizhuan engine tests (no tests here): a roster and phase runners."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
-
-import pytest
 
 from engine.kernel import Action, DayInput, Report, resolve_day, resolve_night
 from engine.rulesets import get_ruleset
 from engine.state import GameState
 
 RS = get_ruleset("nizhuan")
-RULES = Path(__file__).resolve().parents[2] / ".." / "shared" / "rules"
 
 #: 8 characters, the 16 cards of nizhuan.txt:78-112; 甲 is 狼人+女巫 like 玩家A of the example
 #: (nizhuan.txt:24), 乙 holds the 骑士 first like 玩家B.
@@ -26,16 +22,6 @@ ROSTER: tuple[tuple[str, tuple[str, str]], ...] = (
     ("庚", ("村民", "蚀时狼妃")),
     ("辛", ("村民", "村民")),
 )
-
-
-def says(ref: str, words: str) -> None:
-    """The rule text really says ``words`` on that line (skipped without the shared texts)."""
-    name, _, line = ref.partition(":")
-    path = RULES / name
-    if not path.exists():
-        pytest.skip(f"共享规则文本不存在：{path}（../shared/rules 未挂载）")
-    lines = path.read_text(encoding="utf-8").splitlines()
-    assert words in lines[int(line) - 1], f"{ref} 不包含「{words}」"
 
 
 def start(roster: Sequence[tuple[str, Sequence[str]]] = ROSTER) -> GameState:

@@ -166,20 +166,23 @@ def test_m135_auto_acceleration_below_seven() -> None:
 def test_deadlines_per_ruleset() -> None:
     close = datetime(2026, 12, 3, 22, 0, tzinfo=TZ)
     # m135.txt:197 申请截至自然日18:00。
-    assert speed_deadlines("m135", closes=close).delay == DEADLINE
+    assert speed_deadlines(SPEED["m135"], closes=close).delay == DEADLINE
     after_midnight = datetime(2026, 12, 4, 0, 30, tzinfo=TZ)
-    assert speed_deadlines("m135", closes=after_midnight).accelerate == DEADLINE
+    assert speed_deadlines(SPEED["m135"], closes=after_midnight).accelerate == DEADLINE
     # m209.txt:591 讨论日结束三个小时前（一般为最后一个自然日的18:00）
-    assert speed_deadlines("m209", closes=datetime(2026, 12, 3, 21, tzinfo=TZ)).delay == DEADLINE
+    assert (
+        speed_deadlines(SPEED["m209"], closes=datetime(2026, 12, 3, 21, tzinfo=TZ)).delay
+        == DEADLINE
+    )
     # zhenyan.txt:156 延时申请截至讨论日结束前三小时……加速申请截止至加速成功后的讨论日结束前三小时。
     d = speed_deadlines(
-        "zhenyan", closes=close, accelerated_closes=datetime(2026, 12, 3, 20, tzinfo=TZ)
+        SPEED["zhenyan"], closes=close, accelerated_closes=datetime(2026, 12, 3, 20, tzinfo=TZ)
     )
     assert d.delay == datetime(2026, 12, 3, 19, tzinfo=TZ)
     assert d.accelerate == datetime(2026, 12, 3, 17, tzinfo=TZ)
     assert d.rule == "zhenyan.txt:156"
     with pytest.raises(ValueError, match="未知的规则"):
-        speed_deadlines("werewolf", closes=close)
+        get_ruleset("werewolf")
 
 
 def test_separate_acceleration_deadline() -> None:

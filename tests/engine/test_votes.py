@@ -31,11 +31,10 @@ from engine.votes import (
     tally,
     tally_votes,
 )
+from tests.engine.rule_text import says
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO / ".." / "shared"
-FIXTURES = SHARED / "fixtures" / "discuz"
-RULES = SHARED / "rules"
+FIXTURES = REPO / "tests" / "fixtures" / "discuz"
 
 TZ = timezone(timedelta(hours=8))
 OPENS = datetime(2026, 12, 2, 9, 0, tzinfo=TZ)
@@ -49,16 +48,6 @@ C, S, INV, IGN = (
     VerdictStatus.INVALID,
     VerdictStatus.IGNORED,
 )
-
-
-def says(ref: str, words: str) -> None:
-    """Check that rule ``ref`` ("file:line") contains ``words`` (when the texts are present)."""
-    file, line = ref.split(":")
-    path = RULES / file
-    if not path.exists():
-        return
-    text = path.read_text(encoding="utf-8").splitlines()[int(line) - 1]
-    assert words in text, f"{ref} does not say {words!r}: {text!r}"
 
 
 def at(hour: int, minute: int = 0, second: int = 0) -> datetime:
@@ -111,16 +100,17 @@ def by_pid(verdicts: tuple[VoteVerdict, ...]) -> dict[int, VoteVerdict]:
     return {v.ballot.evidence.pid: v for v in verdicts}
 
 
-# --- the real vote thread (fixtures/discuz/manifest.json, tid 4) ---------------------------
+# --- the real vote thread (tests/fixtures/discuz/manifest.json, tid 1) ----------------------
+
+
+CLOSE_PID = 24  # the director's "投票已截止" in the vote thread
 
 
 def _manifest_ballots() -> tuple[list[Ballot], tuple[str, ...]]:
     """Ballots as the pipeline would build them from the manifest's posts (the parser's job is
     simulated from each post's ``kind``). Times: floor N at 09:00 + 10·N minutes; the director's
-    "投票已截止" (pid 99) at 22:00 (the close) and the late vote (pid 100) at 22:05."""
+    "投票已截止" (pid 24) at 22:00 (the close) and the late vote (pid 25) at 22:05."""
     path = FIXTURES / "manifest.json"
-    if not path.exists():
-        pytest.skip(f"shared Discuz fixtures not found at {FIXTURES} (run beside /work/shared)")
     manifest = json.loads(path.read_text(encoding="utf-8"))
     thread = manifest["threads"]["vote"]
     players = tuple(
@@ -131,10 +121,10 @@ def _manifest_ballots() -> tuple[list[Ballot], tuple[str, ...]]:
         pid, kind = post["pid"], post["kind"]
         position = post["db_position"]
         when = OPENS + timedelta(minutes=10 * position)
-        if pid == 99:
+        if pid == CLOSE_PID:
             when = CLOSES
-        elif pid > 99:
-            when = CLOSES + timedelta(minutes=5 * (pid - 99))
+        elif pid > CLOSE_PID:
+            when = CLOSES + timedelta(minutes=5 * (pid - CLOSE_PID))
         ev = Evidence(thread["tid"], pid, position, when, f"forum.php?mod=redirect&pid={pid}")
         author = post["author"]
         target = post.get("target")
@@ -162,7 +152,7 @@ def _manifest_ballots() -> tuple[list[Ballot], tuple[str, ...]]:
                 Ballot(
                     kind=BallotKind.INVALID,
                     target=None,
-                    target_raw=post["intended_target"],
+                    target_raw=post["sent_message"].split("：")[1].split("\n")[0],  # 投票给：包子
                     problem='投票格式错误：应为"投票对象：名字"（写成了"投票给：…"）',
                     **common,
                 )
@@ -208,18 +198,18 @@ def test_fixture_vote_thread_counts_exactly_the_valid_votes() -> None:
     verdicts, result = tally_votes(ballots, day)
     v = by_pid(verdicts)
 
-    assert v[76].status is IGN and "非玩家" in v[76].reason  # the director's opening post
-    assert (v[81].status, v[92].status, v[92].counts_for) == (INV, C, "包子")  # corrected
-    assert (v[82].status, v[88].status, v[88].counts_for) == (S, C, "春卷")  # valid change
+    assert v[1].status is IGN and "非玩家" in v[1].reason  # the director's opening post
+    assert (v[6].status, v[17].status, v[17].counts_for) == (INV, C, "包子")  # corrected
+    assert (v[7].status, v[13].status, v[13].counts_for) == (S, C, "春卷")  # valid change
     # where the change is, for the director only: the public reason names no floor
-    assert v[82].reason == "已被改票取代" and "第13楼（pid 88）" in v[82].note
-    assert v[95].status is INV and "改票未回复原投票楼层" in v[95].reason
-    for pid in (93, 94, 96, 97):  # fresh votes after a counted one
+    assert v[7].reason == "已被改票取代" and "第13楼（pid 13）" in v[7].note
+    assert v[20].status is INV and "改票未回复原投票楼层" in v[20].reason
+    for pid in (18, 19, 21, 22):  # fresh votes after a counted one
         assert v[pid].status is IGN
         assert v[pid].reason == "已投过票，重复投票不计；改票须用改票格式并回复原投票楼层"
-    assert v[90].status is INV and "隐藏" in v[90].reason
-    assert v[100].status is INV and v[100].reason == "投票已截止，截止后投票无效"
-    assert v[85].status is C and EDITED_NOTE in v[85].reason
+    assert v[15].status is INV and "隐藏" in v[15].reason
+    assert v[25].status is INV and v[25].reason == "投票已截止，截止后投票无效"
+    assert v[10].status is C and EDITED_NOTE in v[10].reason
 
     counted = {x.ballot.voter: x.counts_for for x in verdicts if x.status is C}
     assert counted == {

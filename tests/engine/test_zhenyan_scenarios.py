@@ -178,6 +178,11 @@ def test_the_night_order_is_the_texts() -> None:
         (6, ("预言",)),
         (7, ("凝视",)),
     ]
+
+
+def test_every_night_step_cites_its_line() -> None:
+    from engine.rulesets.zhenyan import NIGHT_PLAN
+
     lines = rule_lines(ZHENYAN)
     for step in NIGHT_PLAN:
         line = lines[int(step.rule.split(":")[1]) - 1]

@@ -1,16 +1,15 @@
 """The forum listing parser (parsers.forumdisplay) against real Discuz! X3.5 pages and the
 simulator's.
 
-Real pages: ``../shared/fixtures/discuz/desktop/forumdisplay_f3_{guest,login}.html`` (forum 3
-版杀测试区 with three threads by 导演A: tid 7, 5, 4), ``mobile/v4_forumdisplay_f3_*.json``,
-``misc/restricted_forumdisplay_f4_guest.html`` (a guest refused), ``mobile/v1_…`` (503).
+Real pages (tests/fixtures/discuz): ``desktop/section-list-{anon,member}.html`` (section 3
+版杀测试区 with three threads by 导演A: the scratch, discussion and vote threads),
+``mobile/section-api4-*.json``, ``misc/members-only-section-anon.html`` (a guest refused),
+``mobile/section-api1-anon.json`` (503).
 """
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -25,76 +24,82 @@ from parsers.forumdisplay import (
 from parsers.records import PageError, PageErrorKind
 from pipeline.sim import render
 from pipeline.sim.simulator import ForumSim, SimClock
+from tests import discuz_samples as samples
+from tests.discuz_samples import served_at
 
 TZ = ZoneInfo("Asia/Shanghai")
-REAL_SUBJECTS = {
-    7: "[测试局]抓包测试帖（可忽略）",
-    5: "[测试局]第二天讨论帖",
-    4: "[测试局]第二天投票帖",
-}
+SECTION = samples.manifest()["forum"]
+#: the section's threads, the one with the latest post first (the forum's order)
+LISTED = [samples.thread(key) for key in ("scratch", "discussion", "vote")]
+REAL_SUBJECTS = {t["tid"]: t["subject"] for t in LISTED}
+#: replies: the scratch thread got the two submissions that went through
+REPLIES = [2, len(samples.where("discussion", deleted=False)) - 1, len(samples.posts("vote")) - 1]
 
 
-def served_at(path: Path) -> datetime:
-    headers = path.with_name(path.name + ".headers").read_text("utf-8")
-    date = re.search(r"^Date: (.+?)\r?$", headers, re.M).group(1)  # type: ignore[union-attr]
-    return datetime.strptime(date, "%a, %d %b %Y %H:%M:%S GMT").replace(tzinfo=UTC)
-
-
-@pytest.mark.parametrize("who", ["guest", "login"])
+@pytest.mark.parametrize("who", ["anon", "member"])
 def test_the_real_desktop_listing(fixtures_dir, who):
-    path = fixtures_dir / "desktop" / f"forumdisplay_f3_{who}.html"
+    path = fixtures_dir / "desktop" / f"section-list-{who}.html"
     page = parse_forumdisplay(path.read_bytes(), tz=TZ, now=served_at(path))
 
-    assert (page.fid, page.page, page.total_pages, page.forum_name) == (3, 1, 1, "版杀测试区")
-    assert [t.tid for t in page.threads] == [7, 5, 4]  # the forum's order (last post first)
+    assert (page.fid, page.page, page.total_pages, page.forum_name) == (
+        SECTION["fid"],
+        1,
+        1,
+        "版杀测试区",
+    )
+    assert [t.tid for t in page.threads] == [t["tid"] for t in LISTED]
     assert {t.tid: t.subject for t in page.threads} == REAL_SUBJECTS
-    assert {(t.author, t.authorid) for t in page.threads} == {("导演A", 2)}
-    assert [(t.replies, t.views) for t in page.threads] == [(0, 0), (40, 40), (25, 25)]
+    assert {(t.author, t.authorid) for t in page.threads} == {("导演A", samples.uid("导演A"))}
+    assert [(t.replies, t.views) for t in page.threads] == [(n, n) for n in REPLIES]
+    assert REPLIES == [2, 40, 25]
     assert not any(t.closed or t.sticky for t in page.threads)
-    # 1 分钟前 on a page served 2026-11-29 13:07:54 UTC (21:07:54 in GMT+8)
-    assert page.threads[0].created_at == datetime(2026, 11, 29, 21, 6, 54, tzinfo=TZ)
-    assert page.member_uid == (3 if who == "login" else 0)  # 饺子 is uid 3
-    assert page.formhash == ("9fbbd8d9" if who == "login" else "fd260ccf")
+    # "1 分钟前" (title: the day only): a minute before the page was served
+    assert page.threads[0].created_at == served_at(path) - timedelta(minutes=1)
+    assert page.member_uid == (samples.uid("饺子") if who == "member" else 0)
+    assert page.formhash == ("4bbf1166" if who == "member" else "71c2b33e")
     assert page.waiting == 0  # no 您有 N 个主题正等待审核中 banner on these pages
 
 
-@pytest.mark.parametrize("who", ["guest", "login"])
+@pytest.mark.parametrize("who", ["anon", "member"])
 def test_the_real_mobile_listing(fixtures_dir, who):
-    body = (fixtures_dir / "mobile" / f"v4_forumdisplay_f3_{who}.json").read_bytes()
+    body = (fixtures_dir / "mobile" / f"section-api4-{who}.json").read_bytes()
     page = parse_mobile_forumdisplay(body, tz=TZ)
 
-    assert (page.fid, page.page, page.total_pages, page.source) == (3, 1, 1, "mobile")
+    assert (page.fid, page.page, page.total_pages, page.source) == (SECTION["fid"], 1, 1, "mobile")
     assert {t.tid: t.subject for t in page.threads} == REAL_SUBJECTS
+    scratch = samples.thread("scratch")
     assert page.threads[0] == ForumThread(
-        tid=7,
-        subject=REAL_SUBJECTS[7],
+        tid=scratch["tid"],
+        subject=scratch["subject"],
         author="导演A",
-        authorid=2,
-        created_at=datetime.fromtimestamp(1795957574, TZ),  # dbdateline: exact
-        replies=0,
-        views=0,
+        authorid=samples.uid("导演A"),
+        created_at=datetime.fromtimestamp(scratch["posts"][0]["dateline"], TZ),  # exact
+        replies=2,
+        views=2,
         closed=None,  # sub_threadlist.php does not pass forum_thread.closed on
         sticky=False,
     )
 
 
 def test_a_guest_refused_by_a_restricted_forum_is_a_login_error(fixtures_dir):
-    body = (fixtures_dir / "misc" / "restricted_forumdisplay_f4_guest.html").read_bytes()
+    body = (fixtures_dir / "misc" / "members-only-section-anon.html").read_bytes()
     with pytest.raises(PageError) as caught:
         parse_forumdisplay(body, tz=TZ)
     assert caught.value.kind is PageErrorKind.LOGIN_REQUIRED
     assert "没有权限访问该版块" in caught.value.message_zh
 
 
-def test_the_503_of_the_old_mobile_api_is_a_server_error(fixtures_dir):
-    body = (fixtures_dir / "mobile" / "v1_forumdisplay_f3_guest.json").read_bytes()
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_the_503_of_the_old_mobile_api_is_a_server_error(fixtures_dir, version):
+    path = fixtures_dir / "mobile" / f"section-api{version}-anon.json"
+    assert samples.status(path) == 503
     with pytest.raises(PageError) as caught:
-        parse_mobile_forumdisplay(body, tz=TZ)
+        parse_mobile_forumdisplay(path.read_bytes(), tz=TZ)
     assert caught.value.kind is PageErrorKind.SERVER_ERROR
 
 
 def test_a_thread_page_is_not_a_listing(fixtures_dir):
-    body = (fixtures_dir / "desktop" / "vote_t4_p1_guest.html").read_bytes()
+    body = (fixtures_dir / "desktop" / "vote-page1-anon.html").read_bytes()
     with pytest.raises(PageError, match="不是版块主题列表"):
         parse_forumdisplay(body, tz=TZ)
 
@@ -284,6 +289,6 @@ def test_the_waiting_list_pages_by_twenty_and_a_refusal_is_an_error():
 
 
 def test_a_listing_is_not_a_waiting_list(fixtures_dir):
-    body = (fixtures_dir / "desktop" / "forumdisplay_f3_login.html").read_bytes()
+    body = (fixtures_dir / "desktop" / "section-list-member.html").read_bytes()
     with pytest.raises(PageError, match="我的帖子"):
         parse_space_threads(body)

@@ -41,6 +41,8 @@ from parsers.viewthread import (
     extract_message,
     parse_viewthread,
 )
+from tests import discuz_samples as samples
+from tests.discuz_samples import served_at
 
 TZ = ZoneInfo("Asia/Shanghai")
 NOW = datetime(2026, 11, 29, 13, 0, 0, tzinfo=UTC)
@@ -276,17 +278,15 @@ def test_marks_below_the_budget_are_all_kept() -> None:
 
 
 def test_nested_posts_leave_the_other_posts_of_a_real_page_unchanged(fixtures_dir: Path) -> None:
-    path = fixtures_dir / "desktop" / "vote_t4_p1_guest.html"
-    headers = path.with_name(path.name + ".headers").read_text(encoding="utf-8")
-    date = next(line for line in headers.splitlines() if line.startswith("Date: "))
-    now = datetime.strptime(date[6:].strip(), "%a, %d %b %Y %H:%M:%S GMT").replace(tzinfo=UTC)
+    path = fixtures_dir / "desktop" / "vote-page1-anon.html"
+    now = served_at(path)
     body = path.read_bytes()
-    before = parse_viewthread(body, tid=4, tz=TZ, now=now)
+    before = parse_viewthread(body, tid=samples.tid("vote"), tz=TZ, now=now)
     target = before.posts[-1].pid
     cell = f'id="postmessage_{target}">'.encode()
     assert body.count(cell) == 1
     changed = body.replace(cell, cell + nested(800).encode(), 1)
-    after = parse_viewthread(changed, tid=4, tz=TZ, now=now)
+    after = parse_viewthread(changed, tid=samples.tid("vote"), tz=TZ, now=now)
     assert after.posts[:-1] == before.posts[:-1]
     post, was = after.posts[-1], before.posts[-1]
     assert post.text == f"{VOTE}\n\n{was.text}"  # 800 blocks closing: one blank line

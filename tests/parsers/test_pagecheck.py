@@ -1,12 +1,13 @@
 """Recognising the pages a forum serves instead of a thread (parsers.pagecheck).
 
-Real answers of a Discuz! X3.5 server are in ../shared/fixtures/discuz/misc (README.md there);
+Real answers of a Discuz! X3.5 server are in tests/fixtures/discuz/misc (README.md there);
 the anti-crawl pages are built the way the X3.5 source builds them (helper_antitheft.php,
 misc_security.php), since the test server had those protections off.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -38,15 +39,15 @@ def _security_page(subject: str, message: str, *, form: bool = False) -> str:
 @pytest.mark.parametrize(
     ("name", "kind", "says"),
     [
-        ("restricted_t6_guest.html", K.LOGIN_REQUIRED, "您尚未登录"),
-        ("restricted_forumdisplay_f4_guest.html", K.LOGIN_REQUIRED, "您尚未登录"),
-        ("reply_form_t7_guest.html", K.LOGIN_REQUIRED, "没有权限在该版块回帖"),
-        ("nonexistent_thread_t9999_guest.html", K.NOT_FOUND, "指定的主题不存在"),
-        ("reply_submit_fail_flood.html", K.RATE_LIMITED, "两次发表间隔少于 3 秒"),
-        ("reply_submit_fail_bad_formhash.html", K.SERVER_ERROR, "非法字符"),
-        ("reply_submit_fail_hide_not_allowed.html", K.NO_PERMISSION, "[hide]"),
-        ("reply_submit_fail_too_short.html", K.MALFORMED, "小于 10 个字符"),
-        ("discussion_t5_p2_guest_302_selfredirect.html", K.MALFORMED, "空白页面"),
+        ("members-only-thread-anon.html", K.LOGIN_REQUIRED, "您尚未登录"),
+        ("members-only-section-anon.html", K.LOGIN_REQUIRED, "您尚未登录"),
+        ("scratch-replyform-anon.html", K.LOGIN_REQUIRED, "没有权限在该版块回帖"),
+        ("no-such-thread-anon.html", K.NOT_FOUND, "指定的主题不存在"),
+        ("submit-refused-flood.html", K.RATE_LIMITED, "两次发表间隔少于 3 秒"),
+        ("submit-refused-formhash.html", K.SERVER_ERROR, "非法字符"),
+        ("submit-refused-hide.html", K.NO_PERMISSION, "[hide]"),
+        ("submit-refused-short.html", K.MALFORMED, "小于 10 个字符"),
+        ("discussion-page2-first-after-delete-anon.html", K.MALFORMED, "空白页面"),
     ],
 )
 def test_real_refusals(fixtures_dir: Path, name: str, kind: PageErrorKind, says: str) -> None:
@@ -60,10 +61,10 @@ def test_real_refusals(fixtures_dir: Path, name: str, kind: PageErrorKind, says:
 @pytest.mark.parametrize(
     "name",
     [
-        "restricted_t6_login.html",  # a thread page
-        "login_form_guest.html",
-        "reply_form_t7_login.html",
-        "reply_submit_success_inajax.xml",  # succeedhandle_fastpost(...)
+        "members-only-thread-member.html",  # a thread page
+        "login-page-anon.html",
+        "scratch-replyform-member.html",
+        "submit-ok-fastpost.xml",  # succeedhandle_fastpost(...)
     ],
 )
 def test_real_pages_that_are_not_refusals(fixtures_dir: Path, name: str) -> None:
@@ -71,15 +72,18 @@ def test_real_pages_that_are_not_refusals(fixtures_dir: Path, name: str) -> None
 
 
 def test_every_desktop_thread_page_passes(fixtures_dir: Path) -> None:
-    pages = sorted((fixtures_dir / "desktop").glob("*_t[45]_*.html"))
-    pages = [p for p in pages if p.name.startswith(("vote_", "discussion_"))]
-    assert len(pages) >= 18
+    thread_page = re.compile(r"(vote|discussion)-(page\d|only)-")
+    pages = [
+        p for p in sorted((fixtures_dir / "desktop").glob("*.html")) if thread_page.match(p.name)
+    ]
+    # every page by a guest and by a member, the page past the end, the two only-author pages
+    assert len(pages) == 2 * (3 + 5) + 1 + 2
     for page in pages:
         assert check_page(page.read_bytes().decode("utf-8")) is None, page.name
 
 
 def test_the_mobile_api_503_page_is_a_server_error(fixtures_dir: Path) -> None:
-    text = (fixtures_dir / "mobile" / "v3_viewthread_t4_p1_guest.json").read_text("utf-8")
+    text = (fixtures_dir / "mobile" / "vote-api3-page1-anon.json").read_text("utf-8")
     with pytest.raises(PageError) as caught:
         check_page(text)
     assert caught.value.kind is K.SERVER_ERROR
@@ -88,7 +92,7 @@ def test_the_mobile_api_503_page_is_a_server_error(fixtures_dir: Path) -> None:
 
 def test_a_post_quoting_an_error_text_does_not_hide_the_thread(fixtures_dir: Path) -> None:
     """A player may *write* 您浏览的太快了 or 抱歉，您尚未登录: the thread is still a thread."""
-    page = (fixtures_dir / "desktop" / "vote_t4_p3_guest.html").read_bytes().decode("utf-8")
+    page = (fixtures_dir / "desktop" / "vote-page3-anon.html").read_bytes().decode("utf-8")
     page = page.replace(
         "路过，今天不说话了。",
         "您浏览的太快了 抱歉，您尚未登录 Discuz! System Error getName.caller",
@@ -254,7 +258,7 @@ def test_a_truncated_page_is_still_truncated(fixtures_dir: Path) -> None:
     from parsers.pagecheck import UnusablePage
     from parsers.viewthread import parse_viewthread
 
-    body = (fixtures_dir / "desktop" / "vote_t4_p3_guest.html").read_bytes()
+    body = (fixtures_dir / "desktop" / "vote-page3-anon.html").read_bytes()
     with pytest.raises(PageError) as caught:
         parse_viewthread(
             body[: len(body) // 2], tid=4, tz=UTC, now=datetime(2026, 12, 1, tzinfo=UTC)
@@ -265,7 +269,7 @@ def test_a_truncated_page_is_still_truncated(fixtures_dir: Path) -> None:
 
 def test_a_page_read_with_the_wrong_codec_is_not_random_bytes(fixtures_dir: Path) -> None:
     """A GBK page read as UTF-8 is garbled text inside markup, not random bytes."""
-    body = (fixtures_dir / "desktop" / "gbk_reencoded" / "vote_t4_p1_guest.gbk.html").read_bytes()
+    body = (fixtures_dir / "desktop" / "gbk" / "vote-page1-anon-gbk.html").read_bytes()
     text = body.decode("utf-8", errors="replace").replace('id="postlist"', "")
     assert check_page(text) is None
 
@@ -274,7 +278,7 @@ def test_every_real_page_is_a_forum_page(fixtures_dir: Path) -> None:
     from parsers.pagecheck import UnusablePage
 
     for path in sorted(fixtures_dir.rglob("*")):
-        if not path.is_file() or path.suffix in (".headers", ".txt") or path.name == "README.md":
+        if not path.is_file() or path.suffix in (".head", ".txt") or path.name == "README.md":
             continue
         try:
             check_page(path.read_bytes().decode("utf-8", errors="replace"))

@@ -1,17 +1,14 @@
 """What the forum answers when bansha posts, read from real Discuz X3.5 captures; and whether a
 post in a thread is a given draft.
 
-The captures are in ``<repo>/../shared/fixtures/discuz/misc/`` (see its README: a real X3.5 with
-floodctrl 3 s, captcha off); ``capture_log.txt`` there says what each POST sent.
+The captures are in ``tests/fixtures/discuz/misc/`` (see its README: a real X3.5 with floodctrl
+3 s, captcha off); ``files`` in its manifest.json says what each POST sent and the pid it made.
 """
 
 from __future__ import annotations
 
-import json
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from datetime import timedelta, timezone
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,17 +26,17 @@ from parsers.reply import (
     post_fingerprint,
 )
 from parsers.viewthread import parse_viewthread
+from tests import discuz_samples as samples
+from tests.discuz_samples import SAMPLES, served_at
 
-FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "discuz"
 TZ8 = timezone(timedelta(hours=8))
+SCRATCH = samples.tid("scratch")
 
 
 def capture(name: str) -> tuple[int, dict[str, str], bytes]:
     """(status, headers, body) of one capture in misc/."""
-    path = FIXTURES / "misc" / name
-    if not path.is_file():
-        pytest.skip(f"real Discuz capture {name} not found under {FIXTURES.resolve()}")
-    lines = (FIXTURES / "misc" / f"{name}.headers").read_text("utf-8").splitlines()
+    path = SAMPLES / "misc" / name
+    lines = path.with_name(f"{name}.head").read_text("utf-8").splitlines()
     status = int(lines[0].split()[1])
     headers = {}
     for line in lines[1:]:
@@ -59,22 +56,29 @@ def answer(name: str):
 
 
 def test_ajax_fast_reply_success_gives_the_new_pid():
-    got = answer("reply_submit_success_inajax.xml")
+    got = answer("submit-ok-fastpost.xml")
     assert got.outcome is ReplyOutcome.POSTED
-    assert (got.pid, got.tid) == (148, 7)
+    assert (got.pid, got.tid) == (
+        samples.manifest()["files"]["misc/submit-ok-fastpost.xml"]["pid"],
+        SCRATCH,
+    )
     assert "回复发布成功" in got.message
     assert got.value("fid") == "3"
     assert got.outcome.stored is True
 
 
 def test_plain_form_success_is_a_301_to_the_new_floor():
-    got = answer("reply_submit_success.html")
+    status, headers, _ = capture("submit-ok-redirect.html")
+    assert status == 301
+    got = answer("submit-ok-redirect.html")
     assert got.outcome is ReplyOutcome.POSTED
-    assert (got.pid, got.tid) == (147, 7)
+    made = samples.manifest()["files"]["misc/submit-ok-redirect.html"]["pid"]
+    assert (got.pid, got.tid) == (made, SCRATCH)
+    assert headers["location"].endswith(f"#pid{made}")
 
 
 def test_flood_control_is_read_with_its_interval():
-    got = answer("reply_submit_fail_flood.html")
+    got = answer("submit-refused-flood.html")
     assert got.outcome is ReplyOutcome.FLOOD
     assert got.wait_s == 3  # the test forum's floodctrl
     assert got.message == "抱歉，您两次发表间隔少于 3 秒，请稍候再发表"
@@ -82,35 +86,35 @@ def test_flood_control_is_read_with_its_interval():
 
 
 def test_too_short_is_a_refusal_with_the_forums_words():
-    got = answer("reply_submit_fail_too_short.html")
+    got = answer("submit-refused-short.html")
     assert got.outcome is ReplyOutcome.REFUSED
     assert got.message == "抱歉，您的帖子小于 10 个字符的限制"
 
 
 def test_hide_not_allowed_is_a_refusal():
-    got = answer("reply_submit_fail_hide_not_allowed.html")
+    got = answer("submit-refused-hide.html")
     assert got.outcome is ReplyOutcome.REFUSED
     assert got.message == "抱歉，您没有权限使用 [hide] 代码"
 
 
 def test_bad_formhash_is_the_503_request_tainting_page():
-    status, _, _ = capture("reply_submit_fail_bad_formhash.html")
+    status, _, _ = capture("submit-refused-formhash.html")
     assert status == 503
-    got = answer("reply_submit_fail_bad_formhash.html")
+    got = answer("submit-refused-formhash.html")
     assert got.outcome is ReplyOutcome.BAD_FORMHASH
     assert "非法字符" in got.message
     assert got.outcome.stored is False
 
 
 def test_login_form_and_member_of_real_pages():
-    _, _, body = capture("login_form_guest.html")
+    _, _, body = capture("login-page-anon.html")
     form = parse_login_form(body.decode("utf-8"))
     assert form is not None
     assert len(form.formhash) == 8 and form.loginhash and form.loginhash.startswith("L")
     assert parse_member(body.decode("utf-8")).uid == 0
-    _, _, member_page = capture("restricted_t6_login.html")
+    _, _, member_page = capture("members-only-thread-member.html")
     member = parse_member(member_page.decode("utf-8"))
-    assert (member.uid, member.username) == (3, "饺子")
+    assert (member.uid, member.username) == (samples.uid("饺子"), "饺子")
 
 
 # --------------------------------------------------------------------------- other answers
@@ -197,22 +201,18 @@ def _post(text: str) -> Post:
 def test_fingerprint_matches_every_real_post_to_the_bbcode_that_was_sent():
     """Ground truth: manifest.json holds the exact BBCode each real post was sent with. Every
     visible post read from the real desktop pages matches its own message and no other."""
-    manifest_path = FIXTURES / "manifest.json"
-    if not manifest_path.is_file():
-        pytest.skip(f"real Discuz fixtures not found at {FIXTURES.resolve()}")
-    manifest = json.loads(manifest_path.read_text("utf-8"))
     posts: dict[int, Post] = {}
-    now = datetime(2026, 11, 29, 21, 0, tzinfo=TZ8)
-    for name, tid in (("vote_t4", 4), ("discussion_t5", 5)):
-        for path in sorted((FIXTURES / "desktop").glob(f"{name}_p*_login.html")):
-            if "beyond" in path.name:
-                continue
+    for role in ("vote", "discussion"):
+        for page in range(1, samples.pages(role) + 1):
+            path = SAMPLES / "desktop" / f"{role}-page{page}-member.html"
+            now = served_at(path)
+            tid = samples.tid(role)
             for post in parse_viewthread(path.read_bytes(), tid=tid, tz=TZ8, now=now).posts:
                 posts[post.pid] = post
     checked = 0
     seen: dict[str, int] = {}
     for role in ("vote", "discussion"):
-        for entry in manifest["threads"][role]["posts"]:
+        for entry in samples.posts(role):
             post = posts.get(entry["pid"])
             if post is None or entry.get("blocked") or "smiley" in entry["kind"]:
                 continue  # deleted / 屏蔽 / smilies rendered as images (bansha posts smileyoff)

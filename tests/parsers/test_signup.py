@@ -194,22 +194,29 @@ def test_a_real_discuz_thread_read_as_a_sign_up_thread(fixtures_dir):
     """The records come from the real X3.5 pages: names and uids from the markup, the 楼主 found
     by its floor, a 屏蔽 post and the director's posts not read (docs/discuz.md §1.6)."""
     from parsers.viewthread import parse_viewthread
+    from tests import discuz_samples as samples
 
-    now = datetime(2026, 11, 30, 12, 0, tzinfo=TZ)
+    now = datetime(2026, 12, 3, 12, 0, tzinfo=TZ)
     posts = [
         p
         for page in (1, 2)
         for p in parse_viewthread(
-            (fixtures_dir / "desktop" / f"discussion_t5_p{page}_guest.html").read_bytes(),
-            tid=5,
+            (fixtures_dir / "desktop" / f"discussion-page{page}-anon.html").read_bytes(),
+            tid=samples.tid("discussion"),
             tz=TZ,
             now=now,
         ).posts
     ]
     records = {r.pid: r for r in read_signups(posts, directors={"导演A"})}
-    assert records[102].why == "报名帖正文（楼主）"  # 导演A's opening post, floor 楼主
-    assert records[116].skipped and records[116].why == "帖子被屏蔽，看不到内容"
-    assert (records[104].name, records[104].uid) == ("饺子", 3)
+    opening, chat, jiaozi = (samples.post("discussion", floor) for floor in (1, 2, 3))
+    blocked = samples.one("discussion", blocked=True)
+    assert records[opening["pid"]].why == "报名帖正文（楼主）"  # 导演A's opening post, floor 楼主
+    assert records[blocked["pid"]].skipped
+    assert records[blocked["pid"]].why == "帖子被屏蔽，看不到内容"
+    assert (records[jiaozi["pid"]].name, records[jiaozi["pid"]].uid) == (
+        "饺子",
+        samples.uid("饺子"),
+    )
     # chat is not a sign-up; nothing here is
     assert all(r.kind is not SignupKind.SIGNUP for r in records.values())
-    assert records[103].why == "没有报名或退出报名的字样"
+    assert records[chat["pid"]].why == "没有报名或退出报名的字样"

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import re
-from datetime import datetime
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -15,9 +12,8 @@ from hypothesis import strategies as st
 from parsers.names import RosterEntry, resolve_name
 from parsers.records import MarkKind
 from parsers.votes import CARD_TARGET, TargetRule, VoteKind, card_number, parse_vote
-
-FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "discuz"
-
+from tests import discuz_samples as samples
+from tests.discuz_samples import SAMPLES, served_at
 
 # --- the forms the rule texts give -----------------------------------------------------------
 
@@ -169,7 +165,8 @@ def test_label_in_the_middle_of_a_sentence() -> None:
 
 
 def test_lead_in_before_the_label_still_reads_as_a_vote() -> None:
-    # Fixture pid 100 "截止后补票：投票对象：油条": read as a vote (the engine rejects it as late).
+    # The sample vote thread's floor 25 "截止后补票：投票对象：油条": read as a vote (the engine
+    # rejects it as late).
     r = parse_vote("截止后补票：投票对象：油条")
     assert (r.kind, r.target_raw) == (VoteKind.VOTE, "油条")
     assert r.lead_in == "截止后补票："
@@ -193,7 +190,7 @@ def test_notices_and_chat_are_not_votes() -> None:
 
 
 def test_vote_in_hidden_text_is_not_trusted() -> None:
-    # Fixture pid 90: "[color=white]投票对象：油条[/color]"
+    # The sample vote thread's floor 15: "[color=white]投票对象：油条[/color]"
     r = parse_vote("大家好好想想再投。\n投票对象：油条", distrusted=["投票对象：油条"])
     assert r.kind is VoteKind.INVALID and r.hidden
     assert r.target_raw == "油条"
@@ -281,7 +278,7 @@ def test_card_number() -> None:
     assert card_number("几") is None
 
 
-# --- the real vote thread (../shared/fixtures/discuz/manifest.json, threads.vote) -----------------
+# --- the real vote thread (tests/fixtures/discuz/manifest.json, threads.vote) ---------------------
 
 _TAG = re.compile(r"\[/?[a-z]+(?:=[^\]]*)?\]", re.IGNORECASE)
 
@@ -304,10 +301,7 @@ def _visible_text(stored: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _vote_posts() -> list[dict]:
-    manifest = FIXTURES / "manifest.json"
-    if not manifest.is_file():
-        pytest.skip(f"shared Discuz fixtures not found at {FIXTURES} (read-only material)")
-    return json.loads(manifest.read_text(encoding="utf-8"))["threads"]["vote"]["posts"]
+    return samples.posts("vote")
 
 
 # manifest `kind` -> what the post SAYS (whether it counts is the engine's business)
@@ -338,7 +332,7 @@ def test_every_post_of_the_fixture_vote_thread() -> None:
             assert r.hidden and r.target_raw == "油条"
         if post["kind"] == "invalid_vote":
             assert r.problem is not None and "投票给" in r.problem
-            assert r.target_raw == post["intended_target"]
+            assert (post["sent_message"].split("\n")[0], r.target_raw) == ("投票给：包子", "包子")
         if post["kind"] == "opening_post":
             assert r.problem is not None and r.problem.startswith("一帖内有多条投票")
 
@@ -352,9 +346,9 @@ def test_fixture_edited_vote_reads_both_versions() -> None:
 
 
 def test_fixture_vote_targets_resolve_to_the_roster() -> None:
-    posts = _vote_posts()  # skips cleanly without the shared fixtures
-    manifest = json.loads((FIXTURES / "manifest.json").read_text(encoding="utf-8"))
-    roster = [RosterEntry(name) for name in manifest["users"] if name not in ("admin", "导演A")]
+    posts = _vote_posts()
+    users = samples.manifest()["users"]
+    roster = [RosterEntry(name) for name in users if name not in ("admin", "导演A")]
     for post in posts:
         text, hidden = _visible_text(post["stored_message"])
         r = parse_vote(text, distrusted=hidden)
@@ -419,14 +413,15 @@ def test_target_raw_is_what_was_written(name: str) -> None:
 def test_fixture_vote_pages_through_the_page_parser() -> None:
     """The real served pages, read by parsers.viewthread, then by parse_vote with the hidden
     marks distrusted: every post reads as in the manifest test above."""
-    viewthread = pytest.importorskip("parsers.viewthread")
+    from parsers.viewthread import parse_viewthread
+
     by_pid = {p["pid"]: p for p in _vote_posts()}
     tz = ZoneInfo("Asia/Shanghai")
     seen = set()
-    for page_no in (1, 2, 3):
-        body = (FIXTURES / "desktop" / f"vote_t4_p{page_no}_guest.html").read_bytes()
-        page = viewthread.parse_viewthread(
-            body, tid=4, tz=tz, now=datetime(2026, 11, 30, tzinfo=tz)
+    for page_no in range(1, samples.pages("vote") + 1):
+        path = SAMPLES / "desktop" / f"vote-page{page_no}-anon.html"
+        page = parse_viewthread(
+            path.read_bytes(), tid=samples.tid("vote"), tz=tz, now=served_at(path)
         )
         for post in page.posts:
             hidden = [

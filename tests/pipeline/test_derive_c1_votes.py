@@ -21,10 +21,10 @@ from pipeline.cli import cli
 from pipeline.derive import derive
 from pipeline.game.gamefile import load_game
 from pipeline.store import open_store
+from tests.engine.rule_text import says
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "config" / "games" / "demo.toml"
-RULES = ROOT.parent / "shared" / "rules"
 TZ = timezone(timedelta(hours=8))
 UID = {
     name: 101 + i
@@ -55,13 +55,6 @@ closes = 2026-12-04T22:00:00+08:00
 discussion = 2031
 vote = 2032
 """
-
-
-def says(ref: str, words: str) -> None:
-    file, line = ref.split(":")
-    path = RULES / file
-    if path.exists():
-        assert words in path.read_text(encoding="utf-8").splitlines()[int(line) - 1], ref
 
 
 def at(hour: int, minute: int = 0, day: int = 2) -> datetime:

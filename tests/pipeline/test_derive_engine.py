@@ -52,7 +52,7 @@ def test_nizhuan_history_round_outs_end_when_the_reversal_round_opens(monkeypatc
     from datetime import datetime, timedelta, timezone
     from types import SimpleNamespace
 
-    from pipeline import derive
+    from pipeline.derive import engine_view
     from pipeline.game import journal
 
     tz = timezone(timedelta(hours=8))
@@ -62,7 +62,7 @@ def test_nizhuan_history_round_outs_end_when_the_reversal_round_opens(monkeypatc
     late = ("乙", datetime(2026, 12, 6, 10, tzinfo=tz), "第5晚出局")
     monkeypatch.setattr(journal, "engine_outs", lambda store, game: [early, late])
     snap = SimpleNamespace(state=SimpleNamespace(settings=(("reversal_day", "5"), ("round", "2"))))
-    assert derive._engine_outs(None, game, [snap]) == [late]
+    assert engine_view._engine_outs(None, game, [snap]) == [late]
     history = SimpleNamespace(state=SimpleNamespace(settings=(("round", "1"),)))
-    assert derive._engine_outs(None, game, [history]) == [early, late]
-    assert derive._engine_outs(None, game, []) == []
+    assert engine_view._engine_outs(None, game, [history]) == [early, late]
+    assert engine_view._engine_outs(None, game, []) == []

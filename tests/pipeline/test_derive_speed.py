@@ -19,7 +19,9 @@ from typing import Any
 
 import pytest
 
-import pipeline.derive as derive_mod
+import pipeline.derive.day_votes as day_votes_mod
+import pipeline.derive.days as days_mod
+import pipeline.derive.flags as flags_mod
 from pipeline.cycle import targets_due
 from pipeline.derive import Derivation, derive, derived_rows
 from pipeline.game.gamefile import Game, load_game
@@ -36,16 +38,17 @@ def _whole_posts(run: Any, tid: int) -> list[Any]:
 
 def slow_derive(game: Game, store: Store, as_of: datetime, monkeypatch: Any) -> Derivation:
     """derive without its shortcuts."""
-    real_flags = derive_mod.conduct_flags
+    real_flags = flags_mod.conduct_flags
 
     def recounting(**kw: Any) -> Any:
         kw.pop("counts_by_day", None)
         return real_flags(**kw)
 
     with monkeypatch.context() as m:
-        m.setattr(derive_mod, "_sketches_of", _whole_posts)
-        m.setattr(derive_mod, "conduct_flags", recounting)
-        m.setattr(derive_mod, "_posts_of", _posts_with_html)
+        m.setattr(flags_mod, "_sketches_of", _whole_posts)
+        m.setattr(flags_mod, "conduct_flags", recounting)
+        for mod in (days_mod, day_votes_mod, flags_mod):  # each module that reads a thread's posts
+            m.setattr(mod, "_posts_of", _posts_with_html)
         return derive(game, store, as_of=as_of)
 
 

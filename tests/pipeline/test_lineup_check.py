@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import pipeline.cli.engine  # registers the commands on the cli group
 import pipeline.cli.setup  # noqa: F401
 from pipeline.cli import cli
-from tests.engine.test_nizhuan_support import says
+from tests.engine.rule_text import says
 
 GAMES = Path(__file__).resolve().parents[2] / "config" / "games"
 

@@ -14,8 +14,8 @@ import pipeline.cli.engine  # noqa: F401  (registers the engine commands)
 from parsers.records import Post, ThreadPage
 from pipeline.cli import cli
 from pipeline.store import open_store
+from tests.engine.rule_text import says
 from tests.engine.test_m209_cli import LINEUP, write_game
-from tests.engine.test_nizhuan_support import says
 
 TZ = timezone(timedelta(hours=8))
 UID = {n: 101 + i for i, (n, _r) in enumerate(LINEUP)}  # as test_m209_cli writes them

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.drafts import DraftKind
-from tests.engine.test_nizhuan_support import says
+from tests.engine.rule_text import says
 from tests.pipeline.support import sun_voted_top
 from tests.pipeline.test_sun_rounds import DAY2, draft_body, h, run
 

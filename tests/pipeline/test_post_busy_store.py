@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 import pipeline.cli.post as cmd_post
-import pipeline.store as store_module
+import pipeline.store.connection as connection_module
 from pipeline.cli import cli
 from tests.pipeline.test_poster import DIRECTOR, RESULT, VOTE_DAY2, World, game_file, make_world
 
@@ -56,7 +56,7 @@ class Busy:
 @pytest.fixture
 def busy(tmp_path, monkeypatch):
     world = make_world(tmp_path)
-    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_S", 0.2)  # not 30 s in a test
+    monkeypatch.setattr(connection_module, "BUSY_TIMEOUT_S", 0.2)  # not 30 s in a test
     monkeypatch.setattr(
         cmd_post, "http_client_factory", lambda: httpx.Client(transport=world.sim.transport())
     )

@@ -18,7 +18,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-import pipeline.store as store_module
+import pipeline.store.migrations as migrations_module
 from pipeline.cli import cli, game_command
 from pipeline.store import StoreError, open_store, open_store_readonly
 
@@ -132,7 +132,7 @@ def test_a_write_in_a_read_only_command_is_refused_in_chinese(db):
 def test_an_older_store_is_not_migrated_by_a_read_only_command(tmp_path, monkeypatch):
     path = tmp_path / "old.db"
     with monkeypatch.context() as m:  # a store made by the bansha before the last migration
-        m.setattr(store_module, "MIGRATIONS", store_module.MIGRATIONS[:-1])
+        m.setattr(migrations_module, "MIGRATIONS", migrations_module.MIGRATIONS[:-1])
         open_store(path).close()
     before = path.read_bytes()
     result = CliRunner().invoke(cli, ["posts", str(GAME), "--db", str(path), "--day", "1"])

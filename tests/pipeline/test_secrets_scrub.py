@@ -31,6 +31,8 @@ from pipeline.discuz.crawl import Crawler, CrawlTarget, ForumConfig
 from pipeline.sim.simulator import ForumSim, SimClock, SimServer
 from pipeline.store import decode_body, open_store
 from pipeline.store.scrub import SCRUB_MARK, scrub_body, scrub_text
+from tests import discuz_samples as samples
+from tests.discuz_samples import served_at
 
 TZ = ZoneInfo("Asia/Shanghai")
 T0 = datetime(2026, 12, 2, 10, 0, tzinfo=TZ)
@@ -38,6 +40,7 @@ USERS = {"导演": 2, "饺子": 3, "包子": 4, "馄饨": 5}
 TID = 4
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_GAME = ROOT / "config" / "games" / "demo.toml"
+VOTE = samples.tid("vote")  # the page samples' vote thread
 
 
 def forum(n_posts: int = 25) -> ForumSim:
@@ -137,10 +140,14 @@ def test_a_scrubbed_body_parses_to_the_same_posts_simulator():
 @pytest.mark.parametrize(
     ("name", "secrets"),
     [
-        ("desktop/vote_t4_p3_login.html", ["9fbbd8d9"]),
+        ("desktop/vote-page3-member.html", ["4bbf1166"]),  # 饺子's formhash
         (
-            "mobile/v4_viewthread_t4_p1_login.json",
-            ["9fbbd8d9", "XDK94DF8", "9ed4yuxbVYVrek4Hjcoz75XNZzyUnL7jzGC63gZym2R8NjKI1khazkqtp"],
+            "mobile/vote-api4-page1-member.json",  # formhash, saltkey, auth (after its "/")
+            [
+                "4bbf1166",
+                "s395yNMM",
+                "QWJhvkrTQ7E97DAmP9yjXXAUfTwNn2F0M1LiYmO91spDOnnQrxh8U3B5uLXj",
+            ],
         ),
     ],
 )
@@ -153,12 +160,12 @@ def test_a_scrubbed_real_page_parses_to_the_same_posts(fixtures_dir, name, secre
         assert secret.encode() not in clean, secret
     if name.endswith(".json"):
         json.loads(clean)  # still JSON
-        before = parse_mobile_viewthread(body, tid=4, tz=TZ, page=1)
-        after = parse_mobile_viewthread(clean, tid=4, tz=TZ, page=1)
+        before = parse_mobile_viewthread(body, tid=VOTE, tz=TZ, page=1)
+        after = parse_mobile_viewthread(clean, tid=VOTE, tz=TZ, page=1)
     else:
-        now = datetime(2026, 12, 1, 12, 0, tzinfo=TZ)
-        before = parse_viewthread(body, tid=4, tz=TZ, now=now)
-        after = parse_viewthread(clean, tid=4, tz=TZ, now=now)
+        now = served_at(fixtures_dir / name)
+        before = parse_viewthread(body, tid=VOTE, tz=TZ, now=now)
+        after = parse_viewthread(clean, tid=VOTE, tz=TZ, now=now)
     assert after.posts == before.posts and after.posts
     assert (after.page, after.total_pages) == (before.page, before.total_pages)
 

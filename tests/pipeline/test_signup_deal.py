@@ -429,8 +429,8 @@ def test_a_deal_written_into_each_example_file_loads_and_starts(ruleset):
     text = path.read_text(encoding="utf-8")
     game = load_game(path, check_login=False)
     names = [p.name for p in game.players]
-    assert len(names) == player_count(ruleset)
-    made = deal(ruleset, names, SeedStream(bytes.fromhex("42" * 32)))
+    assert len(names) == player_count(get_ruleset(ruleset))
+    made = deal(get_ruleset(ruleset), names, SeedStream(bytes.fromhex("42" * 32)))
     new, dropped = write_deal(text, made, ruleset=ruleset)
     # the director's comment lines stay (a comment at the end of a replaced value may go)
     for line in text.splitlines():

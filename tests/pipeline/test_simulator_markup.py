@@ -1,6 +1,6 @@
-"""The simulator's pages have the real Discuz! X3.5 structure (shared/fixtures/discuz).
+"""The simulator's pages have the real Discuz! X3.5 structure (tests/fixtures/discuz).
 
-The real server's posts (manifest.json ground truth, times from the captured mobile API) are
+The real server's posts (manifest.json ground truth, with each post's database time) are
 replayed into a ``ForumSim``; then every captured page is requested from the simulator at the
 capture's own ``Date`` and compared with the real page: the message HTML, floors and times post by
 post, every selector of ``parsers.viewthread.SELECTORS`` (same matches, same ancestor tag/class
@@ -11,62 +11,51 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from parsers.viewthread import SELECTORS
 from pipeline.sim.simulator import ForumSim, SimClock
+from tests import discuz_samples as samples
+from tests.discuz_samples import SAMPLES, served_at
 
-FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "discuz"
-if not FIXTURES.is_dir():
-    pytest.skip(
-        f"真实 Discuz 抓包样本目录不存在：{FIXTURES}（需要 ../shared/fixtures/discuz）",
-        allow_module_level=True,
-    )
-
+FIXTURES = SAMPLES
 TZ8 = timezone(timedelta(hours=8))
-BASE = "http://127.0.0.1:8080/"
-DELETED_AT = datetime(2026, 11, 29, 21, 6, 0, tzinfo=TZ8)  # between the last post and the capture
-EDITED_AT = datetime(2026, 11, 29, 21, 6, 30, tzinfo=TZ8)  # the real note says 21:06
-PAGE_RE = re.compile(
-    r"(vote|discussion)_t(\d)_(?:p(\d)|authorid(\d+))(?:_p1)?(?:_beyond_last)?_(guest|login)"
-)
-
-
-def capture_time(path: Path) -> datetime:
-    headers = (path.parent / f"{path.name}.headers").read_text(encoding="utf-8")
-    date = re.search(r"^Date: (.+)$", headers, re.M)
-    assert date, f"no Date header for {path.name}"
-    return datetime.strptime(date.group(1).strip(), "%a, %d %b %Y %H:%M:%S GMT").replace(tzinfo=UTC)
-
-
-def _datelines() -> dict[int, int]:
-    out: dict[int, int] = {}
-    for path in FIXTURES.glob("mobile/v4_viewthread_t*_guest.json"):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for post in (data.get("Variables") or {}).get("postlist") or []:
-            out[int(post["pid"])] = int(post["dbdateline"])
-    return out
+BASE = samples.manifest()["server"]["base_url"]
+LOOKER = samples.manifest()["looker"]  # the member of the *-member captures
+VOTE, DISCUSSION = samples.tid("vote"), samples.tid("discussion")
+#: the edit came a minute after Snow_风's vote (the real note says 02:26), before the capture
+EDITED_AT = datetime(2026, 12, 3, 2, 26, 50, tzinfo=TZ8)
+DELETED_AT = datetime(2026, 12, 3, 2, 26, 51, tzinfo=TZ8)  # after the edit, before the capture
+#: the only-this-author captures, by the name in the file
+AUTHORS = {"tangyuan": "汤圆", "jiaozi": "饺子"}
+PAGE_RE = re.compile(r"(vote|discussion)-(?:page(\d)(-pastend)?|only-([a-z]+))-(anon|member)")
 
 
 def replay(charset: str = "utf-8") -> tuple[ForumSim, SimClock, dict[int, dict[str, Any]]]:
-    """A simulator holding the real vote (tid 4) and discussion (tid 5) threads."""
-    manifest = json.loads((FIXTURES / "manifest.json").read_text(encoding="utf-8"))
-    datelines = _datelines()
-    clock = SimClock(datetime(2026, 11, 29, 21, 7, 54, tzinfo=TZ8))
+    """A simulator holding the real vote and discussion threads."""
+    manifest = samples.manifest()
+    clock = SimClock(datetime.fromisoformat(manifest["captured_at"]))
     users = {name: info["uid"] for name, info in manifest["users"].items()}
-    sim = ForumSim(users=users, clock=clock, admins={"admin"}, charset=charset, first_pid=76)
+    first = samples.posts("vote")[0]["pid"]
+    sim = ForumSim(
+        users=users,
+        clock=clock,
+        admins={"admin"},
+        charset=charset,
+        first_pid=first,
+        base_url=BASE,
+    )
     truth: dict[int, dict[str, Any]] = {}
     for key in ("vote", "discussion"):
-        thread = manifest["threads"][key]
+        thread = samples.thread(key)
         for post in thread["posts"]:
             truth[post["pid"]] = post
-            # A deleted post is missing from the API captures: it was posted with its neighbour.
-            known = post["pid"] if post["pid"] in datelines else post["pid"] - 1
-            when = datetime.fromtimestamp(datelines[known], TZ8)
+            when = datetime.fromtimestamp(post["dateline"], TZ8)
             if post["kind"] == "opening_post":
                 pid = sim.add_thread(
                     thread["tid"], thread["subject"], post["author"], post["sent_message"], when
@@ -83,9 +72,8 @@ def replay(charset: str = "utf-8") -> tuple[ForumSim, SimClock, dict[int, dict[s
                 sim.block_post(pid)
             if post["deleted"]:
                 sim.delete_post(pid, at=DELETED_AT)
-    sim.handle(
-        "GET", BASE + "forum.php?mod=viewthread&tid=5&page=2"
-    )  # the one 302 after the delete
+    # the one 302 after the delete
+    sim.handle("GET", BASE + f"forum.php?mod=viewthread&tid={DISCUSSION}&page=2")
     return sim, clock, truth
 
 
@@ -97,14 +85,14 @@ def replayed() -> tuple[ForumSim, SimClock, dict[int, dict[str, Any]]]:
 def sim_page_for(sim: ForumSim, clock: SimClock, path: Path) -> bytes:
     match = PAGE_RE.match(path.name)
     assert match, path.name
-    tid, page, author, who = int(match.group(2)), match.group(3), match.group(4), match.group(5)
-    if "beyond_last" in path.name:
-        page = "4"
-    url = f"{BASE}forum.php?mod=viewthread&tid={tid}&page={page or 1}"
+    key, page, past_end, author, who = match.groups()
+    if past_end:
+        page = str(samples.pages(key) + 1)
+    url = f"{BASE}forum.php?mod=viewthread&tid={samples.tid(key)}&page={page or 1}"
     if author:
-        url += f"&authorid={author}"
-    clock.set(capture_time(path))
-    headers = {"Cookie": sim.login_cookie("饺子")} if who == "login" else {}  # login = 饺子
+        url += f"&authorid={samples.uid(AUTHORS[author])}"
+    clock.set(served_at(path))
+    headers = {"Cookie": sim.login_cookie(LOOKER)} if who == "member" else {}
     resp = sim.handle("GET", url, headers)
     assert resp.status == 200
     return resp.body
@@ -162,10 +150,6 @@ _MESSAGE_KEYS = {
 
 
 def _selectors() -> dict[str, str]:
-    try:
-        from parsers.viewthread import SELECTORS
-    except ImportError as exc:  # pragma: no cover - only before the parser lands
-        pytest.skip(f"parsers.viewthread.SELECTORS 尚不存在：{exc}")
     assert SELECTORS, "parsers.viewthread.SELECTORS is empty"
     return dict(SELECTORS)
 
@@ -207,16 +191,16 @@ def _signature(
 
 
 STRUCTURE_PAGES = [
-    "vote_t4_p1_guest.html",
-    "vote_t4_p2_guest.html",  # quotes, smilies, image, white text, thread-author marker
-    "vote_t4_p3_guest.html",  # last page, hand-typed quote
-    "vote_t4_p4_beyond_last_guest.html",
-    "vote_t4_p2_login.html",
-    "vote_t4_authorid8_guest.html",
-    "discussion_t5_p2_guest.html",  # blocked post, renumbered floors
-    "discussion_t5_p5_guest.html",  # locked [hide], single page of one post
-    "discussion_t5_p5_login.html",  # [hide] shown to a member who replied
-    "discussion_t5_authorid3_p1_guest.html",
+    "vote-page1-anon.html",
+    "vote-page2-anon.html",  # quotes, smilies, image, white text, thread-author marker
+    "vote-page3-anon.html",  # last page, hand-typed quote
+    "vote-page4-pastend-anon.html",
+    "vote-page2-member.html",
+    "vote-only-tangyuan-anon.html",
+    "discussion-page2-anon.html",  # blocked post, renumbered floors
+    "discussion-page5-anon.html",  # locked [hide], single page of one post
+    "discussion-page5-member.html",  # [hide] shown to a member who replied
+    "discussion-only-jiaozi-anon.html",
 ]
 
 
@@ -235,13 +219,13 @@ def test_parser_selectors_find_the_same_structure(replayed, name: str):
 
 
 def test_gbk_page_has_the_structure_of_the_reencoded_capture():
-    """gbk_reencoded/vote_t4_p1_guest.gbk.html: the same page as a GBK forum would serve it."""
+    """gbk/vote-page1-anon-gbk.html: the same page as a GBK forum would serve it."""
     selectors = _selectors()
     sim, clock, _ = replay(charset="gbk")
-    path = FIXTURES / "desktop" / "gbk_reencoded" / "vote_t4_p1_guest.gbk.html"
-    clock.set(capture_time(path))
-    resp = sim.handle("GET", BASE + "forum.php?mod=viewthread&tid=4&page=1")
-    real_headers = (path.parent / f"{path.name}.headers").read_text(encoding="utf-8")
+    path = FIXTURES / "desktop" / "gbk" / "vote-page1-anon-gbk.html"
+    clock.set(served_at(path))
+    resp = sim.handle("GET", BASE + f"forum.php?mod=viewthread&tid={VOTE}&page=1")
+    real_headers = (path.parent / f"{path.name}.head").read_text(encoding="utf-8")
     assert f"Content-Type: {resp.header('Content-Type')}" in real_headers
     real = LexborHTMLParser(path.read_bytes().decode("gbk"))
     mine = LexborHTMLParser(resp.body.decode("gbk"))
@@ -254,18 +238,20 @@ def test_gbk_page_has_the_structure_of_the_reencoded_capture():
 # --------------------------------------------------------------------------- mobile API
 
 
-MOBILE_PAGES = sorted(p for p in (FIXTURES / "mobile").glob("v4_viewthread_t[45]_*_guest.json"))
+MOBILE_RE = re.compile(r"(vote|discussion)-api4-(?:page(\d)|only-([a-z]+)|ppp(\d+))-anon")
+MOBILE_PAGES = sorted(p for p in (FIXTURES / "mobile").glob("*.json") if MOBILE_RE.match(p.name))
 
 
 def _mobile_url(name: str) -> str:
-    match = re.search(r"t(\d)_(?:p(\d)|authorid(\d+)|ppp(\d+))", name)
+    match = MOBILE_RE.match(name)
     assert match, name
-    url = f"{BASE}api/mobile/index.php?version=4&module=viewthread&tid={match.group(1)}"
-    url += f"&page={match.group(2) or 1}"
-    if match.group(3):
-        url += f"&authorid={match.group(3)}"
-    if match.group(4):
-        url += f"&ppp={match.group(4)}"
+    key, page, author, ppp = match.groups()
+    url = f"{BASE}api/mobile/index.php?version=4&module=viewthread&tid={samples.tid(key)}"
+    url += f"&page={page or 1}"
+    if author:
+        url += f"&authorid={samples.uid(AUTHORS[author])}"
+    if ppp:
+        url += f"&ppp={ppp}"
     return url
 
 
@@ -283,7 +269,7 @@ def test_mobile_api_has_the_real_keys_and_post_values(replayed, path: Path):
     string, and each post's fields (message HTML, position, number, status, dateline text)
     equal to what the real v4 API returned."""
     sim, clock, _ = replayed
-    clock.set(capture_time(path))
+    clock.set(served_at(path))
     resp = sim.handle("GET", _mobile_url(path.name))
     assert resp.header("Content-Type") == "application/json"
     assert resp.body.isascii()
@@ -298,13 +284,11 @@ def test_mobile_api_has_the_real_keys_and_post_values(replayed, path: Path):
 
 
 def test_mobile_login_required_answer_has_the_real_shape():
-    """v4_viewthread_t6_restricted_guest.json: Message key, empty postlist, null ordertype."""
+    """members-only-api4-anon.json: Message key, empty postlist, null ordertype."""
     sim, _, _ = replay()
     sim.login_required = True
-    resp = sim.handle("GET", BASE + "api/mobile/index.php?version=4&module=viewthread&tid=4")
-    real = json.loads(
-        (FIXTURES / "mobile" / "v4_viewthread_t6_restricted_guest.json").read_text("utf-8")
-    )
+    resp = sim.handle("GET", BASE + f"api/mobile/index.php?version=4&module=viewthread&tid={VOTE}")
+    real = json.loads((FIXTURES / "mobile" / "members-only-api4-anon.json").read_text("utf-8"))
     mine = json.loads(resp.body)
     assert _key_tree(mine) == _key_tree(real)
     assert mine["Message"] == real["Message"]
@@ -324,8 +308,8 @@ def _message_text(body: bytes) -> str:
 def test_refusal_pages_match_the_captures():
     sim, _, _ = replay()
     sim.login_required = True
-    restricted = sim.handle("GET", BASE + "forum.php?mod=viewthread&tid=4")
-    real = (FIXTURES / "misc" / "restricted_t6_guest.html").read_bytes()
+    restricted = sim.handle("GET", BASE + f"forum.php?mod=viewthread&tid={VOTE}")
+    real = (FIXTURES / "misc" / "members-only-thread-anon.html").read_bytes()
     assert _message_text(restricted.body) == _message_text(real)
     real_tree = LexborHTMLParser(real)
     mine_tree = LexborHTMLParser(restricted.body)
@@ -334,18 +318,15 @@ def test_refusal_pages_match_the_captures():
     )
     assert mine_tree.css_first("#messagelogin") is not None
     missing = sim.handle("GET", BASE + "forum.php?mod=viewthread&tid=9999")
-    real_missing = FIXTURES / "misc" / "nonexistent_thread_t9999_guest.html"
-    assert missing.status == 404
-    assert "404 Not Found" in (real_missing.parent / f"{real_missing.name}.headers").read_text(
-        "utf-8"
-    )
+    real_missing = FIXTURES / "misc" / "no-such-thread-anon.html"
+    assert missing.status == samples.status(real_missing) == 404
     assert _message_text(missing.body) == _message_text(real_missing.read_bytes())
 
 
 def test_login_form_has_the_real_fields():
     sim, _, _ = replay()
     mine = LexborHTMLParser(sim.handle("GET", BASE + "member.php?mod=logging&action=login").body)
-    real = LexborHTMLParser((FIXTURES / "misc" / "login_form_guest.html").read_bytes())
+    real = LexborHTMLParser((FIXTURES / "misc" / "login-page-anon.html").read_bytes())
 
     def fields(tree: LexborHTMLParser) -> tuple[str, set[str]]:
         form = tree.css_first("form[name=login]")
@@ -358,20 +339,25 @@ def test_login_form_has_the_real_fields():
 
 
 def test_reply_answers_match_the_captures():
-    """reply_submit_success_inajax.xml byte for byte (same tid/pid), and the refusal texts of
-    reply_submit_fail_flood / _too_short / _bad_formhash (floodctrl was 3 s on that server)."""
-    clock = SimClock(datetime(2026, 11, 29, 21, 8, 25, tzinfo=TZ8))
-    sim = ForumSim(users={"导演A": 2, "饺子": 3}, clock=clock, floodctrl_s=3, first_pid=146)
-    sim.add_thread(
-        7, "[测试局]抓包用", "导演A", "抓包专用主题。", datetime(2026, 11, 29, 21, 7, tzinfo=TZ8)
-    )
-    sim.add_post(
-        7, "导演A", "占位的第二楼回复内容。", datetime(2026, 11, 29, 21, 7, 30, tzinfo=TZ8)
-    )
+    """submit-ok-fastpost.xml byte for byte (same tid/pid), and the refusal texts of
+    submit-refused-flood / -short / -formhash (floodctrl was 3 s on that server)."""
+    scratch = samples.thread("scratch")
+    opening = scratch["posts"][0]
+    files = samples.manifest()["files"]
+    opened = datetime.fromtimestamp(opening["dateline"], TZ8)
+    clock = SimClock(opened + timedelta(seconds=30))
+    users = {"导演A": samples.uid("导演A"), "饺子": samples.uid("饺子")}
+    sim = ForumSim(users=users, clock=clock, floodctrl_s=3, first_pid=opening["pid"])
+    tid = scratch["tid"]
+    sim.add_thread(tid, scratch["subject"], "导演A", opening["sent_message"], opened)
+    # the reply that went through as a plain form, just before
+    ok = files["misc/submit-ok-redirect.html"]
+    assert sim.add_post(tid, "饺子", ok["sent_message"], opened + timedelta(seconds=5)) == ok["pid"]
     cookie = {"Cookie": sim.login_cookie("饺子")}
-    page = sim.handle("GET", BASE + "forum.php?mod=viewthread&tid=7", cookie)
+    page = sim.handle("GET", BASE + f"forum.php?mod=viewthread&tid={tid}", cookie)
     token = re.search(r'name="formhash" value="(\w+)"', page.text).group(1)  # type: ignore[union-attr]
-    url = BASE + "forum.php?mod=post&action=reply&fid=3&tid=7&extra=&replysubmit=yes"
+    fid = scratch["fid"]
+    url = BASE + f"forum.php?mod=post&action=reply&fid={fid}&tid={tid}&extra=&replysubmit=yes"
     form = {"Content-Type": "application/x-www-form-urlencoded", **cookie}
 
     def post(query: str, message: str, formhash: str = token) -> Any:
@@ -384,21 +370,22 @@ def test_reply_answers_match_the_captures():
             urlencode({"formhash": formhash, "message": message}).encode(),
         )
 
-    ajax = post("&handlekey=fastpost&loc=1&inajax=1", "抓包：inajax=1 的快速回复（fastpost）成功。")
-    real_xml = (FIXTURES / "misc" / "reply_submit_success_inajax.xml").read_bytes()
+    fast = files["misc/submit-ok-fastpost.xml"]
+    ajax = post("&handlekey=fastpost&loc=1&inajax=1", fast["sent_message"])
+    real_xml = (FIXTURES / "misc" / "submit-ok-fastpost.xml").read_bytes()
     assert ajax.body == real_xml
-    flood = post("", "抓包：紧接着再发一条，应触发灌水预防。")
+    flood = post("", files["misc/submit-refused-flood.html"]["sent_message"])
     assert _message_text(flood.body) == _message_text(
-        (FIXTURES / "misc" / "reply_submit_fail_flood.html").read_bytes()
+        (FIXTURES / "misc" / "submit-refused-flood.html").read_bytes()
     )
     clock.advance(10)
-    short = post("", "短")
+    short = post("", files["misc/submit-refused-short.html"]["sent_message"])
     assert _message_text(short.body) == _message_text(
-        (FIXTURES / "misc" / "reply_submit_fail_too_short.html").read_bytes()
+        (FIXTURES / "misc" / "submit-refused-short.html").read_bytes()
     )
-    bad = post("", "抓包：formhash 错误的提交。", formhash="00000000")
-    real_bad = FIXTURES / "misc" / "reply_submit_fail_bad_formhash.html"
-    assert bad.status == 503 and bad.header("Retry-After") == "3600"
+    bad = post("", files["misc/submit-refused-formhash.html"]["sent_message"], formhash="00000000")
+    real_bad = FIXTURES / "misc" / "submit-refused-formhash.html"
+    assert bad.status == samples.status(real_bad) == 503 and bad.header("Retry-After") == "3600"
     real_info = LexborHTMLParser(real_bad.read_bytes()).css_first("div.info li").text()
     assert LexborHTMLParser(bad.body).css_first("div.info li").text() == real_info
     assert LexborHTMLParser(bad.body).css_first("h1").text() == "Discuz! System Error"

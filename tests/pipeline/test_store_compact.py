@@ -162,7 +162,7 @@ def on_disk(path: Path) -> int:
 
 def make_old_format(monkeypatch: pytest.MonkeyPatch) -> None:
     """Write as bansha did before migration 010: every fetch keeps its own body, uncompressed."""
-    monkeypatch.setattr("pipeline.store.encode_body", lambda body: body)
+    monkeypatch.setattr("pipeline.store.core.encode_body", lambda body: body)
     monkeypatch.setattr(Store, "last_kept_page", lambda self, tid, page, source: None)
 
 

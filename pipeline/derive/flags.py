@@ -1,0 +1,178 @@
+"""The conduct side of a derivation: sheriff answers, every post as an activity, the flags."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from engine.conduct import (
+    Activity,
+    DaySummary,
+    Flag,
+    PlayerLife,
+    PostCount,
+    SheriffAnswer,
+    conduct_flags,
+)
+from parsers.inquiry import parse_answer
+from parsers.records import MarkKind, Post
+from pipeline.derive.posts import HIDDEN_KEYS, Roster
+from pipeline.derive.results import post_url
+from pipeline.derive.run import _NO_KINDS, _Outs, _posts_of, _role, _Run, _tids
+from pipeline.game.gamefile import Day
+from pipeline.game.lastwords import LastWords
+from pipeline.store import PostSketch
+
+
+def _sheriff_answers(run: _Run, day: Day) -> None:
+    """zhenyan: the sheriff's answers in the inquiry thread (into ``run.sheriff_answers``)."""
+    sheriff = run.sheriff
+    if day.inquiry is None or sheriff is None:
+        return
+    for post in _posts_of(run, day.inquiry):
+        if run.roster.player_of(post) != sheriff or post.posted_at is None:
+            continue
+        if not (day.opens <= post.posted_at <= day.closes):
+            continue
+        ans = parse_answer(post.text)
+        run.sheriff_answers.append(
+            SheriffAnswer(
+                sheriff,
+                day.day,
+                post.tid,
+                post.pid,
+                post.floor,
+                post.posted_at,
+                post_url(run.base, post.tid, post.pid),
+                ans.answer.value if ans.answer else None,
+                ans.problem,
+            )
+        )
+
+
+def _all_activities(run: _Run, sent: Sequence[LastWords]) -> list[Activity]:
+    """Every post of the game's threads (each thread once) and every recorded 遗言."""
+    acts: list[Activity] = [
+        Activity(
+            player=r.player,
+            tid=0,
+            role="lastwords",
+            pid=-r.id,
+            floor=None,
+            at=r.at,
+            url=f"导演记录：遗言 #{r.id}",
+            has_bbcode=bool(r.codes),
+            text=r.text,
+        )
+        for r in sent
+    ]
+    seen_tids: set[int] = set()
+    for day in run.game.days:
+        for tid in _tids(day):
+            if tid in seen_tids:
+                continue
+            seen_tids.add(tid)
+            acts += _acts_of(run, day, tid)
+    return acts
+
+
+def _acts_of(run: _Run, day: Day, tid: int) -> list[Activity]:
+    """The posts of ``tid`` (a thread of ``day``) as activities, built once per role."""
+    role = _role(day, tid)
+    key = (tid, role)
+    if key not in run.acts_by_tid:
+        run.acts_by_tid[key] = _activities(_sketches_of(run, tid), tid, role, run.roster, run.base)
+    return run.acts_by_tid[key]
+
+
+def _sketches_of(run: _Run, tid: int) -> Sequence[Post | PostSketch]:
+    """The posts of ``tid`` as conduct reads them: the posts if read already (a vote
+    thread's), else their sketches (a discussion thread of thousands), up to ``as_of``."""
+    if tid in run.posts_by_tid:
+        return run.posts_by_tid[tid]
+    return [
+        p for p in run.store.post_sketches(tid) if p.posted_at is None or p.posted_at <= run.as_of
+    ]
+
+
+def _flags(
+    run: _Run,
+    sent: Sequence[LastWords],
+    outs_final: _Outs,
+    counts: Mapping[int, Mapping[str, PostCount]],
+) -> tuple[Flag, ...]:
+    """The conduct flags of the whole game (潜水, 未投票, hidden text …); ``counts``: each day's
+    post counts (``DayResult.counts``, made from the same posts)."""
+    game = run.game
+    summaries = [
+        DaySummary(
+            d.day,
+            d.opens,
+            d.closes,
+            discussion_tids=(d.discussion,) if d.discussion else (),
+            vote_tids=tuple(t for t in (d.first_vote, d.vote) if t),
+            progress_tids=(d.progress,) if d.progress else (),
+            inquiry_tids=(d.inquiry,) if d.inquiry else (),
+        )
+        for d in game.days
+    ]
+    return conduct_flags(
+        days=summaries,
+        activities=_all_activities(run, sent),
+        players=[
+            PlayerLife(p.name, outs_final[p.name][0] if p.name in outs_final else None)
+            for p in game.players
+        ],
+        rules=run.ruleset.conduct,
+        sheriff_by_day=run.sheriff_by_day,
+        voted_by_day=run.voted_by_day,
+        accelerated_by_day=run.accelerated_by_day,
+        sheriff_answers=run.sheriff_answers,
+        edited_votes=run.edited_votes,
+        vote_exempt_by_day=run.vote_exempt_by_day,
+        post_exempt_by_day=run.post_exempt_by_day,
+        as_of=run.as_of,
+        folded_names=run.folded_names,
+        uncrawled_days=run.uncrawled_days,
+        counts_by_day=counts,
+    )
+
+
+def _activities(
+    posts: Sequence[Post | PostSketch], tid: int, role: str, roster: Roster, base: str
+) -> list[Activity]:
+    acts = []
+    for post in posts:
+        who = roster.player_of(post)
+        if who is None or post.posted_at is None:
+            continue
+        marks = post.marks
+        kinds = {m.kind for m in marks} if marks else _NO_KINDS
+        hidden = (
+            tuple(
+                dict.fromkeys(
+                    HIDDEN_KEYS[m.kind]
+                    for m in marks
+                    if m.kind in HIDDEN_KEYS and (m.text.strip() or m.kind is MarkKind.HIDE_TAG)
+                )
+            )
+            if marks
+            else ()
+        )
+        acts.append(
+            Activity(
+                player=who,
+                tid=tid,
+                role=role,
+                pid=post.pid,
+                floor=post.floor,
+                at=post.posted_at,
+                state=post.state.value,
+                url=post_url(base, tid, post.pid),
+                red=MarkKind.RED in kinds,
+                enlarged=MarkKind.ENLARGED in kinds,
+                has_bbcode=MarkKind.BBCODE in kinds,
+                text=post.text,
+                hidden=hidden,
+            )
+        )
+    return acts

@@ -1,0 +1,175 @@
+"""Step 4 of a cycle: the derivation written back as rows, and a day's tally as JSON."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from pipeline.derive.results import Derivation, RoundResult
+from pipeline.store import Store
+
+STAMPS = {"tallies": "derived_at", "flags": "raised_at"}
+
+
+DERIVED_KEYS = {
+    "votes": ("day", "seq"),
+    "tallies": ("day",),
+    "post_counts": ("day", "player"),
+    "flags": ("id",),
+}
+
+
+def derived_rows(d: Derivation) -> dict[str, list[dict[str, Any]]]:
+    """The rows of the derived tables for this derivation (without time stamps)."""
+    rows: dict[str, list[dict[str, Any]]] = {t: [] for t in DERIVED_KEYS}
+    for n, res in sorted(d.days.items()):
+        for seq, v in enumerate(res.all_verdicts):
+            b = v.ballot
+            rows["votes"].append(
+                {
+                    "day": n,
+                    "seq": seq,
+                    "tid": b.evidence.tid,
+                    "pid": b.evidence.pid,
+                    "floor": b.evidence.floor,
+                    "at": b.evidence.at.isoformat(),
+                    "voter": v.voter_unit or b.voter,
+                    "kind": b.kind.value,
+                    "target": b.target or b.target_raw,
+                    "status": v.status.value,
+                    "counts_for": v.counts_for,
+                    "reason": v.reason,
+                    "note": v.note,
+                    "rule": v.rule,
+                    "url": b.evidence.url,
+                }
+            )
+        if res.tally is not None:
+            rows["tallies"].append(
+                {
+                    "day": n,
+                    "out": res.tally.out,
+                    "elected": res.tally.elected,
+                    "decided_by": res.tally.decided_by,
+                    "json": json.dumps(
+                        {
+                            **res.tally.to_dict(),
+                            **({"first_round": res.first.tally.to_dict()} if res.first else {}),
+                        },
+                        ensure_ascii=False,
+                    ),
+                }
+            )
+        for player, pc in sorted(res.counts.items()):
+            rows["post_counts"].append(
+                {"day": n, "player": player, "count": pc.count, "pids": json.dumps(list(pc.pids))}
+            )
+    for f in d.flags:
+        rows["flags"].append(
+            {
+                "id": f.id,
+                "day": f.day,
+                "kind": f.kind.value,
+                "player": f.player,
+                "reason": f.reason,
+                "card": f.card.value if f.card else None,
+                "rule": f.rule,
+                "evidence": json.dumps([e.to_dict() for e in f.evidence], ensure_ascii=False),
+            }
+        )
+    return rows
+
+
+def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
+    """Write the derived tables, in one transaction; return whether anything changed.
+
+    Nothing is written when the verdicts are what the store already holds, so a cycle with
+    nothing new changes nothing. A flag keeps the time it was first raised.
+    """
+    new = derived_rows(d)
+    if "note" not in store.db["votes"].columns_dict:  # a store from before the note column
+        new["votes"] = [{k: v for k, v in r.items() if k != "note"} for r in new["votes"]]
+    old: dict[str, list[dict[str, Any]]] = {}
+    for table, key in DERIVED_KEYS.items():
+        stamp = STAMPS.get(table)
+        order = ", ".join(key)
+        old[table] = [
+            {k: v for k, v in r.items() if k != stamp}
+            for r in store.db.query(f"SELECT * FROM {table} ORDER BY {order}")
+        ]
+    if all(
+        sorted(old[t], key=lambda r, t=t: tuple(r[k] for k in DERIVED_KEYS[t]))
+        == sorted(new[t], key=lambda r, t=t: tuple(r[k] for k in DERIVED_KEYS[t]))
+        for t in DERIVED_KEYS
+    ):
+        return False
+    stamp = now.isoformat()
+    raised = {r["id"]: r["raised_at"] for r in store.db.query("SELECT id, raised_at FROM flags")}
+    with store.atomic():
+        for table in DERIVED_KEYS:
+            store.db.execute(f"DELETE FROM {table}")
+        store.db.table("votes").insert_all(new["votes"])
+        store.db.table("tallies").insert_all({**r, "derived_at": stamp} for r in new["tallies"])
+        store.db.table("post_counts").insert_all(new["post_counts"])
+        store.db.table("flags").insert_all(
+            {**r, "raised_at": raised.get(r["id"], stamp)} for r in new["flags"]
+        )
+    return True
+
+
+def flag_decisions(store: Store) -> dict[str, dict[str, Any]]:
+    return {r["flag_id"]: r for r in store.db.query("SELECT * FROM flag_decisions")}
+
+
+def tally_json(d: Derivation, n: int, decisions: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The ``bansha tally --json`` contract (field names are stable)."""
+    res = d.day(n)
+    flags = [f for f in d.flags if f.day == n]
+    return {
+        "game": d.game.game.id,
+        "ruleset": d.game.game.ruleset,
+        "day": n,
+        "as_of": d.as_of.isoformat(),
+        "opens": res.day.opens.isoformat(),
+        "closes": res.day.closes.isoformat(),
+        "closed": d.as_of >= res.day.closes,
+        # false: none of the day's threads was read yet (nothing judged for 潜水/未投票)
+        "crawled": res.crawled,
+        "sheriff": res.sheriff,
+        "accelerated": res.accelerated,
+        "speed": res.speed.to_dict() if res.speed else None,
+        "votes": [v.to_dict() for v in res.verdicts],
+        "valid": [v.to_dict() for v in res.verdicts if v.status.value == "counted"],
+        "invalid": [v.to_dict() for v in res.verdicts if v.status.value != "counted"],
+        "tally": res.tally.to_dict() if res.tally else None,
+        "out": res.tally.out if res.tally else None,
+        "elected": res.tally.elected if res.tally else None,
+        "decided_by": res.tally.decided_by if res.tally else None,
+        "rule": res.tally.rule if res.tally else None,
+        "post_counts": {p: pc.to_dict() for p, pc in sorted(res.counts.items())},
+        "post_exempt": dict(res.post_exempt),
+        "flags": [
+            {**f.to_dict(), "status": decisions.get(f.id, {}).get("status", "open")} for f in flags
+        ],
+        "notes": res.notes,
+        # 太阳[日不落] (m209.txt:377-378): the first 正午 round (the fields above are the extra
+        # round's); null on an ordinary day
+        "first_round": _round_json(res.first),
+    }
+
+
+def _round_json(r: RoundResult | None) -> dict[str, Any] | None:
+    if r is None:
+        return None
+    return {
+        "tid": r.tid,
+        "closes": r.closes.isoformat(),
+        "votes": [v.to_dict() for v in r.verdicts],
+        "valid": [v.to_dict() for v in r.verdicts if v.status.value == "counted"],
+        "invalid": [v.to_dict() for v in r.verdicts if v.status.value != "counted"],
+        "tally": r.tally.to_dict(),
+        "out": r.tally.out,
+        "decided_by": r.tally.decided_by,
+        "rule": r.tally.rule,
+    }

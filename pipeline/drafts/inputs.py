@@ -1,0 +1,136 @@
+"""What a draft was made from: the store's inputs counter when drafted, a night not yet
+resolved, a draft whose inputs moved on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from engine.rulesets import get_ruleset
+from engine.state import Phase
+from pipeline.drafts.model import LIVE_STATES, STATE_KINDS, Draft, DraftKind, DraftSpec
+from pipeline.drafts.records import _stamp, _supersede
+from pipeline.game.gamefile import Game
+from pipeline.store import DRAFT_INPUTS_KEY, Store
+
+
+def _draft_inputs_now(store: Store) -> int | None:
+    """The drafts' input counter now (None: the store has no change counters yet — it was never
+    cycled — and nothing can be told stale)."""
+    row = store.db.execute("SELECT value FROM meta WHERE key = ?", [DRAFT_INPUTS_KEY]).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def _made_now(store: Store, draft_id: int, kind: DraftKind) -> None:
+    """A draft just made holds at the inputs as they are (:func:`moved_on`)."""
+    counter = _draft_inputs_now(store)
+    if kind in STATE_KINDS and counter is not None:
+        store.db.execute(
+            "INSERT OR REPLACE INTO draft_inputs(draft_id, counter) VALUES (?, ?)",
+            [draft_id, counter],
+        )
+
+
+def _drafted_at(store: Store, draft_id: int) -> int | None:
+    row = store.db.execute(
+        "SELECT counter FROM draft_inputs WHERE draft_id = ?", [draft_id]
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+#: The first line of a day-open post drafted while the night before it waits to be resolved:
+#: it cannot be approved until the night is resolved (then it is drafted again, without it).
+UNRESOLVED_MARK = "〔第{night}晚尚未结算：结算后这份开门公示会重新起草；结算之前不能批准〕"
+
+
+def _unresolved_mark(body: str) -> bool:
+    first = body.split("\n", 1)[0]
+    return first.startswith("〔第") and "晚尚未结算" in first
+
+
+def unresolved_nights(store: Store, game: Game) -> frozenset[int]:
+    """The nights a day-open post waits for: in a game whose director resolves nights with the
+    engine (any phase resolved, or night actions recorded), every night of the game — and any
+    other with actions recorded — that is not resolved yet; none in a game that never uses it."""
+    if not get_ruleset(game.game.ruleset).has_engine:
+        return frozenset()
+    resolved = {
+        r[0] for r in store.db.execute("SELECT phase FROM engine_snapshots WHERE phase IS NOT NULL")
+    }
+    acted = {
+        int(r[0])
+        for r in store.db.execute(
+            "SELECT DISTINCT number FROM journal_actions WHERE phase = 'night' "
+            "AND removed_at IS NULL"
+        )
+    }
+    if not resolved and not acted:
+        return frozenset()  # the director does not use the engine: nothing to wait for
+    nights = {d.day for d in game.days} | acted
+    return frozenset(n for n in nights if Phase.night(n).label not in resolved)
+
+
+def _mark_unresolved(specs: list[DraftSpec], nights: frozenset[int]) -> list[DraftSpec]:
+    """Day-open posts whose night is in ``nights`` say so in their first line."""
+    out: list[DraftSpec] = []
+    for spec in specs:
+        night = (spec.day or 0) - 1
+        if spec.kind is DraftKind.DAY_OPEN and night in nights:
+            mark = UNRESOLVED_MARK.format(night=night)
+            spec = replace(spec, body=f"{mark}\n{spec.body}")
+        out.append(spec)
+    return out
+
+
+STALE_HINT = "请先运行 bansha drafts make（或等下一轮 bansha cycle）按现在的记录重新起草"
+
+
+def moved_on(store: Store, draft: Draft) -> str | None:
+    """Why ``draft`` no longer holds — it was made before the game's inputs last changed (a new
+    post or edit, a director's record or its undo, a night or day resolved) and has not been
+    drafted again since — or None while it holds."""
+    if draft.kind not in STATE_KINDS or draft.state not in LIVE_STATES:
+        return None
+    now = _draft_inputs_now(store)
+    made = _drafted_at(store, draft.id)
+    if now is None or made is None or made == now:
+        return None  # (made None: a draft from before bansha kept what drafts were made from)
+    return f"它起草之后，游戏的记录已经变了（新帖、导演的记录或撤销、结算……）；{STALE_HINT}"
+
+
+def keep_inputs(store: Store, specs: Sequence[DraftSpec], *, now: datetime) -> list[int]:
+    """After a drafting pass: every live draft the pass drafted (or found unchanged) holds at
+    the inputs now; one the pass no longer drafts (its moment has passed) whose inputs moved on
+    is superseded — it would say what is no longer so. Returns the superseded drafts' ids."""
+    counter = _draft_inputs_now(store)
+    if counter is None:
+        return []
+    at = _stamp(now)
+    keys = {s.key for s in specs}
+    retired: list[int] = []
+    with store.atomic():
+        for row in list(
+            store.db.query("SELECT * FROM drafts WHERE state IN ('pending', 'approved')")
+        ):
+            draft = Draft.from_row(row)
+            if draft.kind not in STATE_KINDS:
+                continue
+            if draft.key in keys:
+                store.db.execute(
+                    "INSERT INTO draft_inputs(draft_id, counter) VALUES (?, ?) "
+                    "ON CONFLICT(draft_id) DO UPDATE SET counter = excluded.counter "
+                    "WHERE counter IS NOT excluded.counter",
+                    [draft.id, counter],
+                )
+            elif (made := _drafted_at(store, draft.id)) is not None and made != counter:
+                _supersede(
+                    store,
+                    draft,
+                    at,
+                    "起草之后游戏的记录已经变了（新帖、导演的记录或撤销、结算……），"
+                    "而这份草稿已不再起草：作废，免得发出过时的内容",
+                )
+                retired.append(draft.id)
+    return retired

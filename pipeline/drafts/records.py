@@ -1,0 +1,89 @@
+"""Drafts in the store: read, listed, their events; the helpers every state change uses."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from typing import Any
+
+from pipeline.drafts.model import LIVE_STATES, Draft, DraftError, DraftSpec, DraftState
+from pipeline.store import Store
+
+
+def _hash(body: str) -> str:
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def _iso_or_none(at: datetime | None) -> str | None:
+    return at.isoformat() if at is not None else None
+
+
+def _stamp(now: datetime) -> str:
+    if now.tzinfo is None or now.utcoffset() is None:
+        raise ValueError(f"时间缺少时区：{now.isoformat()}")
+    return now.isoformat()
+
+
+def get_draft(store: Store, draft_id: int) -> Draft:
+    rows = list(store.db.query("SELECT * FROM drafts WHERE id = ?", [draft_id]))
+    if not rows:
+        raise DraftError(f"没有编号为 {draft_id} 的草稿（用 bansha drafts 查看）")
+    return Draft.from_row(rows[0])
+
+
+def list_drafts(store: Store, *, include_superseded: bool = False) -> list[Draft]:
+    sql = "SELECT * FROM drafts"
+    if not include_superseded:
+        sql += " WHERE state != 'superseded'"
+    return [Draft.from_row(r) for r in store.db.query(sql + " ORDER BY id")]
+
+
+def draft_events(store: Store, draft_id: int) -> list[dict[str, Any]]:
+    return list(
+        store.db.query("SELECT * FROM draft_events WHERE draft_id = ? ORDER BY id", [draft_id])
+    )
+
+
+def _latest(store: Store, key: str) -> Draft | None:
+    rows = list(
+        store.db.query("SELECT * FROM drafts WHERE key = ? ORDER BY id DESC LIMIT 1", [key])
+    )
+    return Draft.from_row(rows[0]) if rows else None
+
+
+def _event(
+    store: Store, draft_id: int, at: str, from_state: str | None, to_state: str, note: str
+) -> None:
+    store.db.execute(
+        "INSERT INTO draft_events(draft_id, at, from_state, to_state, note) VALUES (?, ?, ?, ?, ?)",
+        [draft_id, at, from_state, to_state, note],
+    )
+
+
+def _supersede(store: Store, draft: Draft, at: str, note: str) -> None:
+    cur = store.db.execute(
+        "UPDATE drafts SET state = 'superseded', updated_at = ? "
+        "WHERE id = ? AND state IN ('pending', 'approved')",
+        [at, draft.id],
+    )
+    if cur.rowcount:
+        _event(store, draft.id, at, draft.state.value, DraftState.SUPERSEDED.value, note)
+
+
+def _unchanged(latest: Draft, spec: DraftSpec) -> bool:
+    """Nothing new to draft: same generated text for the same thread (and, for a draft still
+    waiting, the same action: a 电梯 reply becomes an edit once floor 2 is known)."""
+    if latest.state is DraftState.SUPERSEDED:
+        return False  # no live draft of this key is left: draft it again
+    if latest.generated_body != spec.body or latest.tid != spec.tid:
+        return False
+    generated_subject = latest.generated_subject if latest.generated_subject else latest.subject
+    if generated_subject != spec.subject or latest.not_before != _iso_or_none(spec.not_before):
+        return False  # (a subject the director edited is kept: the generated one is compared)
+    if latest.state in LIVE_STATES:
+        return latest.action == spec.action.value and latest.edit_pid == spec.edit_pid
+    return True
+
+
+#: The key suffix of a 太阳[日不落] day's first-round running tally.
+FIRST_ROUND_KEY = ":first"
