@@ -25,6 +25,7 @@ from engine.kernel import OUTCOME_ZH, Action, DayInput, EngineError, Report, res
 from engine.kernel import resolve_night as engine_resolve_night
 from engine.rulesets import Ruleset, get_ruleset
 from engine.rulesets.base import zh_span
+from engine.rulesets.rulebooks import cite
 from engine.state import ZH_ORDINAL, GameState, Phase, PhaseKind, StateError
 from engine.votes import DayContext, Tally, judge_ballots, tally
 from pipeline.cli import GameContext, cli, default_day, game_command, time_option
@@ -186,7 +187,7 @@ def _render(report: Report, title: str) -> None:
                 else ""
             )
             zh = OUTCOME_ZH.get(report.actions[data["actions"].index(a)].outcome, a["outcome"])
-            rule = f"（依据 {a['rule']}）" if a["rule"] else ""
+            rule = f"（依据{cite(a['rule'])}）" if a["rule"] else ""
             click.echo(
                 f"  [{zh}] {a['actor']}[{a['skill']}]{target}{resolved}：{a['reason']}{rule}"
             )
@@ -194,7 +195,7 @@ def _render(report: Report, title: str) -> None:
     for i, d in enumerate(report.deaths, 1):
         who = f"{d.player}的{ZH_ORDINAL.get(d.card_index, '')}（{d.card}）"
         tail = "，该角色出局" if d.player_out else ""
-        click.echo(f"  {i}. {who}：{d.cause}{tail}（{d.step}，{d.rule}）")
+        click.echo(f"  {i}. {who}：{d.cause}{tail}（{d.step}，依据{cite(d.rule)}）")
     if report.feedback:
         click.echo("私信反馈：")
         for f in report.feedback:

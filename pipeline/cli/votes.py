@@ -15,6 +15,7 @@ from click_default_group import DefaultGroup
 import pipeline.cli
 from engine.cards import Card
 from engine.rulesets import get_ruleset
+from engine.rulesets.rulebooks import cite
 from engine.votes import MODIFIER_ZH, ModifierKind, VerdictStatus
 from pipeline.cli import (
     DefaultDay,
@@ -230,7 +231,7 @@ def _echo_round(echo: Any, verdicts: Any, t: Any, tz: Any, *, label: str) -> Non
         if t.sheriff_election
         else f"{label}：{t.out or '无人'}"
     )
-    echo(f"结果：{result}（{t.decided_by}；依据 {t.rule}）")
+    echo(f"结果：{result}（{t.decided_by}；依据{cite(t.rule)}）")
     if not t.public_counts:
         echo("（本规则集公示时不公布票数，只公布最高票）")
 
@@ -300,7 +301,7 @@ def why_cmd(
         click.echo(
             f"  投票 {b.evidence.describe()} {_when(b.evidence.at, tz)}："
             f"{KIND_ZH.get(b.kind.value, b.kind.value)}→{b.target or b.target_raw or '—'}"
-            f" [{STATUS_ZH[v.status]}] {v.reason}（依据 {v.rule}）{_note(v)}"
+            f" [{STATUS_ZH[v.status]}] {v.reason}（依据{cite(v.rule)}）{_note(v)}"
         )
         click.echo(f"    {b.evidence.url}")
     rounds = [(res.first.verdicts, res.first.tally, "第一轮[正午]")] if res.first else []
@@ -327,7 +328,8 @@ def why_cmd(
         if f.player == name and f.day == day:
             status = decisions.get(f.id, {}).get("status", "待确认")
             click.echo(
-                f"  违规 [{f.id}]：{f.reason}（{STATUS_FLAG.get(status, status)}；依据 {f.rule}）"
+                f"  违规 [{f.id}]：{f.reason}"
+                f"（{STATUS_FLAG.get(status, status)}；依据{cite(f.rule)}）"
             )
             for ev in f.evidence:
                 click.echo(f"    {ev.url}")
@@ -378,7 +380,8 @@ def flags_list(ctx: GameContext, day: int | None, as_json: bool, as_of: str | No
         dec = decisions.get(f.id)
         status = STATUS_FLAG.get(dec["status"], dec["status"]) if dec else "待确认"
         card = f"，建议{f.card.value}" if f.card else ""
-        click.echo(f"[{f.id}] 第{f.day}天 {f.player}：{f.reason}（{status}{card}；依据 {f.rule}）")
+        basis = f"{status}{card}；依据{cite(f.rule)}"
+        click.echo(f"[{f.id}] 第{f.day}天 {f.player}：{f.reason}（{basis}）")
         for ev in f.evidence[:5]:
             click.echo(f"    {ev.url}")
     if any(f.id not in decisions for f in flags):

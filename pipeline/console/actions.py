@@ -19,6 +19,7 @@ from typing import Any
 
 from engine.cards import Card
 from engine.kernel import EngineError, Report
+from engine.rulesets.rulebooks import cite
 from engine.state import Phase, StateError
 from pipeline.derive import DayResult, Derivation, derive, flag_decisions
 from pipeline.drafts import bbcode_escape
@@ -272,14 +273,14 @@ def why_bbcode(game: Game, res: DayResult, view: WhyView) -> str:
         link = f"[url={v['url']}]{where}[/url]" if v["url"].startswith("http") else e(where)
         lines.append(
             f"{link} {e(v['at'])} {e(v['kind'])}→{e(v['target'])}：{e(v['status'])}"
-            f"（{e(v['reason'])}；依据 {e(v['rule'])}）"
+            f"（{e(v['reason'])}；依据{e(cite(v['rule']))}）"
         )
     if res.day.discussion is not None:
         exempt = f"（当天不判发言不足：{e(view.exempt)}）" if view.exempt else ""
         lines.append(f"讨论帖发言：{view.count} 帖{exempt}")
     for f in view.flags:
         if f["status"] == "confirmed":
-            lines.append(f"违规：{e(f['reason'])}（依据 {e(f['rule'])}）")
+            lines.append(f"违规：{e(f['reason'])}（依据{e(cite(f['rule']))}）")
     return "\n".join(lines)
 
 

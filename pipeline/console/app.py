@@ -58,6 +58,7 @@ from starlette.responses import (
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from engine.rulesets.rulebooks import cite
 from pipeline.console import actions
 from pipeline.console.api import api_routes
 from pipeline.console.auth import (
@@ -148,6 +149,7 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["q"] = lambda value: quote(str(value), safe="")
+    env.filters["cite"] = cite  # a rule reference as the director knows it
     env.globals["STATE_ZH"] = STATE_ZH
     return env
 

@@ -47,6 +47,7 @@ from typing import Any
 from engine.kernel import Action
 from engine.rulesets import get_ruleset, ruleset_ids
 from engine.rulesets.base import InquiryRules, zh_span
+from engine.rulesets.rulebooks import cite
 from parsers.inquiry import Answer, Guess, InquiryKind, parse_inquiry, split_answers
 from parsers.records import Post, PostState
 from pipeline.derive.derivation import derive
@@ -179,7 +180,7 @@ class InquiryDay:
                 + "、".join(f"{i.player} #{i.floor or '?'}" for i in self.unanswered)
             )
         for f in self.flags:
-            lines.append(f"  ⚑ {f.who}：{f.text}（{f.rule}）")
+            lines.append(f"  ⚑ {f.who}：{f.text}（依据{cite(f.rule)}）")
         if self.guessed:
             lines.append("  本日猜中：" + "、".join(f"第{i}个词语" for i in self.guessed))
         return lines

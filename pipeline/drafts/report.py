@@ -29,6 +29,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from engine.conduct import FlagKind
 from engine.rulesets import get_ruleset
+from engine.rulesets.rulebooks import cite
 from pipeline import resources, set_mode
 from pipeline.derive import Derivation, derive, flag_decisions, tally_json
 from pipeline.game.gamefile import Game
@@ -182,6 +183,7 @@ def _environment(folder: str) -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    env.filters["cite"] = cite  # a rule reference as the director knows it
     return env
 
 

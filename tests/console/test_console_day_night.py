@@ -11,6 +11,7 @@ import json
 import re
 from urllib.parse import quote
 
+from engine.rulesets.rulebooks import cite
 from pipeline.derive import derive
 from tests.console.support import MORNING, bansha, make_app
 
@@ -40,12 +41,13 @@ def test_the_day_page_shows_every_vote_with_verdict_reason_rule_and_link(morning
     for (status, _pid, body), v in zip(rows, res.verdicts, strict=True):
         body = html.unescape(body)
         assert status == v.status.value
-        assert v.reason in body and f"依据 {v.rule}" in body
+        assert v.reason in body and f"依据{cite(v.rule)}" in body
+        assert f'title="{v.rule}"' in body  # the maintainer's file:line
         assert f'href="{v.ballot.evidence.url}"' in body
     # m135.txt:202 "投票格式或投票对象有误的票无效"
     assert "投票对象有误：「路人甲」不在名单中" in text
     # the result and the rule that decided it, and the director's own note (console only)
-    assert f"出局：{res.tally.out}" in text and f"依据 {res.tally.rule}" in text
+    assert f"出局：{res.tally.out}" in text and f"依据{cite(res.tally.rule)}" in text
     assert "导演备注：取代它的是第13楼" in text
     # post counts for every player, with a why link
     for p in morning.spec().game.players:
@@ -113,7 +115,8 @@ def test_why_gives_a_bbcode_answer_without_director_only_notes(morning, tab_for)
     assert "讨论帖发言：2 帖" in text
     # the answer: the verdicts with reason and rule and a link to each vote; no note
     assert answer.startswith("[b]汤圆 第2天的判定[/b]")
-    assert "有效改票：由包子改为春卷" in answer and "依据 m135.txt" in answer
+    assert "有效改票：由包子改为春卷" in answer
+    assert "依据《[M135]『让子弹飞』》游戏流程·投票规则" in answer
     assert "[url=http://127.0.0.1:" in answer and "pid=113]13#[/url]" in answer
     assert "讨论帖发言：2 帖" in answer
     assert "取代它的是" not in answer and "导演备注" not in answer

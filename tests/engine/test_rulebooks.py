@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from engine.rulesets.rulebooks import RULEBOOKS, RULINGS, cite, cite_parts
+from tests.engine.rule_text import RULES
 
 ROOT = Path(__file__).resolve().parents[2]
-RULE_TEXTS = ROOT.parent / "shared" / "rules"
+RULE_TEXTS = RULES  # the rule texts beside the repository
 _CITED = re.compile(r"\b(\w+\.txt):(\d+)")
 _ANCHOR = re.compile(r"docs/rulings\.md#([\w-]+)")
 

@@ -224,7 +224,9 @@ def test_result_names_who_is_out_and_the_rule_that_decided(m209_html: str) -> No
     assert text_of(tree, "#outcome") == "出局：包子"
     result = text_of(tree, "#result")
     assert "唯一最高票" in result
-    assert "m209.txt:" in result
+    # the rule named as the director knows it; the maintainer's file:line on hover
+    assert "依据《[M209]巴啦啦小魔仙》用语定义·投票" in result
+    assert tree.css_first("#result .rule").attributes["title"].startswith("m209.txt:")
 
 
 def test_m209_counts_still_shown_to_the_director_but_labelled_not_public(
@@ -234,7 +236,7 @@ def test_m209_counts_still_shown_to_the_director_but_labelled_not_public(
     tree = page(m209_html)
     note = text_of(tree, "#public-counts")
     assert "只公布最高票" in note
-    assert "m209.txt:167" in note
+    assert "《[M209]巴啦啦小魔仙》用语定义·投票" in note
     counts = {
         r.css_first("td").text(): r.css("td")[1].text(strip=True)
         for r in tree.css("#counts tbody tr")
