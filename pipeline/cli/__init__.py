@@ -689,6 +689,11 @@ def day_option(help_text: str = "第几天（默认：今天，关门后是刚�
 
 
 def make_http_client(timeout_s: float = 20.0) -> httpx.Client:
+    """bansha's HTTP client: httpx loads here, with a request to make
+    (:mod:`pipeline.discuz` keeps httpx from loading the extras bansha never uses)."""
+    import pipeline.discuz  # noqa: F401  (first: it imports httpx)
+
+    # isort: split
     import httpx
 
     return httpx.Client(timeout=httpx.Timeout(timeout_s), follow_redirects=True)
@@ -697,6 +702,8 @@ def make_http_client(timeout_s: float = 20.0) -> httpx.Client:
 def templates_dir_or_none(ctx: GameContext) -> Path | None:
     """The director's template folder (``[drafts] templates``), or None when it is wrong
     (drafting says what is wrong with it): what the 电梯 after a new discussion thread uses."""
+    if ctx.game.drafts.templates is None:  # no folder: no need to load drafting to say so
+        return None
     from pipeline.drafts import DraftError, templates_dir_for
 
     try:
