@@ -107,3 +107,45 @@ def test_the_console_app_loads_neither_the_forum_nor_the_dev_extras() -> None:
     loaded = json.loads(done.stdout)
     forum = (*DEV_ONLY, "httpx", "httpcore", "pipeline.discuz", "parsers.mobile")
     assert _heavy(loaded, forum) == []
+
+
+def test_the_http_client_makes_its_tls_context_only_for_https(monkeypatch) -> None:
+    """A request to an ``http`` forum loads no CA bundle; an ``https`` one verifies
+    certificates and host names as httpx does by default."""
+    import ssl
+
+    for name in [n for n in os.environ if n.lower().endswith("_proxy")]:
+        monkeypatch.delenv(name)
+
+    import httpx
+
+    from pipeline.cli import make_http_client
+    from pipeline.discuz.client import TlsWhenNeeded
+
+    seen: list[str] = []
+    with make_http_client() as client:
+        transport = client._transport
+        assert isinstance(transport, TlsWhenNeeded)
+        assert transport._transports == {}
+        plain = transport._for("http")
+        assert transport._for("https") is not plain
+        tls = transport._for("https")._pool._ssl_context
+        assert tls is not None and tls.verify_mode == ssl.CERT_REQUIRED and tls.check_hostname
+        mock = httpx.MockTransport(lambda r: seen.append(str(r.url)) or httpx.Response(200))
+        plain.close()
+        transport._transports["http"] = mock  # type: ignore[assignment]
+        assert client.get("http://forum.example/forum.php").status_code == 200
+    assert seen == ["http://forum.example/forum.php"]
+    assert transport._transports == {}  # closed with the client
+
+
+def test_a_proxy_in_the_environment_keeps_httpx_own_transport(monkeypatch) -> None:
+    """httpx reads the environment's proxies only with its own transport: with one named, the
+    client is httpx's default (the proxy is used, as before)."""
+    from pipeline.cli import make_http_client
+    from pipeline.discuz.client import TlsWhenNeeded
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
+    with make_http_client() as client:
+        assert not isinstance(client._transport, TlsWhenNeeded)
+        assert any(m is not None for m in client._mounts.values())
