@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+import pipeline.cli
 from pipeline import resources
 from pipeline.cli import (
     GameContext,
@@ -22,7 +23,6 @@ from pipeline.cli import (
     game_command,
     make_http_client,
     templates_dir_or_none,
-    time_option,
 )
 from pipeline.cycle import (
     CycleLocked,
@@ -70,8 +70,8 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
     成功时不输出任何内容（除非 --verbose；需要导演处理的提醒——如某天的结算与当前计票不一致——
     写到标准错误输出）；失败时退出码 1，并在标准错误输出一行中文说明。
     """
-    tz = ctx.game.game.tz
-    now = clock(tz) if as_of is None else time_option(as_of, tz)
+    tz = ctx.game.game.tz  # read through the package: a test or the demo may set its clock
+    now = pipeline.cli.clock(tz) if as_of is None else pipeline.cli.time_option(as_of, tz)
     try:
         report = cycle_once(ctx, now, rederive=rederive)
     except CycleLocked:
