@@ -1,41 +1,75 @@
-"""Start-up benchmark: ``bansha --help`` and ``bansha tally`` as ratios to ``python -c pass``.
+"""Start-up benchmark: bansha's short commands as ratios to ``python -c pass``, side by side.
 
-    python bench/bench_start.py [--repeats 15] [--db PATH]
+    python bench/bench_start.py [--repeats 5] [--posts 20000] [--db PATH]
 
 All run in the same venv (this interpreter and the ``bansha`` script beside it), as a
 director's install runs them: with bytecode cached. The modules are compiled first and every
 run has ``PYTHONDONTWRITEBYTECODE`` removed from its environment (this machine sets it), and
-each command runs once before timing. ``bansha tally`` reads the demo game, which this script
-makes itself with ``bansha demo --db`` in a temporary folder (or ``--db``); tally is read-only,
-so every run sees the same store.
+each command runs once before timing. Timed, in turn, ``--repeats`` rounds, the median of each
+kept (machine load hits all alike):
 
-Two paths of ``bansha tally`` on that store are timed: as a director runs it right after the
-demo, whose last step is cron's next cycle, so tally shows the view that cycle stored
-(``bansha tally``); and forced to derive with ``--as-of`` (the demo's last moment: the same
-tally, derived — what a tally after a new post or a journal entry costs until the next cycle;
-``bansha tally (derive)``). Both print the same (tests/pipeline/test_demo_commands.py); this
-script checks the view is stored before timing.
-The commands are run in turn, ``--repeats`` rounds, and the best time of each is kept (machine
-load hits all alike); the ratios are printed side by side (targets:
-``--help`` ≤ 4×, ``tally`` ≤ 8×).
+- ``bansha --help`` (target ≤ 4×);
+- ``bansha tally`` on the demo game, which this script makes itself with ``bansha demo --db``
+  in a temporary folder (or ``--db``); tally is read-only, so every run sees the same store.
+  Two paths: as a director runs it right after the demo, whose last step is cron's next cycle,
+  so tally shows the view that cycle stored (``bansha tally``, target ≤ 8×); and forced to
+  derive with ``--as-of`` (the demo's last moment: the same tally, derived — what a tally after
+  a new post or a journal entry costs until the next cycle; ``bansha tally (derive)``, no
+  target). Both print the same (tests/pipeline/test_demo_commands.py); this script checks the
+  view is stored before timing;
+- ``bansha cycle GAME`` with nothing new (target ≤ 4×): the demo game on the simulated forum,
+  served over HTTP by this process (no waits; its page rendering is in the cycle's time),
+  brought up to date by one cycle at 12-03 09:00, then cycled at that same moment: every timed
+  cycle reads the forum, finds nothing new and neither derives nor drafts (checked first);
+- ``bansha status GAME`` on that game (target ≤ 6×);
+- ``bansha serve GAME``: from the start of the process to the first HTTP 200 of ``/login``
+  (target ≤ 6×), on a free port; the server is then stopped.
+
+Then the peak RSS of one nothing-new ``bansha cycle`` on a game whose discussion thread holds
+``--posts`` posts (bench/bench_cycle.py's one-day m135 game, served the same way; its first
+cycle reads it all, which takes a while): the child's ``ru_maxrss`` (target ≤ 40 MiB).
 """
 
 from __future__ import annotations
 
 import argparse
 import compileall
+import json
 import os
+import socket
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGETS = {"bansha --help": 4.0, "bansha tally": 8.0}
+DEMO = ROOT / "config" / "games" / "demo.toml"
+SCRIPT = ROOT / "config" / "games" / "demo_posts.toml"
+#: the demo's game is over by then: nothing new arrives on its forum
+DEMO_OVER = "2026-12-03T09:00:00+08:00"
+CYCLE = "bansha cycle (nothing new)"
+SERVE = "bansha serve (first /login)"
+TARGETS = {
+    "bansha --help": 4.0,
+    "bansha tally": 8.0,
+    CYCLE: 4.0,
+    "bansha status": 6.0,
+    SERVE: 6.0,
+}
 #: printed beside the targets: what a tally costs when it must derive (until the next cycle)
 SHOWN = ("bansha tally (derive)",)
+RSS_TARGET_MIB = 40.0
+#: a console login token for the benchmark's own ``bansha serve`` (never a director's)
+TOKEN = "bench-start-token-0123456789"
 
 
 def bansha() -> list[str]:
@@ -47,9 +81,10 @@ def bansha() -> list[str]:
 
 
 def environment() -> dict[str, str]:
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "BANSHA_GAME")
-    }
+    drop = ("PYTHONDONTWRITEBYTECODE", "BANSHA_GAME", "BANSHA_DB")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env["PYTHONPATH"] = str(ROOT)
+    env["BANSHA_CONSOLE_TOKEN"] = TOKEN
     return env
 
 
@@ -70,8 +105,6 @@ def make_demo(db: Path, env: dict[str, str]) -> Path:
 
 def view_stored(db: Path) -> str:
     """The moment of the cycle that stored tally's view (its ``now``), or exit when none is."""
-    import json
-
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
         stored = conn.execute("SELECT 1 FROM meta WHERE key = 'tally:view'").fetchone()
         record = conn.execute("SELECT value FROM meta WHERE key = 'derive:last'").fetchone()
@@ -80,18 +113,98 @@ def view_stored(db: Path) -> str:
     return str(json.loads(record[0])["as_of"])
 
 
+@contextmanager
+def served(sim: Any) -> Iterator[str]:
+    """``sim`` served over HTTP by this process: its base URL."""
+    from pipeline.sim.simulator import SimServer
+
+    with SimServer(sim) as server:
+        yield server.base_url
+
+
+def forum_game(folder: Path, name: str, text: str, base_url: str, env: dict[str, str]) -> Path:
+    """A game file pointing at ``base_url`` with no waits, brought up to date by one cycle at
+    :data:`DEMO_OVER` (its store beside it); exits when a cycle at that moment is not idle."""
+    game = folder / f"{name}.toml"
+    text = text.replace("http://127.0.0.1:8080/", base_url)
+    game.write_text(text.replace("min_interval_s = 1.0", "min_interval_s = 0.0"), "utf-8")
+    argv = [*bansha(), "cycle", str(game), "--as-of", DEMO_OVER, "--verbose"]
+    for _ in range(2):  # the first derives and drafts, the second must find nothing new
+        done = subprocess.run(argv, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"bansha cycle {game.name} 失败：{done.stderr}")
+    if "没有新内容，未重新推导" not in done.stdout:
+        raise SystemExit(f"bansha cycle {game.name} 第二轮仍有新内容：{done.stdout}")
+    return game
+
+
+def big_game_text(n_posts: int) -> str:
+    """bench/bench_cycle.py's one-day m135 game as a game file."""
+    from bench_cycle import CLOSES, DISCUSSION, NAMES, OPENS, PROGRESS, VOTE
+
+    players = "".join(
+        f'[[players]]\nname = "{n}"\nuid = {100 + i}\n\n' for i, n in enumerate(NAMES)
+    )
+    return (
+        f'[game]\nid = "bench-start-{n_posts}"\ntitle = "基准"\nruleset = "m135"\n'
+        'timezone = "Asia/Shanghai"\n\n'
+        '[forum]\nbase_url = "http://127.0.0.1:8080/"\nmin_interval_s = 0.0\n\n'
+        '[director]\nnames = ["导演"]\nuids = [1]\n\n'
+        f"{players}"
+        f"[[days]]\nday = 1\nopens = {OPENS.isoformat()}\ncloses = {CLOSES.isoformat()}\n"
+        f"discussion = {DISCUSSION}\nvote = {VOTE}\nprogress = {PROGRESS}\n"
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve_once(argv: list[str], env: dict[str, str]) -> float:
+    """Seconds from starting ``argv`` (``bansha serve … --port P``) to the first HTTP 200 of
+    ``/login``; the server is stopped after."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/login"
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [*argv, "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    if response.status == 200:
+                        return time.perf_counter() - start
+            except (urllib.error.URLError, ConnectionError):
+                pass
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+                raise SystemExit(f"bansha serve 退出了：{err}")
+            time.sleep(0.002)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 def timed(commands: dict[str, list[str]], env: dict[str, str], repeats: int) -> dict[str, float]:
-    """The best time of each command over ``repeats`` interleaved rounds (after a warm-up)."""
-    for argv in commands.values():  # warm-up: caches, the bytecode of anything missed
-        run_once(argv, env)
-    best = dict.fromkeys(commands, float("inf"))
+    """The median time of each command over ``repeats`` interleaved rounds (after a warm-up)."""
+    for name, argv in commands.items():  # warm-up: caches, the bytecode of anything missed
+        run_once(name, argv, env)
+    times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(repeats):
         for name, argv in commands.items():
-            best[name] = min(best[name], run_once(argv, env))
-    return best
+            times[name].append(run_once(name, argv, env))
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
-def run_once(argv: list[str], env: dict[str, str]) -> float:
+def run_once(name: str, argv: list[str], env: dict[str, str]) -> float:
+    if name == SERVE:
+        return serve_once(argv, env)
     start = time.perf_counter()
     done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     seconds = time.perf_counter() - start
@@ -100,39 +213,84 @@ def run_once(argv: list[str], env: dict[str, str]) -> float:
     return seconds
 
 
+def peak_rss_mib(argv: list[str], env: dict[str, str]) -> float:
+    """The peak RSS of one run of ``argv`` (the child's ``ru_maxrss``, from ``wait4``)."""
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} 失败（退出码 {proc.returncode}）")
+    return usage.ru_maxrss / 1024.0
+
+
+def commands_on(folder: Path, db: Path | None, env: dict[str, str], base_url: str) -> Any:
+    """The timed commands (the demo store made in ``folder`` unless ``db``), and the demo
+    game on the simulated forum at ``base_url``."""
+    db = db or folder / "demo.db"
+    tally = [*bansha(), "tally", str(make_demo(db, env)), "--db", str(db), "--day", "2"]
+    moment = view_stored(db)
+    game = forum_game(folder, "forum", DEMO.read_text("utf-8"), base_url, env)
+    return {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "bansha --help": [*bansha(), "--help"],
+        "bansha tally (derive)": [*tally, "--as-of", moment],
+        "bansha tally": tally,
+        CYCLE: [*bansha(), "cycle", str(game), "--as-of", DEMO_OVER],
+        "bansha status": [*bansha(), "status", str(game)],
+        SERVE: [*bansha(), "serve", str(game), "--as-of", DEMO_OVER],
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=15, help="rounds (the best is kept)")
+    parser.add_argument("--repeats", type=int, default=5, help="rounds (the median is kept)")
+    parser.add_argument("--posts", type=int, default=20000, help="posts of the RSS game")
     parser.add_argument("--db", type=Path, default=None, help="demo store (default: a temp dir)")
     args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from bench_cycle import build
+
+    from pipeline.sim.simulator import ForumSim, SimClock
+
     env = environment()
     for package in ("engine", "parsers", "pipeline"):
         compileall.compile_dir(ROOT / package, quiet=1)
+    over = datetime.fromisoformat(DEMO_OVER)
+    demo_sim = ForumSim.from_script(DEMO, SCRIPT, SimClock(over), floodctrl_s=0)
+    big_sim, _ = build(args.posts)
     with tempfile.TemporaryDirectory(prefix="bansha-bench-start-") as tmp:
-        db = args.db or Path(tmp) / "demo.db"
-        game = make_demo(db, env)
-        moment = view_stored(db)
-        tally = [*bansha(), "tally", str(game), "--db", str(db), "--day", "2"]
-        commands = {
-            "python -c pass": [sys.executable, "-c", "pass"],
-            "bansha --help": [*bansha(), "--help"],
-            "bansha tally (derive)": [*tally, "--as-of", moment],
-            "bansha tally": tally,
-        }
-        best = timed(commands, env, args.repeats)
-    base = best["python -c pass"]
-    print(
-        f"best of {args.repeats} interleaved runs, bytecode cached, {sys.executable}; "
-        f"demo game: {game.name} (day 2)"
-    )
-    print(f"{'command':<24}{'ms':>9}")
-    for name, seconds in best.items():
-        print(f"{name:<24}{seconds * 1000:>9.1f}")
-    for name, target in TARGETS.items():
-        print(f"{name} / python -c pass: {best[name] / base:.1f}x (target <= {target:g}x)")
-    for name in SHOWN:
-        print(f"{name} / python -c pass: {best[name] / base:.1f}x (no target; until a cycle)")
+        folder = Path(tmp)
+        with served(demo_sim) as base_url:
+            demo_env = {**env, "BANSHA_COOKIE": demo_sim.login_cookie("导演")}
+            commands = commands_on(folder, args.db, demo_env, base_url)
+            median = timed(commands, demo_env, args.repeats)
+        with served(big_sim) as base_url:
+            big_env = {**env, "BANSHA_COOKIE": big_sim.login_cookie("导演")}
+            text = big_game_text(args.posts)
+            big = forum_game(folder, "big", text, base_url, big_env)
+            argv = [*bansha(), "cycle", str(big), "--as-of", DEMO_OVER]
+            rss = peak_rss_mib(argv, big_env)
+    report(median, rss, args)
     return 0
+
+
+def report(median: dict[str, float], rss: float, args: argparse.Namespace) -> None:
+    base = median["python -c pass"]
+    print(
+        f"median of {args.repeats} interleaved runs, bytecode cached, {sys.executable}; "
+        "demo game: tally day 2; cycle, status and serve on the simulated forum (over HTTP)"
+    )
+    print(f"{'command':<30}{'ms':>9}")
+    for name, seconds in median.items():
+        print(f"{name:<30}{seconds * 1000:>9.1f}")
+    for name, target in TARGETS.items():
+        print(f"{name} / python -c pass: {median[name] / base:.1f}x (target <= {target:g}x)")
+    for name in SHOWN:
+        print(f"{name} / python -c pass: {median[name] / base:.1f}x (no target; until a cycle)")
+    print(
+        f"peak RSS of a nothing-new bansha cycle, {args.posts}-post game: {rss:.1f} MiB "
+        f"(target <= {RSS_TARGET_MIB:g} MiB)"
+    )
 
 
 if __name__ == "__main__":

@@ -31,17 +31,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.rulesets import get_ruleset
 from engine.speed import speed_deadlines
-from pipeline import code_identity, code_identity_now, no_thread_newly_read, threads_read
-from pipeline.derive import Derivation, derive, write_derivation
-from pipeline.discuz.crawl import CrawlReport, CrawlTarget
+from pipeline import (
+    code_identity,
+    code_identity_now,
+    no_thread_newly_read,
+    resources,
+    threads_read,
+)
 from pipeline.game.gamefile import Game
 from pipeline.game.threads import CLOSE_WINDOW
 from pipeline.store import DRAFT_INPUTS_KEY, POST_COLUMNS, Store
 from pipeline.store.lock import CycleLocked, cycle_lock, holds_cycle_lock  # noqa: F401
+
+if TYPE_CHECKING:
+    from pipeline.derive import Derivation
+    from pipeline.discuz.crawl import CrawlReport, CrawlTarget
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +107,12 @@ class CycleReport:
 
 
 def targets_due(game: Game, now: datetime) -> list[CrawlTarget]:
-    """The threads of every day that has opened (an old day's threads still catch 诈尸)."""
+    """The threads of every day that has opened (an old day's threads still catch 诈尸).
+
+    The crawl is imported here, where the cycle first needs it: a cycle with threads to read
+    reads them with it; one before the game's first day never loads the forum's parsers."""
+    from pipeline.discuz.crawl import CrawlTarget
+
     seen: set[int] = set()
     targets = []
     for day in sorted(game.days, key=lambda d: d.day):
@@ -274,10 +287,9 @@ def game_identity(game: Game) -> str:
 
 def templates_identity(templates_dir: Path | str | None) -> str:
     """A digest of the templates drafting reads: bansha's and the director's folder."""
-    from pipeline.drafts import DEFAULT_TEMPLATES_DIR  # jinja2 only where drafts are made
-
     digest = hashlib.sha256()
-    for folder in (DEFAULT_TEMPLATES_DIR, templates_dir):
+    # bansha's own folder named as pipeline.drafts names it, without loading drafting (jinja2)
+    for folder in (resources.templates_dir(), templates_dir):
         if folder is None:
             continue
         digest.update(f"{folder}\n".encode())
@@ -463,8 +475,6 @@ def nothing_new(
     return _crawl_unchanged(game, store, record.get("crawl") or {})
 
 
-# long (122 lines): the cycle's steps in their order (crawl, re-reads, skip or derive, draft,
-# publish) with the one write transaction around them
 def run_cycle(
     game: Game,
     store: Store,
@@ -494,45 +504,7 @@ def run_cycle(
     """
     report = CycleReport()
     ensure_change_counters(store)  # before the crawl: its writes are counted
-
-    def say(lines: list[str]) -> None:
-        report.errors.extend(line for line in lines if line not in report.errors)
-
-    def crawl_once(batch: list[CrawlTarget], full: bool) -> CrawlReport:
-        result = crawl(batch, full)
-        report.requests += int(getattr(result, "requests", 0))
-        report.paced_s += float(getattr(result, "paced_s", 0.0))
-        say(result.errors)
-        if result.down is not None:
-            report.down = result.down
-        return result
-
-    targets = targets_due(game, now)
-    if targets:
-        report.crawl = crawl_once(targets, False)
-        for n in closed_days_to_reread(game, store, now):
-            if report.down is not None:
-                break
-            day = game.day(n)
-            again = [t for t in targets if t.tid in day.threads.values()]
-            full = crawl_once(again, True)
-            if full.ok:
-                store.set_meta(f"full_read:{n}", now.isoformat())
-                report.full_reads.append(n)
-        for n in first_rounds_to_reread(game, store, now):
-            if report.down is not None:
-                break
-            # the first round's result is drafted only from a whole re-read of its thread
-            tid = game.day(n).first_vote
-            again = [t for t in targets if t.tid == tid]
-            full = crawl_once(again, True)
-            if full.ok:
-                store.set_meta(f"full_read:{n}:first", now.isoformat())
-        if report.down is not None:
-            waiting = closed_days_to_reread(game, store, now)
-            if waiting:
-                days = "、".join(map(str, waiting))
-                say([f"论坛恢复前不重读已关门的第 {days} 天，其结果暂不起草"])
+    _crawl_due(game, store, now, crawl, report)
     drafting = draft is not None
     # read before derive: a write while it runs makes the next cycle derive again
     inputs = current_inputs(game, store, templates_dir=templates_dir, drafting=drafting)
@@ -542,60 +514,137 @@ def run_cycle(
         report.skipped = True
         report.warnings = [str(w) for w in record.get("warnings", ())]
     else:
-        crawled = crawl_state(game, store)
-        d = derive(game, store, as_of=now)
-        report.derived = True
-        failed: Exception | None = None
-        # the write lock is held from the verdicts to the record: the outputs counter read at
-        # the end counts this cycle's own writes and nobody else's
-        with store.atomic():
-            report.verdicts_changed = write_derivation(store, d, now=now)
-            report.warnings = d.warnings()
-            if draft is not None:
-                try:
-                    with store.atomic():  # a savepoint: a refused draft leaves the verdicts
-                        report.drafted = draft(d)
-                except Exception as exc:
-                    failed = exc
-            if failed is None:
-                lo, hi = derivation_window(game, store, d, now)
-                saved = {
-                    **inputs,
-                    "outputs": _counter(store, OUTPUTS_KEY),
-                    "crawl": crawled,
-                    "drafted": drafting,
-                    "as_of": now.isoformat(),
-                    "lo": _iso_or_none(lo),
-                    "hi": _iso_or_none(hi),
-                    "warnings": report.warnings,
-                }
-                record_text = json.dumps(saved, ensure_ascii=False)
-                store.set_meta(RECORD_KEY, record_text)
-                if after_derive is not None:
-                    after_derive(d, record_text)
-                if code_identity_now() != inputs["code"]:
-                    # bansha's files changed while this cycle ran (an upgrade during the crawl):
-                    # no record (nor tally views, whose key is the record): the next one derives
-                    store.db.execute("DELETE FROM meta WHERE key = ?", [RECORD_KEY])
-                    store.write_tally_views("", {})
-        if failed is not None:
-            raise failed
+        _derive_and_record(game, store, now, inputs, report, draft, after_derive)
     if publish is not None and report.down is not None:
         # the forum is down: a send would only wait out the same retries and say it again
         report.publish_skipped = True
     elif publish is not None:
-        report.posted = publish()
-        # said once, not a failure: the account may not close threads (no close is tried
-        # again), a captcha the director gets past by hand (later cycles wait quietly)
-        report.warnings += [r.line() for r in report.posted if getattr(r, "notice", False)]
-        report.errors += [
-            r.line()
-            for r in report.posted
-            if not getattr(r, "ok", True)
-            and not getattr(r, "notice", False)
-            and not getattr(r, "director", False)
-        ]
+        _publish_approved(report, publish)
     return report
+
+
+def _say(report: CycleReport, lines: list[str]) -> None:
+    """Add ``lines`` to the cycle's errors, each once."""
+    report.errors.extend(line for line in lines if line not in report.errors)
+
+
+def _crawl_due(
+    game: Game,
+    store: Store,
+    now: datetime,
+    crawl: Callable[[list[CrawlTarget], bool], CrawlReport],
+    report: CycleReport,
+) -> None:
+    """The network part of a cycle: read the threads due, then re-read whole each day closed
+    (and each 太阳[日不落] first round ended) since, until the forum is found not usable."""
+
+    def crawl_once(batch: list[CrawlTarget], full: bool) -> CrawlReport:
+        result = crawl(batch, full)
+        report.requests += int(getattr(result, "requests", 0))
+        report.paced_s += float(getattr(result, "paced_s", 0.0))
+        _say(report, result.errors)
+        if result.down is not None:
+            report.down = result.down
+        return result
+
+    targets = targets_due(game, now)
+    if not targets:
+        return
+    report.crawl = crawl_once(targets, False)
+    for n in closed_days_to_reread(game, store, now):
+        if report.down is not None:
+            break
+        day = game.day(n)
+        again = [t for t in targets if t.tid in day.threads.values()]
+        full = crawl_once(again, True)
+        if full.ok:
+            store.set_meta(f"full_read:{n}", now.isoformat())
+            report.full_reads.append(n)
+    for n in first_rounds_to_reread(game, store, now):
+        if report.down is not None:
+            break
+        # the first round's result is drafted only from a whole re-read of its thread
+        tid = game.day(n).first_vote
+        again = [t for t in targets if t.tid == tid]
+        full = crawl_once(again, True)
+        if full.ok:
+            store.set_meta(f"full_read:{n}:first", now.isoformat())
+    if report.down is not None:
+        waiting = closed_days_to_reread(game, store, now)
+        if waiting:
+            days = "、".join(map(str, waiting))
+            _say(report, [f"论坛恢复前不重读已关门的第 {days} 天，其结果暂不起草"])
+
+
+def _derive_and_record(
+    game: Game,
+    store: Store,
+    now: datetime,
+    inputs: dict[str, Any],
+    report: CycleReport,
+    draft: Callable[[Derivation], list[int]] | None,
+    after_derive: Callable[[Derivation, str], None] | None,
+) -> None:
+    """Derive at ``now``, write the verdicts, draft, and record the derivation (its inputs and
+    its window of time) for the next cycle's :func:`nothing_new`.
+
+    The derivation package is imported here, the first time a cycle derives: a cycle with
+    nothing new never loads it (nor the engine's kernels it runs)."""
+    from pipeline.derive import derive, write_derivation
+
+    crawled = crawl_state(game, store)
+    d = derive(game, store, as_of=now)
+    report.derived = True
+    failed: Exception | None = None
+    # the write lock is held from the verdicts to the record: the outputs counter read at
+    # the end counts this cycle's own writes and nobody else's
+    with store.atomic():
+        report.verdicts_changed = write_derivation(store, d, now=now)
+        report.warnings = d.warnings()
+        if draft is not None:
+            try:
+                with store.atomic():  # a savepoint: a refused draft leaves the verdicts
+                    report.drafted = draft(d)
+            except Exception as exc:
+                failed = exc
+        if failed is None:
+            lo, hi = derivation_window(game, store, d, now)
+            saved = {
+                **inputs,
+                "outputs": _counter(store, OUTPUTS_KEY),
+                "crawl": crawled,
+                "drafted": draft is not None,
+                "as_of": now.isoformat(),
+                "lo": _iso_or_none(lo),
+                "hi": _iso_or_none(hi),
+                "warnings": report.warnings,
+            }
+            record_text = json.dumps(saved, ensure_ascii=False)
+            store.set_meta(RECORD_KEY, record_text)
+            if after_derive is not None:
+                after_derive(d, record_text)
+            if code_identity_now() != inputs["code"]:
+                # bansha's files changed while this cycle ran (an upgrade during the crawl):
+                # no record (nor tally views, whose key is the record): the next one derives
+                store.db.execute("DELETE FROM meta WHERE key = ?", [RECORD_KEY])
+                store.write_tally_views("", {})
+    if failed is not None:
+        raise failed
+
+
+def _publish_approved(report: CycleReport, publish: Callable[[], list[Any]]) -> None:
+    """Post what the director approved; what the forum refused is said in the report."""
+    report.posted = publish()
+    # said once, not a failure: the account may not close threads (no close is tried
+    # again), a captcha the director gets past by hand (later cycles wait quietly)
+    report.warnings += [r.line() for r in report.posted if getattr(r, "notice", False)]
+    report.errors += [
+        r.line()
+        for r in report.posted
+        if not getattr(r, "ok", True)
+        and not getattr(r, "notice", False)
+        and not getattr(r, "director", False)
+    ]
 
 
 # --------------------------------------------------------------------------- when the cycles run

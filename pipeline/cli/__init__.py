@@ -689,14 +689,28 @@ def day_option(help_text: str = "第几天（默认：今天，关门后是刚�
 
 
 def make_http_client(timeout_s: float = 20.0) -> httpx.Client:
+    """bansha's HTTP client: httpx loads here, with a request to make
+    (:mod:`pipeline.discuz` keeps httpx from loading the extras bansha never uses), and the
+    TLS context only for an ``https`` address (:class:`~pipeline.discuz.client.TlsWhenNeeded`)
+    — unless the environment names a proxy: httpx uses those only with its own transport."""
+    from urllib.request import getproxies  # where httpx reads the environment's proxies
+
+    from pipeline.discuz.client import TlsWhenNeeded  # first: pipeline.discuz imports httpx
+
+    # isort: split
     import httpx
 
-    return httpx.Client(timeout=httpx.Timeout(timeout_s), follow_redirects=True)
+    transport = None if getproxies() else TlsWhenNeeded()
+    return httpx.Client(
+        timeout=httpx.Timeout(timeout_s), follow_redirects=True, transport=transport
+    )
 
 
 def templates_dir_or_none(ctx: GameContext) -> Path | None:
     """The director's template folder (``[drafts] templates``), or None when it is wrong
     (drafting says what is wrong with it): what the 电梯 after a new discussion thread uses."""
+    if ctx.game.drafts.templates is None:  # no folder: no need to load drafting to say so
+        return None
     from pipeline.drafts import DraftError, templates_dir_for
 
     try:

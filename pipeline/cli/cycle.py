@@ -6,23 +6,24 @@ import logging
 import os
 import shlex
 import sqlite3
+import sys
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+import pipeline.cli
 from pipeline import resources
 from pipeline.cli import (
     GameContext,
+    as_of_option,
     cli,
     clock,
     game_command,
     make_http_client,
     templates_dir_or_none,
 )
-from pipeline.cli.foundation import run_crawl
-from pipeline.cli.votes import _parse_time, as_of_option, store_tally_views
 from pipeline.cycle import (
     CycleLocked,
     CycleReport,
@@ -32,13 +33,13 @@ from pipeline.cycle import (
     first_rounds_to_reread,
     run_cycle,
 )
-from pipeline.derive.inquiry import InquiryError
-from pipeline.discuz.crawl import CrawlTarget
-from pipeline.discuz.poster import Poster
-from pipeline.drafts import DraftError, make_drafts, templates_dir_for
-from pipeline.drafts.publish import PublishResult, publish_approved
 from pipeline.notify import game_file_arg, notify_after_cycle, runnable
 from pipeline.store import StoreError
+
+if TYPE_CHECKING:
+    from pipeline.derive import Derivation
+    from pipeline.discuz.crawl import CrawlReport, CrawlTarget
+    from pipeline.drafts.publish import PublishResult
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,8 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
     成功时不输出任何内容（除非 --verbose；需要导演处理的提醒——如某天的结算与当前计票不一致——
     写到标准错误输出）；失败时退出码 1，并在标准错误输出一行中文说明。
     """
-    now = _parse_time(ctx, as_of)
+    tz = ctx.game.game.tz  # read through the package: a test or the demo may set its clock
+    now = pipeline.cli.clock(tz) if as_of is None else pipeline.cli.time_option(as_of, tz)
     try:
         report = cycle_once(ctx, now, rederive=rederive)
     except CycleLocked:
@@ -121,16 +123,7 @@ def cycle_once(
                 ctx.store,
                 now=now,
                 crawl=lambda targets, full: _crawl(ctx, targets, full),
-                draft=lambda d: make_drafts(
-                    ctx.game,
-                    ctx.store,
-                    d,
-                    now=now,
-                    templates_dir=templates_dir_for(ctx.game, ctx.game_path),
-                    # a closed day whose re-read failed this cycle keeps its result waiting
-                    unsettled=closed_days_to_reread(ctx.game, ctx.store, now),
-                    unsettled_first=first_rounds_to_reread(ctx.game, ctx.store, now),
-                ),
+                draft=lambda d: _draft(ctx, d, now),
                 publish=lambda: _publish(ctx, now, clock),
                 templates_dir=templates_dir,
                 rederive=rederive,
@@ -140,7 +133,7 @@ def cycle_once(
         raise
     except StoreError as exc:  # e.g. the store stayed locked by another process
         _failed(ctx, now, f"本轮未完成：{exc}", exc)
-    except (DraftError, InquiryError) as exc:  # e.g. a director's template the sandbox refused
+    except _refusals() as exc:  # e.g. a director's template the sandbox refused
         _failed(ctx, now, f"本轮未完成：{exc}", exc)
     except sqlite3.OperationalError as exc:  # a store write that did not take the lock first
         if "locked" not in str(exc) and "busy" not in str(exc):
@@ -157,6 +150,36 @@ def cycle_once(
     return report
 
 
+def _refusals() -> tuple[type[Exception], ...]:
+    """What drafting and the inquiry's derivation refuse with (a director's template the
+    sandbox refused, an inquiry record that cannot be read): of the modules this cycle loaded
+    (a cycle that never drafted nor derived cannot have raised them, and does not import them)."""
+    found: list[type[Exception]] = []
+    named = (("pipeline.drafts", "DraftError"), ("pipeline.derive.inquiry", "InquiryError"))
+    for module, name in named:
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            found.append(getattr(loaded, name))
+    return tuple(found)
+
+
+def _draft(ctx: GameContext, d: Derivation, now: datetime) -> list[int]:
+    """The drafts due after derivation ``d``: the drafting package (jinja2, the templates) is
+    loaded here, the first time a cycle drafts (a cycle with nothing new never does)."""
+    from pipeline.drafts import make_drafts, templates_dir_for
+
+    return make_drafts(
+        ctx.game,
+        ctx.store,
+        d,
+        now=now,
+        templates_dir=templates_dir_for(ctx.game, ctx.game_path),
+        # a closed day whose re-read failed this cycle keeps its result waiting
+        unsettled=closed_days_to_reread(ctx.game, ctx.store, now),
+        unsettled_first=first_rounds_to_reread(ctx.game, ctx.store, now),
+    )
+
+
 def _failed(ctx: GameContext, now: datetime, message: str, exc: Exception) -> NoReturn:
     """A cycle that could not finish: tell the director (never fails itself), then raise
     :class:`CycleFailed`."""
@@ -170,6 +193,8 @@ def _failed(ctx: GameContext, now: datetime, message: str, exc: Exception) -> No
 def keep_tally_views(ctx: GameContext, d: Any, record: str) -> None:
     """What ``bansha tally`` prints for each day, stored for its fast path; a view that
     cannot be made leaves the verdicts (``bansha tally`` then derives)."""
+    from pipeline.cli.votes import store_tally_views  # after a derivation: derive is loaded
+
     try:
         with ctx.store.atomic():  # a savepoint
             store_tally_views(ctx, d, record)
@@ -177,7 +202,11 @@ def keep_tally_views(ctx: GameContext, d: Any, record: str) -> None:
         log.warning("未能保存计票结果供 bansha tally 直接显示（它会重新推导）：%s", exc)
 
 
-def _crawl(ctx: GameContext, targets: list[CrawlTarget], full: bool) -> Any:
+def _crawl(ctx: GameContext, targets: list[CrawlTarget], full: bool) -> CrawlReport:
+    """Read ``targets`` from the forum: the HTTP client and the page parsers are loaded here,
+    when the cycle has a thread to read (a game before its first day has none)."""
+    from pipeline.cli.foundation import run_crawl
+
     return run_crawl(ctx, targets, full=full)
 
 
@@ -200,6 +229,10 @@ def _publish(
     approved = ctx.store.db.execute("SELECT 1 FROM drafts WHERE state = 'approved'").fetchone()
     if not approved:
         return []
+    # the poster and the publishing records load only when there is something to post
+    from pipeline.discuz.poster import Poster
+    from pipeline.drafts.publish import publish_approved
+
     with make_http_client() as http:
         poster = Poster.for_game(ctx.game, http, env=os.environ)
         return publish_approved(

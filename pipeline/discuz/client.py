@@ -500,3 +500,34 @@ def _redact(url: str) -> str:
         key = item.split("=", 1)[0]
         parts.append(f"{key}=***" if key.lower() in {"formhash", "auth", "sid", "hash"} else item)
     return head + "?" + "&".join(parts)
+
+
+class TlsWhenNeeded(httpx.BaseTransport):
+    """httpx's own transport, one per scheme, each made at its first request: the TLS one
+    (certificates verified as httpx does by default) only when an ``https`` address is asked
+    for. Making it loads the CA bundle, which costs more than starting Python does, in every
+    cycle; a forum on plain ``http`` (the simulator, many a Discuz forum) never needs it.
+
+    The ``http`` transport speaks no TLS (each scheme has its own connection pool and a
+    request goes to its own scheme's), so its TLS context is never used: it is made without
+    loading the bundle."""
+
+    def __init__(self) -> None:
+        self._transports: dict[str, httpx.HTTPTransport] = {}
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self._for(request.url.scheme).handle_request(request)
+
+    def _for(self, scheme: str) -> httpx.HTTPTransport:
+        tls = scheme == "https"
+        key = "https" if tls else "http"
+        if key not in self._transports:
+            self._transports[key] = (
+                httpx.HTTPTransport() if tls else httpx.HTTPTransport(verify=False)
+            )
+        return self._transports[key]
+
+    def close(self) -> None:
+        for transport in self._transports.values():
+            transport.close()
+        self._transports.clear()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import pipeline.cli.cycle as cmd_cycle
+import pipeline.drafts as drafts_mod
 from pipeline.cli import cli
 from pipeline.drafts import DraftError, DraftKind, load_templates
 
@@ -30,7 +30,8 @@ def test_a_refused_template_is_one_chinese_line_in_the_cycle(
     def make_drafts(*args: object, **kwargs: object) -> list[int]:
         raise DraftError(message)
 
-    monkeypatch.setattr(cmd_cycle, "make_drafts", make_drafts)
+    # the cycle imports drafting when it drafts (pipeline.cli.cycle._draft)
+    monkeypatch.setattr(drafts_mod, "make_drafts", make_drafts)
     # long before day 1 opens: nothing to crawl, the derivation runs, drafting refuses
     result = CliRunner().invoke(
         cli,

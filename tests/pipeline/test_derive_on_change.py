@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import pipeline.cycle as cycle_mod
+import pipeline.derive as derive_mod
 from parsers.records import EditNote, Post, ThreadPage
 from pipeline.cli import cli
 from pipeline.cycle import (
@@ -109,13 +109,14 @@ def world(tmp_path, monkeypatch):
     db = tmp_path / "demo.db"
     store = open_store(db)
     derived: list[datetime] = []
-    real = cycle_mod.derive
+    real = derive_mod.derive
 
     def counting(game: Game, store: Store, *, as_of: datetime) -> Any:
         derived.append(as_of)
         return real(game, store, as_of=as_of)
 
-    monkeypatch.setattr(cycle_mod, "derive", counting)
+    # the cycle imports the derivation when it derives (pipeline.cycle._derive_and_record)
+    monkeypatch.setattr(derive_mod, "derive", counting)
     w = World(game, sim, clock, store, db, derived)
     yield w
     store.close()
@@ -525,7 +526,7 @@ def test_the_guard_catches_a_table_the_fingerprint_misses(world, monkeypatch):
     """A derive that reads a table the fingerprint does not watch fails the guard."""
     w = world
     w.cycle(QUIET)
-    real = cycle_mod.derive
+    real = derive_mod.derive
 
     def reading_pages(game: Game, store: Store, *, as_of: datetime) -> Any:
         store.db.execute("SELECT count(*) FROM pages").fetchone()

@@ -1,0 +1,151 @@
+"""A cycle with nothing new, ``bansha status`` and the console's app load only what they use.
+
+Each runs in a fresh interpreter (a subprocess) that prints the modules it holds at its end:
+the drafting package (jinja2), the derivation, the console and the dev venv's extras (pygments
+through httpx's own command line, trio through httpcore: selenium brings both) stay unloaded
+when nothing needs them. The assertions are on module names, never on time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from tests.pipeline.conftest import bansha, forum_world
+
+#: never needed to run bansha: what only the dev venv holds, and what httpx and httpcore probe
+DEV_ONLY = ("pygments", "rich", "trio", "selenium", "pytest", "hypothesis")
+#: what a cycle that finds nothing new never needs: it neither derives nor drafts
+NOT_FOR_NOTHING_NEW = (
+    *DEV_ONLY,
+    "jinja2",
+    "pipeline.drafts",
+    "pipeline.derive",
+    "pipeline.console",
+    "pipeline.sim",
+    "starlette",
+    "uvicorn",
+    "apprise",
+)
+
+#: what a fresh interpreter runs: the command line on ``sys.argv[1:]``, then its modules
+RUN_CLI = (
+    "import json, sys\n"
+    "from pipeline.cli import cli\n"
+    "try:\n"
+    "    cli(sys.argv[1:], prog_name='bansha')\n"
+    "except SystemExit as exit:\n"
+    "    assert exit.code in (0, None), exit.code\n"
+    "print('\\n' + json.dumps(sorted(sys.modules)))\n"
+)
+
+
+def _run(args: list[str], env: dict[str, str] | None = None) -> tuple[str, list[str]]:
+    """``bansha ARGS`` in a fresh interpreter: its output and the modules it ended with."""
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_CLI, *args],
+        capture_output=True,
+        text=True,
+        env=None if env is None else {**_inherited(), **env},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out, _, modules = done.stdout.rpartition("\n[")
+    return out, json.loads("[" + modules)
+
+
+def _inherited() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("BANSHA_DB", "BANSHA_GAME")}
+
+
+def at(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def _heavy(loaded: list[str], names: tuple[str, ...]) -> list[str]:
+    return [m for m in loaded if m.split(".")[0] in names or m.startswith(names)]
+
+
+def test_importing_the_cycle_command_loads_no_forum_drafting_or_derivation() -> None:
+    code = "import sys, json, pipeline.cli.cycle; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = json.loads(done.stdout)
+    not_yet = (*NOT_FOR_NOTHING_NEW, "httpx", "httpcore", "pipeline.discuz", "parsers.mobile")
+    assert _heavy(loaded, not_yet) == []
+
+
+def test_a_cycle_with_nothing_new_neither_derives_nor_drafts_nor_loads_them(
+    tmp_path: Path,
+) -> None:
+    moment = "2026-12-01T21:00:00+08:00"
+    with forum_world(tmp_path, at(moment)) as (_sim, _clock, game, env):
+        first = bansha(env, "cycle", str(game), "--as-of", moment, "--verbose")
+        assert "没有新内容" not in first  # the first cycle derives and drafts
+        out, loaded = _run(["cycle", str(game), "--as-of", moment, "--verbose"], env)
+    assert "没有新内容，未重新推导" in out
+    assert "httpx" in loaded  # it did read the forum (the threads due)
+    assert _heavy(loaded, NOT_FOR_NOTHING_NEW) == []
+
+
+def test_status_loads_neither_the_forum_nor_the_dev_extras(tmp_path: Path) -> None:
+    moment = "2026-12-01T21:00:00+08:00"
+    with forum_world(tmp_path, at(moment)) as (_sim, _clock, game, env):
+        bansha(env, "cycle", str(game), "--as-of", moment)
+        out, loaded = _run(["status", str(game)], env)
+    assert "第" in out or game.stem in out
+    forum = (*DEV_ONLY, "httpx", "httpcore", "pipeline.discuz", "pipeline.cycle", "starlette")
+    assert _heavy(loaded, forum) == []
+
+
+def test_the_console_app_loads_neither_the_forum_nor_the_dev_extras() -> None:
+    code = "import sys, json, pipeline.console.app; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = json.loads(done.stdout)
+    forum = (*DEV_ONLY, "httpx", "httpcore", "pipeline.discuz", "parsers.mobile")
+    assert _heavy(loaded, forum) == []
+
+
+def test_the_http_client_makes_its_tls_context_only_for_https(monkeypatch) -> None:
+    """A request to an ``http`` forum loads no CA bundle; an ``https`` one verifies
+    certificates and host names as httpx does by default."""
+    import ssl
+
+    for name in [n for n in os.environ if n.lower().endswith("_proxy")]:
+        monkeypatch.delenv(name)
+
+    import httpx
+
+    from pipeline.cli import make_http_client
+    from pipeline.discuz.client import TlsWhenNeeded
+
+    seen: list[str] = []
+    with make_http_client() as client:
+        transport = client._transport
+        assert isinstance(transport, TlsWhenNeeded)
+        assert transport._transports == {}
+        plain = transport._for("http")
+        assert transport._for("https") is not plain
+        tls = transport._for("https")._pool._ssl_context
+        assert tls is not None and tls.verify_mode == ssl.CERT_REQUIRED and tls.check_hostname
+        mock = httpx.MockTransport(lambda r: seen.append(str(r.url)) or httpx.Response(200))
+        plain.close()
+        transport._transports["http"] = mock  # type: ignore[assignment]
+        assert client.get("http://forum.example/forum.php").status_code == 200
+    assert seen == ["http://forum.example/forum.php"]
+    assert transport._transports == {}  # closed with the client
+
+
+def test_a_proxy_in_the_environment_keeps_httpx_own_transport(monkeypatch) -> None:
+    """httpx reads the environment's proxies only with its own transport: with one named, the
+    client is httpx's default (the proxy is used, as before)."""
+    from pipeline.cli import make_http_client
+    from pipeline.discuz.client import TlsWhenNeeded
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
+    with make_http_client() as client:
+        assert not isinstance(client._transport, TlsWhenNeeded)
+        assert any(m is not None for m in client._mounts.values())
