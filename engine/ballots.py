@@ -92,6 +92,9 @@ class Ballot:
     by_director: bool = False
     folded: tuple[str, ...] = ()
     note: str = ""
+    #: why this post is no player's vote although its author's name is a player's (the account
+    #: left its slot to a 替补): the verdict's reason; "" for every other ballot
+    not_player: str = ""
 
     @property
     def is_abstain(self) -> bool:

@@ -495,7 +495,7 @@ def _not_a_players_vote(b: Ballot, rs: Ruleset, roster: _Roster) -> _Draft | Non
         return _Draft(b, VerdictStatus.IGNORED, reason, rs.ref("proxy"), note=note)
     unit = roster.voter_unit(b)
     if unit is None:
-        reason = "非玩家（导演或观众）的帖子，不计票"
+        reason = b.not_player or "非玩家（导演或观众）的帖子，不计票"
         return _Draft(b, VerdictStatus.IGNORED, reason, rs.ref("vote_right"))
     if unit not in roster.units:
         reason = f"{unit}不在场上，不能投票"

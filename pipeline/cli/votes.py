@@ -30,6 +30,7 @@ from pipeline.cli import (
 )
 from pipeline.cli.zh import ZhChoice
 from pipeline.derive import Derivation, derive, flag_decisions, tally_json, write_derivation
+from pipeline.derive.posts import former_account
 from pipeline.derive.undo import revoked_for
 from pipeline.game.gamefile import Game
 
@@ -267,12 +268,13 @@ def why_cmd(
     d = run_derive(ctx, when, write=False)
     res = _day_or_fail(d, day)
     who_day = (ctx.store, ctx.game, who.name, day)
+    voters = (who.name, former_account(who.name))  # and the account that left the slot
     if as_json:
         data = tally_json(d, day, flag_decisions(ctx.store))
         name = who.name
         mine = {
             "player": name,
-            "votes": [v.to_dict() for v in res.all_verdicts if v.ballot.voter == name],
+            "votes": [v.to_dict() for v in res.all_verdicts if v.ballot.voter in voters],
             "against": [v.to_dict() for v in res.all_verdicts if v.counts_for == name],
             "post_count": data["post_counts"].get(name),
             "post_exempt": data["post_exempt"].get(name),
@@ -293,7 +295,7 @@ def why_cmd(
     if not res.crawled:
         note = next((n for n in res.notes if "尚未抓取" in n), f"第{day}天的帖子尚未抓取")
         click.echo(f"  注意：{note}")
-    mine = [v for v in res.all_verdicts if v.ballot.voter == name]
+    mine = [v for v in res.all_verdicts if v.ballot.voter in voters]
     if not mine:
         click.echo("  投票：没有找到这位玩家的投票帖")
     for v in mine:

@@ -22,6 +22,7 @@ from engine.kernel import EngineError, Report
 from engine.rulesets.rulebooks import cite
 from engine.state import Phase, StateError
 from pipeline.derive import DayResult, Derivation, derive, flag_decisions
+from pipeline.derive.posts import former_account
 from pipeline.drafts import bbcode_escape
 from pipeline.game.gamefile import Game
 from pipeline.store import Store
@@ -206,7 +207,7 @@ def why_view(game: Game, d: Derivation, store: Store, day: int, player: str) -> 
     view = WhyView(player=name, day=day, crawled=res.crawled)
     for v in res.all_verdicts:
         b = v.ballot
-        if b.voter != name:
+        if b.voter not in (name, former_account(name)):
             continue
         view.votes.append(
             {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from engine.conduct import EditedVote, FoldedName
@@ -19,6 +20,7 @@ from pipeline.derive.posts import (
     _distrusted,
     ballot_from_parse,
     counted_version,
+    handed_over_zh,
 )
 from pipeline.derive.results import post_url
 from pipeline.store import Store
@@ -81,10 +83,19 @@ def _thread_ballots(
         vp = parse_vote(version.text, distrusted=_distrusted(version), target_pattern=target_rule)
         if vp.kind is VoteKind.NONE:
             continue
-        voter = who or post.author
         ballot = ballot_from_parse(
-            vp, voter=voter, roster=roster, evidence=evidence, replied_to=replied, edited=edited
+            vp,
+            voter=who or post.author,
+            roster=roster,
+            evidence=evidence,
+            replied_to=replied,
+            edited=edited,
         )
+        left = roster.handed_over(post) if who is None else None
+        if left is not None:  # the account's own name must not count for the slot it left
+            ballot = replace(
+                ballot, voter=f"{post.author}（原账号）", not_player=handed_over_zh(left)
+            )
         ballots.append(ballot)
         if who is not None:
             voted.add(who)

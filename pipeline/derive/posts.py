@@ -42,6 +42,17 @@ def substitutions(store: Store) -> list[Substitution]:
     ]
 
 
+def former_account(player: str) -> str:
+    """How a ballot names the account that left ``player``'s slot to a 替补 (never the player)."""
+    return f"{player}（原账号）"
+
+
+def handed_over_zh(sub: Substitution) -> str:
+    """Why a post by the account that left a slot is no vote, as its verdict says."""
+    when = sub.since.strftime("%m-%d %H:%M")
+    return f"{sub.player} 已于 {when} 由替补 {sub.name} 接替，原账号此后的帖子不计票"
+
+
 class Roster:
     """Who a post's author is in the game: a roster slot, the director, or nobody.
 
@@ -95,6 +106,18 @@ class Roster:
         if post.uid and post.uid not in self._holder_uids(slot, post.posted_at):
             return None  # the player left the slot to a substitute
         return slot
+
+    def handed_over(self, post: Post | PostSketch) -> Substitution | None:
+        """The 替补 that took the slot from this post's account before the post was made (the
+        account played the slot once, a substitute plays it now); None otherwise."""
+        if not self.subs or post.posted_at is None:
+            return None
+        taken = [s for s in self.subs if s.since <= post.posted_at]
+        played = {self.uid_of[s.player] for s in taken} | {s.uid for s in taken}
+        if not post.uid or post.uid not in played or self.player_of(post) is not None:
+            return None
+        slot = self.by_uid.get(post.uid) or next(s.player for s in taken if s.uid == post.uid)
+        return [s for s in taken if s.player == slot][-1]
 
     def is_director(self, post: Post) -> bool:
         return (post.uid in self.director_uids and post.uid != 0) or (

@@ -139,3 +139,26 @@ def test_the_elevator_links_the_substitute_s_account(db):
     store.close()
     body = specs["elevator:d2"].body
     assert "authorid=901]麻花" in body and "authorid=112]" not in body
+
+
+def test_the_account_that_left_the_slot_no_longer_votes_for_it(db):
+    # m135.txt:220 「替补玩家将收到该玩家的角色、身份、行动及帐号、密码，代替该玩家继续游戏。」
+    # The substitute plays the role from then on; a vote posted later from the old account is no
+    # vote for the slot, and the verdict says why, naming the substitute and the moment.
+    base = [str(GAME), "--db", str(db)]
+    args = ["--player", "麻花", "--uid", "901", "--name", "新麻花"]
+    run("player", "substitute", *base, *args, "--at", "2026-12-02T12:00:00+08:00")
+    uid = load_game(GAME, env={}).player("麻花").uid
+    day2 = datetime(2026, 12, 2, 13, 0, tzinfo=TZ)
+    add_posts(db, 2012, [(9200, uid, "麻花", day2, "投票对象：春卷\n投票理由：我还想投")])
+    store = open_store(db)
+    d = derive(load_game(GAME, env={}), store, as_of=AS_OF)
+    store.close()
+    v = {v.ballot.evidence.pid: v for v in d.day(2).verdicts}[9200]
+    assert v.counts_for is None and v.status.value == "ignored"
+    assert v.reason == "麻花 已于 12-02 12:00 由替补 新麻花 接替，原账号此后的帖子不计票"
+    assert v.ballot.voter == "麻花（原账号）"  # never counted as 麻花's ballot
+    assert "麻花" not in d.day(2).tally.voters.get("春卷", [])
+    # `bansha why` for 麻花 shows that post and its reason
+    out = run("why", *base, "--day", "2", "--player", "麻花", "--as-of", AS_OF.isoformat())
+    assert "pid 9200" in out and "由替补 新麻花 接替" in out
