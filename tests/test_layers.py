@@ -244,10 +244,7 @@ def test_no_engine_import_inside_a_function(path: Path) -> None:
     assert lazy == [], f"{_ids(path)} imports inside functions: {lazy}"
 
 
-#: The shared modules whose id-free wording is finished elsewhere: conduct.py (its checks become
-#: registered ones) and votes.py (two comments inside the bodies of ``_judge_one`` and ``tally``).
-_WORDED_ELSEWHERE = {"conduct.py", "votes.py"}
-SHARED = sorted(p for p in ENGINE.glob("*.py") if p.name not in _WORDED_ELSEWHERE)
+SHARED = sorted(ENGINE.glob("*.py"))
 
 
 def _ruleset_id_pattern() -> re.Pattern[str]:

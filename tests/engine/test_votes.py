@@ -16,6 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine import votes
+from engine.rulesets import get_ruleset
 from engine.votes import (
     EDITED_NOTE,
     Ballot,
@@ -24,12 +26,10 @@ from engine.votes import (
     Evidence,
     ModifierKind,
     PlayerStatus,
+    Tally,
     VerdictStatus,
     VoteModifier,
     VoteVerdict,
-    judge_ballots,
-    tally,
-    tally_votes,
 )
 from tests.engine.rule_text import says
 
@@ -64,6 +64,19 @@ def ctx(
     out = out or {}
     roster = players or tuple(PlayerStatus(n, out_at=out.get(n)) for n in NAMES)
     return DayContext(day=2, opens=OPENS, closes=CLOSES, players=roster, ruleset=ruleset, **kw)
+
+
+def judge_ballots(ballots: Any, day: DayContext) -> tuple[VoteVerdict, ...]:
+    """The day's verdicts under the rule set the day names."""
+    return votes.judge_ballots(ballots, day, get_ruleset(day.ruleset))
+
+
+def tally(verdicts: Any, day: DayContext) -> Tally:
+    return votes.tally(verdicts, day, get_ruleset(day.ruleset))
+
+
+def tally_votes(ballots: Any, day: DayContext) -> tuple[tuple[VoteVerdict, ...], Tally]:
+    return votes.tally_votes(ballots, day, get_ruleset(day.ruleset))
 
 
 _pid = iter(range(1000, 100000))
