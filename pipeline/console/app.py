@@ -83,6 +83,7 @@ from pipeline.drafts import (
     list_drafts,
     reject,
 )
+from pipeline.game.pending import pending_record
 from pipeline.store import StoreError
 
 __all__ = ["Console", "create_app"]
@@ -149,6 +150,8 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["q"] = lambda value: quote(str(value), safe="")
     env.globals["STATE_ZH"] = STATE_ZH
+    # a pending decision's prompt with its commands (for GAME.toml: ``here`` names the file)
+    env.filters["prompt"] = lambda p: pending_record(p)["prompt"]
     return env
 
 
