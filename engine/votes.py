@@ -23,6 +23,7 @@ from typing import Any
 from engine.ballots import (
     ABSTAIN_WORD,
     MODIFIER_ZH,
+    PROXY_SLOT,
     Ballot,
     BallotKind,
     Evidence,
@@ -491,7 +492,7 @@ def _not_a_players_vote(b: Ballot, rs: Ruleset, roster: _Roster) -> _Draft | Non
     if b.by_director:
         # the director's own post in vote format: never a vote (a 代投 names the player)
         reason = "导演的帖子，不计票" + (f"：{b.problem}" if b.problem else "")
-        note = "代投请用 bansha vote proxy 记录，或在帖中先写一行“代投：玩家名”再写投票行"
+        note = f"代投请用 {PROXY_SLOT} 记录，或在帖中先写一行“代投：玩家名”再写投票行"
         return _Draft(b, VerdictStatus.IGNORED, reason, rs.ref("proxy"), note=note)
     unit = roster.voter_unit(b)
     if unit is None:

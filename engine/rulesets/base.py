@@ -939,7 +939,7 @@ class Ruleset:
         self, state: GameState, actions: Sequence[Action]
     ) -> tuple[tuple[str, int | None, datetime], ...]:
         """``(player, card or None, when)``: who the day's actions put out at a time of the day
-        — a red card given during the day (``--at``, or the card ledger's time), whichever way
+        — a red card given during the day (the time given, or the ledger's), whichever way
         it was entered. A voter out before the close loses the vote, and the votes on him no
         longer count (docs/rulings.md 投票与计票). Card-based sets add their day skills.
         A time that does not parse is left out (the engine reports the action)."""

@@ -202,7 +202,7 @@ SUN_NOON = "日不落:"
 #: see noon outs; recorded, they void later votes for that player and allow a change.
 NOON_OUT = (
     "（计票看不到正午的出局：如需按规则让投给他的人改票、之后投给他的票无效，"
-    "请用 bansha player out 记录其出局时间后重新结算，m209.txt:170, 176）"
+    "请把其出局时间记为玩家出局后重新结算，m209.txt:170, 176）"
 )
 #: ``遗言权利`` = the players given last words, in order (m209.txt:190-191).
 LAST_WORDS_GRANTED = "遗言权利"

@@ -585,7 +585,7 @@ class Nizhuan(Ruleset):
     def split_target(self, raw: str) -> tuple[str, int | None]:
         """The player a target names and the card (nizhuan.txt:196 投票对象：傻树的第一身份):
         ``"傻树的第二身份"``/``"傻树#2"`` → ``("傻树", 2)``, a bare name → ``(name, None)``.
-        For ``vote proxy --target`` and night-action targets: the pipeline checks the name
+        For a proxy vote's target and night-action targets: the pipeline checks the name
         against the roster and keeps the card (``unit_label(name, card)``)."""
         return split_target(raw)
 

@@ -24,7 +24,7 @@ Engine (one card per player, 12 players, zhenyan.txt:64-100):
   (魔力通灵, zhenyan.txt:85).
 - 真言词语 guessed correctly are table statuses ``真言猜中`` (note = the word's position 1–4), added
   by the day action ``猜中`` (choice = position): read from the inquiry thread
-  (pipeline.derive.inquiry.guess_actions, fed by ``bansha day resolve``) or recorded by the
+  (pipeline.derive.inquiry.guess_actions, fed by a day's resolution) or recorded by the
   director; a word counts once. The guesser must be a living player who is not the day's
   sheriff (咒语反噬, zhenyan.txt:109; zhenyan.txt:41). The words themselves never enter the
   engine state.

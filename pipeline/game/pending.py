@@ -10,9 +10,11 @@ unfilled ``template`` beside it; a report stored before that holds the filled-in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
+from engine.ballots import PROXY_SLOT
 from engine.kernel import (
     CHOICE,
     RECORD,
@@ -23,6 +25,7 @@ from engine.kernel import (
     Pending,
     Report,
 )
+from engine.votes import VoteVerdict
 
 #: The game file's name where a text does not know it.
 GAME = "GAME.toml"
@@ -68,3 +71,13 @@ def pending_record(p: Pending, game: str = GAME) -> dict[str, Any]:
 def report_dict(report: Report, game: str = GAME) -> dict[str, Any]:
     """:meth:`Report.to_dict` with each pending decision's prompt filled in for ``game``."""
     return {**report.to_dict(), "pending": [pending_record(p, game) for p in report.pending]}
+
+
+def with_commands(verdicts: Iterable[VoteVerdict]) -> tuple[VoteVerdict, ...]:
+    """The verdicts with the command that records a proxy vote in their notes."""
+    return tuple(
+        replace(v, note=v.note.replace(PROXY_SLOT, "bansha vote proxy"))
+        if v.note and PROXY_SLOT in v.note
+        else v
+        for v in verdicts
+    )

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import votes
+from engine.ballots import PROXY_SLOT
 from engine.rulesets import get_ruleset
 from engine.votes import (
     EDITED_NOTE,
@@ -857,7 +858,8 @@ def test_a_directors_post_in_vote_format_is_ignored_with_its_reason() -> None:
     v = by_pid(judge_ballots([own, bad_proxy], ctx()))
     assert v[own.evidence.pid].status is IGN
     assert v[own.evidence.pid].reason == "导演的帖子，不计票"
-    assert "bansha vote proxy" in v[own.evidence.pid].note  # the how-to is the director's
+    # the how-to is the director's: the front end puts its command in the slot
+    assert v[own.evidence.pid].note.startswith(f"代投请用 {PROXY_SLOT} 记录")
     assert v[own.evidence.pid].rule == "m135.txt:203"
     assert v[bad_proxy.evidence.pid].reason == "导演的帖子，不计票：代投的玩家「路人」不在名单中"
     # a spectator is still a spectator
