@@ -14,6 +14,7 @@ from typing import Any
 __all__ = [
     "ABSTAIN_WORD",
     "MODIFIER_ZH",
+    "PROXY_SLOT",
     "Ballot",
     "BallotKind",
     "Evidence",
@@ -24,6 +25,10 @@ __all__ = [
 
 #: What a ballot names to abstain (投票对象：弃权).
 ABSTAIN_WORD = "弃权"
+
+#: Where a verdict's note tells how the director records a proxy vote; the front end puts its
+#: own command in its place.
+PROXY_SLOT = "{record_proxy}"
 
 
 @dataclass(frozen=True, slots=True)

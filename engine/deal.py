@@ -3,7 +3,7 @@
 Pure: no network, disk or clock, and no entropy of its own — the randomness comes in as an
 argument (``rng``, anything with ``randrange(n)``). The pipeline makes a secret 32-byte seed
 with :func:`secrets.token_bytes` and passes :class:`SeedStream` built from it, so a revealed seed
-lets anyone re-derive the deal (``bansha deal --verify``).
+lets anyone re-derive the deal (the CLI's deal verification).
 
 The stream: block ``i`` is ``SHA-256(b"bansha-deal/1\\0" + seed + i as 8 bytes big-endian)``;
 the blocks are read as consecutive 64-bit big-endian numbers, and ``randrange(n)`` takes the

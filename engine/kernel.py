@@ -7,8 +7,8 @@ chain deaths, a sheriff's hand-over) until nothing new happens, run the win chec
 return the new frozen state and a report. Nothing here reads the clock, the disk or the network,
 nor draws a random number: a random hand-over takes an explicit seed from the input.
 
-The report is the ``bansha night resolve --json`` contract (its field names are
-kept stable): ``deaths`` (in the order they happened), ``feedback`` (private messages),
+The report is the contract of a resolution's JSON output (its field names are kept stable):
+``deaths`` (in the order they happened), ``feedback`` (private messages),
 ``public`` (lines for the day-open post),
 ``statuses``, ``winner`` and ``log`` (one event per step with the rule it applied), plus
 ``actions`` (each input action's outcome: done / blocked / fizzled / unused / invalid with a
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from engine.rulesets.base import Ruleset
 
 __all__ = [
+    "SLOTS",
     "Action",
     "ActionResult",
     "Board",
@@ -360,17 +361,49 @@ class Event:
         }
 
 
+#: The slots a pending decision's prompt may hold where it tells how to record the decision;
+#: the front end fills each in with its own syntax (:class:`Pending`).
+RECORD = "{record}"  # record the decision: its phase, actor and skill, and the target if any
+RECORD_PHASE = "{record_phase}"  # record something for the decision's phase
+RECORD_NIGHT = "{record_night}"  # record something for night ``Pending.night`` instead
+CHOICE = "{choice}"  # choose the first of ``Pending.choices``
+SKILL = "{skill}"  # the skill, and the target if any, without the phase and actor
+RESOLVE = "{resolve}"  # resolve the decision's phase again
+SLOTS = (RECORD, RECORD_PHASE, RECORD_NIGHT, CHOICE, SKILL, RESOLVE)
+
+
 @dataclass(frozen=True, slots=True)
 class Pending:
-    """A decision the resolution needed and did not have (it went ahead without it)."""
+    """A decision the resolution needed and did not have (it went ahead without it).
+
+    ``prompt`` is the Chinese sentence the director reads; where it tells how to record the
+    decision it holds the :data:`SLOTS`, filled in from the data: the phase the decision is
+    recorded for (``phase`` "night" or "day", ``number``), what the record holds (``target``:
+    the word the prompt uses for the target, None when there is none; ``choices``: the words a
+    choice may be, the first one named) and ``night``, another night it may be recorded for."""
 
     who: str
     skill: str
     prompt: str
     rule: str = ""
+    phase: str = "day"
+    number: int = 0
+    target: str | None = None
+    choices: tuple[str, ...] = ()
+    night: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"who": self.who, "skill": self.skill, "prompt": self.prompt, "rule": self.rule}
+        return {
+            "who": self.who,
+            "skill": self.skill,
+            "prompt": self.prompt,
+            "rule": self.rule,
+            "phase": self.phase,
+            "number": self.number,
+            "target": self.target,
+            "choices": list(self.choices),
+            "night": self.night,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -642,8 +675,24 @@ class Board:
     def announce(self, text: str) -> None:
         self.public.append(text)
 
-    def need(self, who: str, skill: str, prompt: str, rule: str = "") -> None:
-        self.pending.append(Pending(who, skill, prompt, rule))
+    def need(
+        self,
+        who: str,
+        skill: str,
+        prompt: str,
+        rule: str = "",
+        *,
+        target: str | None = None,
+        choices: tuple[str, ...] = (),
+        night: int | None = None,
+    ) -> None:
+        """A decision still to collect, recorded for the phase being resolved."""
+        phase, number = (
+            ("night", self.night) if self.night is not None else ("day", self.phase.number)
+        )
+        self.pending.append(
+            Pending(who, skill, prompt, rule, phase, number, target, choices, night)
+        )
 
     def record(
         self,

@@ -23,6 +23,7 @@ from typing import Any
 from engine.ballots import (
     ABSTAIN_WORD,
     MODIFIER_ZH,
+    PROXY_SLOT,
     Ballot,
     BallotKind,
     Evidence,
@@ -30,7 +31,7 @@ from engine.ballots import (
     PlayerStatus,
     VoteModifier,
 )
-from engine.rulesets import CountSheet, Ruleset, get_ruleset
+from engine.rulesets import CountSheet, Ruleset
 
 __all__ = [
     "EDITED_NOTE",
@@ -374,7 +375,7 @@ def _target_text(unit: str | None) -> str:
 
 
 def judge_ballots(
-    ballots: Iterable[Ballot], ctx: DayContext, ruleset: Ruleset | None = None
+    ballots: Iterable[Ballot], ctx: DayContext, ruleset: Ruleset
 ) -> tuple[VoteVerdict, ...]:
     """Judge each ballot of the day, in post order (time, then pid).
 
@@ -392,7 +393,7 @@ def judge_ballots(
       lists every rule it breaks; a valid change SUPERSEDES the vote it replaces;
     - at the close, a counted vote whose voter or target went out during the day no longer counts.
     """
-    rs = ruleset or get_ruleset(ctx.ruleset)
+    rs = ruleset
     roster = _Roster(ctx, rs)
     mods = _digest_modifiers(ctx, roster)
     drafts: list[_Draft] = []
@@ -491,7 +492,7 @@ def _not_a_players_vote(b: Ballot, rs: Ruleset, roster: _Roster) -> _Draft | Non
     if b.by_director:
         # the director's own post in vote format: never a vote (a 代投 names the player)
         reason = "导演的帖子，不计票" + (f"：{b.problem}" if b.problem else "")
-        note = "代投请用 bansha vote proxy 记录，或在帖中先写一行“代投：玩家名”再写投票行"
+        note = f"代投请用 {PROXY_SLOT} 记录，或在帖中先写一行“代投：玩家名”再写投票行"
         return _Draft(b, VerdictStatus.IGNORED, reason, rs.ref("proxy"), note=note)
     unit = roster.voter_unit(b)
     if unit is None:
@@ -536,7 +537,7 @@ def _voter_refusal(
         assert ps.out_at is not None
         return f"投票者已于{_when(ps.out_at, ctx)}出局，出局后不能投票", rs.ref("out")
     if unit in mods.before_open and b.evidence.at >= ctx.opens:
-        # the ballot's own time: a proxy entered before the opening still counts (m209.txt:97)
+        # the ballot's own time: a proxy entered before the opening still counts (rule "mania")
         src, rule = mods.before_open[unit]
         reason = (
             f"{unit}持有{src}，须在开门之前投票，开门后的投票不计入（开门之前未决定则默认弃票）"
@@ -778,15 +779,13 @@ def _voter_weight(unit: str, sheriff: str | None, rs: Ruleset, mods: _Mods) -> t
     return weight, "；".join(why)
 
 
-def tally(
-    verdicts: Sequence[VoteVerdict], ctx: DayContext, ruleset: Ruleset | None = None
-) -> Tally:
+def tally(verdicts: Sequence[VoteVerdict], ctx: DayContext, ruleset: Ruleset) -> Tally:
     """Count the COUNTED verdicts with exact weights and decide the day.
 
     Day 1 of a rule set with an election elects the sheriff (``ctx.sheriff_election``); every
     other day decides who is out by the rule set's tie and majority rules.
     """
-    rs = ruleset or get_ruleset(ctx.ruleset)
+    rs = ruleset
     if ctx.sheriff_election and not rs.has_sheriff_election:
         raise ValueError(f"{rs.name}（{rs.id}）没有警长竞选，第{ctx.day}天应为放逐投票")
     roster = _Roster(ctx, rs)
@@ -895,7 +894,7 @@ def _default_abstentions(
     mods: _Mods,
     sheriff: str | None,
 ) -> None:
-    """[狂躁] (m209.txt:97): 开门之前未决定则默认弃票 — a unit that had to vote before the opening
+    """开门之前未决定则默认弃票 (rule "mania"): a unit that had to vote before the opening
     and has no counted ballot abstains, with its weight."""
     for unit, (src, _rule) in sorted(mods.before_open.items()):
         ps = roster.units[unit]
@@ -969,9 +968,9 @@ def _reached(
 
 
 def tally_votes(
-    ballots: Iterable[Ballot], ctx: DayContext, ruleset: Ruleset | None = None
+    ballots: Iterable[Ballot], ctx: DayContext, ruleset: Ruleset
 ) -> tuple[tuple[VoteVerdict, ...], Tally]:
     """Judge and tally in one call: (verdicts, tally)."""
-    rs = ruleset or get_ruleset(ctx.ruleset)
+    rs = ruleset
     verdicts = judge_ballots(ballots, ctx, rs)
     return verdicts, tally(verdicts, ctx, rs)

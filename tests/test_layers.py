@@ -244,10 +244,7 @@ def test_no_engine_import_inside_a_function(path: Path) -> None:
     assert lazy == [], f"{_ids(path)} imports inside functions: {lazy}"
 
 
-#: The shared modules whose id-free wording is finished elsewhere: conduct.py (its checks become
-#: registered ones) and votes.py (two comments inside the bodies of ``_judge_one`` and ``tally``).
-_WORDED_ELSEWHERE = {"conduct.py", "votes.py"}
-SHARED = sorted(p for p in ENGINE.glob("*.py") if p.name not in _WORDED_ELSEWHERE)
+SHARED = sorted(ENGINE.glob("*.py"))
 
 
 def _ruleset_id_pattern() -> re.Pattern[str]:
@@ -265,3 +262,25 @@ def test_no_ruleset_id_in_a_shared_engine_module(path: Path) -> None:
         if pattern.search(line)
     ]
     assert hits == [], f"{_ids(path)} names rule sets: {hits}"
+
+
+def _cli_syntax_pattern() -> re.Pattern[str]:
+    """A command line of the CLI: ``bansha`` and one of its commands, the example game file,
+    or an option."""
+    from pipeline.cli import LAZY_COMMANDS
+
+    commands = "|".join(sorted(map(re.escape, LAZY_COMMANDS), key=len, reverse=True))
+    return re.compile(rf"\bbansha (?:{commands})\b|GAME\.toml|(?<![\w-])--[a-z]")
+
+
+@pytest.mark.parametrize("path", sorted(ENGINE.rglob("*.py")), ids=_ids)
+def test_the_engine_holds_no_cli_syntax(path: Path) -> None:
+    """The engine returns data (a pending decision's phase, actor, skill, target, choices);
+    the front end writes the command lines."""
+    pattern = _cli_syntax_pattern()
+    hits = [
+        f"{n}: {line.strip()}"
+        for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1)
+        if pattern.search(line)
+    ]
+    assert hits == [], f"{_ids(path)} holds command lines: {hits}"

@@ -9,7 +9,7 @@ is one new module plus its rule text, and a line here; a rule set that extends a
 (``class M135Plus(M135)``) may also be defined elsewhere and added with :func:`register`.
 
 The registry is lazy: a rule set's module is imported the first time its id is asked for, so a
-command about one game loads that game's rule set only (``bansha tally`` starts faster). Only
+command about one game loads that game's rule set only (a tally starts faster). Only
 an alias (``"狼人真言"``) or an unknown name loads them all, to read every class's ``aliases``.
 """
 

@@ -703,13 +703,6 @@ class Ruleset:
                 rest.append(a)
         return rest, reds
 
-    def record_command(self, board: Board, night: int | None = None) -> str:
-        """The command that records a decision for the phase being resolved (or for ``night``),
-        as a pending decision's prompt tells the director."""
-        if night is not None or board.night is not None:
-            return f"bansha night add GAME.toml --night {board.night if night is None else night}"
-        return f"bansha day add GAME.toml --day {board.phase.number}"
-
     # --- 殉职: the shared steps of a sheriff's hand-over -----------------------------------
     def _successors(self, board: Board, death: Death) -> tuple[str, ...] | None:
         """The living who may succeed the sheriff out in ``death``; None when there is no
@@ -946,7 +939,7 @@ class Ruleset:
         self, state: GameState, actions: Sequence[Action]
     ) -> tuple[tuple[str, int | None, datetime], ...]:
         """``(player, card or None, when)``: who the day's actions put out at a time of the day
-        — a red card given during the day (``--at``, or the card ledger's time), whichever way
+        — a red card given during the day (the time given, or the ledger's), whichever way
         it was entered. A voter out before the close loses the vote, and the votes on him no
         longer count (docs/rulings.md 投票与计票). Card-based sets add their day skills.
         A time that does not parse is left out (the engine reports the action)."""

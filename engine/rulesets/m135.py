@@ -35,6 +35,8 @@ from engine.cards import CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
 from engine.deal import Deal, Rng
 from engine.kernel import (
+    CHOICE,
+    RECORD,
     Action,
     Board,
     DayInput,
@@ -1043,9 +1045,10 @@ class M135(Ruleset):
                 shooter,
                 skill,
                 f"{shooter}的{card.name}出局，须立即决定<{skill}>：记录目标后重新结算"
-                f"（{self.record_command(board)} --actor {shooter} --skill {skill} --target 目标，"
-                "或 --choice 放弃）",
+                f"（{RECORD}，或 {CHOICE}）",
                 rule,
+                target="目标",
+                choices=("放弃",),
             )
             board.emit(step, rule, f"等待{shooter}决定<{skill}>的目标", actor=shooter)
             return
@@ -1135,8 +1138,9 @@ class M135(Ruleset):
                 old,
                 "殉职",
                 f"警长{old}出局，须从存活角色中选择继任警长（{listing}）：记录后重新结算"
-                f"（{self.record_command(board)} --actor {old} --skill 殉职 --target 继任者）",
+                f"（{RECORD}）",
                 "m135.txt:149",
+                target="继任者",
             )
             board.emit(step, "m135.txt:149", f"等待{old}选择继任警长", actor=old)
             return
@@ -1308,9 +1312,9 @@ class M135(Ruleset):
                         out,
                         "装傻",
                         f"{out}（白痴）即将因投票出局，可以发动<装傻>避免出局：记录决定后重新结算"
-                        f"（{self.record_command(board)} --actor {out} --skill 装傻，"
-                        "或 --choice 放弃）",
+                        f"（{RECORD}，或 {CHOICE}）",
                         "m135.txt:109",
+                        choices=("放弃",),
                     )
                 elif not action.declined:
                     if self._play_dumb(board, action, p, cur):

@@ -95,6 +95,8 @@ from engine.cards import CardRules
 from engine.conduct import ConductRules, FlagKind
 from engine.deal import Deal, Rng, sample, shuffle
 from engine.kernel import (
+    CHOICE,
+    RECORD,
     Action,
     Board,
     DayInput,
@@ -200,7 +202,7 @@ SUN_NOON = "日不落:"
 #: see noon outs; recorded, they void later votes for that player and allow a change.
 NOON_OUT = (
     "（计票看不到正午的出局：如需按规则让投给他的人改票、之后投给他的票无效，"
-    "请用 bansha player out 记录其出局时间后重新结算，m209.txt:170, 176）"
+    "请把其出局时间记为玩家出局后重新结算，m209.txt:170, 176）"
 )
 #: ``遗言权利`` = the players given last words, in order (m209.txt:190-191).
 LAST_WORDS_GRANTED = "遗言权利"
@@ -2070,9 +2072,9 @@ class M209(Ruleset):
             sun,
             "日不落",
             f"太阳出局：第{day}天额外进行一轮[正午]，太阳须指定在这一轮可以发言（及投票）的角色，"
-            f"最多{limit}人，可看完第一轮[正午]再决定；请在计票前记录"
-            f"（{self.record_command(board)} --actor {sun} --skill 日不落 --target …）",
+            f"最多{limit}人，可看完第一轮[正午]再决定；请在计票前记录（{RECORD}）",
             "m209.txt:377",
+            target="…",
         )
 
     def _sun_speakers(self, board: Board, sun: str, action: Action, day: int) -> bool:
@@ -2132,10 +2134,11 @@ class M209(Ruleset):
             board.need(
                 chooser,
                 "殉职",
-                f"警长{name}出局：{chooser}须选择移交警长或流失"
-                f"（{self.record_command(board)} --actor {chooser} --skill 殉职 --target 某人，"
-                "或 --choice 流失），未选择则警长流失",
+                f"警长{name}出局：{chooser}须选择移交警长或流失（{RECORD}，或 {CHOICE}），"
+                "未选择则警长流失",
                 "m209.txt:227",
+                target="某人",
+                choices=("流失",),
             )
             board.sheriff = None
             board.announce("警长流失")
@@ -2229,10 +2232,10 @@ class M209(Ruleset):
             board.need(
                 name,
                 skill,
-                f"{name}出局，可以发动<{skill}>：记录目标后重新结算"
-                f"（{self.record_command(board)} --actor {name} --skill {skill} --target 某人，"
-                "或 --choice 放弃）",
+                f"{name}出局，可以发动<{skill}>：记录目标后重新结算（{RECORD}，或 {CHOICE}）",
                 rule,
+                target="某人",
+                choices=("放弃",),
             )
             return
         if action.declined:
@@ -2985,9 +2988,9 @@ class M209(Ruleset):
                 board.need(
                     goat,
                     "冤死",
-                    f"平票，替罪羊{goat}的<冤死>触发：须选择获得[迷魂]的角色（人数自选；"
-                    f"{self.record_command(board)} --actor {goat} --skill 冤死 --target …）",
+                    f"平票，替罪羊{goat}的<冤死>触发：须选择获得[迷魂]的角色（人数自选；{RECORD}）",
                     "m209.txt:343",
+                    target="…",
                 )
             else:
                 targets = [t for t in action.targets if board.alive(t)]

@@ -62,6 +62,9 @@ from engine.cards import CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
 from engine.deal import Deal, Rng
 from engine.kernel import (
+    CHOICE,
+    RESOLVE,
+    SKILL,
     Action,
     Board,
     DayInput,
@@ -582,7 +585,7 @@ class Nizhuan(Ruleset):
     def split_target(self, raw: str) -> tuple[str, int | None]:
         """The player a target names and the card (nizhuan.txt:196 投票对象：傻树的第一身份):
         ``"傻树的第二身份"``/``"傻树#2"`` → ``("傻树", 2)``, a bare name → ``(name, None)``.
-        For ``vote proxy --target`` and night-action targets: the pipeline checks the name
+        For a proxy vote's target and night-action targets: the pipeline checks the name
         against the roster and keeps the card (``unit_label(name, card)``)."""
         return split_target(raw)
 
@@ -1275,8 +1278,10 @@ class Nizhuan(Ruleset):
                 shooter,
                 "最后一枪",
                 f"{shooter}的猎人出局，可以对一名其他角色开枪：记录目标后重新结算"
-                "（--skill 最后一枪 --target 目标，或 --choice 放弃）",
+                f"（{SKILL}，或 {CHOICE}）",
                 rule,
+                target="目标",
+                choices=("放弃",),
             )
             board.emit(step, rule, f"等待{shooter}决定<最后一枪>的目标", actor=shooter)
             return
@@ -1363,8 +1368,10 @@ class Nizhuan(Ruleset):
                 old,
                 "殉职",
                 f"警长{_card_label(uid)}出局，须选择一名未出局的角色继任警长，或流失警长"
-                "（--skill 殉职 --target 继任者，或 --choice 放弃）",
+                f"（{SKILL}，或 {CHOICE}）",
                 rule,
+                target="继任者",
+                choices=("放弃",),
             )
             board.emit(step, rule, f"等待{old}选择继任警长", actor=old)
             return
@@ -1521,7 +1528,7 @@ class Nizhuan(Ruleset):
             board.need(
                 "导演",
                 "竞岗",
-                f"{line}：请按警长竞选重新计票后重新结算（bansha day resolve --day {day.day}）",
+                f"{line}：请按警长竞选重新计票后重新结算（{RESOLVE}）",
                 rule,
             )
             board.emit("竞岗", rule, line, because=day.decided_by)

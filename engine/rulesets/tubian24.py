@@ -39,6 +39,10 @@ from engine.cards import CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
 from engine.deal import Deal, Rng, expand, shuffle
 from engine.kernel import (
+    CHOICE,
+    RECORD,
+    RECORD_NIGHT,
+    RECORD_PHASE,
     Action,
     Board,
     DayInput,
@@ -973,8 +977,9 @@ class Tubian24(Ruleset):
                     p.action.actor,
                     p.spec.name,
                     f"{p.action.actor}选择的{listing}已经被催眠：告知后可修改目标；记录修改后的"
-                    f"[催眠]（{self.record_command(board)}），或 --choice 确认 表示不修改",
+                    f"[催眠]（{RECORD_PHASE}），或 {CHOICE} 表示不修改",
                     "tubian24.txt:136",
+                    choices=("确认", "不修改"),
                 )
         return Outcome.DONE, text
 
@@ -1292,17 +1297,20 @@ class Tubian24(Ruleset):
                     )
                 )
                 limit = "出局后三十分钟内"
-                night_cmd = self.record_command(board, night=board.phase.number)
-                where = f"（{self.record_command(board)} 或 {night_cmd}）"
+                where = f"（{RECORD_PHASE} 或 {RECORD_NIGHT}）"
+                night: int | None = board.phase.number
             else:
                 limit = "死后第二天讨论日开门三十分钟内"
-                where = f"（{self.record_command(board)}）"
+                where = f"（{RECORD_PHASE}）"
+                night = None
             board.need(
                 shooter,
                 "最后一枪",
                 f"猎人{shooter}出局，可以对一名其他角色开枪（时限：{limit}，tubian24.txt:250）："
-                f"记录目标后重新结算{where}，或 --choice 放弃",
+                f"记录目标后重新结算{where}，或 {CHOICE}",
                 rule,
+                choices=("放弃",),
+                night=night,
             )
             return
         if action.declined:
@@ -1409,10 +1417,10 @@ class Tubian24(Ruleset):
                 old,
                 "殉职",
                 f"警长{old}出局，可以选择一名未出局的角色继任警长或撕警徽（时限：出局三十分钟内，"
-                f"tubian24.txt:247）：{self.record_command(board)} --actor {old} --skill 殉职 "
-                "--target 继任者"
-                "（或 --choice 撕警徽）",
+                f"tubian24.txt:247）：{RECORD}（或 {CHOICE}）",
                 "tubian24.txt:174",
+                target="继任者",
+                choices=("撕警徽",),
             )
             return
         if (action.choice or "").strip() in ("撕警徽", "放弃") and not action.targets:
@@ -1453,10 +1461,10 @@ class Tubian24(Ruleset):
                 monk,
                 "遗志",
                 f"高僧{monk}因[献身]出局，可以指定一名存活角色担任警长（时限：死后三十分钟内，"
-                f"tubian24.txt:251）：{self.record_command(board)} --actor {monk} --skill 遗志 "
-                "--target 目标，"
-                "或 --choice 放弃",
+                f"tubian24.txt:251）：{RECORD}，或 {CHOICE}",
                 rule,
+                target="目标",
+                choices=("放弃",),
             )
             return
         if action.declined:

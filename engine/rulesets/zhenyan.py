@@ -24,7 +24,7 @@ Engine (one card per player, 12 players, zhenyan.txt:64-100):
   (魔力通灵, zhenyan.txt:85).
 - 真言词语 guessed correctly are table statuses ``真言猜中`` (note = the word's position 1–4), added
   by the day action ``猜中`` (choice = position): read from the inquiry thread
-  (pipeline.derive.inquiry.guess_actions, fed by ``bansha day resolve``) or recorded by the
+  (pipeline.derive.inquiry.guess_actions, fed by a day's resolution) or recorded by the
   director; a word counts once. The guesser must be a living player who is not the day's
   sheriff (咒语反噬, zhenyan.txt:109; zhenyan.txt:41). The words themselves never enter the
   engine state.
@@ -48,6 +48,8 @@ from engine.cards import Card, CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
 from engine.deal import Deal, Rng, expand, shuffle
 from engine.kernel import (
+    CHOICE,
+    RECORD,
     Action,
     Board,
     DayInput,
@@ -926,9 +928,10 @@ class Zhenyan(Ruleset):
                 old,
                 "殉职",
                 f"警长{old}出局，须从未出局角色中选择继任警长（{'、'.join(living)}）：记录后重新结算"
-                f"（{self.record_command(board)} --actor {old} --skill 殉职 --target 继任者；"
-                "15分钟内未联系导演则 --choice 随机）",
+                f"（{RECORD}；15分钟内未联系导演则 {CHOICE}）",
                 "zhenyan.txt:107",
+                target="继任者",
+                choices=("随机",),
             )
             board.emit(step, "zhenyan.txt:107", f"等待{old}选择继任警长", actor=old)
             return
@@ -1198,10 +1201,10 @@ class Zhenyan(Ruleset):
                 king,
                 "最后一招",
                 f"村民阵营即将获胜（{reason}），狼王{king}依然存活，可以发动<最后一招>指认长老："
-                f"记录后重新结算（{self.record_command(board)} --actor {king} --skill 最后一招 "
-                "--target 指认对象，"
-                "或 --choice 放弃）",
+                f"记录后重新结算（{RECORD}，或 {CHOICE}）",
                 rule,
+                target="指认对象",
+                choices=("放弃",),
             )
             board.emit(step, rule, f"等待狼王{king}决定是否发动<最后一招>", actor=king)
             return False

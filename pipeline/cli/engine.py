@@ -45,6 +45,7 @@ from pipeline.game.journal import (
     snapshots,
     state_before,
 )
+from pipeline.game.pending import pending_prompt, pending_record, report_dict
 
 if TYPE_CHECKING:
     from pipeline.game.gamefile import Day
@@ -174,7 +175,8 @@ def _night_window(ctx: GameContext, night: int) -> tuple[datetime | None, dateti
 # --------------------------------------------------------------------------- rendering
 
 
-def _render(report: Report, title: str) -> None:
+def _render(report: Report, title: str, game: str) -> None:
+    """The resolution of the game file ``game`` as the director reads it."""
     click.echo(title)
     data = report.to_dict()
     if data["actions"]:
@@ -207,7 +209,7 @@ def _render(report: Report, title: str) -> None:
     if report.pending:
         click.echo("待决定（结果不完整，记录后重新结算）：")
         for p in report.pending:
-            click.echo(f"  ! {p.prompt}")
+            click.echo(f"  ! {pending_record(p, game)['prompt']}")
     click.echo(
         f"胜负：{report.winner}胜利（{report.win_reason}；{report.win_rule}）"
         if report.winner
@@ -232,7 +234,7 @@ def _refuse_after_pending(ctx: GameContext, phase: Phase) -> None:
     game = ctx.game_path.name
     lines = [f"{before.zh}的结算还有待决定的事项，结算{phase.zh}之前须先处理（未做任何处理）："]
     for p in snap.report.get("pending", []):
-        lines.append(f"  ! {p['prompt']}")
+        lines.append(f"  ! {pending_prompt(p, game)}")
     who = snap.report.get("pending", [{}])[0]
     actor, skill = who.get("who") or "玩家", who.get("skill") or "技能"
     lines.append(
@@ -378,12 +380,12 @@ def night_resolve(ctx: GameContext, number: int, actions_file: Path | None, as_j
                 "game": ctx.game.game.id,
                 "ruleset": rs.id,
                 "night": number,
-                **report.to_dict(),
+                **report_dict(report, ctx.game_path.name),
                 "stale": stale,
             }
         )
         return
-    _render(report, f"第{number}晚结算（{rs.name}）")
+    _render(report, f"第{number}晚结算（{rs.name}）", ctx.game_path.name)
     if stale:
         click.echo(f"注意：之后已结算的阶段（{'、'.join(stale)}）已作废，请按顺序重新结算。")
 
@@ -547,12 +549,12 @@ def day_resolve(ctx: GameContext, number: int | None, as_of: str | None, as_json
                 "day": number,
                 "tally": day_tally.to_dict(),
                 "first_round": first_tally.to_dict() if first_tally is not None else None,
-                **report.to_dict(),
+                **report_dict(report, ctx.game_path.name),
                 "stale": stale,
             }
         )
         return
-    _say_day_resolved(rs, number, day_tally, first_tally, report, stale)
+    _say_day_resolved(rs, number, day_tally, first_tally, report, stale, ctx.game_path.name)
 
 
 def _closed_day(ctx: GameContext, number: int, when: datetime) -> Day:
@@ -636,6 +638,7 @@ def _say_day_resolved(
     first_tally: Tally | None,
     report: Report,
     stale: list[str],
+    game: str,
 ) -> None:
     """The resolution as the director reads it: the result, the tally's notes, what is stale."""
     result = (
@@ -648,7 +651,7 @@ def _say_day_resolved(
             f"第一轮[正午]最高票：{first_tally.out or '无人'}（{first_tally.decided_by}）；"
             f"额外一轮{result}"
         )
-    _render(report, f"第{number}天结算（{rs.name}）：{result}（{day_tally.decided_by}）")
+    _render(report, f"第{number}天结算（{rs.name}）：{result}（{day_tally.decided_by}）", game)
     for note in day_tally.notes:
         click.echo(f"计票备注：{note}")
     if stale:

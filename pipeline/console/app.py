@@ -84,6 +84,7 @@ from pipeline.drafts import (
     list_drafts,
     reject,
 )
+from pipeline.game.pending import pending_record
 from pipeline.store import StoreError
 
 __all__ = ["Console", "create_app"]
@@ -151,6 +152,8 @@ def _environment() -> jinja2.Environment:
     env.filters["q"] = lambda value: quote(str(value), safe="")
     env.filters["cite"] = cite  # a rule reference as the director knows it
     env.globals["STATE_ZH"] = STATE_ZH
+    # a pending decision's prompt with its commands (for GAME.toml: ``here`` names the file)
+    env.filters["prompt"] = lambda p: pending_record(p)["prompt"]
     return env
 
 

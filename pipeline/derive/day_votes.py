@@ -24,6 +24,7 @@ from pipeline.derive.journal_view import _dt, journal_modifiers, journal_proxies
 from pipeline.derive.results import RoundResult
 from pipeline.derive.run import _DayView, _posts_of, _Run
 from pipeline.game.gamefile import Day
+from pipeline.game.pending import with_commands
 
 
 def _day_ballots(run: _Run, day: Day) -> tuple[list[Ballot], list[Ballot], int]:
@@ -139,13 +140,13 @@ def _first_round(
         + (tuple(ruleset.first_round_modifiers(engine_state, day.day)) if engine_state else ()),
         ruleset=run.rs_id,
     )
-    first_verdicts = judge_ballots(first_ballots, ctx1)
+    first_verdicts = with_commands(judge_ballots(first_ballots, ctx1, ruleset))
     first_round = RoundResult(
         day.first_vote,
         day.first_closes,
         tuple(first_ballots),
         first_verdicts,
-        tally(first_verdicts, ctx1),
+        tally(first_verdicts, ctx1, ruleset),
     )
     if first_round.tally.out and v.closed and not v.engine_day:
         # the first round's top is not out before 黄昏 (m209.txt:378)
@@ -191,8 +192,8 @@ def _last_round(
     )
     if engine_state is not None:
         ballots += ruleset.fixed_ballots(engine_state, day.day, opens=day.opens, tid=day.vote)
-    verdicts = judge_ballots(ballots, ctx)
-    day_tally = tally(verdicts, ctx)
+    verdicts = with_commands(judge_ballots(ballots, ctx, ruleset))
+    day_tally = tally(verdicts, ctx, ruleset)
     if day_tally.elected and v.closed:
         run.sheriff = day_tally.elected
     if day_tally.out and v.closed and not v.engine_day and not (run.snaps and ruleset.dual_card):

@@ -29,6 +29,7 @@ from engine.kernel import Action, DayInput, EngineError, Report, resolve_day, re
 from engine.rulesets import Ruleset
 from engine.state import GameState, Phase, PhaseKind
 from pipeline.game.gamefile import Game
+from pipeline.game.pending import report_dict
 from pipeline.store import Store
 
 __all__ = [
@@ -405,7 +406,7 @@ def save_snapshot(
             "SELECT phase FROM engine_snapshots WHERE seq > ? ORDER BY seq", [phase.index]
         )
     ]
-    data = report.to_dict()
+    data = report_dict(report)
     with store.atomic():
         for label in [phase.label, *stale]:
             store.db.execute("DELETE FROM engine_snapshots WHERE phase = ?", [label])

@@ -170,12 +170,6 @@ class Store:
                 [day, role, tid, subject, draft_id, at, how],
             )
 
-    def reset_thread_position(self, tid: int) -> None:
-        with self.atomic():
-            self.db.execute(
-                "UPDATE threads SET last_page = NULL, total_pages = NULL WHERE tid = ?", [tid]
-            )
-
     # -- pages and posts ------------------------------------------------------------------
     def _store_body(self, body: bytes, secrets: Iterable[str] = ()) -> str:
         """Keep a body, scrubbed of secrets (the one place bodies are written), compressed

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from engine.kernel import EngineError
+from engine.kernel import RESOLVE, EngineError
 from engine.rulesets.nizhuan import election_day, split_target
 from engine.votes import Ballot, BallotKind, DayContext, Evidence, judge_ballots, tally
 from tests.engine.rule_text import says
@@ -156,10 +156,10 @@ def test_the_new_first_day_counted_as_an_exile_puts_nobody_out() -> None:
     assert deaths(report) == []
     assert alive(state, "辛", 2)
     assert [(p.who, p.skill) for p in report.pending] == [("导演", "竞岗")]
+    assert (report.pending[0].phase, report.pending[0].number) == ("day", 5)
     assert report.pending[0].prompt == (
         "第5天是逆转轮的第一天讨论日，应竞选警长（nizhuan.txt:156）；计票却按放逐投票给出了"
-        "最高票辛的第二身份，未让其出局：请按警长竞选重新计票后重新结算"
-        "（bansha day resolve --day 5）"
+        f"最高票辛的第二身份，未让其出局：请按警长竞选重新计票后重新结算（{RESOLVE}）"
     )
 
 

@@ -77,8 +77,9 @@ class Day:
             ruleset=self.ruleset,
             **self.ctx,
         )
-        verdicts, result = tally_votes(self.ballots, ctx)
-        assert tally(verdicts, ctx) == result
+        rs = get_ruleset(self.ruleset)
+        verdicts, result = tally_votes(self.ballots, ctx, rs)
+        assert tally(verdicts, ctx, rs) == result
         return result
 
 
@@ -552,5 +553,5 @@ def test_verdict_statuses_feed_the_tally() -> None:
     result = day.result()
     assert result.voters == {"包子": ["饺子"]}
     ctx = DayContext(2, OPENS, CLOSES, tuple(PlayerStatus(n) for n in NAMES), ruleset="m135")
-    verdicts, _ = tally_votes(day.ballots, ctx)
+    verdicts, _ = tally_votes(day.ballots, ctx, M135())
     assert [v.status for v in verdicts] == [VerdictStatus.COUNTED, VerdictStatus.IGNORED]

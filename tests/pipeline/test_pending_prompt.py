@@ -1,0 +1,41 @@
+"""A pending decision's prompt: the engine's data, the commands filled in by the pipeline."""
+
+from __future__ import annotations
+
+from engine.kernel import CHOICE, RECORD, RECORD_NIGHT, RECORD_PHASE, RESOLVE, SKILL, Pending
+from pipeline.game.pending import pending_prompt, pending_record
+
+
+def test_every_slot_is_filled_with_the_command_for_the_game_file() -> None:
+    p = Pending(
+        "饺子",
+        "最后一枪",
+        f"（{RECORD}，或 {CHOICE}）（{RECORD_PHASE} 或 {RECORD_NIGHT}）（{SKILL}）（{RESOLVE}）",
+        phase="day",
+        number=2,
+        target="目标",
+        choices=("放弃",),
+        night=2,
+    )
+    record = pending_record(p, "demo.toml")
+    assert record["prompt"] == (
+        "（bansha day add demo.toml --day 2 --actor 饺子 --skill 最后一枪 --target 目标，"
+        "或 --choice 放弃）（bansha day add demo.toml --day 2 或 bansha night add demo.toml "
+        "--night 2）（--skill 最后一枪 --target 目标）（bansha day resolve demo.toml --day 2）"
+    )
+    assert record["template"] == p.prompt
+    assert pending_prompt(record, "我的.toml").startswith("（bansha day add 我的.toml --day 2")
+
+
+def test_a_decision_without_a_target_names_none() -> None:
+    p = Pending(
+        "包子", "装傻", f"（{RECORD}，或 {CHOICE}）", phase="night", number=3, choices=("放弃",)
+    )
+    assert pending_record(p)["prompt"] == (
+        "（bansha night add GAME.toml --night 3 --actor 包子 --skill 装傻，或 --choice 放弃）"
+    )
+
+
+def test_a_report_stored_before_decisions_were_data_keeps_its_text() -> None:
+    old = {"who": "饺子", "skill": "殉职", "prompt": "（bansha day add GAME.toml --day 2 …）"}
+    assert pending_prompt(old, "demo.toml") == "（bansha day add GAME.toml --day 2 …）"
