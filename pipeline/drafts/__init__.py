@@ -72,18 +72,23 @@ if TYPE_CHECKING:  # the type checker sees every name; a run loads each at first
         DraftState,
     )
     from pipeline.drafts.newthreads import (
-        NO_RIGHTS_KEY,
         SUBJECT_MAX_CHARS,
         close_specs,
         newthread_key,
         newthread_specs,
-        no_moderator_rights,
         retire_opened,
         thread_drafts,
         thread_over,
         thread_window,
     )
-    from pipeline.drafts.records import FIRST_ROUND_KEY, draft_events, get_draft, list_drafts
+    from pipeline.drafts.records import (
+        FIRST_ROUND_KEY,
+        NO_RIGHTS_KEY,
+        draft_events,
+        get_draft,
+        list_drafts,
+        no_moderator_rights,
+    )
     from pipeline.drafts.state import (
         approve,
         edit,
