@@ -15,17 +15,18 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.cards import Card
 from engine.kernel import EngineError, Report
 from engine.rulesets.rulebooks import cite
 from engine.state import Phase, StateError
-from pipeline.derive import DayResult, Derivation, derive, flag_decisions
-from pipeline.derive.posts import former_account
 from pipeline.drafts import bbcode_escape
 from pipeline.game.gamefile import Game
 from pipeline.store import Store
+
+if TYPE_CHECKING:  # the derivation is imported where a flag or a day's verdicts are read
+    from pipeline.derive import DayResult, Derivation
 
 __all__ = [
     "ActionError",
@@ -61,6 +62,8 @@ class ActionError(ValueError):
 
 def find_flag(game: Game, store: Store, flag_id: str, as_of: datetime) -> dict[str, Any]:
     """The flag as derived now, else as the last derivation stored it."""
+    from pipeline.derive import derive  # loaded at the first flag the console looks up
+
     d = derive(game, store, as_of=as_of)
     for f in d.flags:
         if f.id == flag_id:
@@ -203,11 +206,14 @@ def why_view(game: Game, d: Derivation, store: Store, day: int, player: str) -> 
         res = d.day(day)
     except ValueError as exc:
         raise ActionError(str(exc)) from exc
+    from pipeline.derive.posts import former_account  # with the derivation, where it is read
+
     name = who.name
+    voters = (name, former_account(name))  # and the account that left the slot to a 替补
     view = WhyView(player=name, day=day, crawled=res.crawled)
     for v in res.all_verdicts:
         b = v.ballot
-        if b.voter not in (name, former_account(name)):
+        if b.voter not in voters:
             continue
         view.votes.append(
             {
@@ -239,6 +245,8 @@ def why_view(game: Game, d: Derivation, store: Store, day: int, player: str) -> 
             {"floor": ev.floor, "at": _fmt(ev.at, game), "url": ev.url} for ev in pc.evidence
         ]
         view.excluded = list(pc.excluded)
+    from pipeline.derive import flag_decisions
+
     decisions = flag_decisions(store)
     for f in d.flags:
         if f.player == name and f.day == day:

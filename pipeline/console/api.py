@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from pipeline.console.games import GameSpec, GameSpecError
 from pipeline.console.overview import overviews
-from pipeline.drafts import DraftError, approve, reject
+from pipeline.drafts import DraftError
 from pipeline.drafts.view import draft_json, drafts_json
 from pipeline.store import StoreError
 
@@ -136,6 +136,10 @@ async def _decide(request: Request, what: str) -> JSONResponse:
     now = request.app.state.console.clock().astimezone(spec.game.game.tz)
 
     def run() -> dict[str, Any]:
+        # the state machine imports the drafting (templates, derivation): loaded at the first
+        # decision, not with the app
+        from pipeline.drafts import approve, reject
+
         with spec.store() as store:
             if what == "approve":
                 d = approve(store, draft_id, now)

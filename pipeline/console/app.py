@@ -77,12 +77,9 @@ from pipeline.drafts import (
     STATE_ZH,
     DraftError,
     DraftState,
-    approve,
     draft_events,
-    edit,
     get_draft,
     list_drafts,
-    reject,
 )
 from pipeline.game.pending import pending_record
 from pipeline.store import StoreError
@@ -453,6 +450,9 @@ def _same_version(request: Request, d: Any, form: FormData) -> str | None:
 def draft_action(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
     """Edit, approve or reject: :mod:`pipeline.drafts` as ``bansha drafts`` uses it. Approving
     and saving an edit refuse when the draft changed since the page was opened."""
+    # the state machine imports the drafting (templates, derivation): loaded at the first
+    # change of a draft, not with the app
+    from pipeline.drafts import approve, edit, reject
     from pipeline.drafts.view import where as _where
 
     assert spec is not None and form is not None

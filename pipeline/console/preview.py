@@ -18,8 +18,6 @@ from urllib.parse import urljoin
 
 from markupsafe import Markup
 
-from pipeline.sim.render import RenderContext, discuzcode
-
 __all__ = ["DiffLine", "bbcode_html", "diff_lines"]
 
 _SCRIPT_RE = re.compile(r"<script\b[^>]*>.*?</script>", re.S | re.I)
@@ -45,6 +43,8 @@ def _safe_url(raw: str, base_url: str) -> str | None:
 
 def bbcode_html(body: str, *, base_url: str, tid: int | None = None) -> Markup:
     """``body`` (Discuz BBCode) as the HTML the forum's desktop page shows, made safe."""
+    from pipeline.sim.render import RenderContext, discuzcode  # loaded at the first preview
+
     ctx = RenderContext(
         siteurl=base_url, tid=tid or 0, fid=0, pid=0, hide_unlocked=True, viewer_name=""
     )

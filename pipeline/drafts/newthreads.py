@@ -27,17 +27,11 @@ from pipeline.drafts.due import _charset, draft_key
 from pipeline.drafts.formatting import _base_context, _when
 from pipeline.drafts.length import body_bytes
 from pipeline.drafts.model import Draft, DraftAction, DraftError, DraftKind, DraftSpec
-from pipeline.drafts.records import _stamp, _supersede
+from pipeline.drafts.records import _stamp, _supersede, no_moderator_rights
 from pipeline.drafts.templates import Templates
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole
 from pipeline.game.threads import CLOSE_WINDOW, day_roles, game_wide, thread_closes, thread_subject
 from pipeline.store import Store
-
-#
-#: ``meta``: the forum said the director's account may not close threads in the section
-#: (JSON: when, the forum's words). Set once by the publisher; no close is drafted after it.
-NO_RIGHTS_KEY = "threads:no_moderator_rights"
-
 
 #: Discuz refuses a subject over 80 characters (post_subject_toolong)
 SUBJECT_MAX_CHARS = 80
@@ -196,13 +190,6 @@ def close_specs(game: Game, *, as_of: datetime, no_rights: bool) -> list[DraftSp
                 )
             )
     return specs
-
-
-def no_moderator_rights(store: Store) -> dict[str, Any] | None:
-    """What the forum said when the director's account could not close a thread, if it did."""
-    if store.get_meta(NO_RIGHTS_KEY) is None:
-        return None
-    return store.get_meta_json(NO_RIGHTS_KEY) or {"message": ""}
 
 
 def thread_drafts(

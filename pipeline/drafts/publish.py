@@ -61,8 +61,8 @@ from pipeline.drafts.formatting import _when
 from pipeline.drafts.inputs import moved_on
 from pipeline.drafts.making import elevator_rejected
 from pipeline.drafts.model import KIND_ZH, Draft, DraftAction, DraftError, DraftKind, DraftState
-from pipeline.drafts.newthreads import NO_RIGHTS_KEY, retire_opened, thread_over, thread_window
-from pipeline.drafts.records import _latest
+from pipeline.drafts.newthreads import retire_opened, thread_over, thread_window
+from pipeline.drafts.records import NO_RIGHTS_KEY, _latest
 from pipeline.drafts.state import approve, elevator_note, reject, save_drafts, set_aside
 from pipeline.drafts.templates import load_templates
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole

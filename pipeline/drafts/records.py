@@ -9,6 +9,17 @@ from typing import Any
 from pipeline.drafts.model import LIVE_STATES, Draft, DraftError, DraftSpec, DraftState
 from pipeline.store import Store
 
+#: ``meta``: the forum said the director's account may not close threads in the section
+#: (JSON: when, the forum's words). Set once by the publisher; no close is drafted after it.
+NO_RIGHTS_KEY = "threads:no_moderator_rights"
+
+
+def no_moderator_rights(store: Store) -> dict[str, Any] | None:
+    """What the forum said when the director's account could not close a thread, if it did."""
+    if store.get_meta(NO_RIGHTS_KEY) is None:
+        return None
+    return store.get_meta_json(NO_RIGHTS_KEY) or {"message": ""}
+
 
 def _hash(body: str) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()

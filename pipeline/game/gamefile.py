@@ -787,8 +787,6 @@ def _same(a: str, b: str) -> str:
     return "" if a == b else "（不区分大小写和全半角）"
 
 
-# long (90 lines): every cross-field check in one pass over the file, so all problems are found at
-# once and reported in file order
 def _cross_check(data: Mapping[str, Any]) -> list[Problem]:
     """Checks across fields, on file-shaped data; entries of the wrong shape are skipped
     (pydantic reports those), so every problem in the file is found in one pass."""

@@ -31,42 +31,80 @@ store).
 
 from __future__ import annotations
 
-from pipeline.store.bodies import (
-    BODY_ZLIB,
-    ZLIB_LEVEL,
-    decode_body,
-    encode_body,
-    is_encoded,
-    page_signature,
-)
-from pipeline.store.connection import (
-    BUSY_TIMEOUT_S,
-    VACUUM_MIN_FREE_SHARE,
-    StoreBusy,
-    StoreError,
-    open_db,
-    vacuum_if_worth_it,
-)
-from pipeline.store.core import (
-    DRAFT_INPUTS_KEY,
-    TALLY_VIEW_KEY,
-    ReadOnlyStore,
-    Store,
-    open_store,
-    open_store_readonly,
-)
-from pipeline.store.migrations import MIGRATIONS, REVOCABLE_TABLES, migrate
-from pipeline.store.rows import (
-    POST_COLUMNS,
-    SOURCE_BOUND_MARKS,
-    SOURCE_RANK,
-    PageWrite,
-    PostSketch,
-    marks_from_json,
-    post_from_row,
-    reading_core,
-    reading_rank,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the type checker sees every name; a run loads each at first use
+    from pipeline.store.bodies import (
+        BODY_ZLIB,
+        ZLIB_LEVEL,
+        decode_body,
+        encode_body,
+        is_encoded,
+        page_signature,
+    )
+    from pipeline.store.connection import (
+        BUSY_TIMEOUT_S,
+        VACUUM_MIN_FREE_SHARE,
+        StoreBusy,
+        StoreError,
+        open_db,
+        vacuum_if_worth_it,
+    )
+    from pipeline.store.core import (
+        DRAFT_INPUTS_KEY,
+        TALLY_VIEW_KEY,
+        ReadOnlyStore,
+        Store,
+        open_store,
+        open_store_readonly,
+    )
+    from pipeline.store.migrations import MIGRATIONS, REVOCABLE_TABLES, migrate
+    from pipeline.store.rows import (
+        POST_COLUMNS,
+        SOURCE_BOUND_MARKS,
+        SOURCE_RANK,
+        PageWrite,
+        PostSketch,
+        marks_from_json,
+        post_from_row,
+        reading_core,
+        reading_rank,
+    )
+
+#: each re-exported name -> the module that defines it, imported when the name is first used
+_HOME = {
+    "BODY_ZLIB": "pipeline.store.bodies",
+    "BUSY_TIMEOUT_S": "pipeline.store.connection",
+    "DRAFT_INPUTS_KEY": "pipeline.store.core",
+    "MIGRATIONS": "pipeline.store.migrations",
+    "POST_COLUMNS": "pipeline.store.rows",
+    "REVOCABLE_TABLES": "pipeline.store.migrations",
+    "SOURCE_BOUND_MARKS": "pipeline.store.rows",
+    "SOURCE_RANK": "pipeline.store.rows",
+    "TALLY_VIEW_KEY": "pipeline.store.core",
+    "VACUUM_MIN_FREE_SHARE": "pipeline.store.connection",
+    "ZLIB_LEVEL": "pipeline.store.bodies",
+    "PageWrite": "pipeline.store.rows",
+    "PostSketch": "pipeline.store.rows",
+    "ReadOnlyStore": "pipeline.store.core",
+    "Store": "pipeline.store.core",
+    "StoreBusy": "pipeline.store.connection",
+    "StoreError": "pipeline.store.connection",
+    "decode_body": "pipeline.store.bodies",
+    "encode_body": "pipeline.store.bodies",
+    "is_encoded": "pipeline.store.bodies",
+    "marks_from_json": "pipeline.store.rows",
+    "migrate": "pipeline.store.migrations",
+    "open_db": "pipeline.store.connection",
+    "open_store": "pipeline.store.core",
+    "open_store_readonly": "pipeline.store.core",
+    "page_signature": "pipeline.store.bodies",
+    "post_from_row": "pipeline.store.rows",
+    "reading_core": "pipeline.store.rows",
+    "reading_rank": "pipeline.store.rows",
+    "vacuum_if_worth_it": "pipeline.store.connection",
+}
 
 __all__ = [
     "BODY_ZLIB",
@@ -100,3 +138,18 @@ __all__ = [
     "reading_rank",
     "vacuum_if_worth_it",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The re-exported ``name``, imported from its module on first use (PEP 562)."""
+    try:
+        module = _HOME[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})

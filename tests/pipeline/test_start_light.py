@@ -3,7 +3,11 @@
 Each runs in a fresh interpreter (a subprocess) that prints the modules it holds at its end:
 the drafting package (jinja2), the derivation, the console and the dev venv's extras (pygments
 through httpx's own command line, trio through httpcore: selenium brings both) stay unloaded
-when nothing needs them. The assertions are on module names, never on time.
+when nothing needs them. ``bansha status`` and the console's app (what ``bansha serve`` holds
+when it answers ``/login``) read drafts but never make or change one: neither the drafting's
+templates (jinja2, for status), its state machine and what is due, nor the derivation, nor the
+simulator's renderer is loaded. Importing one name of a package's re-exports loads only its
+module. The assertions are on module names, never on time.
 """
 
 from __future__ import annotations
@@ -30,6 +34,19 @@ NOT_FOR_NOTHING_NEW = (
     "starlette",
     "uvicorn",
     "apprise",
+)
+
+#: what reading drafts never needs: making or changing one, and the derivation drafts are made of
+NOT_FOR_READING_DRAFTS = (
+    "pipeline.derive",
+    "pipeline.drafts.templates",
+    "pipeline.drafts.due",
+    "pipeline.drafts.contexts",
+    "pipeline.drafts.state",
+    "pipeline.drafts.newthreads",
+    "pipeline.drafts.making",
+    "pipeline.drafts.publish",
+    "pipeline.sim",
 )
 
 #: what a fresh interpreter runs: the command line on ``sys.argv[1:]``, then its modules
@@ -99,6 +116,7 @@ def test_status_loads_neither_the_forum_nor_the_dev_extras(tmp_path: Path) -> No
     assert "第" in out or game.stem in out
     forum = (*DEV_ONLY, "httpx", "httpcore", "pipeline.discuz", "pipeline.cycle", "starlette")
     assert _heavy(loaded, forum) == []
+    assert _heavy(loaded, (*NOT_FOR_READING_DRAFTS, "jinja2", "pipeline.console.app")) == []
 
 
 def test_the_console_app_loads_neither_the_forum_nor_the_dev_extras() -> None:
@@ -107,6 +125,50 @@ def test_the_console_app_loads_neither_the_forum_nor_the_dev_extras() -> None:
     loaded = json.loads(done.stdout)
     forum = (*DEV_ONLY, "httpx", "httpcore", "pipeline.discuz", "parsers.mobile")
     assert _heavy(loaded, forum) == []
+    assert _heavy(loaded, NOT_FOR_READING_DRAFTS) == []
+
+
+def test_one_re_exported_name_loads_only_its_module() -> None:
+    code = (
+        "import sys, json\n"
+        "from pipeline.drafts import DraftState\n"
+        "from pipeline.store import StoreError\n"
+        "from pipeline.derive import crawled_tids\n"
+        "import pipeline.drafts, pipeline.derive, pipeline.store\n"
+        "assert 'approve' in dir(pipeline.drafts) and 'Store' in dir(pipeline.store)\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = json.loads(done.stdout)
+    assert "pipeline.drafts.model" in loaded and "pipeline.derive.journal_view" in loaded
+    unused = (
+        "jinja2",
+        "pipeline.drafts.state",
+        "pipeline.drafts.due",
+        "pipeline.derive.derivation",
+    )
+    assert _heavy(loaded, unused) == []
+
+
+def test_a_re_exported_name_is_its_module_s_own() -> None:
+    import pipeline.derive
+    import pipeline.drafts
+    import pipeline.store
+    from pipeline.derive import derivation
+    from pipeline.drafts import state
+    from pipeline.store import core
+
+    assert pipeline.drafts.approve is state.approve
+    assert pipeline.derive.derive is derivation.derive
+    assert pipeline.store.Store is core.Store
+    for package in (pipeline.drafts, pipeline.derive, pipeline.store):
+        assert set(package.__all__) <= set(dir(package))
+        try:
+            package.no_such_name  # noqa: B018
+        except AttributeError as exc:
+            assert "no_such_name" in str(exc)
+        else:
+            raise AssertionError(f"{package.__name__}.no_such_name")
 
 
 def test_the_http_client_makes_its_tls_context_only_for_https(monkeypatch) -> None:
