@@ -155,33 +155,6 @@ def test_no_import_circle() -> None:
             visit(node)
 
 
-def test_no_long_function_without_its_reason() -> None:
-    """No function in ``pipeline/`` over ~80 lines without a reason in a comment above it."""
-    bare = []
-    for path in MODULES:
-        lines = path.read_text(encoding="utf-8").split("\n")
-        for node in ast.walk(ast.parse("\n".join(lines))):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                length = node.end_lineno - node.lineno + 1  # type: ignore[operator]
-                first = min([d.lineno for d in node.decorator_list] + [node.lineno])
-                above = first - 2  # the comment block right above the def (or its decorators)
-                block = []
-                while above >= 0 and lines[above].lstrip().startswith("#"):
-                    block.append(lines[above].lstrip())
-                    above -= 1
-                if length > 80 and not any(c.startswith("# long (") for c in block):
-                    bare.append(f"{path.relative_to(ROOT)}:{node.name} ({length} lines)")
-    assert bare == []
-
-
-# --- below the pipeline: parsers/ and engine/ ---------------------------------------------------
-
-ENGINE = ROOT / "engine"
-PARSERS = ROOT / "parsers"
-LOWER = sorted([*ENGINE.rglob("*.py"), *PARSERS.rglob("*.py")])
-_ALL = ("engine", "parsers", "pipeline")
-
-
 def _ids(path: Path) -> str:
     return str(path.relative_to(ROOT))
 

@@ -419,7 +419,7 @@ def cite(ref: str | None) -> str:
     """A rule reference as the director reads it (``《[M135]『让子弹飞』》游戏流程·投票规则``).
 
     Several references joined by "；" are named one by one, a name said once. The maintainer's
-    ``file:line`` stays in the verdict's data (``--json``, the report's hover text).
+    ``file:line`` stays in the verdict's data (the JSON output, the report's hover text).
     """
     if not ref:
         return ""

@@ -16,6 +16,7 @@ import re
 import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -50,7 +51,6 @@ from pipeline.sim.simulator import ForumSim, SimClock, SimServer, script_now
 CONFIG = resources.examples_dir()
 
 
-# long (88 lines): the demo's script, step by step, as it is printed
 @cli.command("demo")
 @click.option(
     "--db",
@@ -94,26 +94,7 @@ def demo(db_path: Path | None, show_day: int, now_text: str | None, from_signup:
         run_life_demo(db_path, demo_now(SOURCE, now_text))
         return
     source_game = CONFIG / "demo.toml"
-    source_script = CONFIG / "demo_posts.toml"
-    source_night = CONFIG / "demo_night1.toml"
-    for source in (source_game, source_script, source_night):
-        if not source.exists():
-            raise click.ClickException(
-                f"找不到示例游戏文件：{source}（bansha 的安装不完整，请重新安装）"
-            )
-    if db_path is None:
-        db_path = Path(tempfile.gettempdir()) / "bansha-demo" / "demo.db"
-    if db_path.suffix == ".toml":
-        raise click.ClickException(
-            f"演示数据库的路径不能以 .toml 结尾：{db_path}（游戏文件会写在它旁边，如 demo.db）"
-        )
-    files = DemoFiles.beside(db_path)
-    files.check_free()
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    shift = files.write(source_game, source_script, source_night, demo_now(source_game, now_text))
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
-
+    db_path, files, shift = _demo_files(db_path, source_game, now_text)
     game_file = files.game
     script = files.script
     now = script_now(script)
@@ -160,6 +141,33 @@ def demo(db_path: Path | None, show_day: int, now_text: str | None, from_signup:
     click.echo("")
     click.echo(stopped_note(server.base_url))
     _next_commands(files, db_path, show_day, player)
+
+
+def _demo_files(
+    db_path: Path | None, source_game: Path, now_text: str | None
+) -> tuple[Path, DemoFiles, Any]:
+    """The demo's game, posts and night files written beside a fresh database: (the database's
+    path, the files, how far the example's dates were moved)."""
+    source_script = CONFIG / "demo_posts.toml"
+    source_night = CONFIG / "demo_night1.toml"
+    for source in (source_game, source_script, source_night):
+        if not source.exists():
+            raise click.ClickException(
+                f"找不到示例游戏文件：{source}（bansha 的安装不完整，请重新安装）"
+            )
+    if db_path is None:
+        db_path = Path(tempfile.gettempdir()) / "bansha-demo" / "demo.db"
+    if db_path.suffix == ".toml":
+        raise click.ClickException(
+            f"演示数据库的路径不能以 .toml 结尾：{db_path}（游戏文件会写在它旁边，如 demo.db）"
+        )
+    files = DemoFiles.beside(db_path)
+    files.check_free()
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    shift = files.write(source_game, source_script, source_night, demo_now(source_game, now_text))
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+    return db_path, files, shift
 
 
 def _cycle(ctx: GameContext, clock: SimClock, moment: datetime) -> None:

@@ -74,7 +74,6 @@ VOTES = {
 }
 
 
-# long (97 lines): the demo's script, step by step, as it is printed
 def run_life_demo(db_path: Path | None, now: datetime) -> None:
     """The whole demo; ``now`` is the real time (or ``--now``): the last step is just before it."""
     if db_path is None:

@@ -139,7 +139,6 @@ _REWRITES: Mapping[tuple[str, str], str] = {
 _THREAD_KEYS = frozenset(role.value for role in ThreadRole)
 
 
-# long (92 lines): the starter file written top to bottom, in the order the director reads it
 def starter_text(
     ruleset: str,
     game_id: str,

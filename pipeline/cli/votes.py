@@ -248,8 +248,6 @@ def _note(v: Any) -> str:
 # --------------------------------------------------------------------------- why
 
 
-# long (81 lines): one player's day as the director reads it — votes, votes received, posts,
-# flags, out and the records taken back — in text and JSON from one derivation
 @cli.command("why")
 @game_command(readonly=True)
 @day_option()

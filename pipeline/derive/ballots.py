@@ -26,8 +26,6 @@ from pipeline.derive.results import post_url
 from pipeline.store import Store
 
 
-# long (82 lines): one pass over a vote thread's posts in order: a change is judged against the
-# posts before it
 def _thread_ballots(
     store: Store,
     posts: Sequence[Post],

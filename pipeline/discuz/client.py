@@ -336,8 +336,6 @@ class DiscuzClient:
             attempts=1,
         )
 
-    # long (89 lines): one request with its retry policy, limits and error mapping: tenacity's
-    # pieces only make sense together
     def fetch(
         self,
         url: str,

@@ -657,8 +657,6 @@ class Poster:
         )
         return Sent(answer.outcome, tid, answer.pid or pid, answer.message, waits)
 
-    # long (81 lines): one loop over every answer a form POST can get (flood waits, a stale
-    # formhash, a lost session, a captcha, an unreadable answer), shared by every write
     def _send(
         self,
         url: str,

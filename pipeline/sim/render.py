@@ -1295,7 +1295,6 @@ fixed_avatar([{",".join(str(p.pid) for p in view.posts)}], 1);
 </script>"""
 
 
-# long (90 lines): mirrors Discuz! X3.5's login template in one piece
 def login_page(site: Site, viewer: Viewer, *, loginhash: str, now_text: str) -> str:
     """``member.php?mod=logging&action=login`` (captcha off)."""
     h = loginhash

@@ -329,7 +329,6 @@ class _Req:
 class ForumSim:
     """A Discuz! X3.5 forum in memory, seen as of ``clock()``."""
 
-    # long (81 lines): every switch of the forum a test can set, each kept as it is given
     def __init__(
         self,
         *,
@@ -1028,8 +1027,6 @@ class ForumSim:
 
     # ------------------------------------------------------------------ desktop viewthread
 
-    # long (88 lines): mirrors Discuz's viewthread.php dispatch (page, ordertype, authorid, faults)
-    # in one piece
     def _viewthread(self, req: _Req) -> SimResponse:
         thread = self._visible_thread(req)
         if thread is None:

@@ -204,7 +204,8 @@ def test_hidden_text_is_a_flag_the_director_confirms_or_dismisses(tmp_path) -> N
     assert "（小字）" in hidden[f"d2-hidden-text-馄饨-p{chat}"].reason
 
     out = g.run("flags", "--day", "2", "--as-of", AFTER)
-    assert f"[d2-hidden-text-包子-p{vote}]" in out and "依据《bansha 规则解读》投票格式与名字" in out
+    assert f"[d2-hidden-text-包子-p{vote}]" in out
+    assert "依据《bansha 规则解读》投票格式与名字" in out
     # no card of its own: the director names one to confirm, or dismisses it
     out = g.run("flags", "confirm", f"d2-hidden-text-包子-p{vote}", "--as-of", AFTER, code=1)
     assert "请用 --card 指定" in out
