@@ -155,6 +155,14 @@ def test_no_import_circle() -> None:
             visit(node)
 
 
+# --- below the pipeline: parsers/ and engine/ ---------------------------------------------------
+
+ENGINE = ROOT / "engine"
+PARSERS = ROOT / "parsers"
+LOWER = sorted([*ENGINE.rglob("*.py"), *PARSERS.rglob("*.py")])
+_ALL = ("engine", "parsers", "pipeline")
+
+
 def _ids(path: Path) -> str:
     return str(path.relative_to(ROOT))
 
