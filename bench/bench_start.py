@@ -15,7 +15,7 @@ kept (machine load hits all alike):
   so tally shows the view that cycle stored (``bansha tally``, target ≤ 8×); and forced to
   derive with ``--as-of`` (the demo's last moment: the same tally, derived — what a tally after
   a new post or a journal entry costs until the next cycle; ``bansha tally (derive)``, no
-  target). Both print the same (tests/pipeline/test_demo_commands.py); this script checks the
+  target). Both print the same (tests/pipeline/cli/test_demo_commands.py); this script checks the
   view is stored before timing;
 - ``bansha cycle GAME`` with nothing new (target ≤ 4×): the demo game on the simulated forum,
   served over HTTP by this process (no waits), brought up to date by one cycle at 12-03 09:00,

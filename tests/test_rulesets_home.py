@@ -173,7 +173,7 @@ def test_each_citation_is_to_the_rule_sets_own_text_and_says_something(rs: Rules
 
 
 def test_each_rule_sets_module_lists_its_secret_keys(rs: Ruleset) -> None:
-    # tests/pipeline/test_gamefile_docs.py reads SECRET_KEYS; the game file checks against it
+    # tests/pipeline/game/test_gamefile_docs.py reads SECRET_KEYS; the game file checks against it
     module = sys.modules[type(rs).__module__]
     assert rs.secret_keys == module.SECRET_KEYS
     game = type("G", (), {"players": (), "secrets": {k: ["狼人"] for k in rs.secret_keys}})()

@@ -87,7 +87,7 @@ def _has_ruleset(value: object, what: Callable[[Any], bool]) -> bool:
 
 #: The tables over every rule set (their titles, which ones elect a sheriff …), built on first
 #: use by the module ``__getattr__`` below: a game file is validated against its own rule set
-#: only, so loading a game imports one rule set (tests/pipeline/test_cli_lazy.py).
+#: only, so loading a game imports one rule set (tests/pipeline/cli/test_cli_lazy.py).
 _LAZY_TABLES: Final[dict[str, Callable[[], Any]]] = {
     "RULESET_TITLES": lambda: {r: get_ruleset(r).title for r in RULESETS},
     #: Rule sets whose first day elects the sheriff (``has_sheriff_election``).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.pipeline.test_sun_rounds import (
+from tests.pipeline.derive.test_sun_rounds import (
     LINEUP,
     VOTE_TID,
     add_posts,
