@@ -126,15 +126,20 @@ def test_imports_point_down(path: Path) -> None:
     assert up == [], f"{me} imports {up}: not below layer {mine!r}"
 
 
-def test_no_import_circle() -> None:
-    graph = {_module_name(p): set() for p in MODULES}
-    for p in MODULES:
+def _import_graph(paths: list[Path], roots: tuple[str, ...]) -> dict[str, set[str]]:
+    """Module → the modules of ``paths`` it imports (in-function imports too)."""
+    graph: dict[str, set[str]] = {_module_name(p): set() for p in paths}
+    for p in paths:
         me = _module_name(p)
-        for mod in _imports(p):
+        for mod in _imports(p, roots):
             # ``from pipeline.x import name`` may name a submodule or a symbol
             target = mod if mod in graph else mod.rpartition(".")[0]
             if target in graph and target != me:
                 graph[me].add(target)
+    return graph
+
+
+def _fail_on_circle(graph: dict[str, set[str]]) -> None:
     state: dict[str, int] = {}
     stack: list[str] = []
 
@@ -153,6 +158,10 @@ def test_no_import_circle() -> None:
     for node in sorted(graph):
         if node not in state:
             visit(node)
+
+
+def test_no_import_circle() -> None:
+    _fail_on_circle(_import_graph(MODULES, ("pipeline",)))
 
 
 # --- below the pipeline: parsers/ and engine/ ---------------------------------------------------
@@ -181,31 +190,7 @@ def test_engine_imports_nothing_from_pipeline(path: Path) -> None:
 
 def test_no_import_circle_in_engine_or_parsers() -> None:
     """Every import counts, also one inside a function; only ``if TYPE_CHECKING:`` is left out."""
-    graph = {_module_name(p): set() for p in LOWER}
-    for p in LOWER:
-        me = _module_name(p)
-        for mod in _imports(p, ("engine", "parsers")):
-            target = mod if mod in graph else mod.rpartition(".")[0]
-            if target in graph and target != me:
-                graph[me].add(target)
-    state: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(node: str) -> None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == 1:
-                cycle = [*stack[stack.index(nxt) :], nxt]
-                pytest.fail("import circle: " + " -> ".join(cycle))
-            if nxt not in state:
-                visit(nxt)
-        stack.pop()
-        state[node] = 2
-
-    for node in sorted(graph):
-        if node not in state:
-            visit(node)
+    _fail_on_circle(_import_graph(LOWER, ("engine", "parsers")))
 
 
 @pytest.mark.parametrize("path", sorted(ENGINE.rglob("*.py")), ids=_ids)

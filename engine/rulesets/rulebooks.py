@@ -3,10 +3,11 @@
 Code cites the rule texts as ``file:line`` (``m135.txt:202``), which tells a maintainer where
 to look but means nothing to a director, who knows the rule post by its title and its sections.
 :func:`cite` turns a citation into what the director reads —
-``《[M135]『让子弹飞』》游戏流程·投票规则`` — and keeps ``file:line`` beside it for whoever checks
-the text. A section runs from its heading's line to the next heading; each heading is the post's
-own (the floor's title, then the sub-heading or the role's entry under it). bansha's own rulings
-(``docs/rulings.md#anchor``) are named after their section of 《bansha 规则解读》.
+``《[M135]『让子弹飞』》游戏流程·投票规则``; the ``file:line`` stays in the verdict's data for
+whoever checks the text. A section runs from its heading's line to the next heading; each
+heading is the post's own (the floor's title, then the sub-heading or the role's entry under
+it). bansha's own rulings (``docs/rulings.md#anchor``) are named after their section of
+《bansha 规则解读》.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-__all__ = ["RULEBOOKS", "RULINGS", "Rulebook", "cite", "cite_parts"]
+__all__ = ["RULEBOOKS", "RULINGS", "Rulebook", "cite", "rule_name"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,8 +32,7 @@ class Rulebook:
 
     def section(self, line: int) -> str:
         """The section that holds ``line`` ("" before the first heading)."""
-        starts = [first for first, _name in self.sections]
-        i = bisect_right(starts, line)
+        i = bisect_right(self.sections, line, key=lambda section: section[0])
         return self.sections[i - 1][1] if i else ""
 
 
@@ -398,21 +398,18 @@ _TEXT = re.compile(r"^(?P<file>[\w-]+\.txt):(?P<line>\d+)")
 _RULING = re.compile(r"^docs/rulings\.md#(?P<anchor>[\w-]+)$")
 
 
-def cite_parts(ref: str) -> tuple[str, str]:
-    """``(what the director reads, the maintainer's citation)`` for one rule reference.
-
-    ``m135.txt:202`` → ``("《[M135]『让子弹飞』》游戏流程·投票规则", "m135.txt:202")``; a
-    reference to a text or an anchor this module does not know is returned as it is, twice.
-    """
+def rule_name(ref: str) -> str:
+    """One rule reference as the director reads it: ``m135.txt:202`` →
+    ``《[M135]『让子弹飞』》游戏流程·投票规则``; a reference to a text or an anchor this module
+    does not know is returned as it is."""
     ref = ref.strip()
     m = _TEXT.match(ref)
     if m and (book := RULEBOOKS.get(m["file"])):
-        section = book.section(int(m["line"]))
-        return f"《{book.title}》{section}", ref
+        return f"《{book.title}》{book.section(int(m['line']))}"
     m = _RULING.match(ref)
     if m and m["anchor"] in RULINGS:
-        return f"《{RULINGS_TITLE}》{RULINGS[m['anchor']]}", ref
-    return ref, ref
+        return f"《{RULINGS_TITLE}》{RULINGS[m['anchor']]}"
+    return ref
 
 
 def cite(ref: str | None) -> str:
@@ -425,7 +422,7 @@ def cite(ref: str | None) -> str:
         return ""
     names: list[str] = []
     for part in re.split(r"[；;]\s*", ref):
-        name = cite_parts(part)[0] if part.strip() else ""
+        name = rule_name(part) if part.strip() else ""
         if name and name not in names:
             names.append(name)
     return "；".join(names)

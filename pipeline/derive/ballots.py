@@ -20,6 +20,7 @@ from pipeline.derive.posts import (
     _distrusted,
     ballot_from_parse,
     counted_version,
+    former_account,
     handed_over_zh,
 )
 from pipeline.derive.results import post_url
@@ -91,9 +92,8 @@ def _thread_ballots(
         )
         left = roster.handed_over(post) if who is None else None
         if left is not None:  # the account's own name must not count for the slot it left
-            ballot = replace(
-                ballot, voter=f"{post.author}（原账号）", not_player=handed_over_zh(left)
-            )
+            why = handed_over_zh(left, roster.game.game.tz)
+            ballot = replace(ballot, voter=former_account(left.player), not_player=why)
         ballots.append(ballot)
         if who is not None:
             voted.add(who)

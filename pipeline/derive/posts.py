@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
 
 from engine.votes import Ballot, BallotKind, Evidence
 from parsers.names import RosterEntry, resolve_name
@@ -47,9 +47,10 @@ def former_account(player: str) -> str:
     return f"{player}（原账号）"
 
 
-def handed_over_zh(sub: Substitution) -> str:
-    """Why a post by the account that left a slot is no vote, as its verdict says."""
-    when = sub.since.strftime("%m-%d %H:%M")
+def handed_over_zh(sub: Substitution, tz: tzinfo) -> str:
+    """Why a post by the account that left a slot is no vote, as its verdict says (the time in
+    the game's zone ``tz``)."""
+    when = sub.since.astimezone(tz).strftime("%m-%d %H:%M")
     return f"{sub.player} 已于 {when} 由替补 {sub.name} 接替，原账号此后的帖子不计票"
 
 

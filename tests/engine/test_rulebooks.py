@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.rulesets.rulebooks import RULEBOOKS, RULINGS, cite, cite_parts
+from engine.rulesets.rulebooks import RULEBOOKS, RULINGS, cite, rule_name
 from tests.engine.rule_text import RULES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +30,7 @@ def _code_files() -> list[Path]:
 def test_a_vote_rule_reads_as_the_post_and_its_section() -> None:
     # m135.txt:202 每名存活角色每个讨论日限投一票 — under 游戏流程 › 投票规则 (m135.txt:165, 200)
     assert cite("m135.txt:202") == "《[M135]『让子弹飞』》游戏流程·投票规则"
-    assert cite_parts("m135.txt:202") == ("《[M135]『让子弹飞』》游戏流程·投票规则", "m135.txt:202")
+    assert rule_name("m135.txt:202") == "《[M135]『让子弹飞』》游戏流程·投票规则"
     # a range is named by its first line
     assert cite("m209.txt:22-33") == "《[M209]巴啦啦小魔仙》导言（阵容）"
     # 蓝牌 under 违规判定 › 判罚制度 (m135.txt:233-236)
