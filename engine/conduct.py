@@ -416,16 +416,19 @@ class PostCount:
     player: str
     count: int
     pids: tuple[int, ...]  # counted posts, in time order
-    evidence: tuple[Evidence, ...]
+    # where each counted post is, in the order of ``pids``: a tuple, or a sequence that makes
+    # them when read (the pipeline's stored counts: a day of thousands is rarely read post by post)
+    evidence: Sequence[Evidence]
     excluded: tuple[tuple[int, str], ...]  # (pid, Chinese reason)
     notes: tuple[tuple[int, str], ...] = ()  # counted, but worth a look
 
     def to_dict(self) -> dict[str, Any]:
+        """The count as ``tally --json`` shows it: the counted posts by pid (a pid finds the
+        post: ``forum.php?mod=redirect&goto=findpost&pid=…``), not one entry per post."""
         return {
             "player": self.player,
             "count": self.count,
             "pids": list(self.pids),
-            "evidence": [e.to_dict() for e in self.evidence],
             "excluded": [{"pid": pid, "reason": r} for pid, r in self.excluded],
             "notes": [{"pid": pid, "note": n} for pid, n in self.notes],
         }

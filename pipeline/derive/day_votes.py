@@ -18,6 +18,7 @@ from engine.votes import (
     tally,
 )
 from pipeline.derive.ballots import _thread_ballots
+from pipeline.derive.discussion import chunked_day, thread_chunks
 from pipeline.derive.engine_view import _resolved_differently
 from pipeline.derive.flags import _acts_of
 from pipeline.derive.journal_view import _dt, journal_modifiers, journal_proxies
@@ -243,7 +244,12 @@ def _day_exemptions(
 
 
 def _day_counts(run: _Run, day: Day) -> dict[str, PostCount]:
-    """The day's post counts (潜水 is judged from them)."""
+    """The day's post counts (潜水 is judged from them): by chunks where they can say."""
+    if chunked_day(run, day):
+        counts = thread_chunks(run, day).counts
+        if counts is not None:
+            return counts
+        run.chunked.pop(day.discussion, None)  # not in time order: read whole
     acts = _acts_of(run, day, day.discussion) if day.discussion is not None else []
     return count_posts(
         acts,

@@ -8,8 +8,10 @@ from engine.cards import card_ledger
 from engine.rulesets import get_ruleset
 from engine.state import Phase
 from parsers.votes import CARD_TARGET
+from pipeline.derive.chunks import ensure_chunk_counters
 from pipeline.derive.day_votes import _day_ballots, _day_counts, _day_exemptions, _day_tally
 from pipeline.derive.days import _day_players, _day_sheriff, _day_speed
+from pipeline.derive.discussion import roster_key
 from pipeline.derive.engine_view import (
     _engine_outs,
     _public_causes,
@@ -36,9 +38,16 @@ from pipeline.game.lastwords import latest_by_player, list_lastwords
 from pipeline.store import Store
 
 
-def derive(game: Game, store: Store, *, as_of: datetime) -> Derivation:
-    """Re-derive the whole game (days in order: a day's vote-out feeds the next day)."""
+def derive(game: Game, store: Store, *, as_of: datetime, by_chunks: bool = True) -> Derivation:
+    """Re-derive the whole game (days in order: a day's vote-out feeds the next day).
+
+    ``by_chunks``: read each day's discussion thread by chunks, re-reading only the chunks
+    written since (pipeline/derive/chunks.py; the same answers as reading it whole, which
+    ``by_chunks=False`` does)."""
     run = _start(game, store, as_of)
+    if by_chunks:
+        run.chunk_counters = ensure_chunk_counters(store)
+        run.roster_key = roster_key(run)
     days: dict[int, DayResult] = {}
     for day in sorted(game.days, key=lambda d: d.day):
         days[day.day] = _derive_day(run, day)

@@ -14,10 +14,11 @@ from engine.conduct import (
     conduct_flags,
 )
 from parsers.inquiry import parse_answer
-from parsers.records import MarkKind, Post
-from pipeline.derive.posts import HIDDEN_KEYS, Roster
+from parsers.records import Post
+from pipeline.derive.activities import _activities
+from pipeline.derive.discussion import conduct_acts
 from pipeline.derive.results import post_url
-from pipeline.derive.run import _NO_KINDS, _Outs, _posts_of, _role, _Run, _tids
+from pipeline.derive.run import _Outs, _posts_of, _role, _Run, _tids
 from pipeline.game.gamefile import Day
 from pipeline.game.lastwords import LastWords
 from pipeline.store import PostSketch
@@ -49,8 +50,9 @@ def _sheriff_answers(run: _Run, day: Day) -> None:
         )
 
 
-def _all_activities(run: _Run, sent: Sequence[LastWords]) -> list[Activity]:
-    """Every post of the game's threads (each thread once) and every recorded 遗言."""
+def _all_activities(run: _Run, sent: Sequence[LastWords], outs_final: _Outs) -> list[Activity]:
+    """Every post of the game's threads (each thread once) and every recorded 遗言; of a
+    discussion thread read by chunks, the posts a check can flag (``conduct_acts``)."""
     acts: list[Activity] = [
         Activity(
             player=r.player,
@@ -71,7 +73,10 @@ def _all_activities(run: _Run, sent: Sequence[LastWords]) -> list[Activity]:
             if tid in seen_tids:
                 continue
             seen_tids.add(tid)
-            acts += _acts_of(run, day, tid)
+            if tid in run.chunked:
+                acts += conduct_acts(run, day, run.chunked[tid], outs_final)
+            else:
+                acts += _acts_of(run, day, tid)
     return acts
 
 
@@ -117,7 +122,7 @@ def _flags(
     ]
     return conduct_flags(
         days=summaries,
-        activities=_all_activities(run, sent),
+        activities=_all_activities(run, sent, outs_final),
         players=[
             PlayerLife(p.name, outs_final[p.name][0] if p.name in outs_final else None)
             for p in game.players
@@ -135,44 +140,3 @@ def _flags(
         uncrawled_days=run.uncrawled_days,
         counts_by_day=counts,
     )
-
-
-def _activities(
-    posts: Sequence[Post | PostSketch], tid: int, role: str, roster: Roster, base: str
-) -> list[Activity]:
-    acts = []
-    for post in posts:
-        who = roster.player_of(post)
-        if who is None or post.posted_at is None:
-            continue
-        marks = post.marks
-        kinds = {m.kind for m in marks} if marks else _NO_KINDS
-        hidden = (
-            tuple(
-                dict.fromkeys(
-                    HIDDEN_KEYS[m.kind]
-                    for m in marks
-                    if m.kind in HIDDEN_KEYS and (m.text.strip() or m.kind is MarkKind.HIDE_TAG)
-                )
-            )
-            if marks
-            else ()
-        )
-        acts.append(
-            Activity(
-                player=who,
-                tid=tid,
-                role=role,
-                pid=post.pid,
-                floor=post.floor,
-                at=post.posted_at,
-                state=post.state.value,
-                url=post_url(base, tid, post.pid),
-                red=MarkKind.RED in kinds,
-                enlarged=MarkKind.ENLARGED in kinds,
-                has_bbcode=MarkKind.BBCODE in kinds,
-                text=post.text,
-                hidden=hidden,
-            )
-        )
-    return acts

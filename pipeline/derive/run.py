@@ -81,6 +81,12 @@ class _Run:
     stale_days: set[int] = field(default_factory=set)
     post_exempt_by_day: dict[int, set[str]] = field(default_factory=dict)
     uncrawled_days: set[int] = field(default_factory=set)
+    # the discussion threads read by chunks (pipeline/derive/discussion.py): whether the chunk
+    # counters hold, who posts as whom (part of a chunk's key), the threads and chunks read
+    chunk_counters: bool = False
+    roster_key: str = ""
+    chunked: dict[int, Any] = field(default_factory=dict)
+    chunk_acts: dict[tuple[int, int], list[Activity]] = field(default_factory=dict)
 
     @property
     def rs_id(self) -> str:

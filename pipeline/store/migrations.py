@@ -598,6 +598,23 @@ def _m017_draft_inputs(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m018_derive_chunks(db: sqlite_utils.Database) -> None:
+    """A discussion thread derived per chunk of floors (pipeline/derive/chunks.py): each
+    chunk's write count (kept by triggers the derivation installs) and its stored material,
+    and the index that reads one chunk's posts."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS derive_chunk_versions ("
+        "tid INTEGER NOT NULL, chunk INTEGER NOT NULL, version INTEGER NOT NULL, "
+        "PRIMARY KEY (tid, chunk))"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS derive_chunk_cache ("
+        "tid INTEGER NOT NULL, chunk INTEGER NOT NULL, key TEXT NOT NULL, material BLOB NOT NULL, "
+        "PRIMARY KEY (tid, chunk))"
+    )
+    db.execute("CREATE INDEX IF NOT EXISTS posts_tid_floor ON posts(tid, floor)")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
     ("002_journal_and_verdicts", _m002_journal_and_verdicts),
@@ -614,6 +631,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("013_revocations", _m013_revocations),
     ("016_generated_subject", _m016_generated_subject),
     ("017_draft_inputs", _m017_draft_inputs),
+    ("018_derive_chunks", _m018_derive_chunks),
 ]
 
 

@@ -460,8 +460,12 @@ def _guard(game: Game, store: Store, now: datetime) -> set[str]:
     sqls = _traced(store, lambda: _derive_and_draft(game, store, now))
     read = set().union(*(_tables(s) for s in sqls if not s.lstrip().upper().startswith("INSERT")))
     # draft_inputs: what each live draft was made from — the drafts' own bookkeeping, read
-    # against the drafts' input counter, which the same triggers move with every input
+    # against the drafts' input counter, which the same triggers move with every input;
+    # derive_chunk_*: each discussion chunk's material, made of its posts and keyed by their
+    # own write count (pipeline/derive/chunks.py): what they say, the posts say
     allowed = {
+        "derive_chunk_versions",
+        "derive_chunk_cache",
         *INPUT_TABLES,
         "posts",
         "meta",
