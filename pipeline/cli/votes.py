@@ -180,9 +180,8 @@ def store_tally_views(ctx: GameContext, d: Derivation, record: str) -> None:
             continue  # tally says so each time (the full path)
         data = tally_json(d, n, decisions)
         data["as_of"] = tallyview.AS_OF
-        as_json: str | None = tallyview.json_stored(data)  # compact: printed when read
-        if as_json.count(sentinel) != 1:
-            as_json = None
+        compact = tallyview.json_stored(data)  # printed as the full path prints it when read
+        as_json = compact if compact.count(sentinel) == 1 else None
         views[n] = (tally_text(ctx.game, d, n, decisions), as_json)
     try:
         choice: DefaultDay | None = default_day(ctx.game, d.as_of)
