@@ -99,14 +99,11 @@ def tally_full(ctx: GameContext, day: int | None, as_json: bool, as_of: str | No
     click.echo(out, nl=False)
 
 
-def tally_json_text(
-    d: Derivation, day: int, decisions: dict[str, dict[str, Any]], *, as_of: str | None = None
-) -> str:
-    """What ``bansha tally --day N --json`` prints (``as_of``: put this in the field instead)."""
-    data = tally_json(d, day, decisions)
-    if as_of is not None:
-        data["as_of"] = as_of
-    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+def tally_json_text(d: Derivation, day: int, decisions: dict[str, dict[str, Any]]) -> str:
+    """What ``bansha tally --day N --json`` prints."""
+    from pipeline.cli.tallyview import json_printed
+
+    return json_printed(tally_json(d, day, decisions))
 
 
 def tally_text(game: Game, d: Derivation, day: int, decisions: dict[str, dict[str, Any]]) -> str:
@@ -153,9 +150,10 @@ def tally_text(game: Game, d: Derivation, day: int, decisions: dict[str, dict[st
 
 
 def store_tally_views(ctx: GameContext, d: Derivation, record: str) -> None:
-    """Store what ``bansha tally`` prints for every day of ``d`` (text and JSON) and which day
-    it shows without ``--day``, keyed by the cycle's ``record`` of ``d`` and the game file as
-    loaded (pipeline/cli/tallyview.py checks the key). Inside the cycle's transaction."""
+    """Store what ``bansha tally`` prints for every day of ``d`` (text and JSON, the JSON
+    compact) and which day it shows without ``--day``, keyed by the cycle's ``record`` of ``d``
+    and the game file as loaded (pipeline/cli/tallyview.py checks the key); a day's row is
+    rewritten only when its view changed. Inside the cycle's transaction."""
     from pipeline import code_identity, code_identity_now
     from pipeline.cli import tallyview
     from pipeline.cycle import _game_tids, game_identity
@@ -180,9 +178,10 @@ def store_tally_views(ctx: GameContext, d: Derivation, record: str) -> None:
             d.day(n)
         except ValueError:
             continue  # tally says so each time (the full path)
-        as_json: str | None = tally_json_text(d, n, decisions, as_of=tallyview.AS_OF)
-        if as_json is not None and as_json.count(sentinel) != 1:
-            as_json = None
+        data = tally_json(d, n, decisions)
+        data["as_of"] = tallyview.AS_OF
+        compact = tallyview.json_stored(data)  # printed as the full path prints it when read
+        as_json = compact if compact.count(sentinel) == 1 else None
         views[n] = (tally_text(ctx.game, d, n, decisions), as_json)
     try:
         choice: DefaultDay | None = default_day(ctx.game, d.as_of)

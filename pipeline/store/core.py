@@ -115,15 +115,21 @@ class Store:
             )
 
     def write_tally_views(self, key: str, views: Mapping[int, tuple[str, str | None]]) -> None:
-        """Replace the stored tally views (day -> text, JSON) and their key (``meta``
-        ``tally:view``); ``views`` empty drops them (and the key)."""
+        """Make the stored tally views (day -> text, JSON) ``views`` under the key ``key``
+        (``meta`` ``tally:view``): a day's row is written only when its view is not the one
+        stored, a day not in ``views`` is dropped; ``views`` empty drops them all (and the
+        key)."""
         with self.atomic():
-            self.db.execute("DELETE FROM tally_views")
             for day, (text, as_json) in sorted(views.items()):
                 self.db.execute(
-                    "INSERT INTO tally_views(day, text, json) VALUES (?, ?, ?)",
+                    "INSERT INTO tally_views(day, text, json) VALUES (?, ?, ?) "
+                    "ON CONFLICT(day) DO UPDATE SET text = excluded.text, json = excluded.json "
+                    "WHERE text IS NOT excluded.text OR json IS NOT excluded.json",
                     [day, text, as_json],
                 )
+            days = sorted(views)
+            marks = ", ".join("?" * len(days))
+            self.db.execute(f"DELETE FROM tally_views WHERE day NOT IN ({marks})", days)
             if views:
                 self.set_meta(TALLY_VIEW_KEY, key)
             else:

@@ -531,8 +531,9 @@ def _m011_game_threads(db: sqlite_utils.Database) -> None:
 
 def _m012_tally_views(db: sqlite_utils.Database) -> None:
     """What ``bansha tally`` prints for each day, as the cycle's last derivation found it
-    (``text``: ``--day N``; ``json``: ``--day N --json`` with a stand-in for ``as_of``, or NULL),
-    valid under the key in ``meta`` ``tally:view`` (pipeline/cli/tallyview.py)."""
+    (``text``: ``--day N``; ``json``: ``--day N --json`` kept compact, with a stand-in for
+    ``as_of``, or NULL), valid under the key in ``meta`` ``tally:view``
+    (pipeline/cli/tallyview.py)."""
     db.execute(
         "CREATE TABLE IF NOT EXISTS tally_views ("
         "day INTEGER PRIMARY KEY, text TEXT NOT NULL, json TEXT)"

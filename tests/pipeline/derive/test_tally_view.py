@@ -34,7 +34,7 @@ from pipeline.cycle import closed_days_to_reread, run_cycle
 from pipeline.drafts import make_drafts
 from pipeline.game.gamefile import load_game
 from pipeline.sim.simulator import SimClock
-from pipeline.store import TALLY_VIEW_KEY
+from pipeline.store import TALLY_VIEW_KEY, open_store
 from tests.pipeline.conftest import bansha, forum_world
 from tests.pipeline.derive.test_derive_on_change import (
     DAYS,
@@ -58,7 +58,8 @@ class Tally:
         self.monkeypatch = monkeypatch
         self.env = env
         #: ``memo``: the full path derives once per moment and renders every form from it (a
-        #: tally writes nothing, so the derivation at one moment is the same for every form)
+        #: tally writes nothing, so the derivation at one moment is the same for every form);
+        #: so does the fast path when its view does not hold and it derives
         self.memo: dict[datetime, Any] | None = {} if memo else None
 
     def run(self, argv: list[str], now: datetime, *, full: bool) -> tuple[Outcome, bool]:
@@ -74,8 +75,8 @@ class Tally:
             m.setattr(votes, "tally_full", counted)
             if full:
                 m.setattr(tally_mod, "stored_tally", lambda *a: None)
-                if self.memo is not None:
-                    m.setattr(votes, "run_derive", self._memoized(votes.run_derive))
+            if self.memo is not None:
+                m.setattr(votes, "run_derive", self._memoized(votes.run_derive))
             result = CliRunner().invoke(cli, ["tally", *argv], env=self.env)
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             raise result.exception
@@ -152,6 +153,96 @@ def test_the_note_of_the_default_day_is_the_same(demo):
     fast, used = demo.tally.run([str(demo.game)], before, full=False)
     assert used and "还没开门" in fast[2]
     assert demo.tally.same([str(demo.game), "--json"], before)
+
+
+#: posts whose text the JSON has to escape: quotes, a backslash, a tab, a line separator, an
+#: emoji, markup, JSON's own punctuation and the escaped text of the view's ``as_of`` stand-in
+EDGES = [
+    ("饺子", '投票对象：包子"\\ 🐺\t\u2028</div>'),
+    ("麻花", "投票对象：{}[]:, 1e400 NaN null"),
+    ("Snow_风", '投票对象："\\u0000as_of\\u0000"'),
+]
+
+
+def test_a_day_of_posts_the_json_escapes_shows_what_deriving_shows(demo):
+    vote = load_game(demo.game, env={}).day(2).vote
+    for i, (who, text) in enumerate(EDGES):
+        demo.sim.add_post(vote, who, text, QUIET - timedelta(minutes=3 - i))
+    demo.cycle(QUIET)
+    assert all(demo.tally.every_day(demo.game, [1, 2], QUIET)[:-1])
+    fast, used = demo.tally.run([str(demo.game), "--day", "2", "--json"], QUIET, full=False)
+    assert used
+    shown = json.loads(fast[1])
+    raws = [v["ballot"]["target_raw"] for v in shown["votes"]]
+    assert '包子"\\ 🐺 </div>' in raws and '"\\u0000as_of\\u0000"' in raws
+    assert shown["as_of"] == QUIET.isoformat()
+    stored = sqlite3.connect(demo.db).execute("SELECT json FROM tally_views WHERE day = 2")
+    kept = stored.fetchone()[0]
+    assert "\n" not in kept and len(kept.encode()) < len(fast[1].encode()) * 3 // 4
+
+
+def test_a_view_that_does_not_read_back_as_stored_derives(demo):
+    """A key twice: ``json.loads`` keeps the last one, which is not what deriving prints."""
+    demo.cycle(QUIET)
+    assert _holds(demo, QUIET)
+    with contextlib.closing(sqlite3.connect(demo.db)) as db, db:
+        kept = db.execute("SELECT json FROM tally_views WHERE day = 2").fetchone()[0]
+        twice = kept.replace(',"ruleset":', ',"game":"另一局","ruleset":', 1)
+        assert twice != kept
+        db.execute("UPDATE tally_views SET json = ? WHERE day = 2", [twice])
+    assert demo.tally.same([str(demo.game), "--day", "2"], QUIET)
+    assert not demo.tally.same([str(demo.game), "--day", "2", "--json"], QUIET)
+
+
+def _log_writes(db_path: Path) -> None:
+    """Every row written to or dropped from ``tally_views`` from now on, in ``written``."""
+    with contextlib.closing(sqlite3.connect(db_path)) as db, db:
+        db.execute("CREATE TABLE written (day INTEGER, op TEXT)")
+        for op, row in (("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old")):
+            db.execute(
+                f"CREATE TRIGGER log_{op.lower()} AFTER {op} ON tally_views "
+                f"BEGIN INSERT INTO written VALUES ({row}.day, '{op}'); END"
+            )
+
+
+def _written(db_path: Path) -> list[tuple[int, str]]:
+    with contextlib.closing(sqlite3.connect(db_path)) as db:
+        return db.execute("SELECT day, op FROM written ORDER BY rowid").fetchall()
+
+
+def test_a_cycle_rewrites_only_the_views_that_changed(demo):
+    demo.cycle(QUIET)
+    _log_writes(demo.db)
+    db = sqlite3.connect(demo.db)
+    record = "SELECT value FROM meta WHERE key = 'derive:last'"
+    before = db.execute(record).fetchone()
+    draft = db.execute("SELECT MIN(id) FROM drafts WHERE state = 'pending'").fetchone()[0]
+    bansha(demo.env, "drafts", "approve", str(demo.game), str(draft))
+    demo.cycle(QUIET + timedelta(minutes=1))  # derives (the outputs moved): no view changed
+    assert db.execute(record).fetchone() != before
+    db.close()
+    assert _written(demo.db) == []
+    later = at("2026-12-02T21:25:00")  # the demo's posts go on at 21:20: day 2 changes
+    demo.cycle(later)
+    assert _written(demo.db) == [(2, "UPDATE")]
+    assert all(demo.tally.every_day(demo.game, [1, 2], later)[:-1])
+
+
+def test_the_store_keeps_the_views_it_is_given(tmp_path):
+    store = open_store(tmp_path / "views.db")
+    try:
+        store.write_tally_views("甲", {1: ("一", "{}"), 2: ("二", None), 3: ("三", "[]")})
+        _log_writes(tmp_path / "views.db")
+        store.write_tally_views("乙", {1: ("一", "{}"), 2: ("二", "{}")})
+        rows = store.db.execute("SELECT day, text, json FROM tally_views ORDER BY day")
+        assert rows.fetchall() == [(1, "一", "{}"), (2, "二", "{}")]
+        assert store.get_meta(TALLY_VIEW_KEY) == "乙"
+        assert _written(tmp_path / "views.db") == [(2, "UPDATE"), (3, "DELETE")]
+        store.write_tally_views("", {})
+        assert store.db.execute("SELECT COUNT(*) FROM tally_views").fetchone()[0] == 0
+        assert store.get_meta(TALLY_VIEW_KEY) is None
+    finally:
+        store.close()
 
 
 def _holds(w: Any, now: datetime) -> bool:
@@ -558,6 +649,18 @@ def test_code_upgraded_while_a_cycle_crawls(demo):
 # --------------------------------------------------------------------------- a long game
 
 
+#: the days of the long game played cycle by cycle; one more cycle after the game's end reads
+#: the others at once
+PLAYED = 4
+
+
+def _played_moments() -> list[datetime]:
+    """Each played day's six cycles (before it opens, the afternoon, the last hour, just after
+    the close and the result, the evening), then one after the last day's close."""
+    every = _long_moments()
+    return every[: 6 * PLAYED] + every[-1:]
+
+
 def test_a_long_game_at_every_cycle_shows_what_deriving_shows(tmp_path, monkeypatch):
     game = long_game()
     path = tmp_path / "long.toml"
@@ -565,7 +668,7 @@ def test_a_long_game_at_every_cycle_shows_what_deriving_shows(tmp_path, monkeypa
     db = tmp_path / "long.db"
     ctx = load_context(path, str(db))
     tally = Tally(monkeypatch, {}, memo=True)
-    moments = _long_moments()
+    moments = _played_moments()
     clock = SimClock(moments[0])
     crawl = LongForum().crawler(ctx.store, clock)
     held = 0
