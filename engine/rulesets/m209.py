@@ -2532,15 +2532,7 @@ class M209(Ruleset):
         if not board.alive(a.actor):
             board.record(a, "红牌罚下", Outcome.INVALID, f"{a.actor}已出局", "m209.txt:175")
             return
-        board.card_out(
-            a.actor,
-            cause="红牌罚下",
-            step="红牌罚下",
-            rule="m209.txt:175",
-            source="导演",
-            kind="红牌罚下",
-            red=True,
-        )
+        self._red_out(board, a.actor, "红牌罚下", "m209.txt:175")
         board.record(a, "红牌罚下", Outcome.DONE, f"{a.actor}被红牌罚下，没有遗言", "m209.txt:175")
 
     # ------------------------------------------------------------------ the day

@@ -1038,15 +1038,7 @@ class Zhenyan(Ruleset):
         )
         board.players[a.actor] = replace(board.player(a.actor), red_carded=True)
         board.record(a, step, Outcome.DONE, f"{a.actor}被红牌罚下出局", "zhenyan.txt:222")
-        board.card_out(
-            a.actor,
-            cause="红牌罚下",
-            step=step,
-            rule="zhenyan.txt:222",
-            source="导演",
-            kind="红牌罚下",
-            red=True,
-        )
+        self._red_out(board, a.actor, step, "zhenyan.txt:222")
         board.drain()
 
     def _surrender(self, board: Board, a: Action) -> None:
