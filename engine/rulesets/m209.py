@@ -2584,15 +2584,7 @@ class M209(Ruleset):
                     "m209.txt:377",
                 )
         board.scratch["noon"] = False
-        for a in later:
-            skill = self.canonical_skill(a.skill)
-            spec = self.specs.get(skill)
-            if spec is None:
-                board.record(a, "校验", Outcome.INVALID, self.unknown_skill_reason(skill), "")
-            elif spec.trigger:
-                board.prepared.append(replace(a, skill=skill))
-            else:
-                board.record(a, "校验", Outcome.INVALID, f"<{skill}>不是白天发动的技能", spec.rule)
+        self._keep_day_triggers(board, later)
         self._vote_objects(board, day, {first_top, *first_objects} - {""})
         if day.sheriff_election:
             self._election(board, day)
