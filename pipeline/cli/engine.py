@@ -23,7 +23,7 @@ import click
 from engine.cards import card_ledger
 from engine.kernel import (
     OUTCOME_ZH,
-    RECORD,
+    RECORD_OUT,
     Action,
     DayInput,
     EngineError,
@@ -245,9 +245,9 @@ def _refuse_after_pending(ctx: GameContext, phase: Phase) -> None:
     for p in pending:
         lines.append(f"  ! {pending_prompt(p, game)}")
     resolve = f"再重新结算 bansha {kind} resolve {game} {option}，然后才能结算{phase.zh}"
-    # a decision of a player's skill is recorded as an action; another (an out's time) says
-    # its own command in its prompt
-    who = next((p for p in pending if RECORD in (p.get("template") or RECORD)), None)
+    # a decision is recorded as an action of the phase, except an out's time, whose prompt
+    # says its own command
+    who = next((p for p in pending if RECORD_OUT not in (p.get("template") or "")), None)
     if who is None:
         lines.append(f"处理：先按上面的命令记录，{resolve}")
     else:
