@@ -369,7 +369,8 @@ RECORD_NIGHT = "{record_night}"  # record something for night ``Pending.night`` 
 CHOICE = "{choice}"  # choose the first of ``Pending.choices``
 SKILL = "{skill}"  # the skill, and the target if any, without the phase and actor
 RESOLVE = "{resolve}"  # resolve the decision's phase again
-SLOTS = (RECORD, RECORD_PHASE, RECORD_NIGHT, CHOICE, SKILL, RESOLVE)
+RECORD_OUT = "{record_out}"  # record player ``Pending.who`` out at ``Pending.at`` (if known)
+SLOTS = (RECORD, RECORD_PHASE, RECORD_NIGHT, CHOICE, SKILL, RESOLVE, RECORD_OUT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,7 +381,9 @@ class Pending:
     decision it holds the :data:`SLOTS`, filled in from the data: the phase the decision is
     recorded for (``phase`` "night" or "day", ``number``), what the record holds (``target``:
     the word the prompt uses for the target, None when there is none; ``choices``: the words a
-    choice may be, the first one named) and ``night``, another night it may be recorded for."""
+    choice may be, the first one named), ``night``, another night it may be recorded for, and
+    ``at``, the time (ISO 8601) the decision is about when the resolution knows it (a player's
+    out at noon: the time of the skill that put him out)."""
 
     who: str
     skill: str
@@ -391,6 +394,7 @@ class Pending:
     target: str | None = None
     choices: tuple[str, ...] = ()
     night: int | None = None
+    at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -403,6 +407,7 @@ class Pending:
             "target": self.target,
             "choices": list(self.choices),
             "night": self.night,
+            "at": self.at,
         }
 
 
@@ -685,13 +690,14 @@ class Board:
         target: str | None = None,
         choices: tuple[str, ...] = (),
         night: int | None = None,
+        at: str | None = None,
     ) -> None:
         """A decision still to collect, recorded for the phase being resolved."""
         phase, number = (
             ("night", self.night) if self.night is not None else ("day", self.phase.number)
         )
         self.pending.append(
-            Pending(who, skill, prompt, rule, phase, number, target, choices, night)
+            Pending(who, skill, prompt, rule, phase, number, target, choices, night, at)
         )
 
     def record(

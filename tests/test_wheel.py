@@ -5,8 +5,12 @@ deleted — it does what a director does on the first day: ``--version``, ``demo
 ``schedule``'s crontab line (it starts the installed bansha), and ``serve`` answering its login
 page with its stylesheet.
 
-Slow (a build and an install: about a minute; pip's cache and the configured indexes are used),
-and part of the normal suite (marker ``wheel``: ``-m "not wheel"`` leaves it out while working).
+The wheel is installed by pip; its dependencies are the ones its metadata declares
+(``Requires-Dist``, followed through each dependency's own), copied from the environment the
+tests run in (each in a version the requirement allows), so no index is asked for them and
+nothing else is there: a module bansha imports without declaring it fails here. The build
+(setuptools in its own environment) and the install take about ten seconds; part of the
+normal suite (marker ``wheel``: ``-m "not wheel"`` leaves it out while working).
 """
 
 from __future__ import annotations
@@ -20,9 +24,14 @@ import sys
 import time
 import urllib.request
 import venv
+import zipfile
+from email.parser import Parser
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from pipeline.game.gamefile import RULESETS
 
@@ -56,6 +65,53 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _requires(wheel: Path) -> list[str]:
+    """The wheel's ``Requires-Dist`` lines, as pip reads them from its metadata."""
+    with zipfile.ZipFile(wheel) as z:
+        name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        text = z.read(name).decode("utf-8")
+    return Parser().parsestr(text).get_all("Requires-Dist") or []
+
+
+def _closure(requires: list[str]) -> list[metadata.Distribution]:
+    """The distributions of this environment that ``requires`` needs, and what they need in
+    turn (markers evaluated for this interpreter, extras followed), each in a version its
+    requirement allows."""
+    todo = [(Requirement(r), "") for r in requires]
+    found: dict[str, metadata.Distribution] = {}
+    while todo:
+        req, extra = todo.pop()
+        if req.marker is not None and not req.marker.evaluate({"extra": extra}):
+            continue
+        key = canonicalize_name(req.name)
+        dist = found.get(key)
+        if dist is None:
+            dist = found[key] = metadata.distribution(req.name)
+            todo += [(Requirement(r), "") for r in dist.requires or ()]
+        assert req.specifier.contains(dist.version, prereleases=True), (
+            f"{req} is not met by {req.name} {dist.version}"
+        )
+        for wanted in req.extras:
+            todo += [(Requirement(r), wanted) for r in dist.requires or ()]
+    return list(found.values())
+
+
+def _copy_into(dists: list[metadata.Distribution], site: Path) -> None:
+    """Each distribution's files that live in its site-packages (its RECORD), copied to
+    ``site``: the packages, their byte code and their ``.dist-info``; no scripts."""
+    for dist in dists:
+        root = Path(dist.locate_file("")).resolve()
+        assert dist.files is not None, f"{dist.metadata['Name']} lists no files"
+        for f in dist.files:
+            source = Path(dist.locate_file(f)).resolve()
+            if not source.is_relative_to(root):
+                continue
+            if source.is_file():
+                target = site / source.relative_to(root)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target)
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """(the venv's bin folder, an environment that finds only the installed bansha)."""
@@ -80,14 +136,14 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     )
     (wheel,) = dist.glob("bansha-*.whl")
     shutil.rmtree(src)  # nothing the installed bansha does may read the tree it was built from
-    venv.EnvBuilder(with_pip=True).create(top / "venv")
+    venv.EnvBuilder(with_pip=False).create(top / "venv")
     bin_dir = top / "venv" / ("Scripts" if os.name == "nt" else "bin")
-    run(
-        [str(bin_dir / "python"), "-m", "pip", "install", "-q", str(wheel)],
-        cwd=top,
-        env=env,
-        timeout=600,
-    )
+    python = str(bin_dir / "python")
+    site = run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+               cwd=top, env=env).strip()  # fmt: skip
+    _copy_into(_closure(_requires(wheel)), Path(site))
+    pip = [sys.executable, "-m", "pip", "--python", python]
+    run([*pip, "install", "-q", "--no-deps", "--no-index", str(wheel)], cwd=top, env=env)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     env["HOME"] = str(top / "home")  # no director's ~/.config/bansha here
     (top / "home").mkdir()

@@ -726,6 +726,38 @@ class Ruleset:
             action.actor, "殉职", f"警长{action.actor}的殉职目标无效（{problem}），请重新选择", rule
         )
 
+    def _keep_day_triggers(self, board: Board, actions: Sequence[Action]) -> None:
+        """The day's actions that are not the director's: a skill that fires when its moment
+        comes (最后一枪, 殉职 …) is kept for it; any other is refused (unknown, or no day
+        skill)."""
+        for a in actions:
+            skill = self.canonical_skill(a.skill)
+            spec = self.specs.get(skill)
+            if spec is None:
+                board.record(a, "校验", Outcome.INVALID, self.unknown_skill_reason(skill), "")
+            elif spec.trigger:
+                board.prepared.append(replace(a, skill=skill))
+            else:
+                board.record(a, "校验", Outcome.INVALID, f"<{skill}>不是白天发动的技能", spec.rule)
+
+    # --- 红牌罚下 ------------------------------------------------------------------------
+    @staticmethod
+    def _red_out(
+        board: Board, name: str, step: str, rule: str, bound_uid: str | None = None
+    ) -> Death | None:
+        """A red card puts ``name``'s current card (or the card ``bound_uid``) out: the
+        director's doing, marked red (no last words, no skill follows)."""
+        return board.card_out(
+            name,
+            cause="红牌罚下",
+            step=step,
+            rule=rule,
+            source="导演",
+            kind="红牌罚下",
+            red=True,
+            bound_uid=bound_uid,
+        )
+
     def director_order(self, board: Board, a: Action) -> tuple[int, str]:
         """The order the director's actions of one phase are taken in (a stable sort key; the
         default keeps the recorded order)."""

@@ -1181,15 +1181,7 @@ class M135(Ruleset):
             a, step, Outcome.DONE, f"{a.actor}被红牌罚下出局，不能发动任何技能", "m135.txt:244"
         )
         while board.alive(a.actor):
-            board.card_out(
-                a.actor,
-                cause="红牌罚下",
-                step=step,
-                rule="m135.txt:244",
-                source="导演",
-                kind="红牌罚下",
-                red=True,
-            )
+            self._red_out(board, a.actor, step, "m135.txt:244")
         board.drain()
 
     def _surrender(self, board: Board, a: Action) -> None:

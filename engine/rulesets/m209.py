@@ -97,6 +97,8 @@ from engine.deal import Deal, Rng, sample, shuffle
 from engine.kernel import (
     CHOICE,
     RECORD,
+    RECORD_OUT,
+    RESOLVE,
     Action,
     Board,
     DayInput,
@@ -198,12 +200,10 @@ _FACTION_WORDS = {
 #: ``日不落:<day>`` = the suns (tab-separated, in out order) whose extra 正午 is that day.
 VOTE_OBJECTS = "投票对象:"
 SUN_NOON = "日不落:"
-#: What the log tells the director when the tally's top went out at noon: the tally does not
-#: see noon outs; recorded, they void later votes for that player and allow a change.
-NOON_OUT = (
-    "（计票看不到正午的出局：如需按规则让投给他的人改票、之后投给他的票无效，"
-    "请把其出局时间记为玩家出局后重新结算，m209.txt:170, 176）"
-)
+#: The decision asked of the director when the tally's top went out at noon (``Pending.skill``):
+#: the tally does not see noon outs; recorded, they void the votes for that player and allow
+#: his voters a change (m209.txt:170, 176).
+NOON_OUT = "正午出局"
 #: ``遗言权利`` = the players given last words, in order (m209.txt:190-191).
 LAST_WORDS_GRANTED = "遗言权利"
 #: ``封锁投票:<day>`` = what blocked that day's vote (m209.txt:205).
@@ -2532,15 +2532,7 @@ class M209(Ruleset):
         if not board.alive(a.actor):
             board.record(a, "红牌罚下", Outcome.INVALID, f"{a.actor}已出局", "m209.txt:175")
             return
-        board.card_out(
-            a.actor,
-            cause="红牌罚下",
-            step="红牌罚下",
-            rule="m209.txt:175",
-            source="导演",
-            kind="红牌罚下",
-            red=True,
-        )
+        self._red_out(board, a.actor, "红牌罚下", "m209.txt:175")
         board.record(a, "红牌罚下", Outcome.DONE, f"{a.actor}被红牌罚下，没有遗言", "m209.txt:175")
 
     # ------------------------------------------------------------------ the day
@@ -2592,15 +2584,7 @@ class M209(Ruleset):
                     "m209.txt:377",
                 )
         board.scratch["noon"] = False
-        for a in later:
-            skill = self.canonical_skill(a.skill)
-            spec = self.specs.get(skill)
-            if spec is None:
-                board.record(a, "校验", Outcome.INVALID, self.unknown_skill_reason(skill), "")
-            elif spec.trigger:
-                board.prepared.append(replace(a, skill=skill))
-            else:
-                board.record(a, "校验", Outcome.INVALID, f"<{skill}>不是白天发动的技能", spec.rule)
+        self._keep_day_triggers(board, later)
         self._vote_objects(board, day, {first_top, *first_objects} - {""})
         if day.sheriff_election:
             self._election(board, day)
@@ -2640,9 +2624,16 @@ class M209(Ruleset):
             self._red_card(board, a)  # m209.txt:177: after the vote
 
     def _noon_round(self, board: Board, actions: Sequence[Action]) -> None:
+        """The noon skills in launch order; who each one put out is remembered with the time
+        it was launched (``scratch["noon_at"]``), for the director to record the out."""
+        noon_at: dict[str, str] = board.scratch.setdefault("noon_at", {})
         for a in sorted(actions, key=lambda a: (a.at or "", a.sort_key())):
+            before = len(board.deaths)
             self._noon_skill(board, a)
             board.drain()
+            for d in board.deaths[before:]:
+                if a.at and d.player_out:
+                    noon_at.setdefault(d.player, a.at)
 
     def _first_top(
         self,
@@ -2849,9 +2840,20 @@ class M209(Ruleset):
 
     def _noon_out_top(self, board: Board, label: str, top: str, step: str) -> None:
         """The top went out at noon (决斗, 断钢斩, 神风突击 …): the tally cannot see it
-        (m209.txt:170); it is still the day's top, said with the day's other public lines."""
-        board.emit(step, "m209.txt:170", f"最高票{top}已在正午出局，不再结算{NOON_OUT}")
+        (m209.txt:170); it is still the day's top, said with the day's other public lines. The
+        director is asked to record the out (with the time of the skill, when it was given):
+        counted again, the votes for the top no longer count and his voters may change."""
+        board.emit(step, "m209.txt:170", f"最高票{top}已在正午出局，不再结算")
         board.announce(f"{label}最高票：{top}（已在正午出局）")
+        board.need(
+            top,
+            NOON_OUT,
+            f"最高票{top}已在正午出局，计票看不到正午的出局：请记录其出局时间（{RECORD_OUT}），"
+            "投给他的角色可以改票一次、投给他的票不再计入（m209.txt:170, 176），"
+            f"再重新结算（{RESOLVE}）",
+            "m209.txt:170",
+            at=board.scratch.get("noon_at", {}).get(top),
+        )
 
     def _no_top_line(self, day: DayInput, label: str) -> str:
         if day.rule == self.ref("scapegoat"):

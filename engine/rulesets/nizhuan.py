@@ -1436,16 +1436,7 @@ class Nizhuan(Ruleset):
             )
             for c in p.cards:
                 if c.alive:
-                    board.card_out(
-                        a.actor,
-                        cause="红牌罚下",
-                        step="红牌罚下",
-                        rule="nizhuan.txt:50",
-                        source="导演",
-                        kind="红牌罚下",
-                        red=True,
-                        bound_uid=c.uid,
-                    )
+                    self._red_out(board, a.actor, "红牌罚下", "nizhuan.txt:50", c.uid)
             board.drain()
         return rest
 

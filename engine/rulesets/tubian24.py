@@ -1519,15 +1519,7 @@ class Tubian24(Ruleset):
         p = board.player(a.actor)
         board.players[a.actor] = replace(p, red_carded=True)
         board.record(a, step, Outcome.DONE, f"{a.actor}被红牌罚下出局，不能使用任何技能", rule)
-        death = board.card_out(
-            a.actor,
-            cause="红牌罚下",
-            step=step,
-            rule=rule,
-            source="导演",
-            kind="红牌罚下",
-            red=True,
-        )
+        death = self._red_out(board, a.actor, step, rule)
         if death is not None:
             shown = f"，身份：{death.card}" if board.night is None else ""
             board.announce(f"{a.actor}被红牌罚下{shown}。")

@@ -1038,15 +1038,7 @@ class Zhenyan(Ruleset):
         )
         board.players[a.actor] = replace(board.player(a.actor), red_carded=True)
         board.record(a, step, Outcome.DONE, f"{a.actor}被红牌罚下出局", "zhenyan.txt:222")
-        board.card_out(
-            a.actor,
-            cause="红牌罚下",
-            step=step,
-            rule="zhenyan.txt:222",
-            source="导演",
-            kind="红牌罚下",
-            red=True,
-        )
+        self._red_out(board, a.actor, step, "zhenyan.txt:222")
         board.drain()
 
     def _surrender(self, board: Board, a: Action) -> None:
@@ -1077,15 +1069,7 @@ class Zhenyan(Ruleset):
         rest = self._director_actions(board, day.actions)
         if board.winner is not None:
             return
-        for a in rest:
-            skill = self.canonical_skill(a.skill)
-            spec = self.specs.get(skill)
-            if spec is None:
-                board.record(a, "校验", Outcome.INVALID, self.unknown_skill_reason(skill), "")
-            elif spec.trigger:
-                board.prepared.append(replace(a, skill=skill))
-            else:
-                board.record(a, "校验", Outcome.INVALID, f"<{skill}>不是白天发动的技能", spec.rule)
+        self._keep_day_triggers(board, rest)
         self._reds_during_the_day(board, day)
         if day.sheriff_election:
             elected = day.elected

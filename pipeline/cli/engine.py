@@ -21,7 +21,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import click
 
 from engine.cards import card_ledger
-from engine.kernel import OUTCOME_ZH, Action, DayInput, EngineError, Report, resolve_day
+from engine.kernel import (
+    OUTCOME_ZH,
+    RECORD_OUT,
+    Action,
+    DayInput,
+    EngineError,
+    Report,
+    resolve_day,
+)
 from engine.kernel import resolve_night as engine_resolve_night
 from engine.rulesets import Ruleset, get_ruleset
 from engine.rulesets.base import zh_span
@@ -233,15 +241,21 @@ def _refuse_after_pending(ctx: GameContext, phase: Phase) -> None:
     option = f"--{kind} {before.number}"
     game = ctx.game_path.name
     lines = [f"{before.zh}的结算还有待决定的事项，结算{phase.zh}之前须先处理（未做任何处理）："]
-    for p in snap.report.get("pending", []):
+    pending = snap.report.get("pending", [])
+    for p in pending:
         lines.append(f"  ! {pending_prompt(p, game)}")
-    who = snap.report.get("pending", [{}])[0]
-    actor, skill = who.get("who") or "玩家", who.get("skill") or "技能"
-    lines.append(
-        f"处理：先记录决定 bansha {kind} add {game} {option} --actor {actor} --skill {skill} "
-        f"--target 目标（放弃发动则写 --choice 放弃），再重新结算 bansha {kind} resolve {game} "
-        f"{option}，然后才能结算{phase.zh}"
-    )
+    resolve = f"再重新结算 bansha {kind} resolve {game} {option}，然后才能结算{phase.zh}"
+    # a decision is recorded as an action of the phase, except an out's time, whose prompt
+    # says its own command
+    who = next((p for p in pending if RECORD_OUT not in (p.get("template") or "")), None)
+    if who is None:
+        lines.append(f"处理：先按上面的命令记录，{resolve}")
+    else:
+        actor, skill = who.get("who") or "玩家", who.get("skill") or "技能"
+        lines.append(
+            f"处理：先记录决定 bansha {kind} add {game} {option} --actor {actor} --skill {skill} "
+            f"--target 目标（放弃发动则写 --choice 放弃），{resolve}"
+        )
     raise click.ClickException("\n".join(lines))
 
 

@@ -19,6 +19,7 @@ from engine.kernel import (
     CHOICE,
     RECORD,
     RECORD_NIGHT,
+    RECORD_OUT,
     RECORD_PHASE,
     RESOLVE,
     SKILL,
@@ -29,6 +30,8 @@ from engine.votes import VoteVerdict
 
 #: The game file's name where a text does not know it.
 GAME = "GAME.toml"
+#: A phase kind as a cause of an out names it (第2天正午出局).
+_ZH_PHASE = {"day": "天", "night": "晚"}
 
 
 def fill(template: str, p: Mapping[str, Any], game: str = GAME) -> str:
@@ -46,6 +49,9 @@ def fill(template: str, p: Mapping[str, Any], game: str = GAME) -> str:
         CHOICE: f"--choice {choices[0]}" if choices else "--choice",
         SKILL: skill,
         RESOLVE: f"bansha {kind} resolve {game} --{kind} {number}",
+        RECORD_OUT: f"bansha player out {game} --player {p.get('who', '')} "
+        f"--at {p.get('at') or '出局时间'} --cause 第{number}{_ZH_PHASE.get(kind, '')}"
+        f"{p.get('skill', '')}",
     }
     for slot, text in words.items():
         template = template.replace(slot, text)

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from engine.kernel import CHOICE, RECORD, RECORD_NIGHT, RECORD_PHASE, RESOLVE, SKILL, Pending
+from engine.kernel import (
+    CHOICE,
+    RECORD,
+    RECORD_NIGHT,
+    RECORD_OUT,
+    RECORD_PHASE,
+    RESOLVE,
+    SKILL,
+    Pending,
+)
 from pipeline.game.pending import pending_prompt, pending_record
 
 
@@ -33,6 +42,19 @@ def test_a_decision_without_a_target_names_none() -> None:
     )
     assert pending_record(p)["prompt"] == (
         "（bansha night add GAME.toml --night 3 --actor 包子 --skill 装傻，或 --choice 放弃）"
+    )
+
+
+def test_an_out_is_recorded_at_its_time_when_the_engine_knows_it() -> None:
+    p = Pending("戊", "正午出局", f"（{RECORD_OUT}）", number=2, at="2026-12-02T12:30:00+08:00")
+    assert pending_record(p, "m209.toml")["prompt"] == (
+        "（bansha player out m209.toml --player 戊 --at 2026-12-02T12:30:00+08:00 "
+        "--cause 第2天正午出局）"
+    )
+    # without the time the director writes it in
+    unknown = pending_record(Pending("戊", "正午出局", f"（{RECORD_OUT}）", number=2))
+    assert unknown["prompt"] == (
+        "（bansha player out GAME.toml --player 戊 --at 出局时间 --cause 第2天正午出局）"
     )
 
 

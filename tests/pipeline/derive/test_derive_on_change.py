@@ -741,9 +741,11 @@ class LongForum:
         return crawl
 
 
-def _long_moments() -> list[datetime]:
+def _long_moments(days: int = DAYS) -> list[datetime]:
+    """Six moments of each of the first ``days`` days: before the opening, during the day, in
+    the last hour, just after the close (twice) and two hours later."""
     out = []
-    for d in range(DAYS):
+    for d in range(days):
         opens = START + timedelta(days=d)
         closes = opens + timedelta(hours=12)
         out += [opens - timedelta(minutes=29), opens + timedelta(hours=8, minutes=1)]
@@ -752,9 +754,9 @@ def _long_moments() -> list[datetime]:
     return out
 
 
-def _run_long(tmp_path: Path, name: str, *, rederive: bool) -> list[Any]:
+def _run_long(tmp_path: Path, name: str, *, rederive: bool, days: int) -> list[Any]:
     game = long_game()
-    moments = _long_moments()
+    moments = _long_moments(days)
     clock = SimClock(moments[0])
     store = open_store(tmp_path / f"{name}.db")
     crawl = LongForum().crawler(store, clock)
@@ -807,11 +809,13 @@ def _run_long(tmp_path: Path, name: str, *, rederive: bool) -> list[Any]:
 
 
 def test_skipping_gives_the_same_verdicts_and_drafts_as_deriving_every_cycle_long_game(tmp_path):
-    skipping = _run_long(tmp_path, "skip", rederive=False)
-    forced = _run_long(tmp_path, "full", rederive=True)
-    assert sum(1 for s in skipping if s[5]) >= DAYS // 2  # the quiet cycles were skipped
+    """The first six days of the long game, every cycle run twice (skipping and deriving)."""
+    days = 6
+    skipping = _run_long(tmp_path, "skip", rederive=False, days=days)
+    forced = _run_long(tmp_path, "full", rederive=True, days=days)
+    assert sum(1 for s in skipping if s[5]) >= days // 2  # the quiet cycles were skipped
     last = skipping[-1][4]
-    assert len(last["votes"]) > 100 and last["flags"] and last["drafts"]
+    assert len(last["votes"]) > 60 and last["flags"] and last["drafts"]
     for s, f in zip(skipping, forced, strict=True):
         assert s[:5] == f[:5], f"cycle at {s[0]} differs"
 
