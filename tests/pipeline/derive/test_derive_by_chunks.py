@@ -324,3 +324,49 @@ def test_states_count_as_the_whole_thread_counts_them(tmp_path, small_chunks):
         assert "该帖被管理员或版主屏蔽，不计入发言" in excluded
     finally:
         store.close()
+
+
+def test_a_sheriff_who_may_only_answer_is_seen_in_every_chunk(tmp_path, small_chunks):
+    """狼人真言: the sheriff may not post in the discussion thread (直接黄牌或红牌). His posts
+    are plain text, in every chunk of a long thread: the flag names each of them, as reading the
+    thread whole does."""
+    from pipeline.game.gamefile import parse_game
+
+    game = parse_game(
+        {
+            "game": {
+                "id": "zy",
+                "title": "真言",
+                "ruleset": "zhenyan",
+                "timezone": "Asia/Shanghai",
+            },
+            "forum": {"base_url": "http://127.0.0.1:8080/"},
+            "director": {"names": ["导演"], "uids": [1]},
+            "players": [{"name": n, "uid": 100 + i} for i, n in enumerate(NAMES)],
+            "days": [
+                {
+                    "day": 1,
+                    "opens": START,
+                    "closes": START + timedelta(hours=12),
+                    "discussion": 1000,
+                    "vote": 1001,
+                    "progress": 1002,
+                }
+            ],
+            "zhenyan": {"words": ["灯塔", "向日葵", "冬眠", "口琴"]},
+        },
+        env={},
+    )
+    store = open_store(tmp_path / "zhenyan.db")
+    forum, clock = Forum(), SimClock(START)
+    try:
+        _, _ = _thread(store, forum, 40, clock)
+        with store.atomic():
+            store.db.table("journal_settings").insert(
+                {"key": "sheriff:1", "value": NAMES[5], "recorded_at": START.isoformat()}
+            )
+        d = _same_both_ways(game, store, clock())
+        flag = next(f for f in d.flags if f.kind.value == "sheriff-discussion")
+        assert flag.player == NAMES[5] and len(flag.evidence) == 40 // 24 + 1
+    finally:
+        store.close()
