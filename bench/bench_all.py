@@ -11,12 +11,14 @@
    :class:`~pipeline.cli.GameContext` loaded from that file as the CLI loads it. The only
    change: the crawler's HTTP client talks to the simulator in process (no sockets, no waits),
    and the simulator's time rendering pages is taken out (as bench_cycle does): the times are
-   bansha's own. After the first crawl and a settling cycle, per size: ``--rounds`` nothing-new
-   cycles, ``--rounds`` cycles each after one new page (10 posts) in the discussion thread, and
-   ``--rounds`` cycles each after one ``bansha vote proxy`` (run in process through the CLI:
-   what it writes to the journal), which must re-derive. Medians; ratios to the 100-post game
-   (goals: one new page 1k/100 and 10k/100 ≤ 1.5×, 30k/100 ≤ 2×; after a proxy vote ≤ 1.5×
-   at every size; nothing new ≤ 1.5×).
+   bansha's own (the forum also keeps, while no post arrives, what each page recomputes over
+   the whole thread: :func:`quick_pages`). After the first crawl and a settling cycle, per
+   size: 5 × ``--rounds`` nothing-new cycles, ``--rounds`` cycles each after one new page (10
+   posts) in the discussion thread — with the parts spent storing tally's views and drafting —
+   and ``--rounds`` cycles each after one ``bansha vote proxy`` (run in process through the
+   CLI: what it writes to the journal), which must re-derive. Medians; ratios to the 100-post
+   game (goals: one new page 1k/100 and 10k/100 ≤ 1.5×, 30k/100 ≤ 2×; after a proxy vote
+   ≤ 1.5× at every size; nothing new ≤ 1.5×).
 2. Peak RSS (the child's ``ru_maxrss``) of a real ``bansha cycle`` process on a game whose
    thread holds ``--rss-posts`` posts (20,000), the forum served over HTTP by this process: a
    nothing-new cycle (goal ≤ 40 MiB) and a cycle after one new page (goal ≤ 60 MiB); the
@@ -58,6 +60,8 @@ HERE = Path(__file__).resolve()
 SIZES = (100, 1000, 10000, 30000)
 QUICK_SIZES = (100, 10000)
 RSS_POSTS = 20000
+#: nothing-new cycles per ``--rounds`` (each takes milliseconds)
+IDLE_ROUNDS = 5
 #: what each cycle figure is called (its ratio to the smallest game is what has a goal)
 CYCLE_KINDS = {"page_s": "one new page", "proxy_s": "after vote proxy", "idle_s": "nothing new"}
 RSS_GOALS = {"nothing new": 40.0, "one new page": 60.0}
@@ -196,7 +200,7 @@ def measure_cycles(n_posts: int, rounds: int) -> dict[str, Any]:
         idle, page, proxy = [], [], []
         views: list[float] = []
         drafts: list[float] = []
-        for _ in range(rounds):
+        for _ in range(IDLE_ROUNDS * rounds):  # short: more of them, the median steadier
             seconds, report = b.cycle()
             assert report.skipped and _new_posts(report) == 0, report.lines()
             idle.append(seconds)
@@ -327,7 +331,7 @@ def cycle_rows(found: list[dict[str, Any]]) -> list[str]:
 def print_cycles(found: list[dict[str, Any]], rounds: int) -> None:
     print(
         "1. bansha cycle (pipeline.cli.cycle.cycle_once, in process; forum rendering taken out), "
-        f"median of {rounds}, ms"
+        f"median of {rounds} ({IDLE_ROUNDS * rounds} with nothing new), ms"
     )
     print(
         f"{'thread':>8}{'stored':>8}{'build s':>9}{'1st crawl s':>12}{'nothing new':>13}"
