@@ -4,7 +4,9 @@
 
 1. The cycle cron runs, on bench/bench_cycle.py's one-day, 24-player m135 game whose discussion
    thread holds 100 / 1,000 / 10,000 / 30,000 posts: each size in its own child process, which
-   builds the simulated forum once, writes the game file and runs
+   builds the simulated forum once (the children one after the other; then all stay up and
+   their cycles are interleaved, round by round, so machine load hits all sizes alike), writes
+   the game file and runs
    ``pipeline.cli.cycle.cycle_once`` — the very function ``bansha cycle`` runs (the game's
    lock, the threads bansha opened, ``run_cycle`` with the CLI's crawl, drafting, publishing
    and ``after_derive=keep_tally_views``, then the director's notices) — on a
@@ -42,6 +44,7 @@ import contextlib
 import io
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -50,7 +53,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tree import ROOT, check, child, pin
+from tree import ROOT, check, child_argv, pin
 
 if TYPE_CHECKING:  # bansha is imported where used: a child pins its tree first (bench/tree.py)
     from pipeline.cli import GameContext
@@ -189,7 +192,10 @@ def _new_posts(report: CycleReport) -> int:
     return sum(t.new_posts for t in report.crawl.threads)
 
 
-def measure_cycles(n_posts: int, rounds: int) -> dict[str, Any]:
+def serve_cycles(n_posts: int) -> None:
+    """In a child: the ``n_posts`` game crawled and settled (a JSON line says so), then one
+    cycle per line read — ``idle``, ``page`` (after a new page), ``proxy K`` (after a proxy
+    vote) — each answered with a JSON line; ``done``: the store's posts, and exit."""
     with tempfile.TemporaryDirectory(prefix="bansha-bench-all-") as tmp:
         built = time.perf_counter()
         b = CronCycle(n_posts, Path(tmp))
@@ -197,40 +203,87 @@ def measure_cycles(n_posts: int, rounds: int) -> dict[str, Any]:
         first, report = b.cycle()  # the first crawl: every page
         assert report.derived, "the first cycle must derive"
         b.cycle()  # settle (the first nothing-new cycle may still write derived rows)
-        idle, page, proxy = [], [], []
-        views: list[float] = []
-        drafts: list[float] = []
-        for _ in range(IDLE_ROUNDS * rounds):  # short: more of them, the median steadier
+        say({"size": n_posts, "build_s": built, "first_s": first})
+        for line in sys.stdin:
+            what, *arg = line.split()
+            if what == "done":
+                break
+            if what == "page":
+                b.new_page()
+            elif what == "proxy":
+                b.vote_proxy(int(arg[0]))
             seconds, report = b.cycle()
-            assert report.skipped and _new_posts(report) == 0, report.lines()
-            idle.append(seconds)
-        for _ in range(rounds):
-            b.new_page()
-            seconds, report = b.cycle()
-            assert report.derived and _new_posts(report) == 10, report.lines()
-            page.append(seconds)
-            views.append(b.parts["views"])
-            drafts.append(b.parts["drafts"])
-        for k in range(rounds):
-            b.vote_proxy(k)
-            seconds, report = b.cycle()
-            assert report.derived and _new_posts(report) == 0, report.lines()
-            proxy.append(seconds)
+            new = {"idle": 0, "page": 10, "proxy": 0}[what]
+            assert report.derived != (what == "idle"), (what, report.lines())
+            assert _new_posts(report) == new, (what, report.lines())
+            say({"s": seconds, **b.parts})
         stored = b.ctx.store.db.execute("SELECT 1 FROM meta WHERE key = 'tally:view'").fetchone()
         assert stored is not None, "the cycle stored no tally view"
-        posts = b.posts()
+        say({"posts": b.posts()})
         b.ctx.close()
-    return {
-        "size": n_posts,
-        "posts": posts,
-        "build_s": built,
-        "first_s": first,
-        "idle_s": statistics.median(idle),
-        "page_s": statistics.median(page),
-        "proxy_s": statistics.median(proxy),
-        "page_views_s": statistics.median(views),
-        "page_drafts_s": statistics.median(drafts),
+
+
+def say(found: dict[str, Any]) -> None:
+    print(json.dumps(found), flush=True)
+
+
+class SizeChild:
+    """One size's child process (bench/tree.py), asked for one cycle at a time."""
+
+    def __init__(self, n_posts: int) -> None:
+        argv = child_argv(HERE, ROOT, ["--size", str(n_posts)])
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.size = n_posts
+        self.found: dict[str, Any] = self.answer()
+
+    def answer(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"{self.size} 帖的子进程提前退出（退出码 {self.proc.wait()}）")
+        return dict(json.loads(line))
+
+    def ask(self, what: str) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(what + "\n")
+        self.proc.stdin.flush()
+        return self.answer()
+
+
+def measure_cycles(sizes: list[int], rounds: int) -> list[dict[str, Any]]:
+    """Each size's game in its own child, built and crawled one after the other; then the
+    cycles interleaved across the sizes, round by round (machine load hits all alike)."""
+    children = [SizeChild(n) for n in sizes]
+    times: dict[int, dict[str, list[float]]] = {
+        c.size: {k: [] for k in ("idle_s", "page_s", "proxy_s", "views", "drafts")}
+        for c in children
     }
+    for r in range(rounds):
+        for _ in range(IDLE_ROUNDS):  # short: more of them, the median steadier
+            for c in children:
+                times[c.size]["idle_s"].append(c.ask("idle")["s"])
+        for c in children:
+            found = c.ask("page")
+            for key, got in (("page_s", "s"), ("views", "views"), ("drafts", "drafts")):
+                times[c.size][key].append(found[got])
+        for c in children:
+            times[c.size]["proxy_s"].append(c.ask(f"proxy {r}")["s"])
+    results = []
+    for c in children:
+        posts = c.ask("done")["posts"]
+        if c.proc.wait() != 0:
+            raise SystemExit(f"{c.size} 帖的子进程失败（退出码 {c.proc.returncode}）")
+        median = {k: statistics.median(v) for k, v in times[c.size].items()}
+        results.append(
+            {
+                **c.found,
+                "posts": posts,
+                **median,
+                "page_views_s": median["views"],
+                "page_drafts_s": median["drafts"],
+            }
+        )
+    return results
 
 
 # --------------------------------------------------------------------------- peak RSS
@@ -359,9 +412,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.child:  # one size in its own process (bench/tree.py)
         pin(args.tree)
-        found = measure_cycles(args.size, args.rounds)
+        serve_cycles(args.size)
         check(args.tree)
-        print(json.dumps(found))
         return 0
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else None
     sizes = sizes or list(QUICK_SIZES if args.quick else SIZES)
@@ -377,10 +429,7 @@ def main() -> int:
         stage[name] = time.perf_counter() - start
         return result
 
-    cycles = timed_stage(
-        "cycles",
-        lambda: [child(HERE, ROOT, ["--size", str(n), "--rounds", str(rounds)]) for n in sizes],
-    )
+    cycles = timed_stage("cycles", lambda: measure_cycles(sizes, rounds))
     rss = timed_stage("rss", lambda: measure_rss(rss_posts, rounds))
     start = timed_stage("start-up", lambda: measure_start(rounds))
     parse = timed_stage("parse", lambda: measure_parse(args.parse_runs))
