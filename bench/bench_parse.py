@@ -202,17 +202,24 @@ def check_same_fields(pages: list[Page]) -> None:
         ), page.path.name
 
 
-def best_times(
+def run_times(
     methods: dict[str, Callable[[Page], int]], pages: list[Page], repeats: int
-) -> dict[str, float]:
-    best = dict.fromkeys(methods, float("inf"))
+) -> dict[str, list[float]]:
+    """The seconds of each of ``repeats`` runs of each method over all ``pages``."""
+    times: dict[str, list[float]] = {name: [] for name in methods}
     for _ in range(repeats):
         for name, method in methods.items():  # interleaved: machine load hits all alike
             start = time.perf_counter()
             for page in pages:
                 method(page)
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def best_times(
+    methods: dict[str, Callable[[Page], int]], pages: list[Page], repeats: int
+) -> dict[str, float]:
+    return {name: min(t) for name, t in run_times(methods, pages, repeats).items()}
 
 
 def main() -> int:

@@ -37,16 +37,17 @@ def archive(rev: str, into: Path) -> Path:
     return into
 
 
-def child(script: Path, tree: Path, args: list[str]) -> dict[str, Any]:
-    """Run ``script --child --tree TREE ARGS`` in a fresh ``python -S``; its last line, as JSON."""
+def child_argv(script: Path, tree: Path, args: list[str]) -> list[str]:
+    """The command line of ``script --child --tree TREE ARGS`` in a fresh ``python -S``."""
     site = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
     paths = [str(tree), str(BENCH), *site]
     argv = [str(script), "--child", "--tree", str(tree), *args]
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", _BOOT, json.dumps(paths), *argv],
-        capture_output=True,
-        text=True,
-    )
+    return [sys.executable, "-S", "-c", _BOOT, json.dumps(paths), *argv]
+
+
+def child(script: Path, tree: Path, args: list[str]) -> dict[str, Any]:
+    """Run ``script --child --tree TREE ARGS`` in a fresh ``python -S``; its last line, as JSON."""
+    done = subprocess.run(child_argv(script, tree, args), capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{script.name} 在 {tree} 上运行失败：\n{done.stderr.strip()}")
     return json.loads(done.stdout.strip().splitlines()[-1])
