@@ -423,8 +423,8 @@ class PostCount:
     notes: tuple[tuple[int, str], ...] = ()  # counted, but worth a look
 
     def to_dict(self) -> dict[str, Any]:
-        """The count as ``tally --json`` shows it: the counted posts by pid (a pid finds the
-        post: ``forum.php?mod=redirect&goto=findpost&pid=…``), not one entry per post."""
+        """The count as a day's JSON shows it: the counted posts by pid (a pid finds the
+        post on the forum), not one entry per post."""
         return {
             "player": self.player,
             "count": self.count,

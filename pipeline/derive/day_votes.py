@@ -245,11 +245,11 @@ def _day_exemptions(
 
 def _day_counts(run: _Run, day: Day) -> dict[str, PostCount]:
     """The day's post counts (潜水 is judged from them): by chunks where they can say."""
-    if chunked_day(run, day):
+    if day.discussion is not None and chunked_day(run, day):
         counts = thread_chunks(run, day).counts
         if counts is not None:
             return counts
-        run.chunked.pop(day.discussion, None)  # not in time order: read whole
+        del run.chunked[day.discussion]  # not in time order: read whole
     acts = _acts_of(run, day, day.discussion) if day.discussion is not None else []
     return count_posts(
         acts,

@@ -306,7 +306,16 @@ def test_deal_commit_reveal_and_verify(forum, tmp_path, monkeypatch):
     # one card changed: the commitment no longer matches, and the seed names the seat
     lines = text.splitlines()
     name, cards = lines[6].rsplit("|", 1)[0], lines[6].rsplit("|", 1)[1].split(",")
-    forged = "\n".join([*lines[:6], f"{name}|{cards[1]},{cards[0]}", *lines[7:]]) + "\n"
+    # the seat's two cards swapped — or, when the seed dealt it two alike, one of them replaced
+    other = next(
+        c
+        for line in lines[7:]
+        if "|" in line
+        for c in line.rsplit("|", 1)[1].split(",")
+        if c != cards[0]
+    )
+    swapped = [cards[1], cards[0]] if cards[0] != cards[1] else [other, cards[1]]
+    forged = "\n".join([*lines[:6], f"{name}|{','.join(swapped)}", *lines[7:]]) + "\n"
     bad = tmp_path / "forged.txt"
     bad.write_text(forged, encoding="utf-8")
     result = runner.invoke(
