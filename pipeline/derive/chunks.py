@@ -47,7 +47,7 @@ from pipeline.store.rows import marks_from_json
 #: a chunk is the posts whose floor >> CHUNK_BITS is the same (posts without a floor: chunk -1)
 CHUNK_BITS = 8
 #: the material's shape: another one is never read
-MATERIAL_VERSION = 2
+MATERIAL_VERSION = 3
 VERSIONS = "derive_chunk_versions"
 CACHE = "derive_chunk_cache"
 TRIGGER_PREFIX = "derive_chunk_"
@@ -176,7 +176,7 @@ class CountWindow:
 
 
 def make_material(
-    acts: Sequence[Activity], window: CountWindow | None, max_at: str | None
+    chunk: int, acts: Sequence[Activity], window: CountWindow | None, max_at: str | None
 ) -> bytes:
     """A chunk's material from its posts as activities (``window``: the day its counts are
     for; None: no counts); ``max_at``: the latest time of any post in it."""
@@ -199,7 +199,7 @@ def make_material(
     ordered = sorted(acts, key=lambda a: (a.at, a.pid))
     latest: dict[str, str] = {}
     for a in ordered:
-        latest[a.player] = a.at.isoformat()
+        latest[a.player] = f"{chunk}\t{a.at.isoformat()}"
     material = {
         "v": MATERIAL_VERSION,
         "max_at": max_at,
@@ -207,6 +207,7 @@ def make_material(
         "last": [ordered[-1].at.isoformat(), ordered[-1].pid] if ordered else None,
         "counts": counts,
         "notable": [_act_row(a) for a in ordered if notable(a)],
+        # per player, the chunk and the time of his latest post (one line per chunk)
         "latest": latest,
     }
     return marshal.dumps(material)
@@ -270,40 +271,71 @@ class CountedPosts(Sequence[Evidence]):
         return f"CountedPosts({self._all()!r})"
 
 
-def merged_counts(
-    tid: int, base: str, materials: Sequence[dict[str, Any]]
-) -> dict[str, PostCount] | None:
-    """The thread's counts from its chunks' (in floor order), or None when a chunk's posts do
-    not all come after the previous chunk's (then only the whole thread in time order says)."""
+#: where the settled chunks' merged material is stored (``chunk`` of no floor range)
+SETTLED = -2
+
+
+def merge_materials(materials: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The materials of consecutive chunks (in floor order) as one, the same shape; None when
+    a chunk's posts do not all come after the previous chunk's (then only the whole thread in
+    time order says)."""
     parts = [m for m in materials if m["first"] is not None]
     for prev, nxt in itertools.pairwise(parts):
         last, first = prev["last"], nxt["first"]
         if (_dt(last[0]), last[1]) >= (_dt(first[0]), first[1]):
             return None
-    players = sorted({p for m in parts for p in m["counts"]})
+    counts: dict[str, list[Any]] = {}
+    latest: dict[str, list[str]] = {}
+    for m in parts:
+        for player, (pids, places, excluded, notes) in m["counts"].items():
+            acc = counts.get(player)
+            if acc is None:
+                counts[player] = acc = [[], [], [], []]
+            acc[0].extend(pids)
+            if places:
+                acc[1].append(places)
+            acc[2].extend(excluded)
+            acc[3].extend(notes)
+        for player, line in m["latest"].items():
+            latest.setdefault(player, []).append(line)
+    times = [_dt(m["max_at"]) for m in materials if m["max_at"] is not None]
+    return {
+        "v": MATERIAL_VERSION,
+        "max_at": max(times).isoformat() if times else None,
+        "first": parts[0]["first"] if parts else None,
+        "last": parts[-1]["last"] if parts else None,
+        "counts": {p: [c[0], "\n".join(c[1]), c[2], c[3]] for p, c in counts.items()},
+        "notable": [row for m in parts for row in m["notable"]],
+        "latest": {p: "\n".join(lines) for p, lines in latest.items()},
+    }
+
+
+def counts_of(tid: int, base: str, material: dict[str, Any]) -> dict[str, PostCount]:
+    """A thread's post counts from its (merged) material, players in name order."""
     result: dict[str, PostCount] = {}
-    for player in players:
-        pids: list[int] = []
-        places: list[str] = []
-        excluded: list[tuple[int, str]] = []
-        notes: list[tuple[int, str]] = []
-        for m in parts:
-            c = m["counts"].get(player)
-            if c is None:
-                continue
-            pids += c[0]
-            places.append(c[1])
-            excluded += [(pid, why) for pid, why in c[2]]
-            notes += [(pid, note) for pid, note in c[3]]
+    for player in sorted(material["counts"]):
+        pids, places, excluded, notes = material["counts"][player]
         result[player] = PostCount(
             player=player,
             count=len(pids),
             pids=tuple(pids),
-            evidence=CountedPosts(tid, base, pids, places),
-            excluded=tuple(excluded),
-            notes=tuple(notes),
+            evidence=CountedPosts(tid, base, pids, [places]),
+            excluded=tuple((pid, why) for pid, why in excluded),
+            notes=tuple((pid, note) for pid, note in notes),
         )
     return result
+
+
+def latest_chunks(material: dict[str, Any], player: str) -> list[tuple[int, datetime]]:
+    """The chunks of a material holding a post by ``player``, with the time of his latest."""
+    found = material["latest"].get(player)
+    if not found:
+        return []
+    out = []
+    for line in found.split("\n"):
+        chunk, at = line.split("\t")
+        out.append((int(chunk), _dt(at)))
+    return out
 
 
 def _dt(iso: str) -> datetime:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -33,12 +34,12 @@ class ThreadChunks:
 
     def chunks_of(self, player: str, after: datetime | None) -> list[int]:
         """The chunks holding a post by ``player`` later than ``after`` (None: any)."""
-        found = []
-        for chunk, m in self.materials:
-            latest = m["latest"].get(player)
-            if latest is not None and (after is None or _dt(latest) > after):
-                found.append(chunk)
-        return found
+        return [
+            chunk
+            for _, m in self.materials
+            for chunk, latest in chunks.latest_chunks(m, player)
+            if after is None or latest > after
+        ]
 
 
 def roster_key(run: _Run) -> str:
@@ -65,7 +66,10 @@ def chunked_day(run: _Run, day: Day) -> bool:
 
 def thread_chunks(run: _Run, day: Day) -> ThreadChunks:
     """``day``'s discussion thread by chunks: the stored materials still true, the others
-    made again from their posts (and kept, when all their posts are before ``as_of``)."""
+    made again from their posts (and kept, when all their posts are before ``as_of``).
+
+    The chunks before the last are also kept merged (``chunks.SETTLED``): while none of them
+    is written, a derivation reads that one material and the last chunk's."""
     tid = day.discussion
     assert tid is not None
     if tid in run.chunked:
@@ -74,31 +78,68 @@ def thread_chunks(run: _Run, day: Day) -> ThreadChunks:
     versions = chunks.chunk_versions(run.store, tid)  # before the posts: see chunks.py
     stored = chunks.stored_materials(run.store, tid)
     ctx = chunks.context_key(roster_key=run.roster_key, base=run.base, role=ROLE, window=window)
-    materials: list[tuple[int, dict[str, Any]]] = []
+    keys = {chunk: f"{versions[chunk]}:{ctx}" for chunk in sorted(versions)}
+    settled = list(keys)[:-1]
+    settled_key = hashlib.sha256(json.dumps([keys[c] for c in settled]).encode()).hexdigest()
     made: dict[int, tuple[str, bytes]] = {}
-    for chunk in sorted(versions):
-        key = f"{versions[chunk]}:{ctx}"
-        m = chunks.load(stored[chunk][1]) if stored.get(chunk, ("",))[0] == key else None
-        if m is not None and m["max_at"] is not None and _dt(m["max_at"]) > run.as_of:
-            m = None  # a look at a moment before its last post
-        if m is None:
-            sketches = chunks.chunk_sketches(run.store, tid, chunk)
-            kept = [p for p in sketches if p.posted_at is None or p.posted_at <= run.as_of]
-            acts = _activities(kept, tid, ROLE, run.roster, run.base)
-            run.chunk_acts[(tid, chunk)] = acts
-            times = [p.posted_at for p in sketches if p.posted_at is not None]
-            max_at = max(times).isoformat() if times else None
-            blob = chunks.make_material(acts, window, max_at)
-            m = chunks.load(blob)
-            assert m is not None
-            if len(kept) == len(sketches):
-                made[chunk] = (key, blob)
-        materials.append((chunk, m))
+    merged = _stored(run, stored, chunks.SETTLED, settled_key) if settled else None
+    if merged is not None:
+        last = list(keys)[-1]
+        materials = [(chunks.SETTLED, merged)]
+        materials.append((last, _material(run, tid, last, keys[last], stored, window, made)))
+    else:
+        materials = [(c, _material(run, tid, c, keys[c], stored, window, made)) for c in keys]
+        if settled and all(c in made or stored.get(c, ("",))[0] == keys[c] for c in settled):
+            merged = chunks.merge_materials([m for _, m in materials[:-1]])
+            if merged is not None and _by(merged["max_at"], run.as_of):
+                made[chunks.SETTLED] = (settled_key, marshal.dumps(merged))
     chunks.store_materials(run.store, tid, made)
-    found = ThreadChunks(
-        tid, materials, chunks.merged_counts(tid, run.base, [m for _, m in materials])
-    )
+    whole = chunks.merge_materials([m for _, m in materials])
+    counts = chunks.counts_of(tid, run.base, whole) if whole is not None else None
+    found = ThreadChunks(tid, materials, counts)
     run.chunked[tid] = found
+    return found
+
+
+def _by(max_at: str | None, as_of: datetime) -> bool:
+    return max_at is None or _dt(max_at) <= as_of
+
+
+def _stored(
+    run: _Run, stored: dict[int, tuple[str, bytes]], chunk: int, key: str
+) -> dict[str, Any] | None:
+    """The stored material of ``chunk`` if its key is ``key`` and it holds nothing after
+    ``as_of`` (a look at a moment before its last post reads the posts again)."""
+    if stored.get(chunk, ("",))[0] != key:
+        return None
+    m = chunks.load(stored[chunk][1])
+    return m if m is not None and _by(m["max_at"], run.as_of) else None
+
+
+def _material(
+    run: _Run,
+    tid: int,
+    chunk: int,
+    key: str,
+    stored: dict[int, tuple[str, bytes]],
+    window: CountWindow,
+    made: dict[int, tuple[str, bytes]],
+) -> dict[str, Any]:
+    """One chunk's material: stored, or made from its posts (into ``made`` when it holds
+    nothing after ``as_of``)."""
+    m = _stored(run, stored, chunk, key)
+    if m is not None:
+        return m
+    sketches = chunks.chunk_sketches(run.store, tid, chunk)
+    kept = [p for p in sketches if p.posted_at is None or p.posted_at <= run.as_of]
+    acts = _activities(kept, tid, ROLE, run.roster, run.base)
+    run.chunk_acts[(tid, chunk)] = acts
+    times = [p.posted_at for p in sketches if p.posted_at is not None]
+    blob = chunks.make_material(chunk, acts, window, max(times).isoformat() if times else None)
+    if len(kept) == len(sketches):
+        made[chunk] = (key, blob)
+    found = chunks.load(blob)
+    assert found is not None
     return found
 
 

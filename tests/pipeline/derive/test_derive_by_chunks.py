@@ -53,6 +53,19 @@ def _made(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return made
 
 
+def _loads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the stored materials read."""
+    loaded: list[int] = []
+    real = chunks_mod.load
+
+    def counting(material: bytes) -> Any:
+        loaded.append(len(material))
+        return real(material)
+
+    monkeypatch.setattr(chunks_mod, "load", counting)
+    return loaded
+
+
 def _same_both_ways(game: Any, store: Store, as_of: Any) -> Any:
     fast = derive(game, store, as_of=as_of)
     assert_same(fast, derive(game, store, as_of=as_of, by_chunks=False))
@@ -231,8 +244,9 @@ def _thread(store: Store, forum: Forum, n: int, clock: SimClock) -> Any:
 
 def test_a_derivation_re_reads_only_the_chunks_written_since(tmp_path, monkeypatch):
     """With the real chunk size (256 floors): a 2,000-post thread is read whole once; then a
-    derivation with nothing new re-reads no chunk, a new page only the last chunk, an edit only
-    its chunk — and the answers stay those of reading the thread whole."""
+    derivation with nothing new re-reads no chunk, a new page only the last chunk (the others
+    read as one stored material), an edit only its chunk — and the answers stay those of reading
+    the thread whole."""
     store = open_store(tmp_path / "big.db")
     forum, clock = Forum(), SimClock(START)
     try:
@@ -249,8 +263,11 @@ def test_a_derivation_re_reads_only_the_chunks_written_since(tmp_path, monkeypat
         clock.set(START + timedelta(hours=1, minutes=5))
         crawl(targets_due(game, clock()), False)
         made.clear()
+        loaded = _loads(monkeypatch)
         _same_both_ways(game, store, clock())
         assert made == [1]
+        # the chunks before the last are read as one stored material, not one by one
+        assert len(loaded) <= 3, loaded
         forum.posts[300].edited, forum.posts[300].new = clock(), "改过了"
         forum.marks[forum.posts[300].pid] = (MARKS["red"],)
         clock.set(START + timedelta(hours=1, minutes=10))
