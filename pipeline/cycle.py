@@ -33,8 +33,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.rulesets import get_ruleset
-from engine.speed import speed_deadlines
 from pipeline import (
     code_identity,
     code_identity_now,
@@ -42,12 +40,12 @@ from pipeline import (
     resources,
     threads_read,
 )
-from pipeline.game.gamefile import Game
-from pipeline.game.threads import CLOSE_WINDOW
-from pipeline.store import DRAFT_INPUTS_KEY, POST_COLUMNS, Store
+from pipeline.store import DRAFT_INPUTS_KEY, POST_COLUMNS
 from pipeline.store.lock import CycleLocked, cycle_lock, holds_cycle_lock  # noqa: F401
 
 if TYPE_CHECKING:
+    from pipeline.game.gamefile import Game
+    from pipeline.store import Store
     from pipeline.derive import Derivation
     from pipeline.discuz.crawl import CrawlReport, CrawlTarget
 
@@ -343,7 +341,14 @@ def moments(game: Game, store: Store, d: Derivation) -> set[datetime]:
     正午 round's end, the 申请加速/延时 deadlines. From the store: when each player went out
     (who is living at ``now``), and the times of the journal's entries (a 遗言 counts from its
     time). Posts are added by :func:`derivation_window` (only the nearest ones matter).
+
+    The rule set and the game's threads are imported here, with a derivation to bound: a
+    cycle with nothing new never loads them.
     """
+    from engine.rulesets import get_ruleset
+    from engine.speed import speed_deadlines
+    from pipeline.game.threads import CLOSE_WINDOW
+
     rs = get_ruleset(game.game.ruleset)
     found: set[datetime] = set()
     reminder = timedelta(minutes=game.drafts.reminder_minutes)

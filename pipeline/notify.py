@@ -43,10 +43,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.game.gamefile import Game
-from pipeline.store import Store
-
 if TYPE_CHECKING:
+    from pipeline.game.gamefile import Game
+    from pipeline.store import Store
     from pipeline.drafts import Draft
 
 __all__ = [
