@@ -44,9 +44,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pipeline.drafts import Draft
     from pipeline.game.gamefile import Game
     from pipeline.store import Store
-    from pipeline.drafts import Draft
 
 __all__ = [
     "CONSOLE_URL_ENV",
