@@ -16,6 +16,7 @@ module. The assertions are on module names, never on time.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -28,7 +29,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import parsers.mobile
 import pipeline.cli.cycle
 import pipeline.cli.quick
 import pipeline.cycle
@@ -50,6 +54,7 @@ NOT_FOR_NOTHING_NEW = (
     "apprise",
     "engine",
     "pipeline.game",
+    "pydantic",
 )
 
 #: what reading drafts never needs: making or changing one, and the derivation drafts are made of
@@ -382,3 +387,114 @@ def test_a_moment_passing_makes_the_light_cycle_go_on_as_the_full_one(
     assert built
     assert light == full
     assert decided == full_decided
+
+
+# --------------------------------------------------------------------------- the mobile API
+
+
+_SCALARS = st.one_of(
+    st.integers(-(10**12), 10**12),
+    st.integers(-(10**12), 10**12).map(str),
+    st.sampled_from(["", " 12", "012", "1_0", "+1", "-0", "1.0", "abc", "１２"]),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=5),
+)
+
+
+_INTS = st.one_of(st.integers(-(10**12), 10**12), st.integers(-(10**12), 10**12).map(str))
+#: each kind of field: what Discuz writes, most of the time, else anything
+_GOOD = {
+    "int": _INTS,
+    "str": st.text(max_size=5),
+    "int?": st.one_of(st.none(), _INTS),
+    "str?": st.one_of(st.none(), st.text(max_size=5)),
+}
+
+
+def _object(spec: Any) -> st.SearchStrategy[dict[str, Any]]:
+    """A JSON object of ``spec``'s fields (parsers.mobile) as Discuz writes them, the optional
+    ones at times left out."""
+    required = {n: _GOOD[kind] for n, kind, needed, _ in spec if needed}
+    optional = {n: _GOOD[kind] for n, kind, needed, _ in spec if not needed}
+    return st.fixed_dictionaries(required, optional=optional)
+
+
+_AS_WRITTEN = st.fixed_dictionaries(
+    {
+        "ppp": _INTS,
+        "thread": _object(parsers.mobile._THREAD_SPEC),
+        "postlist": st.lists(_object(parsers.mobile._POST_SPEC), max_size=3),
+    },
+    optional={"formhash": _GOOD["str?"], "member_uid": _GOOD["str?"]},
+)
+_SPECS = {
+    "variables": parsers.mobile._VARIABLES_SPEC,
+    "thread": parsers.mobile._THREAD_SPEC,
+    "post": parsers.mobile._POST_SPEC,
+}
+
+
+@st.composite
+def _answers(draw: Any) -> dict[str, Any]:
+    """``Variables`` as Discuz writes them, one field at times left out or any value."""
+    variables = draw(_AS_WRITTEN)
+    where = draw(st.sampled_from(["as written", *_SPECS]))
+    if where == "as written" or (where == "post" and not variables["postlist"]):
+        return variables
+    target = {"variables": variables, "thread": variables["thread"]}.get(where)
+    target = variables["postlist"][0] if target is None else target
+    name = draw(st.sampled_from([n for n, *_ in _SPECS[where]]))
+    if draw(st.booleans()):
+        target.pop(name, None)
+    else:
+        target[name] = draw(_SCALARS)
+    return variables
+
+
+def _by_pydantic(variables: dict[str, Any]) -> Any:
+    model, _, invalid = parsers.mobile._models()
+    try:
+        return model.model_validate(variables).model_dump()
+    except invalid:
+        return "refused"
+
+
+@settings(max_examples=400, deadline=None)
+@given(_answers())
+def test_a_mobile_answer_read_without_pydantic_is_read_as_pydantic_reads_it(
+    variables: dict[str, Any],
+) -> None:
+    """The mobile API's answers a crawl reads without loading pydantic: whatever the standard
+    library reads, it reads as pydantic's models do; the rest is left to them."""
+    try:
+        plain = parsers.mobile._plain_variables(variables)
+    except parsers.mobile._Unsure:
+        return
+    assert dataclasses.asdict(plain) == _by_pydantic(variables)
+
+
+def test_discuz_s_own_answers_are_read_without_pydantic() -> None:
+    variables = {
+        "formhash": "abcd1234",
+        "member_uid": "1",
+        "ppp": "10",
+        "thread": {"subject": "第一天", "replies": "12", "closed": "0"},
+        "postlist": [
+            {
+                "pid": "7",
+                "author": "饺子",
+                "authorid": "101",
+                "dbdateline": "1764554400",
+                "message": "投老二",
+                "number": "2",
+                "position": "2",
+                "status": "32",
+                "anonymous": "0",
+            },
+        ],
+    }
+    plain = parsers.mobile._plain_variables(variables)
+    assert dataclasses.asdict(plain) == _by_pydantic(variables)
+    assert plain.postlist[0].pid == 7 and plain.thread.replies == 12
