@@ -55,6 +55,7 @@ NOT_FOR_NOTHING_NEW = (
     "engine",
     "pipeline.game",
     "pydantic",
+    "importlib.metadata",  # sqlite-utils' plugins (and pydantic's) are found through it
 )
 
 #: what reading drafts never needs: making or changing one, and the derivation drafts are made of
