@@ -210,10 +210,15 @@ def templates_resolved(value: str | None, game_path: Path) -> str | None:
 
 
 def login_env(forum: Mapping[str, Any], env: Mapping[str, str]) -> list[bool]:
-    """Whether each environment variable the login check reads is set (the cookie, the account,
-    the password): a forum that requires login is refused when none of the ways is."""
-    names = (forum.get("cookie_env"), forum.get("username_env"), forum.get("password_env"))
-    return [bool(env.get(n, "").strip()) if n else False for n in names]
+    """Whether each environment variable the login check reads is set, as that check reads it
+    (the cookie and the account stripped, the password as it is): a forum that requires login
+    is refused when none of the ways to log in is."""
+    cookie, user, password = (forum.get(k) for k in ("cookie_env", "username_env", "password_env"))
+    return [
+        bool(cookie and env.get(cookie, "").strip()),
+        bool(user and env.get(user, "").strip()),
+        bool(password and env.get(password, "")),
+    ]
 
 
 def plan_text(

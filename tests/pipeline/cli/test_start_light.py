@@ -310,6 +310,17 @@ def test_a_nothing_new_cycle_runs_light_and_decides_as_the_full_cycle(
     assert decided == full_decided
 
 
+def test_the_login_s_or_the_notifications_environment_changed_makes_the_light_cycle_step_aside(
+    tmp_path: Path,
+) -> None:
+    with forum_world(tmp_path, at(MOMENT)) as (_sim, _clock, game, env):
+        bansha(env, "cycle", str(game), "--as-of", MOMENT)
+        assert pipeline.cli.quick.read_plan(game, None, env) is not None
+        assert pipeline.cli.quick.read_plan(game, None, {**env, "BANSHA_COOKIE": " "}) is None
+        told = {**env, "BANSHA_NOTIFY": "json://127.0.0.1:9/"}
+        assert pipeline.cli.quick.read_plan(game, None, told) is None
+
+
 def _edit_game_file(game: Path, **_: Any) -> None:
     text = game.read_text("utf-8")
     game.write_text(text.replace("『让子弹飞』", "『让子弹飞』第二局"), "utf-8")
