@@ -3,8 +3,9 @@
 Envelope and fields: docs/discuz.md §2. Every scalar arrives as a string; a plain one (decimal
 digits for a number) is read with the standard library, anything else validated and converted
 by pydantic (loaded then). The message HTML goes through the same
-:func:`parsers.viewthread.extract_message` as the desktop page, so both sources agree on text, quotes and marks (v4 drops ``[size]``, the
-edit note and the ``[hide]`` box of a shown hide; v1/v2 keep them, see §2.4 and §3.3).
+:func:`parsers.viewthread.extract_message` as the desktop page, so both sources agree on text,
+quotes and marks (v4 drops ``[size]``, the edit note and the ``[hide]`` box of a shown hide;
+v1/v2 keep them, see §2.4 and §3.3).
 
 Decisions (see docs/rulings.md):
 
