@@ -1,9 +1,11 @@
 """Parse Discuz! X mobile API answers (``api/mobile/index.php?version=4&module=viewthread``).
 
-Envelope and fields: docs/discuz.md §2. Every scalar arrives as a string; pydantic validates and
-converts. The message HTML goes through the same :func:`parsers.viewthread.extract_message` as
-the desktop page, so both sources agree on text, quotes and marks (v4 drops ``[size]``, the
-edit note and the ``[hide]`` box of a shown hide; v1/v2 keep them, see §2.4 and §3.3).
+Envelope and fields: docs/discuz.md §2. Every scalar arrives as a string; a plain one (decimal
+digits for a number) is read with the standard library, anything else validated and converted
+by pydantic (loaded then). The message HTML goes through the same
+:func:`parsers.viewthread.extract_message` as the desktop page, so both sources agree on text,
+quotes and marks (v4 drops ``[size]``, the edit note and the ``[hide]`` box of a shown hide;
+v1/v2 keep them, see §2.4 and §3.3).
 
 Decisions (see docs/rulings.md):
 
@@ -22,11 +24,12 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import replace
+import re
+from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
+from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
 from selectolax.lexbor import LexborHTMLParser
 
 from parsers.pagecheck import check_page, classify_message
@@ -46,15 +49,12 @@ _ERROR_KEYS: dict[str, tuple[PageErrorKind, str]] = {
 }
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-
-class _MobilePost(_Model):
+@dataclass(frozen=True, slots=True)
+class _MobilePost:
     pid: int
     author: str = ""
     authorid: int = 0
-    dbdateline: int
+    dbdateline: int = 0
     message: str = ""
     number: int | None = None
     position: int | None = None
@@ -62,23 +62,175 @@ class _MobilePost(_Model):
     anonymous: int = 0
 
 
-class _MobileThread(_Model):
-    subject: str | None = None
+@dataclass(frozen=True, slots=True)
+class _MobileThread:
+    subject: str | None
     replies: int
     closed: int = 0  # forum_thread.closed: 1 closed, > 1 moved (the new tid)
 
 
-class _Variables(_Model):
-    formhash: str | None = None
-    member_uid: str | None = None
+@dataclass(frozen=True, slots=True)
+class _Variables:
+    formhash: str | None
+    member_uid: str | None
     ppp: int
     thread: _MobileThread
     postlist: list[_MobilePost]
 
 
-class _Message(_Model):
+@dataclass(frozen=True, slots=True)
+class _Message:
     messageval: str = ""
     messagestr: str = ""
+
+
+# --------------------------------------------------------------------------- validation
+#
+# An answer whose every field has the JSON type it is read as (a number as a JSON number, or a
+# string of plain decimal digits as Discuz writes them) is read here with the standard library;
+# anything else is read by the pydantic models below (lax: they coerce or refuse, and say where).
+# Both give the same values for the answers read here: pydantic's lax int of such a string is
+# its decimal value, and a str, an int or None is kept as it is.
+
+#: a field: (name, kind, required, default); kinds: "int", "str", "int?", "str?"
+_Spec = tuple[tuple[str, str, bool, Any], ...]
+_POST_SPEC: _Spec = (
+    ("pid", "int", True, None),
+    ("author", "str", False, ""),
+    ("authorid", "int", False, 0),
+    ("dbdateline", "int", True, None),
+    ("message", "str", False, ""),
+    ("number", "int?", False, None),
+    ("position", "int?", False, None),
+    ("status", "int", False, 0),
+    ("anonymous", "int", False, 0),
+)
+_THREAD_SPEC: _Spec = (
+    ("subject", "str?", False, None),
+    ("replies", "int", True, None),
+    ("closed", "int", False, 0),
+)
+_VARIABLES_SPEC: _Spec = (
+    ("formhash", "str?", False, None),
+    ("member_uid", "str?", False, None),
+    ("ppp", "int", True, None),
+)
+_MESSAGE_SPEC: _Spec = (("messageval", "str", False, ""), ("messagestr", "str", False, ""))
+#: the decimal integers read without pydantic: no sign but ``-``, no leading zero, no space
+_PLAIN_INT = re.compile(r"0|-?[1-9][0-9]*")
+
+
+class _Unsure(Exception):
+    """A value the standard library does not read: pydantic decides."""
+
+
+def _value(raw: Any, kind: str) -> Any:
+    if raw is None and kind.endswith("?"):
+        return None
+    if kind.startswith("int"):
+        if type(raw) is int:
+            return raw
+        if type(raw) is str and _PLAIN_INT.fullmatch(raw):
+            return int(raw)
+    elif type(raw) is str:
+        return raw
+    raise _Unsure
+
+
+def _fields(raw: Any, spec: _Spec) -> dict[str, Any]:
+    if type(raw) is not dict:
+        raise _Unsure
+    out: dict[str, Any] = {}
+    for name, kind, required, default in spec:
+        if name in raw:
+            out[name] = _value(raw[name], kind)
+        elif required:
+            raise _Unsure
+        else:
+            out[name] = default
+    return out
+
+
+def _plain_variables(variables: dict[str, Any]) -> _Variables:
+    """``Variables`` read with the standard library; raises :class:`_Unsure`."""
+    fields = _fields(variables, _VARIABLES_SPEC)
+    if "thread" not in variables or type(variables.get("postlist")) is not list:
+        raise _Unsure
+    thread = _MobileThread(**_fields(variables["thread"], _THREAD_SPEC))
+    posts = [_MobilePost(**_fields(p, _POST_SPEC)) for p in variables["postlist"]]
+    return _Variables(**fields, thread=thread, postlist=posts)
+
+
+@cache
+def _models() -> tuple[Any, Any, type[Exception]]:
+    """The pydantic models of ``Variables`` and ``Message``, and its ValidationError."""
+    from pydantic import BaseModel, ConfigDict, ValidationError
+
+    class Model(BaseModel):
+        model_config = ConfigDict(extra="ignore", frozen=True)
+
+    class MobilePost(Model):
+        pid: int
+        author: str = ""
+        authorid: int = 0
+        dbdateline: int
+        message: str = ""
+        number: int | None = None
+        position: int | None = None
+        status: int = 0
+        anonymous: int = 0
+
+    class MobileThread(Model):
+        subject: str | None = None
+        replies: int
+        closed: int = 0
+
+    class Variables(Model):
+        formhash: str | None = None
+        member_uid: str | None = None
+        ppp: int
+        thread: MobileThread
+        postlist: list[MobilePost]
+
+    class Message(Model):
+        messageval: str = ""
+        messagestr: str = ""
+
+    return Variables, Message, ValidationError
+
+
+def _validated_variables(variables: dict[str, Any]) -> _Variables:
+    try:
+        return _plain_variables(variables)
+    except _Unsure:
+        pass
+    model, _, invalid = _models()
+    try:
+        parsed = model.model_validate(variables)
+    except invalid as exc:
+        errors = exc.errors()  # type: ignore[attr-defined]
+        fields = ", ".join(".".join(str(p) for p in e["loc"]) for e in errors[:3])
+        raise PageError(K.MALFORMED, f"移动接口数据格式不符：{fields}") from exc
+    return _Variables(
+        formhash=parsed.formhash,
+        member_uid=parsed.member_uid,
+        ppp=parsed.ppp,
+        thread=_MobileThread(**parsed.thread.model_dump()),
+        postlist=[_MobilePost(**p.model_dump()) for p in parsed.postlist],
+    )
+
+
+def _validated_message(raw: dict[str, Any]) -> _Message:
+    try:
+        return _Message(**_fields(raw, _MESSAGE_SPEC))
+    except _Unsure:
+        pass
+    _, model, invalid = _models()
+    try:
+        parsed = model.model_validate(raw)
+    except invalid as exc:
+        raise PageError(K.MALFORMED, "移动接口的 Message 格式不符") from exc
+    return _Message(messageval=parsed.messageval, messagestr=parsed.messagestr)
 
 
 def _load(body: bytes) -> Any:
@@ -177,21 +329,13 @@ def mobile_variables(body: bytes, content: str) -> dict[str, Any]:
         raise PageError(K.MALFORMED, "移动接口缺少 Variables")
     raw_message = data.get("Message")
     if isinstance(raw_message, dict) and not variables.get(content):
-        try:
-            message = _Message.model_validate(raw_message)
-        except ValidationError as exc:
-            raise PageError(K.MALFORMED, "移动接口的 Message 格式不符") from exc
-        _raise_for_message(message)
+        _raise_for_message(_validated_message(raw_message))
     return variables
 
 
 def _parse(body: bytes, *, tid: int, tz: tzinfo, page: int) -> ThreadPage:
     variables = mobile_variables(body, "postlist")
-    try:
-        parsed = _Variables.model_validate(variables)
-    except ValidationError as exc:
-        fields = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors()[:3])
-        raise PageError(K.MALFORMED, f"移动接口数据格式不符：{fields}") from exc
+    parsed = _validated_variables(variables)
     if parsed.ppp < 1:
         raise PageError(K.MALFORMED, f"移动接口的 ppp 无效：{parsed.ppp}")
     total_pages = max(1, math.ceil((max(parsed.thread.replies, 0) + 1) / parsed.ppp))

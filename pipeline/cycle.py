@@ -33,8 +33,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.rulesets import get_ruleset
-from engine.speed import speed_deadlines
 from pipeline import (
     code_identity,
     code_identity_now,
@@ -42,14 +40,14 @@ from pipeline import (
     resources,
     threads_read,
 )
-from pipeline.game.gamefile import Game
-from pipeline.game.threads import CLOSE_WINDOW
-from pipeline.store import DRAFT_INPUTS_KEY, POST_COLUMNS, Store
+from pipeline.store import DRAFT_INPUTS_KEY, POST_COLUMNS
 from pipeline.store.lock import CycleLocked, cycle_lock, holds_cycle_lock  # noqa: F401
 
 if TYPE_CHECKING:
     from pipeline.derive import Derivation
     from pipeline.discuz.crawl import CrawlReport, CrawlTarget
+    from pipeline.game.gamefile import Game
+    from pipeline.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -275,7 +273,8 @@ def ensure_change_counters(store: Store) -> bool:
     return True
 
 
-def _counter(store: Store, key: str) -> int | None:
+def counter(store: Store, key: str) -> int | None:
+    """A change counter of ``meta`` (None when the store has none)."""
     row = store.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
     return None if row is None or row[0] is None else int(row[0])
 
@@ -343,7 +342,14 @@ def moments(game: Game, store: Store, d: Derivation) -> set[datetime]:
     正午 round's end, the 申请加速/延时 deadlines. From the store: when each player went out
     (who is living at ``now``), and the times of the journal's entries (a 遗言 counts from its
     time). Posts are added by :func:`derivation_window` (only the nearest ones matter).
+
+    The rule set and the game's threads are imported here, with a derivation to bound: a
+    cycle with nothing new never loads them.
     """
+    from engine.rulesets import get_ruleset
+    from engine.speed import speed_deadlines
+    from pipeline.game.threads import CLOSE_WINDOW
+
     rs = get_ruleset(game.game.ruleset)
     found: set[datetime] = set()
     reminder = timedelta(minutes=game.drafts.reminder_minutes)
@@ -429,15 +435,22 @@ def _iso_or_none(dt: datetime | None) -> str | None:
 
 
 def current_inputs(
-    game: Game, store: Store, *, templates_dir: Path | str | None, drafting: bool
+    game: Game,
+    store: Store,
+    *,
+    templates_dir: Path | str | None,
+    drafting: bool,
+    identity: str | None = None,
 ) -> dict[str, Any]:
     """This cycle's fingerprint of everything a derivation and its drafts depend on but the
-    time: cheap (counters, digests of the game file, the code and the templates)."""
+    time: cheap (counters, digests of the game file, the code and the templates).
+    ``identity``: the game's :func:`game_identity`, when the caller knows it already (the
+    light cycle: the game file's bytes are those it was taken of)."""
     return {
         "v": RECORD_VERSION,
-        "inputs": _counter(store, INPUTS_KEY),
-        "outputs": _counter(store, OUTPUTS_KEY),
-        "game": game_identity(game),
+        "inputs": counter(store, INPUTS_KEY),
+        "outputs": counter(store, OUTPUTS_KEY),
+        "game": game_identity(game) if identity is None else identity,
         "code": code_identity(),
         "templates": templates_identity(templates_dir) if drafting else None,
     }
@@ -486,6 +499,7 @@ def run_cycle(
     templates_dir: Path | str | None = None,
     rederive: bool = False,
     after_derive: Callable[[Derivation, str], None] | None = None,
+    crawled: CycleReport | None = None,
 ) -> CycleReport:
     """Crawl → derive → draft → post. ``crawl(targets, full)`` does the network part.
 
@@ -501,10 +515,15 @@ def run_cycle(
     uses (part of the fingerprint); ``rederive``: derive whatever the fingerprint says;
     ``after_derive(d, record)``: called in the same transaction once a derivation and its
     record (``meta`` ``derive:last``, as stored) are written (the CLI stores tally's views).
+    ``crawled``: the report of this cycle's network part, already done by :func:`crawl_due`
+    (the light cycle, pipeline/cli/quick.py): ``crawl`` is then not called.
     """
-    report = CycleReport()
-    ensure_change_counters(store)  # before the crawl: its writes are counted
-    _crawl_due(game, store, now, crawl, report)
+    if crawled is None:
+        report = CycleReport()
+        ensure_change_counters(store)  # before the crawl: its writes are counted
+        crawl_due(game, store, now, crawl, report)
+    else:
+        report = crawled
     drafting = draft is not None
     # read before derive: a write while it runs makes the next cycle derive again
     inputs = current_inputs(game, store, templates_dir=templates_dir, drafting=drafting)
@@ -528,7 +547,7 @@ def _say(report: CycleReport, lines: list[str]) -> None:
     report.errors.extend(line for line in lines if line not in report.errors)
 
 
-def _crawl_due(
+def crawl_due(
     game: Game,
     store: Store,
     now: datetime,
@@ -611,7 +630,7 @@ def _derive_and_record(
             lo, hi = derivation_window(game, store, d, now)
             saved = {
                 **inputs,
-                "outputs": _counter(store, OUTPUTS_KEY),
+                "outputs": counter(store, OUTPUTS_KEY),
                 "crawl": crawled,
                 "drafted": draft is not None,
                 "as_of": now.isoformat(),

@@ -43,11 +43,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.game.gamefile import Game
-from pipeline.store import Store
-
 if TYPE_CHECKING:
     from pipeline.drafts import Draft
+    from pipeline.game.gamefile import Game
+    from pipeline.store import Store
 
 __all__ = [
     "CONSOLE_URL_ENV",

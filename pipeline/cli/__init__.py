@@ -361,6 +361,13 @@ class GameContext:
         self._game = with_opened(self.file_game, rows)
         return self._game
 
+    def adopt_store(self, store: Store) -> None:
+        """Work on ``store``, already open on :attr:`db_path` (the light cycle opened it under
+        the game's lock); closed with this context."""
+        if self._store is not None and self._store is not store:
+            self._store.close()
+        self._store = store
+
     def close(self) -> None:
         """Close the store (the last connection folds the WAL back into the file)."""
         if self._store is not None:

@@ -8,8 +8,10 @@ import shlex
 import sqlite3
 import sys
 from collections.abc import Callable
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, NoReturn
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, cast
+from zoneinfo import ZoneInfo
 
 import click
 
@@ -21,9 +23,12 @@ from pipeline.cli import (
     cli,
     clock,
     game_command,
+    game_options,
+    load_context,
     make_http_client,
     templates_dir_or_none,
 )
+from pipeline.cli.quick import PLAN_META, Plan, light_run, plan_text, read_plan
 from pipeline.cycle import (
     CycleLocked,
     CycleReport,
@@ -40,12 +45,13 @@ if TYPE_CHECKING:
     from pipeline.derive import Derivation
     from pipeline.discuz.crawl import CrawlReport, CrawlTarget
     from pipeline.drafts.publish import PublishResult
+    from pipeline.game.gamefile import Game
 
 log = logging.getLogger(__name__)
 
 
 @cli.command("cycle")
-@game_command(forum=True)
+@game_options
 @click.option("--verbose", "verbose_out", is_flag=True, help="成功时也打印本轮做了什么。")
 @click.option(
     "--rederive",
@@ -53,7 +59,13 @@ log = logging.getLogger(__name__)
     help="即使没有新内容也重新推导全部结论并起草（平时只在有变化时推导）。",
 )
 @as_of_option
-def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | None) -> None:
+def cycle_cmd(
+    game_file: Path | None,
+    db_path: str | None,
+    verbose_out: bool,
+    rederive: bool,
+    as_of: str | None,
+) -> None:
     """运行一轮：抓取 → 判票与统计 → 起草到期的草稿 → 发布导演已批准的草稿。
 
     供 cron 调用：同一游戏同时只运行一轮（另一轮、或导演正在运行的 bansha publish 持有同一把锁时
@@ -70,13 +82,16 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
     成功时不输出任何内容（除非 --verbose；需要导演处理的提醒——如某天的结算与当前计票不一致——
     写到标准错误输出）；失败时退出码 1，并在标准错误输出一行中文说明。
     """
-    tz = ctx.game.game.tz  # read through the package: a test or the demo may set its clock
-    now = pipeline.cli.clock(tz) if as_of is None else pipeline.cli.time_option(as_of, tz)
+    game_path = pipeline.cli.game_file_or_default(game_file)
+    plan = None if rederive else read_plan(game_path, db_path)
     try:
-        report = cycle_once(ctx, now, rederive=rederive)
-    except CycleLocked:
+        if plan is not None:
+            report = light_cycle_once(plan, db_path, _now(ZoneInfo(plan.forum.timezone), as_of))
+        else:
+            report = _full_cycle(game_path, db_path, as_of, rederive)
+    except _Locked as exc:
         click.echo(
-            f"游戏 {ctx.game.game.id} 的上一轮 cycle（或导演正在运行的 bansha publish）仍在运行，"
+            f"游戏 {exc.game_id} 的上一轮 cycle（或导演正在运行的 bansha publish）仍在运行，"
             "本轮跳过。"
         )
         return  # this cycle did not run: nothing to tell the director
@@ -85,11 +100,40 @@ def cycle_cmd(ctx: GameContext, verbose_out: bool, rederive: bool, as_of: str | 
     if verbose_out:
         for line in report.lines():
             click.echo(line)
-    game_file = game_file_arg(ctx.game_path)  # commands said run as printed
+    game_arg = game_file_arg(game_path)  # commands said run as printed
     for line in report.warnings:  # also under cron: the director must act on these
-        click.echo(f"注意：{runnable(line, game_file)}", err=True)
+        click.echo(f"注意：{runnable(line, game_arg)}", err=True)
     if report.errors:
-        raise click.ClickException(runnable("本轮未完成：" + "；".join(report.errors), game_file))
+        raise click.ClickException(runnable("本轮未完成：" + "；".join(report.errors), game_arg))
+
+
+def _now(tz: tzinfo, as_of: str | None) -> datetime:
+    """The cycle's ``now``: ``--as-of``, else the present (read through the package: a test or
+    the demo may set its clock)."""
+    return pipeline.cli.clock(tz) if as_of is None else pipeline.cli.time_option(as_of, tz)
+
+
+def _full_cycle(
+    game_path: Path, db_path: str | None, as_of: str | None, rederive: bool
+) -> CycleReport:
+    """The cycle with the game file's model built first (the light cycle's plan did not hold)."""
+    ctx = load_context(game_path, db_path, check_login=True)
+    try:
+        now = _now(ctx.game.game.tz, as_of)
+        try:
+            return cycle_once(ctx, now, rederive=rederive)
+        except CycleLocked as exc:
+            raise _Locked(ctx.game.game.id) from exc
+    finally:
+        ctx.close()
+
+
+class _Locked(Exception):
+    """The game's lock was held (:class:`CycleLocked`): this cycle did not run."""
+
+    def __init__(self, game_id: str) -> None:
+        super().__init__(game_id)
+        self.game_id = game_id
 
 
 class CycleFailed(RuntimeError):
@@ -103,6 +147,8 @@ def cycle_once(
     *,
     rederive: bool = False,
     clock: Callable[[], datetime] | None = None,
+    crawled: CycleReport | None = None,
+    lock_held: bool = False,
 ) -> CycleReport:
     """One cycle of ``ctx``'s game at ``now``, as ``bansha cycle`` runs it (``bansha run`` too):
     under the game's lock, then recorded and the director told (:func:`notify_after_cycle`).
@@ -111,33 +157,57 @@ def cycle_once(
     this cycle did not run, nothing is recorded — and :class:`CycleFailed` when it stopped
     part-way (recorded, the director told). ``report.errors`` lists what went wrong in a cycle
     that ran to its end. ``clock``: the real time each post attempt is stamped with (default:
-    the machine's clock)."""
+    the machine's clock). ``lock_held``: this process holds the game's lock already (the light
+    cycle, :func:`light_cycle_once`); ``crawled``: the report of the crawl it made under it,
+    which the cycle goes on from."""
     templates_dir = templates_dir_or_none(ctx)  # drafting says what is wrong with it (below)
-    try:
+
+    def locked() -> CycleReport:
+        # the threads bansha opened, read under the lock: a publish that opened one before
+        # it was taken is in the game this cycle derives (and in its input counter)
+        game = ctx.refresh_threads()
+        return run_cycle(
+            game,
+            ctx.store,
+            now=now,
+            crawl=lambda targets, full: _crawl(ctx, targets, full),
+            draft=lambda d: _draft(ctx, d, now),
+            publish=lambda: _publish(ctx, now, clock),
+            templates_dir=templates_dir,
+            rederive=rederive,
+            after_derive=lambda d, record: _after_derive(ctx, game, templates_dir, d, record),
+            crawled=crawled,
+        )
+
+    def run() -> CycleReport:
+        if lock_held:
+            return locked()
         with cycle_lock(ctx.db_path):  # the game's lock: bansha publish waits for it too
-            # the threads bansha opened, read under the lock: a publish that opened one before
-            # it was taken is in the game this cycle derives (and in its input counter)
-            game = ctx.refresh_threads()
-            report = run_cycle(
-                game,
-                ctx.store,
-                now=now,
-                crawl=lambda targets, full: _crawl(ctx, targets, full),
-                draft=lambda d: _draft(ctx, d, now),
-                publish=lambda: _publish(ctx, now, clock),
-                templates_dir=templates_dir,
-                rederive=rederive,
-                after_derive=lambda d, record: keep_tally_views(ctx, d, record),
-            )
+            return locked()
+
+    report = _guarded(run, lambda: ctx, now)
+    # the director is told (Apprise, [notify]): a failure once per streak, drafts waiting …
+    notify_after_cycle(ctx.game, ctx.store, report, now, game_path=ctx.game_path)
+    return report
+
+
+def _guarded(
+    run: Callable[[], CycleReport], context: Callable[[], GameContext], now: datetime
+) -> CycleReport:
+    """``run()``; a cycle it could not finish is recorded, the director told, and raised as
+    :class:`CycleFailed` (``context()``: the game, built when needed)."""
+    try:
+        return run()
     except CycleLocked:
         raise
     except StoreError as exc:  # e.g. the store stayed locked by another process
-        _failed(ctx, now, f"本轮未完成：{exc}", exc)
+        _failed(context(), now, f"本轮未完成：{exc}", exc)
     except _refusals() as exc:  # e.g. a director's template the sandbox refused
-        _failed(ctx, now, f"本轮未完成：{exc}", exc)
+        _failed(context(), now, f"本轮未完成：{exc}", exc)
     except sqlite3.OperationalError as exc:  # a store write that did not take the lock first
         if "locked" not in str(exc) and "busy" not in str(exc):
             raise
+        ctx = context()
         _failed(
             ctx,
             now,
@@ -145,9 +215,49 @@ def cycle_once(
             "请稍后重试（若有卡住的 bansha 进程，请先结束它）。下一轮 cycle 会接着完成。",
             exc,
         )
-    # the director is told (Apprise, [notify]): a failure once per streak, drafts waiting …
-    notify_after_cycle(ctx.game, ctx.store, report, now, game_path=ctx.game_path)
-    return report
+
+
+def light_cycle_once(plan: Plan, db_path: str | None, now: datetime) -> CycleReport:
+    """One cycle at ``now`` from the light cycle's ``plan`` (pipeline/cli/quick.py): under the
+    game's lock, its crawl and its nothing-new check without the game file's model; anything
+    more to do (an input changed, a moment passed, a draft to post) and the game file's model
+    is built, and the cycle goes on as :func:`cycle_once` (never reading the forum twice)."""
+    from pipeline.store import open_store
+
+    held: list[GameContext] = []
+
+    def context() -> GameContext:
+        if not held:
+            held.append(load_context(plan.game_path, db_path, check_login=True))
+        return held[0]
+
+    def run() -> CycleReport:
+        with cycle_lock(plan.db_path):  # the game's lock: bansha publish waits for it too
+            store = open_store(plan.db_path)
+            try:
+                report = light_run(plan, store, now)
+            except BaseException:
+                store.close()
+                raise
+            if report is not None and report.skipped:
+                # nothing new and nothing to post: recorded as every cycle is (no notification
+                # is configured: the plan holds only then)
+                notify_after_cycle(
+                    cast(Any, plan.game), store, report, now, game_path=plan.game_path
+                )
+                store.close()
+                return report
+            ctx = context()
+            ctx.adopt_store(store)
+            return cycle_once(ctx, now, crawled=report, lock_held=True)
+
+    try:
+        return _guarded(run, context, now)
+    except CycleLocked as exc:
+        raise _Locked(plan.game_id) from exc
+    finally:
+        if held:
+            held[0].close()
 
 
 def _refusals() -> tuple[type[Exception], ...]:
@@ -188,6 +298,25 @@ def _failed(ctx: GameContext, now: datetime, message: str, exc: Exception) -> No
     except Exception:  # a store that could not be written is the failure being reported
         log.warning("无法记录本轮的失败以发送提醒", exc_info=True)
     raise CycleFailed(message) from exc
+
+
+def _after_derive(
+    ctx: GameContext, game: Game, templates_dir: Path | None, d: Any, record: str
+) -> None:
+    """Once a derivation and its record are written: tally's views, and the light cycle's plan
+    (pipeline/cli/quick.py) of the game derived, from the game file's bytes it was parsed from."""
+    keep_tally_views(ctx, d, record)
+    if ctx.game_digest is None:
+        return
+    text = plan_text(
+        game,
+        game_path=ctx.game_path,
+        game_digest=ctx.game_digest,
+        templates_dir=templates_dir,
+        record=record,
+        env=os.environ,
+    )
+    ctx.store.set_meta(PLAN_META, text)
 
 
 def keep_tally_views(ctx: GameContext, d: Any, record: str) -> None:

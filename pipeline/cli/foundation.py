@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -16,11 +15,10 @@ from pipeline.cli import (
     cli,
     day_option,
     game_command,
-    make_http_client,
     resolve_day,
 )
-from pipeline.discuz.client import DiscuzClient, RetryPolicy, SessionJar
-from pipeline.discuz.crawl import Crawler, CrawlReport, CrawlTarget, ForumConfig
+from pipeline.cli.quick import ForumSettings, crawl_forum, retry_policy  # noqa: F401
+from pipeline.discuz.crawl import CrawlReport, CrawlTarget, ForumConfig
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Game
 
 
@@ -84,41 +82,18 @@ def run_crawl(
     min_interval_s: float | None = None,
     progress: Callable[[int, int, int], None] | None = None,
 ) -> CrawlReport:
-    game = ctx.game
-    cookie = os.environ.get(game.forum.cookie_env) or None
-    http = make_http_client() if transport is None else _client_with(transport)
-    with http:
-        client = DiscuzClient(
-            http,
-            base_url=base_url or str(game.forum.base_url),
-            min_interval_s=game.forum.min_interval_s if min_interval_s is None else min_interval_s,
-            # a session jar even for a guest: cookies the forum sets (saltkey, lastrequest,
-            # the anti-CC visitcode) go back with the next request, as a browser's would
-            jar=SessionJar(cookie),
-            policy=retry_policy(),
-        )
-        crawler = Crawler(client, ctx.store, forum_config(game, base_url), progress=progress)
-        return crawler.crawl(targets, full=full)
-
-
-def retry_policy() -> RetryPolicy:
-    """The retry bounds; ``BANSHA_MAX_ATTEMPTS`` lowers the attempts (e.g. for a tight cron)."""
-    raw = os.environ.get("BANSHA_MAX_ATTEMPTS")
-    if raw is None:
-        return RetryPolicy()
-    try:
-        attempts = int(raw)
-    except ValueError:
-        raise click.ClickException(f"环境变量 BANSHA_MAX_ATTEMPTS 应为正整数：{raw}") from None
-    if attempts < 1:
-        raise click.ClickException(f"环境变量 BANSHA_MAX_ATTEMPTS 应为正整数：{raw}")
-    return RetryPolicy(max_attempts=attempts)
-
-
-def _client_with(transport: Any) -> Any:
-    import httpx
-
-    return httpx.Client(transport=transport, timeout=httpx.Timeout(20.0))
+    """Read ``targets`` of ``ctx``'s game into its store (:func:`pipeline.cli.quick.crawl_forum`:
+    the crawl the light cycle makes too)."""
+    return crawl_forum(
+        ctx.store,
+        ForumSettings.of(ctx.game),
+        targets,
+        full=full,
+        transport=transport,
+        base_url=base_url,
+        min_interval_s=min_interval_s,
+        progress=progress,
+    )
 
 
 @cli.command()

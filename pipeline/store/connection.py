@@ -40,7 +40,9 @@ def open_db(path: Path) -> sqlite_utils.Database:
         os.close(fd)
     try:
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S)
-        db = sqlite_utils.Database(conn)
+        # no sqlite-utils plugins: the store is bansha's schema alone (and finding plugins means
+        # reading every installed package's entry points)
+        db = sqlite_utils.Database(conn, execute_plugins=False)
         db.enable_wal()
         db.execute("PRAGMA foreign_keys = ON")
         # deleted content (a body re-keyed after scrubbing) is overwritten, not left in free pages

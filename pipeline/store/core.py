@@ -584,7 +584,7 @@ class ReadOnlyStore(Store):
             raise StoreError(
                 f"无法只读打开数据库 {self.path}：{exc}（不是 bansha 的数据库文件？）"
             ) from exc
-        self.db = sqlite_utils.Database(conn)
+        self.db = sqlite_utils.Database(conn, execute_plugins=False)  # as open_db
         if not done:
             self.close()
             raise StoreError(
