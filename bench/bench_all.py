@@ -112,7 +112,7 @@ class CronCycle:
         from bench_cycle import OPENS, build
         from bench_start import big_game_text
 
-        import pipeline.cli.foundation
+        import pipeline.cli
         from pipeline.cli import load_context
 
         sim, self.clock = build(n_posts)
@@ -123,7 +123,8 @@ class CronCycle:
         self.game_file.write_text(text, "utf-8")
         self.db = folder / "bench.db"
         self.transport = TimedTransport(self.sim.transport())
-        pipeline.cli.foundation.make_http_client = self._http_client  # type: ignore[assignment]
+        # every crawl takes its client from here (pipeline.cli.quick.crawl_forum)
+        pipeline.cli.make_http_client = self._http_client  # type: ignore[assignment]
         self.ctx: GameContext = load_context(self.game_file, str(self.db))
         #: seconds the cycles spent storing tally's views and drafting (looked up by name
         #: when cycle_once runs: timed here, not changed)
