@@ -38,11 +38,9 @@ from datetime import datetime
 from typing import Any, overload
 
 from engine.conduct import Activity, Evidence, PostCount, count_posts
-from parsers.records import PostState
 from pipeline import code_identity
 from pipeline.derive.results import post_url
 from pipeline.store import PostSketch, Store
-from pipeline.store.rows import marks_from_json
 
 #: a chunk is the posts whose floor >> CHUNK_BITS is the same (posts without a floor: chunk -1)
 CHUNK_BITS = 8
@@ -382,27 +380,8 @@ def store_materials(store: Store, tid: int, made: dict[int, tuple[str, bytes]]) 
 def chunk_sketches(store: Store, tid: int, chunk: int) -> list[PostSketch]:
     """The posts of one chunk of ``tid``, in posting order (as ``Store.post_sketches``)."""
     if chunk < 0:
-        where, args = "floor IS NULL", [tid]
-    else:
-        where = "floor >= ? AND floor < ?"
-        args = [tid, chunk << CHUNK_BITS, (chunk + 1) << CHUNK_BITS]
-    sql = (
-        "SELECT pid, floor, author, uid, posted_at, text, state, marks FROM posts "
-        f"WHERE tid = ? AND {where} ORDER BY tid, posted_ts, pid"
-    )
-    return [
-        PostSketch(
-            pid,
-            floor,
-            author or "",
-            uid or 0,
-            datetime.fromisoformat(posted_at) if posted_at else None,
-            text or "",
-            PostState(state),
-            marks_from_json(marks),
-        )
-        for pid, floor, author, uid, posted_at, text, state, marks in store.db.execute(sql, args)
-    ]
+        return store.post_sketches(tid, floorless=True)
+    return store.post_sketches(tid, (chunk << CHUNK_BITS, (chunk + 1) << CHUNK_BITS))
 
 
 def load(material: bytes) -> dict[str, Any] | None:

@@ -508,13 +508,22 @@ class Store:
         sql += " ORDER BY tid, posted_ts, pid"
         return [_post_from_values(*r) for r in self.db.execute(sql, args)]
 
-    def post_sketches(self, tid: int) -> list[PostSketch]:
+    def post_sketches(
+        self, tid: int, floors: tuple[int, int] | None = None, *, floorless: bool = False
+    ) -> list[PostSketch]:
         """One thread's posts, in posting order (as :meth:`posts`), as much as conduct reads of
         them: who, when, where, the words, the state and the marks — cheaper than :meth:`posts`
-        for a thread of thousands (no Post, no HTML, no quotes)."""
+        for a thread of thousands (no Post, no HTML, no quotes). ``floors``: only the posts on
+        floors ``lo <= floor < hi``; ``floorless``: only the posts without a floor."""
+        where, args = "tid = ?", [tid]
+        if floorless:
+            where += " AND floor IS NULL"
+        elif floors is not None:
+            where += " AND floor >= ? AND floor < ?"
+            args += list(floors)
         sql = (
             "SELECT pid, floor, author, uid, posted_at, text, state, marks FROM posts "
-            "WHERE tid = ? ORDER BY tid, posted_ts, pid"
+            f"WHERE {where} ORDER BY tid, posted_ts, pid"
         )
         return [
             PostSketch(
@@ -527,9 +536,7 @@ class Store:
                 _STATES[state],
                 marks_from_json(marks),
             )
-            for pid, floor, author, uid, posted_at, text, state, marks in self.db.execute(
-                sql, [tid]
-            )
+            for pid, floor, author, uid, posted_at, text, state, marks in self.db.execute(sql, args)
         ]
 
     def post_rows(self, tid: int) -> list[dict[str, Any]]:
