@@ -161,42 +161,29 @@ def _plain_variables(variables: dict[str, Any]) -> _Variables:
     return _Variables(**fields, thread=thread, postlist=posts)
 
 
+_KINDS: dict[str, Any] = {"int": int, "str": str, "int?": int | None, "str?": str | None}
+
+
 @cache
 def _models() -> tuple[Any, Any, type[Exception]]:
-    """The pydantic models of ``Variables`` and ``Message``, and its ValidationError."""
-    from pydantic import BaseModel, ConfigDict, ValidationError
+    """The pydantic models of ``Variables`` and ``Message`` (made from the same field specs as
+    the standard-library reading), and pydantic's ValidationError."""
+    from pydantic import ConfigDict, ValidationError, create_model
 
-    class Model(BaseModel):
-        model_config = ConfigDict(extra="ignore", frozen=True)
+    config = ConfigDict(extra="ignore", frozen=True)
 
-    class MobilePost(Model):
-        pid: int
-        author: str = ""
-        authorid: int = 0
-        dbdateline: int
-        message: str = ""
-        number: int | None = None
-        position: int | None = None
-        status: int = 0
-        anonymous: int = 0
+    def model(name: str, spec: _Spec, **extra: Any) -> Any:
+        fields: dict[str, Any] = {
+            field: (_KINDS[kind], ... if required else default)
+            for field, kind, required, default in spec
+        }
+        return create_model(name, __config__=config, **fields, **extra)
 
-    class MobileThread(Model):
-        subject: str | None = None
-        replies: int
-        closed: int = 0
-
-    class Variables(Model):
-        formhash: str | None = None
-        member_uid: str | None = None
-        ppp: int
-        thread: MobileThread
-        postlist: list[MobilePost]
-
-    class Message(Model):
-        messageval: str = ""
-        messagestr: str = ""
-
-    return Variables, Message, ValidationError
+    post = model("MobilePost", _POST_SPEC)
+    thread = model("MobileThread", _THREAD_SPEC)
+    posts: Any = list.__class_getitem__(post)  # list[MobilePost], made at run time
+    variables = model("Variables", _VARIABLES_SPEC, thread=(thread, ...), postlist=(posts, ...))
+    return variables, model("Message", _MESSAGE_SPEC), ValidationError
 
 
 def _validated_variables(variables: dict[str, Any]) -> _Variables:
