@@ -295,7 +295,7 @@ def shared_references(files: list[Path]) -> list[str]:
 def test_the_check_for_shared_references_finds_them(tmp_path: Path) -> None:
     sample = tmp_path / "x.md"
     sample.write_text(
-        "格式见 `../shared/DESIGN.md`\n规则在 shared/rules/m135.txt\n"
+        "格式见 `../shared/notes.md`\n规则在 shared/rules/m135.txt\n"
         "测试读取 `../shared/fixtures/discuz/`\n见 docs/游戏文件.md\n",
         encoding="utf-8",
     )
