@@ -602,7 +602,7 @@ def _m017_draft_inputs(db: sqlite_utils.Database) -> None:
 def _m018_derive_chunks(db: sqlite_utils.Database) -> None:
     """A discussion thread derived per chunk of floors (pipeline/derive/chunks.py): each
     chunk's write count (kept by triggers the derivation installs) and its stored material,
-    and the index that reads one chunk's posts."""
+    the index that reads one chunk's posts, and the one that finds the posts nearest a moment."""
     db.execute(
         "CREATE TABLE IF NOT EXISTS derive_chunk_versions ("
         "tid INTEGER NOT NULL, chunk INTEGER NOT NULL, version INTEGER NOT NULL, "
@@ -614,6 +614,8 @@ def _m018_derive_chunks(db: sqlite_utils.Database) -> None:
         "PRIMARY KEY (tid, chunk))"
     )
     db.execute("CREATE INDEX IF NOT EXISTS posts_tid_floor ON posts(tid, floor)")
+    # the cycle's window of time reads the posts around its moment (pipeline/cycle.py)
+    db.execute("CREATE INDEX IF NOT EXISTS posts_time ON posts(posted_ts)")
 
 
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
