@@ -21,10 +21,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 if TYPE_CHECKING:
     import sqlite3
+
+_T = TypeVar("_T")
 
 #: the packages whose code computes the verdicts (:func:`code_identity_now`)
 CODE_PACKAGES: Final = ("engine", "parsers", "pipeline")
@@ -167,6 +169,26 @@ def close_readonly(conn: Any, path: Path, had_sidecars: bool) -> None:
             other.close()
     except (OSError, sqlite3.Error):
         pass  # a folder bansha may not write to keeps them; they are harmless
+
+
+def read_readonly(path: Path, read: Callable[[sqlite3.Connection], _T]) -> _T | None:
+    """``read(conn)`` on the store at ``path`` opened read-only (:func:`connect_readonly`,
+    closed with :func:`close_readonly`); None when there is no store there or SQLite fails.
+    What ``read`` raises besides :class:`sqlite3.Error` is raised."""
+    import sqlite3
+
+    if not path.is_file():
+        return None
+    try:
+        conn, had_sidecars = connect_readonly(path)
+    except sqlite3.Error:
+        return None
+    try:
+        return read(conn)
+    except sqlite3.Error:
+        return None
+    finally:
+        close_readonly(conn, path, had_sidecars)
 
 
 # --------------------------------------------------------------------------- threads read

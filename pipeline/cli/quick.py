@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from pipeline import close_readonly, code_identity, connect_readonly, resolve_db_path
+from pipeline import code_identity, read_readonly, resolve_db_path
 
 if TYPE_CHECKING:
     from pipeline.cycle import CycleReport
@@ -320,22 +319,16 @@ def read_plan(game_path: Path, db: str | None, env: Mapping[str, str] | None = N
     except OSError:
         return None
     db_path = resolve_db_path(game_path, db, env)
-    if not db_path.is_file():
-        return None
-    try:
-        conn, had_sidecars = connect_readonly(db_path)
-    except sqlite3.Error:
-        return None
-    try:
-        rows = dict(
+    rows = read_readonly(
+        db_path,
+        lambda conn: dict(
             conn.execute(
                 "SELECT key, value FROM meta WHERE key IN (?, ?)", [PLAN_META, RECORD_KEY]
             ).fetchall()
-        )
-    except sqlite3.Error:
+        ),
+    )
+    if rows is None:
         return None
-    finally:
-        close_readonly(conn, db_path, had_sidecars)
     try:
         return _holding(rows, game_path, db_path, raw, env)
     except (ValueError, TypeError, KeyError, AttributeError):

@@ -50,7 +50,7 @@ from zoneinfo import ZoneInfo
 import click
 
 import pipeline.cli
-from pipeline import close_readonly, code_identity, connect_readonly, no_thread_newly_read
+from pipeline import code_identity, no_thread_newly_read, read_readonly
 
 #: ``meta`` key of the view's key (JSON); the views themselves are the ``tally_views`` rows
 VIEW_META = "tally:view"
@@ -137,18 +137,7 @@ def stored_tally(
     except (click.ClickException, OSError):
         return None
     db_path = pipeline.resolve_db_path(game_path, db)
-    if not db_path.is_file():
-        return None
-    try:
-        conn, had_sidecars = connect_readonly(db_path)
-    except sqlite3.Error:
-        return None
-    try:
-        read = _read_view(conn, day)
-    except (sqlite3.Error, ValueError, TypeError, KeyError, AttributeError):
-        read = None
-    finally:
-        close_readonly(conn, db_path, had_sidecars)
+    read = read_readonly(db_path, lambda conn: _read_view_or_none(conn, day))
     if read is None:
         return None
     try:
@@ -194,6 +183,16 @@ def _shown(
     if json_stored(data) != js:
         return None  # what was stored does not read back the same: derive
     return json_printed(data).replace(json.dumps(AS_OF), json.dumps(now.isoformat()), 1), err
+
+
+def _read_view_or_none(
+    conn: sqlite3.Connection, day: int | None
+) -> tuple[dict[str, Any], dict[str, Any], str, str | None] | None:
+    """:func:`_read_view`, None for a key, record or view not as the cycle writes them."""
+    try:
+        return _read_view(conn, day)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 def _read_view(

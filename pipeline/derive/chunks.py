@@ -7,7 +7,9 @@ each chunk bansha keeps, in ``derive_chunk_cache``, what those two need of it (i
 each player's counted posts (pid, floor, time), the ones not counted and why, the notable posts
 whole, and each player's latest post. SQLite triggers count every write to a chunk's posts in
 ``derive_chunk_versions`` (of ``posts`` only the columns derive reads), so a derivation re-reads
-only the chunks written since, and takes the others as stored.
+only the chunks written since, and takes the others as stored. The chunks before the last are
+also kept merged into one material (:data:`SETTLED`): while none of them is written, a
+derivation loads that one and the last chunk's.
 
 The answers are the whole thread's, exactly:
 
@@ -175,7 +177,7 @@ class CountWindow:
 
 def make_material(
     chunk: int, acts: Sequence[Activity], window: CountWindow | None, max_at: str | None
-) -> bytes:
+) -> dict[str, Any]:
     """A chunk's material from its posts as activities (``window``: the day its counts are
     for; None: no counts); ``max_at``: the latest time of any post in it."""
     counts: dict[str, list[Any]] = {}
@@ -208,7 +210,7 @@ def make_material(
         # per player, the chunk and the time of his latest post (one line per chunk)
         "latest": latest,
     }
-    return marshal.dumps(material)
+    return material
 
 
 def _floor(floor: int | None) -> str:
@@ -382,6 +384,11 @@ def chunk_sketches(store: Store, tid: int, chunk: int) -> list[PostSketch]:
     if chunk < 0:
         return store.post_sketches(tid, floorless=True)
     return store.post_sketches(tid, (chunk << CHUNK_BITS, (chunk + 1) << CHUNK_BITS))
+
+
+def dump(material: dict[str, Any]) -> bytes:
+    """A material as stored (builtins only: :func:`load` gives back the same values)."""
+    return marshal.dumps(material)
 
 
 def load(material: bytes) -> dict[str, Any] | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import marshal
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -92,7 +91,7 @@ def thread_chunks(run: _Run, day: Day) -> ThreadChunks:
         if settled and all(c in made or stored.get(c, ("",))[0] == keys[c] for c in settled):
             merged = chunks.merge_materials([m for _, m in materials[:-1]])
             if merged is not None and _by(merged["max_at"], run.as_of):
-                made[chunks.SETTLED] = (settled_key, marshal.dumps(merged))
+                made[chunks.SETTLED] = (settled_key, chunks.dump(merged))
     chunks.store_materials(run.store, tid, made)
     whole = chunks.merge_materials([m for _, m in materials])
     counts = chunks.counts_of(tid, run.base, whole) if whole is not None else None
@@ -130,26 +129,30 @@ def _material(
     m = _stored(run, stored, chunk, key)
     if m is not None:
         return m
+    acts, max_at, whole = _read_chunk(run, tid, chunk)
+    m = chunks.make_material(chunk, acts, window, max_at)
+    if whole:
+        made[chunk] = (key, chunks.dump(m))
+    return m
+
+
+def _read_chunk(run: _Run, tid: int, chunk: int) -> tuple[list[Activity], str | None, bool]:
+    """One chunk's posts from the store: its activities up to ``as_of`` (kept in
+    ``run.chunk_acts``), the latest time of any of its posts, and whether none is after
+    ``as_of``."""
     sketches = chunks.chunk_sketches(run.store, tid, chunk)
     kept = [p for p in sketches if p.posted_at is None or p.posted_at <= run.as_of]
     acts = _activities(kept, tid, ROLE, run.roster, run.base)
     run.chunk_acts[(tid, chunk)] = acts
     times = [p.posted_at for p in sketches if p.posted_at is not None]
-    blob = chunks.make_material(chunk, acts, window, max(times).isoformat() if times else None)
-    if len(kept) == len(sketches):
-        made[chunk] = (key, blob)
-    found = chunks.load(blob)
-    assert found is not None
-    return found
+    return acts, max(times).isoformat() if times else None, len(kept) == len(sketches)
 
 
 def _chunk_acts(run: _Run, tid: int, chunk: int) -> list[Activity]:
     """One chunk's posts as activities (read again when a check needs more than its notable
     posts)."""
     if (tid, chunk) not in run.chunk_acts:
-        sketches = chunks.chunk_sketches(run.store, tid, chunk)
-        kept = [p for p in sketches if p.posted_at is None or p.posted_at <= run.as_of]
-        run.chunk_acts[(tid, chunk)] = _activities(kept, tid, ROLE, run.roster, run.base)
+        _read_chunk(run, tid, chunk)
     return run.chunk_acts[(tid, chunk)]
 
 
@@ -171,12 +174,3 @@ def conduct_acts(run: _Run, day: Day, found: ThreadChunks, outs_final: _Outs) ->
     for chunk, players in sorted(wanted.items()):
         acts += [a for a in _chunk_acts(run, found.tid, chunk) if a.player in players]
     return acts
-
-
-def discussion_tids(run: _Run) -> dict[int, Day]:
-    """The game's discussion threads read by chunks, with their day."""
-    return {
-        d.discussion: d
-        for d in run.game.days
-        if d.discussion is not None and d.discussion in run.chunked
-    }

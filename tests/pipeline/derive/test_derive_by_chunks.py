@@ -32,7 +32,7 @@ from tests.pipeline.derive.test_derive_on_change import (
     Scripted,
     long_game,
 )
-from tests.pipeline.derive.test_derive_speed import assert_same
+from tests.pipeline.derive.test_derive_speed import assert_same, substitute_player04
 
 
 @pytest.fixture
@@ -109,15 +109,7 @@ def test_the_long_game_by_chunks_is_the_long_game_read_whole(tmp_path, small_chu
             if i == 12:
                 _out_and_proxy(store)
             if i == 20:  # a 替补 takes 玩家04's slot from day 4 on
-                store.db.table("journal_substitutions").insert(
-                    {
-                        "player": "玩家04",
-                        "uid": 999,
-                        "name": "替补甲",
-                        "from_at": (START + timedelta(days=3)).isoformat(),
-                        "recorded_at": START.isoformat(),
-                    }
-                )
+                substitute_player04(store)
             if i % 3 == 0:
                 flagged += len(_same_both_ways(game, store, now).flags)
         # a look back: a past moment re-reads the chunks with later posts, stores nothing

@@ -5,8 +5,9 @@ bench/bench_derive.py --baseline REV`` prints both and compares a digest of ever
 It gets there by reading a discussion thread's posts as sketches (``Store.post_sketches``: no
 Post, no HTML), the vote threads without their HTML, building each thread's activities once,
 deduplicating and sorting them once, and counting each day's posts once (``conduct_flags`` takes
-the day's counts). Here each shortcut is taken away again — the posts read whole, the counts
-made again inside ``conduct_flags`` — and the derivation must be the same, value for value, on
+the day's counts) and reading a discussion thread by chunks (pipeline/derive/chunks.py). Here
+each shortcut is taken away again — the posts read whole, the counts made again inside
+``conduct_flags``, no chunk — and the derivation must be the same, value for value, on
 the demo (fonts, white text, an edit, a delete) and on a long generated game (10 days, edits,
 deletions, a 替补, a look at a past moment).
 """
@@ -67,6 +68,19 @@ def _fields(day: Any) -> dict[str, Any]:
         p: dataclasses.replace(pc, evidence=tuple(pc.evidence)) for p, pc in day.counts.items()
     }
     return dataclasses.asdict(dataclasses.replace(day, counts=counts))
+
+
+def substitute_player04(store: Store) -> None:
+    """A 替补 takes 玩家04's slot from day 4 on: 玩家04's later posts are a non-player's."""
+    store.db.table("journal_substitutions").insert(
+        {
+            "player": "玩家04",
+            "uid": 999,
+            "name": "替补甲",
+            "from_at": (START + timedelta(days=3)).isoformat(),
+            "recorded_at": START.isoformat(),
+        }
+    )
 
 
 def assert_same(fast: Derivation, slow: Derivation) -> None:
@@ -132,15 +146,7 @@ def test_derive_with_shortcuts_is_derive_without_them_long_game(tmp_path, monkey
             clock.set(now)
             crawl(targets_due(game, now), False)
         # a 替补 takes 玩家04's slot from day 4 on: 玩家04's later posts are a non-player's
-        store.db.table("journal_substitutions").insert(
-            {
-                "player": "玩家04",
-                "uid": 999,
-                "name": "替补甲",
-                "from_at": (START + timedelta(days=3)).isoformat(),
-                "recorded_at": START.isoformat(),
-            }
-        )
+        substitute_player04(store)
         flagged = 0
         for as_of in (START + timedelta(days=4, hours=5), START + timedelta(days=11)):
             fast = derive(game, store, as_of=as_of)
