@@ -248,34 +248,35 @@ def ensure_change_counters(store: Store) -> bool:
     store from before, a trigger a table rebuild dropped), so the last derivation's record is
     dropped and the next cycle derives. Cheap when all is in place (two small reads).
     """
-    db = store.db
-    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = {r[0] for r in store.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     want = change_triggers(tables)
     have = {
         r[0]
-        for r in db.execute(
+        for r in store.execute(
             "SELECT name FROM sqlite_master WHERE type = 'trigger' AND substr(name, 1, ?) = ?",
             [len(TRIGGER_PREFIX), TRIGGER_PREFIX],
         )
     }
     keys = (INPUTS_KEY, OUTPUTS_KEY, DRAFTS_KEY)
-    counters = {r[0] for r in db.execute("SELECT key FROM meta WHERE key IN (?, ?, ?)", list(keys))}
+    counters = {
+        r[0] for r in store.execute("SELECT key FROM meta WHERE key IN (?, ?, ?)", list(keys))
+    }
     if have == set(want) and counters == set(keys):
         return False
     with store.atomic():
         for name in have - set(want):
-            db.execute(f"DROP TRIGGER IF EXISTS {name}")
+            store.execute(f"DROP TRIGGER IF EXISTS {name}")
         for name in set(want) - have:
-            db.execute(want[name])
+            store.execute(want[name])
         for key in keys:
-            db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, '0')", [key])
-        db.execute("DELETE FROM meta WHERE key = ?", [RECORD_KEY])
+            store.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, '0')", [key])
+        store.execute("DELETE FROM meta WHERE key = ?", [RECORD_KEY])
     return True
 
 
 def counter(store: Store, key: str) -> int | None:
     """A change counter of ``meta`` (None when the store has none)."""
-    row = store.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
+    row = store.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
     return None if row is None or row[0] is None else int(row[0])
 
 
@@ -313,22 +314,22 @@ def crawl_state(game: Game, store: Store) -> dict[str, Any]:
     last ``crawl_log`` row they were taken from. Once read, a thread stays read: a later
     cycle only looks at the newer crawl log rows (:func:`_crawl_unchanged`)."""
     tids = _game_tids(game)
-    last = store.db.execute("SELECT COALESCE(MAX(id), 0) FROM crawl_log").fetchone()[0]
+    last = store.execute("SELECT COALESCE(MAX(id), 0) FROM crawl_log").fetchone()[0]
     logged = {
         int(r[0])
-        for r in store.db.execute(
+        for r in store.execute(
             "SELECT DISTINCT tid FROM crawl_log WHERE id <= ? AND outcome = 'ok' "
             "AND tid IS NOT NULL",
             [last],
         )
     }
-    posted = {int(r[0]) for r in store.db.execute("SELECT DISTINCT tid FROM posts")}
-    read = (logged | posted | threads_read(store.db.execute, tids)) & tids
+    posted = {int(r[0]) for r in store.execute("SELECT DISTINCT tid FROM posts")}
+    read = (logged | posted | threads_read(store.execute, tids)) & tids
     return {"read": sorted(read), "log": int(last)}
 
 
 def _crawl_unchanged(game: Game, store: Store, state: dict[str, Any]) -> bool:
-    return no_thread_newly_read(store.db.execute, _game_tids(game), state)
+    return no_thread_newly_read(store.execute, _game_tids(game), state)
 
 
 def moments(game: Game, store: Store, d: Derivation) -> set[datetime]:
@@ -388,7 +389,7 @@ def moments(game: Game, store: Store, d: Derivation) -> set[datetime]:
         ("journal_actions", "at"),
     ):
         try:
-            rows = store.db.execute(f"SELECT {column} FROM {table} WHERE {column} IS NOT NULL")
+            rows = store.execute(f"SELECT {column} FROM {table} WHERE {column} IS NOT NULL")
         except sqlite3.OperationalError:  # a store without the table: nothing recorded there
             continue
         for (raw,) in rows:
@@ -410,17 +411,17 @@ def derivation_window(
     found = moments(game, store, d)
     ts = int(as_of.timestamp())
     # posted_ts is posted_at's whole seconds: read the posts of the seconds around as_of exactly
-    for (raw,) in store.db.execute(
+    for (raw,) in store.execute(
         "SELECT posted_at FROM posts WHERE posted_ts BETWEEN ? AND ? AND posted_at IS NOT NULL",
         [ts - 1, ts + 1],
     ):
         found.add(datetime.fromisoformat(raw))
-    later = store.db.execute(
+    later = store.execute(
         "SELECT MIN(posted_ts) FROM posts WHERE posted_ts > ?", [ts + 1]
     ).fetchone()[0]
     if later is not None:  # posted at or after that second
         found.add(datetime.fromtimestamp(int(later), as_of.tzinfo))
-    earlier = store.db.execute(
+    earlier = store.execute(
         "SELECT MAX(posted_ts) FROM posts WHERE posted_ts < ?", [ts - 1]
     ).fetchone()[0]
     if earlier is not None:  # posted before the end of that second
@@ -645,7 +646,7 @@ def _derive_and_record(
             if code_identity_now() != inputs["code"]:
                 # bansha's files changed while this cycle ran (an upgrade during the crawl):
                 # no record (nor tally views, whose key is the record): the next one derives
-                store.db.execute("DELETE FROM meta WHERE key = ?", [RECORD_KEY])
+                store.execute("DELETE FROM meta WHERE key = ?", [RECORD_KEY])
                 store.write_tally_views("", {})
     if failed is not None:
         raise failed

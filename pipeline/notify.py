@@ -332,7 +332,7 @@ def _plan(
         _plan_warnings(plan, store, warnings, said)
     pending = [
         Draft.from_row(r)
-        for r in store.db.query("SELECT * FROM drafts WHERE state = 'pending' ORDER BY id")
+        for r in store.query("SELECT * FROM drafts WHERE state = 'pending' ORDER BY id")
     ]
     drafts_page = f"{link}g/{game.game.id}/drafts" if link else ""
     _plan_new_drafts(plan, store, pending, drafts_page, game_file)
@@ -454,10 +454,10 @@ def _plan_urgent_drafts(
 
 def _plan_flags(plan: _Plan, store: Store, day_page: str) -> None:
     """Conduct flags not decided and not told of yet, with the first one's day page."""
-    decided = {r["flag_id"] for r in store.db.query("SELECT flag_id FROM flag_decisions")}
+    decided = {r["flag_id"] for r in store.query("SELECT flag_id FROM flag_decisions")}
     open_flags = [
         r
-        for r in store.db.query("SELECT id, day, player, reason FROM flags ORDER BY day, id")
+        for r in store.query("SELECT id, day, player, reason FROM flags ORDER BY day, id")
         if r["id"] not in decided
     ]
     open_ids = {r["id"] for r in open_flags}

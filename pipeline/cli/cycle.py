@@ -355,7 +355,7 @@ def _publish(
     A forum write's time gate is the earlier of ``now`` (``--as-of``) and the real clock: an
     as-of in the future never opens or closes a thread early; one in the past (the demo) does
     what was due then."""
-    approved = ctx.store.db.execute("SELECT 1 FROM drafts WHERE state = 'approved'").fetchone()
+    approved = ctx.store.execute("SELECT 1 FROM drafts WHERE state = 'approved'").fetchone()
     if not approved:
         return []
     # the poster and the publishing records load only when there is something to post

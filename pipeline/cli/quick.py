@@ -406,7 +406,7 @@ def light_run(plan: Plan, store: Store, now: datetime) -> CycleReport | None:
         game, store, templates_dir=plan.templates_dir, drafting=True, identity=identity
     )
     record = last_derivation(store)
-    approved = store.db.execute("SELECT 1 FROM drafts WHERE state = 'approved'").fetchone()
+    approved = store.execute("SELECT 1 FROM drafts WHERE state = 'approved'").fetchone()
     if approved is None and nothing_new(game, store, record, inputs, now=now, drafting=True):
         assert record is not None
         report.skipped = True

@@ -5,21 +5,27 @@ read-only store the console opens.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from parsers.records import Post, PostState, ThreadPage
 from pipeline import close_readonly, connect_readonly
 from pipeline.store.bodies import decode_body, encode_body, page_signature
-from pipeline.store.connection import StoreBusy, StoreError, _busy_message, open_db
-from pipeline.store.migrations import MIGRATIONS, migrate
+from pipeline.store.connection import (
+    StoreBusy,
+    StoreError,
+    _busy_message,
+    open_db,
+    utils_database,
+)
+from pipeline.store.migrations import MIGRATIONS, migrate, pending_migrations
 from pipeline.store.pages import PageReadings, sort_readings
 from pipeline.store.rows import (
     _POST_COLUMNS_NO_HTML,
@@ -35,6 +41,9 @@ from pipeline.store.rows import (
 )
 from pipeline.store.scrub import scrub_body, scrub_text
 
+if TYPE_CHECKING:
+    import sqlite_utils
+
 #: ``meta`` key of the stored tally views' key (:meth:`Store.write_tally_views`)
 TALLY_VIEW_KEY = "tally:view"
 
@@ -45,13 +54,64 @@ TALLY_VIEW_KEY = "tally:view"
 DRAFT_INPUTS_KEY = "drafts:inputs"
 
 
+#: the statements that open or end a transaction themselves (:meth:`Store.execute` leaves them be)
+_TRANSACTION_CONTROL = frozenset({"BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"})
+#: the names of nested blocks' savepoints (:meth:`Store.atomic`)
+_SAVEPOINTS = itertools.count(1)
+
+
 class Store:
+    """One game's store, on one SQLite connection (:attr:`conn`). Its own reads and writes use
+    that connection; :attr:`db` puts sqlite-utils over it for the rest of bansha."""
+
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.db = open_db(self.path)
+        self.conn = open_db(self.path)
+
+    @cached_property
+    def db(self) -> sqlite_utils.Database:
+        """sqlite-utils' ``Database`` over :attr:`conn` (its table helpers), made on first use."""
+        database: sqlite_utils.Database = utils_database(self.conn)
+        return database
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
+        """``sql`` on the store's connection; a write outside a transaction is committed at once
+        and a failed one rolled back (as sqlite-utils' ``execute`` does)."""
+        conn = self.conn
+        was_open = conn.in_transaction
+        try:
+            cursor = conn.execute(sql, args)
+        except Exception:
+            if not was_open and conn.in_transaction:
+                conn.rollback()
+            raise
+        if (
+            not was_open
+            and conn.in_transaction
+            and cursor.description is None
+            and sql.lstrip().split(None, 1)[0].upper() not in _TRANSACTION_CONTROL
+        ):
+            conn.commit()
+        return cursor
+
+    def query(self, sql: str, args: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """The rows of ``sql`` as dicts by column name."""
+        cursor = self.conn.execute(sql, args)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor]
+
+    def _insert(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Insert ``rows`` (dicts with the same keys) into ``table``, inside the open
+        transaction."""
+        columns = list(rows[0])
+        sql = f"INSERT INTO {table}({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+        self.conn.executemany(sql, [[row[c] for c in columns] for row in rows])
 
     # -- schema ---------------------------------------------------------------------------
     def migrate(self) -> list[str]:
+        """Apply the migrations not yet recorded (sqlite-utils is loaded only for them)."""
+        if not pending_migrations(self.conn):
+            return []
         return migrate(self.db)
 
     @contextmanager
@@ -63,9 +123,9 @@ class Store:
         taking the lock first makes every read inside the block see the latest state and makes
         a second writer wait (up to ``BUSY_TIMEOUT_S``). Nested blocks are savepoints.
         """
-        conn = self.db.conn
+        conn = self.conn
         if conn.in_transaction:
-            with self.db.atomic():  # a savepoint inside the open transaction
+            with self._savepoint():
                 yield
             return
         try:
@@ -87,12 +147,28 @@ class Store:
                 raise StoreBusy(_busy_message(self.path)) from exc
             raise
 
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        """A nested block of :meth:`atomic`: undone alone when it fails."""
+        name = f"bansha_{next(_SAVEPOINTS)}"
+        conn = self.conn
+        conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            # a failure may have ended the whole transaction (a RAISE(ROLLBACK) trigger)
+            if conn.in_transaction:
+                conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
+                conn.execute(f"RELEASE SAVEPOINT {name}")
+            raise
+        conn.execute(f"RELEASE SAVEPOINT {name}")
+
     def close(self) -> None:
-        self.db.close()
+        self.conn.close()
 
     # -- meta -----------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
-        rows = list(self.db.query("SELECT value FROM meta WHERE key = ?", [key]))
+        rows = self.query("SELECT value FROM meta WHERE key = ?", [key])
         return rows[0]["value"] if rows else None
 
     def get_meta_json(self, key: str) -> dict[str, Any] | None:
@@ -108,7 +184,7 @@ class Store:
 
     def set_meta(self, key: str, value: str) -> None:
         with self.atomic():
-            self.db.execute(
+            self.execute(
                 "INSERT INTO meta(key, value) VALUES (?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 [key, value],
@@ -121,7 +197,7 @@ class Store:
         key)."""
         with self.atomic():
             for day, (text, as_json) in sorted(views.items()):
-                self.db.execute(
+                self.execute(
                     "INSERT INTO tally_views(day, text, json) VALUES (?, ?, ?) "
                     "ON CONFLICT(day) DO UPDATE SET text = excluded.text, json = excluded.json "
                     "WHERE text IS NOT excluded.text OR json IS NOT excluded.json",
@@ -129,20 +205,20 @@ class Store:
                 )
             days = sorted(views)
             marks = ", ".join("?" * len(days))
-            self.db.execute(f"DELETE FROM tally_views WHERE day NOT IN ({marks})", days)
+            self.execute(f"DELETE FROM tally_views WHERE day NOT IN ({marks})", days)
             if views:
                 self.set_meta(TALLY_VIEW_KEY, key)
             else:
-                self.db.execute("DELETE FROM meta WHERE key = ?", [TALLY_VIEW_KEY])
+                self.execute("DELETE FROM meta WHERE key = ?", [TALLY_VIEW_KEY])
 
     # -- threads --------------------------------------------------------------------------
     def thread(self, tid: int) -> dict[str, Any] | None:
-        rows = list(self.db.query("SELECT * FROM threads WHERE tid = ?", [tid]))
+        rows = self.query("SELECT * FROM threads WHERE tid = ?", [tid])
         return rows[0] if rows else None
 
     def register_thread(self, tid: int, *, day: int | None, role: str | None) -> None:
         with self.atomic():
-            self.db.execute(
+            self.execute(
                 "INSERT INTO threads(tid, day, role) VALUES (?, ?, ?) "
                 "ON CONFLICT(tid) DO UPDATE SET day = excluded.day, role = excluded.role",
                 [tid, day, role],
@@ -152,7 +228,7 @@ class Store:
         """The threads bansha opened (``game_threads``), by day and role; [] on a store from
         before them (a read-only store is never migrated)."""
         try:
-            return list(self.db.query("SELECT * FROM game_threads ORDER BY day, id"))
+            return self.query("SELECT * FROM game_threads ORDER BY day, id")
         except sqlite3.OperationalError:
             return []
 
@@ -170,7 +246,7 @@ class Store:
         """Keep a thread bansha opened (inside the caller's transaction when there is one).
         A day's role keeps the first tid recorded for it."""
         with self.atomic():
-            self.db.execute(
+            self.execute(
                 "INSERT INTO game_threads(day, role, tid, subject, draft_id, opened_at, how) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(day, role) DO NOTHING",
                 [day, role, tid, subject, draft_id, at, how],
@@ -183,9 +259,9 @@ class Store:
         so the same body is stored once."""
         body = scrub_body(body, secrets)
         digest = hashlib.sha256(body).hexdigest()
-        if self.db.execute("SELECT 1 FROM page_bodies WHERE sha256 = ?", [digest]).fetchone():
+        if self.execute("SELECT 1 FROM page_bodies WHERE sha256 = ?", [digest]).fetchone():
             return digest
-        self.db.execute(
+        self.execute(
             "INSERT INTO page_bodies(sha256, body) VALUES (?, ?)", [digest, encode_body(body)]
         )
         return digest
@@ -193,13 +269,13 @@ class Store:
     def body(self, sha256: str) -> bytes | None:
         """A stored body as it was kept (scrubbed, uncompressed), whichever format its row is
         in; None when no body has that key."""
-        row = self.db.execute("SELECT body FROM page_bodies WHERE sha256 = ?", [sha256]).fetchone()
+        row = self.execute("SELECT body FROM page_bodies WHERE sha256 = ?", [sha256]).fetchone()
         return None if row is None else decode_body(row[0])
 
     def page_body(self, page_id: int) -> bytes | None:
         """The body a ``pages`` row points at: the fetch's own when it was kept, else the last
         kept body of the same page (the same posts); None when there is none."""
-        row = self.db.execute("SELECT sha256 FROM pages WHERE id = ?", [page_id]).fetchone()
+        row = self.execute("SELECT sha256 FROM pages WHERE id = ?", [page_id]).fetchone()
         return None if row is None or row[0] is None else self.body(row[0])
 
     def record_response(
@@ -247,7 +323,7 @@ class Store:
         secrets = list(secrets)
         kept = body is not None
         digest = self._store_body(body, secrets) if body is not None else same_as
-        cur = self.db.execute(
+        cur = self.execute(
             "INSERT INTO pages(tid, page, source, url, status, headers, sha256, fetched_at, "
             "outcome, body_kept, posts_sig) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
@@ -269,7 +345,7 @@ class Store:
     def last_kept_page(self, tid: int, page: int, source: str) -> dict[str, Any] | None:
         """The last fetch of a page whose body was kept (id, sha256, posts_sig), or None."""
         rows = list(
-            self.db.query(
+            self.query(
                 "SELECT id, sha256, posts_sig FROM pages WHERE tid = ? AND page = ? AND source = ? "
                 "AND outcome = 'ok' AND body_kept = 1 ORDER BY id DESC LIMIT 1",
                 [tid, page, source],
@@ -350,7 +426,7 @@ class Store:
                 posts_sig=sig if keep else None,
             )
             self._write_readings(parsed, readings, page_id=page_id, seen=seen, keep=keep)
-            self.db.execute(
+            self.execute(
                 "UPDATE threads SET subject = COALESCE(?, subject), source = ?, ppp = ?, "
                 "last_page = ?, total_pages = ?, last_crawled_at = ?, last_outcome = 'ok' "
                 "WHERE tid = ?",
@@ -367,7 +443,7 @@ class Store:
             "SELECT pid, content_hash, state, text, quoted_pids, marks, source, "
             "edit_editor, edit_at FROM posts WHERE tid = ? AND pid IN "
         )
-        return {r["pid"]: r for r in self.db.query(f"{sql}({marks})", [tid, *pids])}
+        return {r["pid"]: r for r in self.query(f"{sql}({marks})", [tid, *pids])}
 
     def _write_readings(
         self, parsed: ThreadPage, readings: PageReadings, *, page_id: int, seen: str, keep: bool
@@ -384,11 +460,11 @@ class Store:
         for post, row in readings.changed:
             row["page_id"] = page_id
             revisions.append(_revision_row(post, row, self._last_revision(post) + 1, seen, page_id))
-            self.db.table("posts").update((post.tid, post.pid), row)
+            self._update_post(post, row)
         for post, row in readings.enriched:
             row["page_id"] = page_id
-            self.db.table("posts").update((post.tid, post.pid), row)
-            self.db.execute(
+            self._update_post(post, row)
+            self.execute(
                 "UPDATE post_revisions SET content_hash = ?, message_html = ?, marks = ?, "
                 "edit_editor = ?, edit_at = ?, page_id = ? "
                 "WHERE tid = ? AND pid = ? AND revision = ?",
@@ -405,26 +481,34 @@ class Store:
                 ],
             )
         if new_rows:
-            self.db.table("posts").insert_all(new_rows)
+            self._insert("posts", new_rows)
         if revisions:
-            self.db.table("post_revisions").insert_all(revisions)
+            self._insert("post_revisions", revisions)
         if readings.again and keep:
             # the kept body shows them as stored: it becomes where they were last read
-            self.db.conn.executemany(
+            self.conn.executemany(
                 "UPDATE posts SET floor = ?, page = ?, last_seen_at = ?, page_id = ? "
                 "WHERE tid = ? AND pid = ?",
                 [[p.floor, parsed.page, seen, page_id, p.tid, p.pid] for p in readings.again],
             )
         seen_only = readings.poorer + ([] if keep else readings.again)
         if seen_only:
-            self.db.conn.executemany(
+            self.conn.executemany(
                 "UPDATE posts SET floor = ?, page = ?, last_seen_at = ? WHERE tid = ? AND pid = ?",
                 [[p.floor, parsed.page, seen, p.tid, p.pid] for p in seen_only],
             )
 
+    def _update_post(self, post: Post, row: Mapping[str, Any]) -> None:
+        """Write ``row``'s columns to the stored post ``post``."""
+        columns = [c for c in row if c not in ("tid", "pid")]
+        self.conn.execute(
+            f"UPDATE posts SET {', '.join(f'{c} = ?' for c in columns)} WHERE tid = ? AND pid = ?",
+            [*(row[c] for c in columns), post.tid, post.pid],
+        )
+
     def _last_revision(self, post: Post) -> int:
         return int(
-            self.db.execute(
+            self.execute(
                 "SELECT COALESCE(MAX(revision), 0) FROM post_revisions WHERE tid = ? AND pid = ?",
                 [post.tid, post.pid],
             ).fetchone()[0]
@@ -456,7 +540,7 @@ class Store:
         high = max(p.pid for p in regular)
         last = parsed.page >= parsed.total_pages
         rows = list(
-            self.db.query(
+            self.query(
                 "SELECT pid FROM posts WHERE tid = ? AND state != 'vanished' AND pid >= ? "
                 + ("" if last else "AND pid <= ?"),
                 [parsed.tid, low] + ([] if last else [high]),
@@ -464,16 +548,16 @@ class Store:
         )
         gone = [r["pid"] for r in rows if r["pid"] not in pids]
         for pid in gone:
-            rev = self.db.execute(
+            rev = self.execute(
                 "SELECT COALESCE(MAX(revision), 0) FROM post_revisions WHERE tid = ? AND pid = ?",
                 [parsed.tid, pid],
             ).fetchone()[0]
-            self.db.execute(
+            self.execute(
                 "UPDATE posts SET state = 'vanished', last_seen_at = last_seen_at "
                 "WHERE tid = ? AND pid = ?",
                 [parsed.tid, pid],
             )
-            self.db.execute(
+            self.execute(
                 "INSERT INTO post_revisions(tid, pid, revision, seen_at, content_hash, state, "
                 "text, message_html, quoted_pids, marks, edit_editor, edit_at, page_id) "
                 "SELECT tid, pid, ?, ?, content_hash, 'vanished', text, message_html, "
@@ -490,7 +574,7 @@ class Store:
             if row.get(key):
                 row[key] = scrub_text(str(row[key]))
         with self.atomic():
-            self.db.table("crawl_log").insert(row)
+            self._insert("crawl_log", [row])
 
     # -- reading --------------------------------------------------------------------------
     def posts(self, tid: int | None = None, *, html: bool = True) -> list[Post]:
@@ -506,7 +590,7 @@ class Store:
             sql += " WHERE tid = ?"
             args.append(tid)
         sql += " ORDER BY tid, posted_ts, pid"
-        return [_post_from_values(*r) for r in self.db.execute(sql, args)]
+        return [_post_from_values(*r) for r in self.execute(sql, args)]
 
     def post_sketches(
         self, tid: int, floors: tuple[int, int] | None = None, *, floorless: bool = False
@@ -536,17 +620,15 @@ class Store:
                 _STATES[state],
                 marks_from_json(marks),
             )
-            for pid, floor, author, uid, posted_at, text, state, marks in self.db.execute(sql, args)
+            for pid, floor, author, uid, posted_at, text, state, marks in self.execute(sql, args)
         ]
 
     def post_rows(self, tid: int) -> list[dict[str, Any]]:
-        return list(
-            self.db.query("SELECT * FROM posts WHERE tid = ? ORDER BY posted_ts, pid", [tid])
-        )
+        return list(self.query("SELECT * FROM posts WHERE tid = ? ORDER BY posted_ts, pid", [tid]))
 
     def revisions(self, tid: int, pid: int) -> list[dict[str, Any]]:
         return list(
-            self.db.query(
+            self.query(
                 "SELECT * FROM post_revisions WHERE tid = ? AND pid = ? ORDER BY revision",
                 [tid, pid],
             )
@@ -554,7 +636,7 @@ class Store:
 
     def counts(self) -> dict[str, int]:
         return {
-            name: self.db.table(name).count
+            name: int(self.conn.execute(f"SELECT count(*) FROM {name}").fetchone()[0])
             for name in ("threads", "pages", "posts", "post_revisions", "crawl_log")
         }
 
@@ -591,7 +673,7 @@ class ReadOnlyStore(Store):
             raise StoreError(
                 f"无法只读打开数据库 {self.path}：{exc}（不是 bansha 的数据库文件？）"
             ) from exc
-        self.db = sqlite_utils.Database(conn, execute_plugins=False)  # as open_db
+        self.conn = conn
         if not done:
             self.close()
             raise StoreError(
@@ -606,7 +688,7 @@ class ReadOnlyStore(Store):
             )
 
     def close(self) -> None:
-        close_readonly(self.db.conn, self.path, self._had_sidecars)
+        close_readonly(self.conn, self.path, self._had_sidecars)
 
 
 def open_store_readonly(path: Path | str) -> Store:

@@ -8,13 +8,16 @@ import hashlib
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from pipeline.store.bodies import decode_body, encode_body, is_encoded
 from pipeline.store.connection import vacuum_if_worth_it
 from pipeline.store.scrub import scrub_body, scrub_text
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    import sqlite_utils
 
 log = logging.getLogger(__name__)
 
@@ -638,6 +641,16 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
 ]
 
 
+def pending_migrations(conn: sqlite3.Connection) -> list[str]:
+    """The migrations a store has not recorded yet (all of them for a new store), read with the
+    standard library."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "_migrations" not in tables:
+        return [name for name, _ in MIGRATIONS]
+    done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+    return [name for name, _ in MIGRATIONS if name not in done]
+
+
 def migrate(db: sqlite_utils.Database) -> list[str]:
     """Apply the migrations not yet recorded; return the names applied now."""
     db.execute(
@@ -660,5 +673,5 @@ def migrate(db: sqlite_utils.Database) -> list[str]:
         # the scrubbed bodies' old pages leave the write-ahead log for the (zeroed) main file
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     if "010_compact_bodies" in applied:
-        vacuum_if_worth_it(db)
+        vacuum_if_worth_it(db.conn)
     return applied

@@ -5,13 +5,13 @@ game file's model or the rule sets; it decides exactly what the full cycle decid
 store, and every change of input makes it go on as the full cycle.
 
 Each runs in a fresh interpreter (a subprocess) that prints the modules it holds at its end:
-the drafting package (jinja2), the derivation, the console and the dev venv's extras (pygments
-through httpx's own command line, trio through httpcore: selenium brings both) stay unloaded
-when nothing needs them. ``bansha status`` and the console's app (what ``bansha serve`` holds
-when it answers ``/login``) read drafts but never make or change one: neither the drafting's
-templates (jinja2, for status), its state machine and what is due, nor the derivation, nor the
-simulator's renderer is loaded. Importing one name of a package's re-exports loads only its
-module. The assertions are on module names, never on time.
+the drafting package (jinja2), the derivation, sqlite-utils, the console and the dev venv's
+extras (pygments through httpx's own command line, trio through httpcore: selenium brings both)
+stay unloaded when nothing needs them. ``bansha status`` and the console's app (what ``bansha
+serve`` holds when it answers ``/login``) read drafts but never make or change one: neither the
+drafting's templates (jinja2, for status), its state machine and what is due, nor the
+derivation, nor the simulator's renderer is loaded. Importing one name of a package's
+re-exports loads only its module. The assertions are on module names, never on time.
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ NOT_FOR_NOTHING_NEW = (
     "pipeline.game",
     "pydantic",
     "importlib.metadata",  # sqlite-utils' plugins (and pydantic's) are found through it
+    "sqlite_utils",  # the store's own reads and page writes are the standard library's
+    "dateutil",
 )
 
 #: what reading drafts never needs: making or changing one, and the derivation drafts are made of

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import sqlite3
 import stat
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
 from parsers.records import Post, PostState, ThreadPage
 from pipeline.store import Store, StoreError, open_store
+
+ROOT = Path(__file__).resolve().parents[3]
 
 TZ = timezone(timedelta(hours=8))
 T0 = datetime(2026, 12, 2, 10, 0, tzinfo=TZ)
@@ -220,3 +226,69 @@ def test_a_fetch_keeps_its_body_only_when_the_pages_posts_changed(store):
     assert not fetch(page(moved), b"<html>7", 30).body_kept
     assert store.db.table("page_bodies").count == 5
     assert store.counts()["pages"] == 7
+
+
+# --------------------------------------------------------------------------- the connection
+
+
+def _other_reader(tmp_path) -> sqlite3.Connection:
+    return sqlite3.connect(tmp_path / "game.db")
+
+
+def test_a_write_outside_a_block_is_committed_at_once_and_a_failed_one_leaves_nothing(
+    store, tmp_path
+):
+    store.execute("INSERT INTO meta(key, value) VALUES ('k', 'v')")
+    assert not store.conn.in_transaction
+    with _other_reader(tmp_path) as other:
+        assert other.execute("SELECT value FROM meta WHERE key = 'k'").fetchone() == ("v",)
+    with pytest.raises(sqlite3.IntegrityError):
+        store.execute("INSERT INTO meta(key, value) VALUES ('k', 'again')")
+    assert not store.conn.in_transaction  # no half-open transaction catches later writes
+    assert store.get_meta("k") == "v"
+
+
+def test_a_failed_inner_block_is_undone_alone_and_a_failed_outer_one_undoes_all(store):
+    with store.atomic():
+        store.set_meta("outer", "1")
+        with pytest.raises(RuntimeError), store.atomic():
+            store.set_meta("inner", "1")
+            raise RuntimeError("inner")
+        assert store.get_meta("inner") is None
+    assert store.get_meta("outer") == "1"
+    with pytest.raises(RuntimeError), store.atomic():
+        store.set_meta("both", "1")
+        with store.atomic():
+            store.set_meta("nested", "1")
+        raise RuntimeError("outer")
+    assert (store.get_meta("both"), store.get_meta("nested")) == (None, None)
+
+
+def test_a_store_s_connection_counts_writes_of_triggers_as_sqlite_utils_did(store):
+    """Triggers fire for the rows other triggers write (the change counters rely on it)."""
+    assert store.conn.execute("PRAGMA recursive_triggers").fetchone() == (1,)
+    assert store.conn.execute("PRAGMA foreign_keys").fetchone() == (1,)
+    assert store.conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert store.db.conn is store.conn  # sqlite-utils over the same connection
+
+
+def test_saving_and_reading_a_page_needs_no_sqlite_utils(tmp_path):
+    code = (
+        "import sys\n"
+        "from tests.pipeline.store.test_store import T0, page, post, save\n"
+        "from pipeline.store import open_store\n"
+        f"s = open_store({str(tmp_path / 'fresh.db')!r})\n"
+        "assert 'sqlite_utils' in sys.modules  # a new store is made by the migrations\n"
+        "s.close()\n"
+        "del sys.modules['sqlite_utils']\n"
+        f"s = open_store({str(tmp_path / 'fresh.db')!r})\n"
+        "save(s, page([post(101, 'a'), post(102, 'b')]))\n"
+        "save(s, page([post(101, 'a'), post(102, 'b2')]), T0)\n"
+        "assert [p.text for p in s.posts(4)] == ['a', 'b2'], s.posts(4)\n"
+        "assert s.counts()['post_revisions'] == 3\n"
+        "assert 'sqlite_utils' not in sys.modules\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert done.returncode == 0, done.stderr
