@@ -193,7 +193,7 @@ def store_tally_views(ctx: GameContext, d: Derivation, record: str) -> None:
         templates=ctx.game.drafts.templates,
         timezone=ctx.game.game.timezone,
         record=record,
-        triggers=tallyview.trigger_names(ctx.store.db.execute),
+        triggers=tallyview.trigger_names(ctx.store.execute),
         tids=_game_tids(ctx.game),
         default_day=choice.day if choice else None,
         default_notice=default_day_notice(choice) if choice else None,
@@ -399,7 +399,7 @@ def _find_flag(ctx: GameContext, flag_id: str, as_of: str | None) -> dict[str, A
             row = f.to_dict()
             row["evidence"] = [e.to_dict() for e in f.evidence]
             return row
-    rows = list(ctx.store.db.query("SELECT * FROM flags WHERE id = ?", [flag_id]))
+    rows = list(ctx.store.query("SELECT * FROM flags WHERE id = ?", [flag_id]))
     if not rows:
         raise click.ClickException(f"没有编号为 {flag_id} 的违规标记（用 bansha flags 查看）")
     row = rows[0]
@@ -426,7 +426,7 @@ def flags_confirm(ctx: GameContext, flag_id: str, card: str | None, as_of: str |
     colour = _card(card) if card else (Card.parse(flag["card"]) if flag["card"] else None)
     if colour is None:
         raise click.ClickException("这条标记没有规定的牌，请用 --card 指定：蓝牌/黄牌/红牌")
-    if ctx.store.db.execute("SELECT 1 FROM flag_decisions WHERE flag_id = ?", [flag_id]).fetchone():
+    if ctx.store.execute("SELECT 1 FROM flag_decisions WHERE flag_id = ?", [flag_id]).fetchone():
         raise click.ClickException(_decided(ctx, flag_id))
     now = datetime.now(ctx.game.game.tz).isoformat()
     # the card takes effect when the violation happened: its last evidence, else the day's close
@@ -437,24 +437,30 @@ def flags_confirm(ctx: GameContext, flag_id: str, card: str | None, as_of: str |
     else:
         at = now
     with ctx.store.atomic():
-        ctx.store.db.table("flag_decisions").insert(
-            {
-                "flag_id": flag_id,
-                "status": "confirmed",
-                "card": colour.value,
-                "why": None,
-                "decided_at": now,
-            }
+        ctx.store.insert(
+            "flag_decisions",
+            [
+                {
+                    "flag_id": flag_id,
+                    "status": "confirmed",
+                    "card": colour.value,
+                    "why": None,
+                    "decided_at": now,
+                }
+            ],
         )
-        ctx.store.db.table("card_events").insert(
-            {
-                "player": flag["player"],
-                "colour": colour.value,
-                "reason": flag["reason"],
-                "at": at,
-                "source": flag_id,
-                "recorded_at": now,
-            }
+        ctx.store.insert(
+            "card_events",
+            [
+                {
+                    "player": flag["player"],
+                    "colour": colour.value,
+                    "reason": flag["reason"],
+                    "at": at,
+                    "source": flag_id,
+                    "recorded_at": now,
+                }
+            ],
         )
     click.echo(
         f"已确认 {flag_id}：{flag['player']} 得到{colour.value}"
@@ -470,16 +476,19 @@ def flags_confirm(ctx: GameContext, flag_id: str, card: str | None, as_of: str |
 def flags_dismiss(ctx: GameContext, flag_id: str, why: str, as_of: str | None) -> None:
     """驳回一条违规标记（写明理由）。"""
     _find_flag(ctx, flag_id, as_of)
-    if ctx.store.db.execute("SELECT 1 FROM flag_decisions WHERE flag_id = ?", [flag_id]).fetchone():
+    if ctx.store.execute("SELECT 1 FROM flag_decisions WHERE flag_id = ?", [flag_id]).fetchone():
         raise click.ClickException(_decided(ctx, flag_id))
-    ctx.store.db.table("flag_decisions").insert(
-        {
-            "flag_id": flag_id,
-            "status": "dismissed",
-            "card": None,
-            "why": why,
-            "decided_at": datetime.now(ctx.game.game.tz).isoformat(),
-        }
+    ctx.store.insert(
+        "flag_decisions",
+        [
+            {
+                "flag_id": flag_id,
+                "status": "dismissed",
+                "card": None,
+                "why": why,
+                "decided_at": datetime.now(ctx.game.game.tz).isoformat(),
+            }
+        ],
     )
     click.echo(f"已驳回 {flag_id}：{why}")
 
@@ -569,18 +578,20 @@ def card_give(ctx: GameContext, player: str, colour: str, why: str, at: str | No
         raise click.ClickException(f"名单中没有玩家「{player}」")
     card = _card(colour)
     when = _parse_time(ctx, at, "--at")
-    table = ctx.store.db.table("card_events")
-    table.insert(
-        {
-            "player": who.name,
-            "colour": card.value,
-            "reason": why,
-            "at": when.isoformat(),
-            "source": "导演",
-            "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
-        }
+    rowid = ctx.store.insert(
+        "card_events",
+        [
+            {
+                "player": who.name,
+                "colour": card.value,
+                "reason": why,
+                "at": when.isoformat(),
+                "source": "导演",
+                "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
+            }
+        ],
     )
-    click.echo(f"已记录：{who.name} {card.value}（{why}）{_undo_hint(ctx, 'card', table.last_pk)}")
+    click.echo(f"已记录：{who.name} {card.value}（{why}）{_undo_hint(ctx, 'card', rowid)}")
 
 
 @card_group.command("revoke")
@@ -648,20 +659,22 @@ def vote_proxy(ctx: GameContext, day: int, voter: str, target: str, at: str) -> 
     if not any(d.day == day for d in ctx.game.days):
         raise click.ClickException(f"游戏文件中没有第 {day} 天")
     when = _parse_time(ctx, at, "--at")
-    table = ctx.store.db.table("journal_proxy_votes")
-    table.insert(
-        {
-            "day": day,
-            "voter": who.name,
-            "target": name,
-            "at": when.isoformat(),
-            "note": None,
-            "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
-        }
+    rowid = ctx.store.insert(
+        "journal_proxy_votes",
+        [
+            {
+                "day": day,
+                "voter": who.name,
+                "target": name,
+                "at": when.isoformat(),
+                "note": None,
+                "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
+            }
+        ],
     )
     click.echo(
         f"已记录代投：第{day}天 {who.name} → {name}（{_when(when, ctx.game.game.tz)}）"
-        + _undo_hint(ctx, "proxy", table.last_pk)
+        + _undo_hint(ctx, "proxy", rowid)
     )
 
 
@@ -692,23 +705,24 @@ def vote_modifier(
         Fraction(value)
     except ValueError as exc:
         raise click.BadParameter(f"数值应为整数或分数：{value}", param_hint="--value") from exc
-    table = ctx.store.db.table("journal_modifiers")
-    table.insert(
-        {
-            "day": day,
-            "player": who.name,
-            "kind": kind,
-            "value": value,
-            "source": source,
-            "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
-        }
+    rowid = ctx.store.insert(
+        "journal_modifiers",
+        [
+            {
+                "day": day,
+                "player": who.name,
+                "kind": kind,
+                "value": value,
+                "source": source,
+                "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
+            }
+        ],
     )
     what = MODIFIER_ZH.get(kind, kind)
     amount = f" {value}" if kind in ("weight_add", "weight_set", "voter_add") else ""
     why = f"（{source}）" if source else ""
     click.echo(
-        f"已记录：第{day}天 {who.name}：{what}{amount}{why}"
-        + _undo_hint(ctx, "modifier", table.last_pk)
+        f"已记录：第{day}天 {who.name}：{what}{amount}{why}" + _undo_hint(ctx, "modifier", rowid)
     )
 
 
@@ -768,7 +782,7 @@ def vote_speed(ctx: GameContext, day: int, mode: str) -> None:
     """导演裁定当天是否加速（覆盖按申请人数的计算）。"""
     if mode == "auto":
         with ctx.store.atomic():  # the write lock first, like every other journal write
-            ctx.store.db.execute("DELETE FROM journal_settings WHERE key = ?", [f"speed:{day}"])
+            ctx.store.execute("DELETE FROM journal_settings WHERE key = ?", [f"speed:{day}"])
     else:
         _setting(ctx, f"speed:{day}", mode)
     undo = (
@@ -784,7 +798,7 @@ def vote_speed(ctx: GameContext, day: int, mode: str) -> None:
 
 def _setting(ctx: GameContext, key: str, value: str) -> None:
     with ctx.store.atomic():
-        ctx.store.db.execute(
+        ctx.store.execute(
             "INSERT INTO journal_settings(key, value, recorded_at) VALUES (?, ?, ?) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value, "
             "recorded_at = excluded.recorded_at",
@@ -808,18 +822,20 @@ def player_out(ctx: GameContext, player: str, at: str, cause: str) -> None:
     if who is None:
         raise click.ClickException(f"名单中没有玩家「{player}」")
     when = _parse_time(ctx, at, "--at")
-    table = ctx.store.db.table("journal_outs")
-    table.insert(
-        {
-            "player": who.name,
-            "at": when.isoformat(),
-            "cause": cause,
-            "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
-        }
+    rowid = ctx.store.insert(
+        "journal_outs",
+        [
+            {
+                "player": who.name,
+                "at": when.isoformat(),
+                "cause": cause,
+                "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
+            }
+        ],
     )
     click.echo(
         f"已记录：{who.name} 于 {_when(when, ctx.game.game.tz)} 出局（{cause}）"
-        + _undo_hint(ctx, "out", table.last_pk)
+        + _undo_hint(ctx, "out", rowid)
     )
 
 
@@ -840,17 +856,19 @@ def player_substitute(ctx: GameContext, player: str, uid: int, account: str, at:
     if uid in taken and taken[uid] != who.name:
         raise click.ClickException(f"uid {uid} 是玩家「{taken[uid]}」的账号，不能作为替补")
     when = _parse_time(ctx, at, "--at")
-    table = ctx.store.db.table("journal_substitutions")
-    table.insert(
-        {
-            "player": who.name,
-            "uid": uid,
-            "name": account,
-            "from_at": when.isoformat(),
-            "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
-        }
+    rowid = ctx.store.insert(
+        "journal_substitutions",
+        [
+            {
+                "player": who.name,
+                "uid": uid,
+                "name": account,
+                "from_at": when.isoformat(),
+                "recorded_at": datetime.now(ctx.game.game.tz).isoformat(),
+            }
+        ],
     )
     click.echo(
         f"已记录替补：{_when(when, ctx.game.game.tz)} 起由 {account}（uid {uid}）代替 {who.name}"
-        + _undo_hint(ctx, "substitute", table.last_pk)
+        + _undo_hint(ctx, "substitute", rowid)
     )

@@ -88,14 +88,13 @@ def ensure_chunk_counters(store: Store) -> bool:
     """Whether the chunk counters can be trusted: their triggers are in place, installed now
     if need be (then every stored material is dropped: writes may have gone uncounted, and
     every chunk present is counted from here). False for a read-only store without them."""
-    db = store.db
-    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = {r[0] for r in store.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if VERSIONS not in tables or CACHE not in tables:
         return False  # a store from before its migration, opened read-only
     want = chunk_triggers()
     have = {
         r[0]
-        for r in db.execute(
+        for r in store.execute(
             "SELECT name FROM sqlite_master WHERE type = 'trigger' AND substr(name, 1, ?) = ?",
             [len(TRIGGER_PREFIX), TRIGGER_PREFIX],
         )
@@ -105,12 +104,14 @@ def ensure_chunk_counters(store: Store) -> bool:
     try:
         with store.atomic():
             for name in have - set(want):
-                db.execute(f"DROP TRIGGER IF EXISTS {name}")
+                store.execute(f"DROP TRIGGER IF EXISTS {name}")
             for name in set(want) - have:
-                db.execute(want[name])
-            db.execute(f"DELETE FROM {CACHE}")
-            present = db.execute(f"SELECT DISTINCT tid, {_chunk_of('posts')} FROM posts").fetchall()
-            db.conn.executemany(
+                store.execute(want[name])
+            store.execute(f"DELETE FROM {CACHE}")
+            present = store.execute(
+                f"SELECT DISTINCT tid, {_chunk_of('posts')} FROM posts"
+            ).fetchall()
+            store.conn.executemany(
                 f"INSERT OR IGNORE INTO {VERSIONS}(tid, chunk, version) VALUES (?, ?, 0)", present
             )
     except sqlite3.OperationalError:  # read-only: derive reads every thread whole
@@ -354,12 +355,12 @@ def context_key(*, roster_key: str, base: str, role: str, window: CountWindow | 
 
 def chunk_versions(store: Store, tid: int) -> dict[int, int]:
     return dict(
-        store.db.execute(f"SELECT chunk, version FROM {VERSIONS} WHERE tid = ?", [tid]).fetchall()
+        store.execute(f"SELECT chunk, version FROM {VERSIONS} WHERE tid = ?", [tid]).fetchall()
     )
 
 
 def stored_materials(store: Store, tid: int) -> dict[int, tuple[str, bytes]]:
-    rows = store.db.execute(f"SELECT chunk, key, material FROM {CACHE} WHERE tid = ?", [tid])
+    rows = store.execute(f"SELECT chunk, key, material FROM {CACHE} WHERE tid = ?", [tid])
     return {chunk: (key, material) for chunk, key, material in rows}
 
 
@@ -369,7 +370,7 @@ def store_materials(store: Store, tid: int, made: dict[int, tuple[str, bytes]]) 
         return
     try:
         with store.atomic():
-            store.db.conn.executemany(
+            store.conn.executemany(
                 f"INSERT INTO {CACHE}(tid, chunk, key, material) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT(tid, chunk) DO UPDATE SET key = excluded.key, "
                 "material = excluded.material",

@@ -23,7 +23,7 @@ def _dt(raw: str) -> datetime:
 def journal_outs(store: Store) -> list[tuple[str, datetime, str]]:
     return [
         (r["player"], _dt(r["at"]), r["cause"])
-        for r in store.db.query(
+        for r in store.query(
             "SELECT player, at, cause FROM journal_outs WHERE revoked_at IS NULL ORDER BY at, id"
         )
     ]
@@ -31,7 +31,7 @@ def journal_outs(store: Store) -> list[tuple[str, datetime, str]]:
 
 def journal_proxies(store: Store, day: int) -> list[dict[str, Any]]:
     return list(
-        store.db.query(
+        store.query(
             "SELECT * FROM journal_proxy_votes WHERE day = ? AND revoked_at IS NULL "
             "ORDER BY at, id",
             [day],
@@ -42,7 +42,7 @@ def journal_proxies(store: Store, day: int) -> list[dict[str, Any]]:
 def journal_modifiers(store: Store, day: int) -> list[VoteModifier]:
     return [
         VoteModifier(r["player"], ModifierKind(r["kind"]), Fraction(r["value"]), r["source"] or "")
-        for r in store.db.query(
+        for r in store.query(
             "SELECT * FROM journal_modifiers WHERE day = ? AND revoked_at IS NULL ORDER BY id",
             [day],
         )
@@ -55,14 +55,14 @@ def journal_day_actions(store: Store, day: int) -> tuple[Action, ...]:
 
 
 def journal_setting(store: Store, key: str) -> str | None:
-    rows = list(store.db.query("SELECT value FROM journal_settings WHERE key = ?", [key]))
+    rows = list(store.query("SELECT value FROM journal_settings WHERE key = ?", [key]))
     return rows[0]["value"] if rows else None
 
 
 def sheriff_settings(store: Store) -> dict[int, str]:
     """``bansha vote sheriff --from-day N``: day N -> the sheriff from that day on ("" = none)."""
     found: dict[int, str] = {}
-    for r in store.db.query("SELECT key, value FROM journal_settings WHERE key LIKE 'sheriff:%'"):
+    for r in store.query("SELECT key, value FROM journal_settings WHERE key LIKE 'sheriff:%'"):
         day = str(r["key"]).split(":", 1)[1]
         if day.lstrip("-").isdigit():
             found[int(day)] = r["value"] or ""
@@ -74,17 +74,17 @@ def crawled_tids(store: Store) -> set[int]:
     thread's last outcome says ok), or posts in the store."""
     tids = {
         int(r["tid"])
-        for r in store.db.query(
+        for r in store.query(
             "SELECT DISTINCT tid FROM crawl_log WHERE outcome = 'ok' AND tid IS NOT NULL"
         )
     }
     tids |= {
         int(r["tid"])
-        for r in store.db.query(
+        for r in store.query(
             "SELECT tid FROM threads WHERE last_outcome = 'ok' OR last_crawled_at IS NOT NULL"
         )
     }
-    tids |= {int(r["tid"]) for r in store.db.query("SELECT DISTINCT tid FROM posts")}
+    tids |= {int(r["tid"]) for r in store.query("SELECT DISTINCT tid FROM posts")}
     return tids
 
 
@@ -104,7 +104,5 @@ def not_crawled_note(day: Day) -> str:
 def card_events(store: Store) -> list[CardEvent]:
     return [
         CardEvent(r["player"], Card.parse(r["colour"]), r["reason"], _dt(r["at"]), r["source"])
-        for r in store.db.query(
-            "SELECT * FROM card_events WHERE revoked_at IS NULL ORDER BY at, id"
-        )
+        for r in store.query("SELECT * FROM card_events WHERE revoked_at IS NULL ORDER BY at, id")
     ]

@@ -36,7 +36,7 @@ class Substitution:
 def substitutions(store: Store) -> list[Substitution]:
     return [
         Substitution(r["player"], int(r["uid"]), r["name"], _dt(r["from_at"]))
-        for r in store.db.query(
+        for r in store.query(
             "SELECT * FROM journal_substitutions WHERE revoked_at IS NULL ORDER BY from_at, id"
         )
     ]

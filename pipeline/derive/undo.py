@@ -104,7 +104,7 @@ def _when(raw: str | datetime, game: Game) -> str:
 def _audit(
     store: Store, kind: str, ref: str, what: str, *, by: str, why: str, now: datetime
 ) -> None:
-    store.db.execute(
+    store.execute(
         "INSERT INTO journal_revocations(kind, ref, what, revoked_at, revoked_by, reason) "
         "VALUES (?, ?, ?, ?, ?, ?)",
         [kind, ref, what, now.isoformat(), by, why],
@@ -152,7 +152,7 @@ def _row(store: Store, kind: str, row_id: int) -> dict[str, Any]:
     if kind not in ROW_KINDS:
         raise UndoError(f"不认识的记录种类：{kind}（可撤销：{'、'.join(ROW_KINDS)}）")
     table, zh = ROW_KINDS[kind]
-    rows = list(store.db.query(f"SELECT * FROM {table} WHERE id = ?", [row_id]))
+    rows = list(store.query(f"SELECT * FROM {table} WHERE id = ?", [row_id]))
     if not rows:
         raise UndoError(f"没有编号为 {row_id} 的{zh}（用 bansha undo list 查看每条记录的编号）")
     return dict(rows[0])
@@ -211,7 +211,7 @@ def _phase_end(game: Game, phase: Phase) -> datetime | None:
 def _resolved(store: Store) -> list[Phase]:
     return [
         Phase.parse(r["phase"])
-        for r in store.db.query("SELECT phase FROM engine_snapshots ORDER BY seq")
+        for r in store.query("SELECT phase FROM engine_snapshots ORDER BY seq")
     ]
 
 
@@ -254,7 +254,7 @@ def revoke_row(
     _refuse_revoked(row, zh, row_id, game)
     what = describe(kind, row, game)
     with store.atomic():
-        cur = store.db.execute(
+        cur = store.execute(
             f"UPDATE {table} SET revoked_at = ?, revoked_by = ?, revoke_reason = ? "
             "WHERE id = ? AND revoked_at IS NULL",
             [now.isoformat(), by, why, row_id],
@@ -283,7 +283,7 @@ def revoke_card(
     why = _why(why)
     row = _row(store, "card", card_id)
     _refuse_revoked(row, "牌", card_id, game)
-    decision = store.db.execute(
+    decision = store.execute(
         "SELECT status FROM flag_decisions WHERE flag_id = ?", [row["source"]]
     ).fetchone()
     if row["source"] != "导演" and decision is not None and decision[0] == "confirmed":
@@ -294,7 +294,7 @@ def revoke_card(
     before = _ledger(game, store)
     what = describe("card", row, game)
     with store.atomic():
-        cur = store.db.execute(
+        cur = store.execute(
             "UPDATE card_events SET revoked_at = ?, revoked_by = ?, revoke_reason = ? "
             "WHERE id = ? AND revoked_at IS NULL",
             [now.isoformat(), by, why, card_id],
@@ -314,7 +314,7 @@ def _posted_notes(store: Store, cards: Sequence[dict[str, Any]]) -> list[str]:
     """A cards 公示 already posted that printed a revoked card: the forum keeps it (bansha never
     edits a posted draft); the next drafting makes the corrected one."""
     notes = []
-    for r in store.db.query(
+    for r in store.query(
         "SELECT id, day, posted_pid, body FROM drafts WHERE kind = 'cards' AND state = 'posted' "
         "ORDER BY id"
     ):
@@ -349,29 +349,27 @@ def revoke_flag(
     """Take back a flag's decision: a confirmed flag's card is revoked (the ledger recomputed),
     a dismissed flag is open again; either way it can be decided anew."""
     why = _why(why)
-    rows = list(store.db.query("SELECT * FROM flag_decisions WHERE flag_id = ?", [flag_id]))
+    rows = list(store.query("SELECT * FROM flag_decisions WHERE flag_id = ?", [flag_id]))
     if not rows:
-        known = store.db.execute("SELECT 1 FROM flags WHERE id = ?", [flag_id]).fetchone()
+        known = store.execute("SELECT 1 FROM flags WHERE id = ?", [flag_id]).fetchone()
         if known is None:
             raise UndoError(f"没有编号为 {flag_id} 的违规标记（用 bansha flags 查看）")
         raise UndoError(f"标记 {flag_id} 还没有确认或驳回，没有可撤销的决定")
     dec = rows[0]
     before = _ledger(game, store)
     cards = list(
-        store.db.query(
-            "SELECT * FROM card_events WHERE source = ? AND revoked_at IS NULL", [flag_id]
-        )
+        store.query("SELECT * FROM card_events WHERE source = ? AND revoked_at IS NULL", [flag_id])
     )
     if dec["status"] == "confirmed":
         what = f"标记 {flag_id} 的确认（{dec['card']}，{_when(dec['decided_at'], game)}）"
     else:
         what = f"标记 {flag_id} 的驳回（理由：{dec['why']}，{_when(dec['decided_at'], game)}）"
     with store.atomic():
-        cur = store.db.execute("DELETE FROM flag_decisions WHERE flag_id = ?", [flag_id])
+        cur = store.execute("DELETE FROM flag_decisions WHERE flag_id = ?", [flag_id])
         if not cur.rowcount:
             raise UndoError(f"标记 {flag_id} 的决定刚被撤销过（另一个窗口？），没有再撤销一次")
         for card in cards:
-            store.db.execute(
+            store.execute(
                 "UPDATE card_events SET revoked_at = ?, revoked_by = ?, revoke_reason = ? "
                 "WHERE id = ?",
                 [now.isoformat(), by, why, card["id"]],
@@ -413,7 +411,7 @@ def undo_setting(
     if kind not in SETTING_KINDS:
         raise UndoError(f"不认识的设置：{kind}（可撤销：sheriff、speed）")
     key = f"{kind}:{number}"
-    rows = list(store.db.query("SELECT * FROM journal_settings WHERE key = ?", [key]))
+    rows = list(store.query("SELECT * FROM journal_settings WHERE key = ?", [key]))
     if not rows:
         where = f"第{number}天起的警长" if kind == "sheriff" else f"第{number}天的加速裁定"
         raise UndoError(f"没有记录{where}，没有可撤销的设置")
@@ -426,7 +424,7 @@ def undo_setting(
         what = f"第{number}天 {zh}（{_when(rows[0]['recorded_at'], game)} 记录）"
         rerun = _resolved_days(store, number, number)
     with store.atomic():
-        store.db.execute("DELETE FROM journal_settings WHERE key = ?", [key])
+        store.execute("DELETE FROM journal_settings WHERE key = ?", [key])
         _audit(store, kind, key, what, by=by, why=why, now=now)
     after = (
         "由竞选结果、引擎结算的移交或更早的记录决定"
@@ -469,7 +467,7 @@ def records(store: Store, game: Game, *, include_revoked: bool = False) -> list[
     row ``revoked``: its audit line."""
     out: list[dict[str, Any]] = []
     for kind, (table, _zh) in ROW_KINDS.items():
-        for r in store.db.query(f"SELECT * FROM {table} ORDER BY id"):
+        for r in store.query(f"SELECT * FROM {table} ORDER BY id"):
             row = dict(r)
             if row["revoked_at"] and not include_revoked:
                 continue
@@ -482,7 +480,7 @@ def records(store: Store, game: Game, *, include_revoked: bool = False) -> list[
                     "revoked": _revoked_line(row, game) if row["revoked_at"] else None,
                 }
             )
-    for r in store.db.query("SELECT * FROM flag_decisions ORDER BY decided_at"):
+    for r in store.query("SELECT * FROM flag_decisions ORDER BY decided_at"):
         zh = f"已确认，{r['card']}" if r["status"] == "confirmed" else f"已驳回：{r['why']}"
         out.append(
             {
@@ -493,7 +491,7 @@ def records(store: Store, game: Game, *, include_revoked: bool = False) -> list[
                 "revoked": None,
             }
         )
-    for r in store.db.query("SELECT * FROM journal_settings ORDER BY key"):
+    for r in store.query("SELECT * FROM journal_settings ORDER BY key"):
         kind, _, number = str(r["key"]).partition(":")
         if kind not in SETTING_KINDS or not number.lstrip("-").isdigit():
             continue
@@ -512,7 +510,7 @@ def records(store: Store, game: Game, *, include_revoked: bool = False) -> list[
                 "revoked": None,
             }
         )
-    for r in store.db.query("SELECT * FROM journal_actions ORDER BY id"):
+    for r in store.query("SELECT * FROM journal_actions ORDER BY id"):
         row = dict(r)
         if row["removed_at"] and not include_revoked:
             continue
@@ -557,14 +555,14 @@ def card_rows(store: Store, game: Game) -> list[dict[str, Any]]:
             "line": describe("card", dict(r), game),
             "revoked": _revoked_line(dict(r), game) if r["revoked_at"] else None,
         }
-        for r in store.db.query("SELECT * FROM card_events ORDER BY at, id")
+        for r in store.query("SELECT * FROM card_events ORDER BY at, id")
     ]
 
 
 def revocations(store: Store, game: Game) -> list[str]:
     """The audit lines of every undo, oldest first (Chinese)."""
     lines = []
-    for r in store.db.query("SELECT * FROM journal_revocations ORDER BY id"):
+    for r in store.query("SELECT * FROM journal_revocations ORDER BY id"):
         what = r["what"]
         lines.append(
             f"{_when(r['revoked_at'], game)} {r['revoked_by']}撤销 {what}（理由：{r['reason']}）"
@@ -583,7 +581,7 @@ def revoked_for(store: Store, game: Game, player: str, day: int) -> list[str]:
         if kind in ("proxy", "modifier"):
             sql += " AND day = ?"
             args.append(day)
-        for r in store.db.query(sql + " ORDER BY id", args):
+        for r in store.query(sql + " ORDER BY id", args):
             row = dict(r)
             found.append(f"{describe(kind, row, game)}：{_revoked_line(row, game)}")
     return found

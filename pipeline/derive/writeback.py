@@ -88,7 +88,7 @@ def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
     nothing new changes nothing. A flag keeps the time it was first raised.
     """
     new = derived_rows(d)
-    if "note" not in store.db["votes"].columns_dict:  # a store from before the note column
+    if "note" not in store.columns("votes"):  # a store from before the note column
         new["votes"] = [{k: v for k, v in r.items() if k != "note"} for r in new["votes"]]
     old: dict[str, list[dict[str, Any]]] = {}
     for table, key in DERIVED_KEYS.items():
@@ -96,7 +96,7 @@ def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
         order = ", ".join(key)
         old[table] = [
             {k: v for k, v in r.items() if k != stamp}
-            for r in store.db.query(f"SELECT * FROM {table} ORDER BY {order}")
+            for r in store.query(f"SELECT * FROM {table} ORDER BY {order}")
         ]
     if all(
         sorted(old[t], key=lambda r, t=t: tuple(r[k] for k in DERIVED_KEYS[t]))
@@ -105,21 +105,21 @@ def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
     ):
         return False
     stamp = now.isoformat()
-    raised = {r["id"]: r["raised_at"] for r in store.db.query("SELECT id, raised_at FROM flags")}
+    raised = {r["id"]: r["raised_at"] for r in store.query("SELECT id, raised_at FROM flags")}
     with store.atomic():
         for table in DERIVED_KEYS:
-            store.db.execute(f"DELETE FROM {table}")
-        store.db.table("votes").insert_all(new["votes"])
-        store.db.table("tallies").insert_all({**r, "derived_at": stamp} for r in new["tallies"])
-        store.db.table("post_counts").insert_all(new["post_counts"])
-        store.db.table("flags").insert_all(
-            {**r, "raised_at": raised.get(r["id"], stamp)} for r in new["flags"]
+            store.execute(f"DELETE FROM {table}")
+        store.insert("votes", new["votes"])
+        store.insert("tallies", ({**r, "derived_at": stamp} for r in new["tallies"]))
+        store.insert("post_counts", new["post_counts"])
+        store.insert(
+            "flags", ({**r, "raised_at": raised.get(r["id"], stamp)} for r in new["flags"])
         )
     return True
 
 
 def flag_decisions(store: Store) -> dict[str, dict[str, Any]]:
-    return {r["flag_id"]: r for r in store.db.query("SELECT * FROM flag_decisions")}
+    return {r["flag_id"]: r for r in store.query("SELECT * FROM flag_decisions")}
 
 
 def tally_json(d: Derivation, n: int, decisions: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from pipeline.store import DRAFT_INPUTS_KEY, Store
 def _draft_inputs_now(store: Store) -> int | None:
     """The drafts' input counter now (None: the store has no change counters yet — it was never
     cycled — and nothing can be told stale)."""
-    row = store.db.execute("SELECT value FROM meta WHERE key = ?", [DRAFT_INPUTS_KEY]).fetchone()
+    row = store.execute("SELECT value FROM meta WHERE key = ?", [DRAFT_INPUTS_KEY]).fetchone()
     return None if row is None or row[0] is None else int(row[0])
 
 
@@ -27,14 +27,14 @@ def _made_now(store: Store, draft_id: int, kind: DraftKind) -> None:
     """A draft just made holds at the inputs as they are (:func:`moved_on`)."""
     counter = _draft_inputs_now(store)
     if kind in STATE_KINDS and counter is not None:
-        store.db.execute(
+        store.execute(
             "INSERT OR REPLACE INTO draft_inputs(draft_id, counter) VALUES (?, ?)",
             [draft_id, counter],
         )
 
 
 def _drafted_at(store: Store, draft_id: int) -> int | None:
-    row = store.db.execute(
+    row = store.execute(
         "SELECT counter FROM draft_inputs WHERE draft_id = ?", [draft_id]
     ).fetchone()
     return None if row is None else int(row[0])
@@ -57,11 +57,11 @@ def unresolved_nights(store: Store, game: Game) -> frozenset[int]:
     if not get_ruleset(game.game.ruleset).has_engine:
         return frozenset()
     resolved = {
-        r[0] for r in store.db.execute("SELECT phase FROM engine_snapshots WHERE phase IS NOT NULL")
+        r[0] for r in store.execute("SELECT phase FROM engine_snapshots WHERE phase IS NOT NULL")
     }
     acted = {
         int(r[0])
-        for r in store.db.execute(
+        for r in store.execute(
             "SELECT DISTINCT number FROM journal_actions WHERE phase = 'night' "
             "AND removed_at IS NULL"
         )
@@ -111,14 +111,12 @@ def keep_inputs(store: Store, specs: Sequence[DraftSpec], *, now: datetime) -> l
     keys = {s.key for s in specs}
     retired: list[int] = []
     with store.atomic():
-        for row in list(
-            store.db.query("SELECT * FROM drafts WHERE state IN ('pending', 'approved')")
-        ):
+        for row in list(store.query("SELECT * FROM drafts WHERE state IN ('pending', 'approved')")):
             draft = Draft.from_row(row)
             if draft.kind not in STATE_KINDS:
                 continue
             if draft.key in keys:
-                store.db.execute(
+                store.execute(
                     "INSERT INTO draft_inputs(draft_id, counter) VALUES (?, ?) "
                     "ON CONFLICT(draft_id) DO UPDATE SET counter = excluded.counter "
                     "WHERE counter IS NOT excluded.counter",

@@ -45,7 +45,7 @@ def elevator_pids(game: Game, store: Store) -> dict[int, int]:
         if tid is None or tid in found:
             continue
         rows = list(
-            store.db.query(
+            store.query(
                 "SELECT pid, uid, author FROM posts WHERE tid = ? AND state NOT IN "
                 "('deleted', 'vanished') ORDER BY pid LIMIT 2",
                 [tid],
@@ -120,7 +120,7 @@ def make_drafts(
 def elevator_rejected(store: Store, day: int) -> bool:
     """The director rejected a 电梯 of ``day``: from then on they decide (nothing of the day's
     电梯 is approved by the thread's approval any more)."""
-    row = store.db.execute(
+    row = store.execute(
         "SELECT 1 FROM drafts WHERE kind = 'elevator' AND day = ? AND state = 'rejected' LIMIT 1",
         [day],
     ).fetchone()
@@ -139,13 +139,13 @@ def approve_elevators(store: Store, created: Collection[int], *, now: datetime) 
             continue
         if draft.state is not DraftState.PENDING or draft.day is None:
             continue
-        opened = store.db.execute(
+        opened = store.execute(
             "SELECT draft_id FROM game_threads WHERE day = ? AND role = 'discussion' AND tid = ?",
             [draft.day, draft.tid],
         ).fetchone()
         if opened is None or opened[0] is None or elevator_rejected(store, draft.day):
             continue
-        posted = store.db.execute(
+        posted = store.execute(
             "SELECT 1 FROM drafts WHERE kind = 'elevator' AND day = ? AND state = 'posted'",
             [draft.day],
         ).fetchone()

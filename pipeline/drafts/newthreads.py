@@ -213,7 +213,7 @@ def retire_opened(
     retired: list[int] = []
     days = {d.day: d for d in game.days}
     with store.atomic():
-        for row in store.db.query(
+        for row in store.query(
             "SELECT * FROM drafts WHERE kind = 'newthread' AND state IN ('pending', 'approved')"
         ):
             draft = Draft.from_row(row)

@@ -135,13 +135,13 @@ class PublishResult:
 
 
 def _row(store: Store, draft_id: int) -> dict[str, Any] | None:
-    rows = list(store.db.query("SELECT * FROM drafts WHERE id = ?", [draft_id]))
+    rows = list(store.query("SELECT * FROM drafts WHERE id = ?", [draft_id]))
     return rows[0] if rows else None
 
 
 def _attempts(store: Store, draft_id: int, body_hash: str) -> list[dict[str, Any]]:
     return list(
-        store.db.query(
+        store.query(
             "SELECT * FROM post_attempts WHERE draft_id = ? AND body_hash = ? ORDER BY id",
             [draft_id, body_hash],
         )
@@ -162,7 +162,7 @@ def _finish(
     detail: str | None = None,
 ) -> None:
     with store.atomic():
-        store.db.execute(
+        store.execute(
             "UPDATE post_attempts SET finished_at = ?, outcome = ?, pid = COALESCE(?, pid), "
             "detail = COALESCE(?, detail) WHERE id = ?",
             [_iso(at), outcome, pid, detail, attempt_id],
@@ -171,7 +171,7 @@ def _finish(
 
 def _note(store: Store, attempt_id: int, detail: str) -> None:
     with store.atomic():
-        store.db.execute("UPDATE post_attempts SET detail = ? WHERE id = ?", [detail, attempt_id])
+        store.execute("UPDATE post_attempts SET detail = ? WHERE id = ?", [detail, attempt_id])
 
 
 def _mark_posted(
@@ -189,28 +189,28 @@ def _mark_posted(
     ``tid``: the thread a new-thread draft opened (its draft learns it)."""
     with store.atomic():
         for attempt_id in attempt_ids:
-            store.db.execute(
+            store.execute(
                 "UPDATE post_attempts SET finished_at = ?, outcome = ?, pid = ? WHERE id = ?",
                 [_iso(at), outcome, pid, attempt_id],
             )
-        current = store.db.execute(
+        current = store.execute(
             "SELECT state, body_hash FROM drafts WHERE id = ?", [draft["id"]]
         ).fetchone()
         state, body_hash = current if current else (None, None)
         if body_hash == draft["body_hash"] and state != "posted":
-            store.db.execute(
+            store.execute(
                 "UPDATE drafts SET state = 'posted', posted_pid = ?, posted_at = ?, "
                 "updated_at = ?, tid = COALESCE(?, tid) WHERE id = ?",
                 [pid, _iso(at), _iso(at), tid, draft["id"]],
             )
-            store.db.execute(
+            store.execute(
                 "INSERT INTO draft_events(draft_id, at, from_state, to_state, note) "
                 "VALUES (?, ?, ?, 'posted', ?)",
                 [draft["id"], _iso(at), state, note],
             )
         else:  # the director changed the draft while it was being sent: keep their version
             log.warning("草稿 #%s 发送期间被修改；已发出的是修改前批准的版本", draft["id"])
-            store.db.execute(
+            store.execute(
                 "INSERT INTO draft_events(draft_id, at, from_state, to_state, note) "
                 "VALUES (?, ?, ?, ?, ?)",
                 [
@@ -224,7 +224,7 @@ def _mark_posted(
 
 
 def _last_attempt_id(store: Store, draft_id: int) -> int:
-    row = store.db.execute(
+    row = store.execute(
         "SELECT COALESCE(MAX(id), 0) FROM post_attempts WHERE draft_id = ?", [draft_id]
     ).fetchone()
     return int(row[0])
@@ -245,7 +245,7 @@ def _record_intent(
         row = _row(store, draft_id)
         if row is None or row["state"] != "approved" or row["body_hash"] != body_hash:
             raise NotApproved(_not_approved_message(draft_id, row))
-        other = store.db.execute(
+        other = store.execute(
             "SELECT id, started_at FROM post_attempts WHERE draft_id = ? AND id > ? "
             "AND finished_at IS NULL AND outcome IS NULL ORDER BY id LIMIT 1",
             [draft_id, seen_upto],
@@ -255,7 +255,7 @@ def _record_intent(
                 f"草稿 #{draft_id} 正由另一个 bansha 进程发送（发送记录 #{other[0]}，"
                 f"开始于 {other[1]}），这次没有发送，以免发出两份"
             )
-        cur = store.db.execute(
+        cur = store.execute(
             "INSERT INTO post_attempts(draft_id, body_hash, started_at) VALUES (?, ?, ?)",
             [draft_id, body_hash, _iso(at)],
         )
@@ -290,7 +290,7 @@ def _earlier_part_pending(store: Store, draft: dict[str, Any]) -> int | None:
     if match is None or int(match.group(2)) <= 1:
         return None
     earlier = f"{match.group(1)}#{int(match.group(2)) - 1}"
-    row = store.db.execute(
+    row = store.execute(
         "SELECT state FROM drafts WHERE key = ? AND state NOT IN ('superseded', 'rejected') "
         "ORDER BY id DESC LIMIT 1",
         [earlier],
@@ -362,11 +362,11 @@ def publish_approved(
         sql += f" AND id IN ({', '.join('?' for _ in wanted)})"
         args.extend(wanted)
     sql += " ORDER BY id"
-    if _sendable(list(store.db.query(sql, args)), game, at) == ([], []):
+    if _sendable(list(store.query(sql, args)), game, at) == ([], []):
         return []
     with sender_lock(store, wait_s=lock_wait_s):
         # read again under the lock: a sender that held it may have posted them meanwhile
-        drafts, held = _sendable(list(store.db.query(sql, args)), game, at)
+        drafts, held = _sendable(list(store.query(sql, args)), game, at)
         drafts, stale = _still_holding(store, drafts)
         held += stale
         for h in held:
@@ -537,7 +537,7 @@ CAPTCHA_OUTCOMES = ("captcha", "captcha_login")
 
 def _last_outcome(store: Store, draft: Mapping[str, Any]) -> str | None:
     """The outcome of the last attempt at this very text of the draft (None: none yet)."""
-    row = store.db.execute(
+    row = store.execute(
         "SELECT outcome FROM post_attempts WHERE draft_id = ? AND body_hash = ? "
         "ORDER BY id DESC LIMIT 1",
         [draft["id"], draft["body_hash"]],
@@ -911,7 +911,7 @@ def _after_sent(
 
 
 def _started(store: Store, attempt_id: int) -> str:
-    row = store.db.execute(
+    row = store.execute(
         "SELECT started_at FROM post_attempts WHERE id = ?", [attempt_id]
     ).fetchone()
     return str(row[0])
@@ -1123,14 +1123,14 @@ def _open_attempts(store: Store, draft: dict[str, Any], at: datetime, detail: st
     the record of it closes them."""
     open_ids = [
         int(r["id"])
-        for r in store.db.query(
+        for r in store.query(
             "SELECT id FROM post_attempts WHERE draft_id = ? AND finished_at IS NULL",
             [draft["id"]],
         )
     ]
     if open_ids:
         return open_ids
-    cur = store.db.execute(
+    cur = store.execute(
         "INSERT INTO post_attempts(draft_id, body_hash, started_at, detail) VALUES (?, ?, ?, ?)",
         [draft["id"], draft["body_hash"], _iso(at), detail],
     )
@@ -1321,7 +1321,7 @@ def _before(ref: ThreadRef, since: datetime | None) -> bool:
 def _first_drafted(store: Store, draft: dict[str, Any]) -> datetime | None:
     """When bansha first drafted this thread (the earliest draft of its key)."""
     rows = list(
-        store.db.query("SELECT MIN(created_at) AS at FROM drafts WHERE key = ?", [draft["key"]])
+        store.query("SELECT MIN(created_at) AS at FROM drafts WHERE key = ?", [draft["key"]])
     )
     at = rows[0]["at"] if rows else None
     return datetime.fromisoformat(at) if at else None
@@ -1684,7 +1684,7 @@ def send_elevator(
             if elevator_rejected(store, day):
                 continue  # the director decides the day's 电梯 from now on
             approve(store, latest.id, now, note=elevator_note(int(thread_draft["id"]), day))
-        row = next(iter(store.db.query("SELECT * FROM drafts WHERE id = ?", [latest.id])))
+        row = next(iter(store.query("SELECT * FROM drafts WHERE id = ?", [latest.id])))
         try:
             results.append(_publish_one(store, game, poster, row, tick, False))
         except (StoreError, PostError) as exc:
@@ -1778,7 +1778,7 @@ def _no_rights(
     why = f"{said}；bansha 之后不再起草锁帖"
     _finish(store, attempt_id, at, "refused", detail=said)
     with store.atomic():
-        store.db.execute(
+        store.execute(
             "INSERT INTO meta(key, value) VALUES (?, ?) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             [
@@ -1788,7 +1788,7 @@ def _no_rights(
         )
         waiting = [
             int(r["id"])
-            for r in store.db.query(
+            for r in store.query(
                 "SELECT id FROM drafts WHERE kind = 'close' AND state IN ('pending', 'approved')"
             )
         ]

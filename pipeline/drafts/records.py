@@ -36,7 +36,7 @@ def _stamp(now: datetime) -> str:
 
 
 def get_draft(store: Store, draft_id: int) -> Draft:
-    rows = list(store.db.query("SELECT * FROM drafts WHERE id = ?", [draft_id]))
+    rows = list(store.query("SELECT * FROM drafts WHERE id = ?", [draft_id]))
     if not rows:
         raise DraftError(f"没有编号为 {draft_id} 的草稿（用 bansha drafts 查看）")
     return Draft.from_row(rows[0])
@@ -46,33 +46,31 @@ def list_drafts(store: Store, *, include_superseded: bool = False) -> list[Draft
     sql = "SELECT * FROM drafts"
     if not include_superseded:
         sql += " WHERE state != 'superseded'"
-    return [Draft.from_row(r) for r in store.db.query(sql + " ORDER BY id")]
+    return [Draft.from_row(r) for r in store.query(sql + " ORDER BY id")]
 
 
 def draft_events(store: Store, draft_id: int) -> list[dict[str, Any]]:
     return list(
-        store.db.query("SELECT * FROM draft_events WHERE draft_id = ? ORDER BY id", [draft_id])
+        store.query("SELECT * FROM draft_events WHERE draft_id = ? ORDER BY id", [draft_id])
     )
 
 
 def _latest(store: Store, key: str) -> Draft | None:
-    rows = list(
-        store.db.query("SELECT * FROM drafts WHERE key = ? ORDER BY id DESC LIMIT 1", [key])
-    )
+    rows = list(store.query("SELECT * FROM drafts WHERE key = ? ORDER BY id DESC LIMIT 1", [key]))
     return Draft.from_row(rows[0]) if rows else None
 
 
 def _event(
     store: Store, draft_id: int, at: str, from_state: str | None, to_state: str, note: str
 ) -> None:
-    store.db.execute(
+    store.execute(
         "INSERT INTO draft_events(draft_id, at, from_state, to_state, note) VALUES (?, ?, ?, ?, ?)",
         [draft_id, at, from_state, to_state, note],
     )
 
 
 def _supersede(store: Store, draft: Draft, at: str, note: str) -> None:
-    cur = store.db.execute(
+    cur = store.execute(
         "UPDATE drafts SET state = 'superseded', updated_at = ? "
         "WHERE id = ? AND state IN ('pending', 'approved')",
         [at, draft.id],

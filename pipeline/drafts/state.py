@@ -81,14 +81,14 @@ def save_drafts(store: Store, specs: Iterable[DraftSpec], *, now: datetime) -> l
                 "not_before": _iso_or_none(spec.not_before),
                 "role": spec.role,
             }
-            cur = store.db.execute(
+            cur = store.execute(
                 f"INSERT INTO drafts({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
                 list(row.values()),
             )
             new_id = int(cur.lastrowid or 0)
             _event(store, new_id, at, None, DraftState.PENDING.value, "生成")
             _made_now(store, new_id, spec.kind)
-            for old in store.db.query(
+            for old in store.query(
                 "SELECT * FROM drafts WHERE key = ? AND id != ? AND state IN "
                 "('pending', 'approved')",
                 [spec.key, new_id],
@@ -98,7 +98,7 @@ def save_drafts(store: Store, specs: Iterable[DraftSpec], *, now: datetime) -> l
             changed_bases.add(_base_key(spec.key))
         for base in changed_bases:
             keep = touched_bases[base]
-            for old in store.db.query(
+            for old in store.query(
                 "SELECT * FROM drafts WHERE (key = ? OR key LIKE ?) AND state IN "
                 "('pending', 'approved')",
                 [base, base + "#%"],
@@ -120,7 +120,7 @@ def hold_stale(store: Store, derivation: Derivation, *, now: datetime) -> list[i
         return held
     with store.atomic():
         for key in keys:
-            for row in store.db.query(
+            for row in store.query(
                 "SELECT * FROM drafts WHERE (key = ? OR key LIKE ?) AND state IN "
                 "('pending', 'approved')",
                 [key, key + "#%"],
@@ -153,7 +153,7 @@ def retire_uncarded(
     }
     retired: list[int] = []
     with store.atomic():
-        for row in store.db.query(
+        for row in store.query(
             "SELECT * FROM drafts WHERE kind = 'cards' AND state IN ('pending', 'approved')"
         ):
             draft = Draft.from_row(row)
@@ -174,7 +174,7 @@ def retire_stale(store: Store, game: Game, *, as_of: datetime, now: datetime) ->
     first = {d.day: d.first_closes for d in game.days if d.first_closes is not None}
     retired = []
     with store.atomic():
-        for row in store.db.query(
+        for row in store.query(
             "SELECT * FROM drafts WHERE kind IN ('running_tally', 'reminder') AND state IN "
             "('pending', 'approved')"
         ):
@@ -221,7 +221,7 @@ def _move(
 ) -> None:
     """Run one guarded state change of ``draft`` and log it; refuse (in Chinese, saying why)
     when the guard matched no row because the draft is no longer in a state that allows it."""
-    cur = store.db.execute(sql, params)
+    cur = store.execute(sql, params)
     if not cur.rowcount:
         raise _refuse(draft, doing)
     _event(store, draft.id, at, draft.state.value, to.value, note)
@@ -343,7 +343,7 @@ def edit_subject(store: Store, draft_id: int, subject: str, now: datetime) -> Dr
         ensure_editable(draft)
         if text == draft.subject:
             return draft
-        unsure = store.db.execute(
+        unsure = store.execute(
             "SELECT id FROM post_attempts WHERE draft_id = ? AND (outcome IS NULL "
             "OR outcome = 'pending_moderation') LIMIT 1",
             [draft_id],
@@ -391,7 +391,7 @@ def set_aside(store: Store, draft_id: int, note: str, now: datetime) -> bool:
     """A waiting draft that must never go out set aside (superseded) with ``note`` as its event,
     as :func:`retire_opened` does; False when it was no longer waiting."""
     with store.atomic():
-        rows = list(store.db.query("SELECT * FROM drafts WHERE id = ?", [draft_id]))
+        rows = list(store.query("SELECT * FROM drafts WHERE id = ?", [draft_id]))
         if not rows or rows[0]["state"] not in LIVE_STATES:
             return False
         _supersede(store, Draft.from_row(rows[0]), _stamp(now), note)

@@ -270,29 +270,31 @@ def add_action(
     if phase not in ("night", "day"):
         raise JournalError(f"阶段应为 night 或 day：{phase}")
     with store.atomic():
-        table = store.db.table("journal_actions")
-        table.insert(
-            {
-                "phase": phase,
-                "number": number,
-                "actor": action.actor,
-                "card": action.card,
-                "skill": action.skill,
-                "targets": json.dumps(list(action.targets), ensure_ascii=False),
-                "choice": action.choice,
-                "at": action.at,
-                "source": source,
-                "recorded_at": recorded_at.isoformat(),
-                "removed_at": None,
-            }
+        rowid = store.insert(
+            "journal_actions",
+            [
+                {
+                    "phase": phase,
+                    "number": number,
+                    "actor": action.actor,
+                    "card": action.card,
+                    "skill": action.skill,
+                    "targets": json.dumps(list(action.targets), ensure_ascii=False),
+                    "choice": action.choice,
+                    "at": action.at,
+                    "source": source,
+                    "recorded_at": recorded_at.isoformat(),
+                    "removed_at": None,
+                }
+            ],
         )
-        return int(table.last_pk)  # type: ignore[arg-type]
+        return rowid
 
 
 def import_actions(store: Store, file: ActionsFile, *, recorded_at: datetime) -> list[int]:
     """Record a file's actions for its night, replacing an earlier import of the same file."""
     with store.atomic():
-        store.db.execute(
+        store.execute(
             "UPDATE journal_actions SET removed_at = ? "
             "WHERE phase = 'night' AND number = ? AND source = ? AND removed_at IS NULL",
             [recorded_at.isoformat(), file.night, file.source],
@@ -328,7 +330,7 @@ def journal_actions(
     if not include_removed:
         sql += " AND removed_at IS NULL"
     sql += " ORDER BY phase, number, id"
-    return [_row(r) for r in store.db.query(sql, args)]
+    return [_row(r) for r in store.query(sql, args)]
 
 
 def remove_action(
@@ -336,7 +338,7 @@ def remove_action(
 ) -> ActionRow:
     """Take back an action: kept as evidence (``removed_at``, by whom, why), no input any more;
     its audit line goes to ``journal_revocations`` (``bansha undo list``)."""
-    rows = list(store.db.query("SELECT * FROM journal_actions WHERE id = ?", [action_id]))
+    rows = list(store.query("SELECT * FROM journal_actions WHERE id = ?", [action_id]))
     if not rows:
         raise JournalError(f"没有编号为 {action_id} 的行动记录")
     if rows[0]["removed_at"] is not None:
@@ -346,14 +348,14 @@ def remove_action(
     row = _row(rows[0])
     phase = Phase.night(row.number) if row.phase == "night" else Phase.day(row.number)
     with store.atomic():
-        cur = store.db.execute(
+        cur = store.execute(
             "UPDATE journal_actions SET removed_at = ?, removed_by = ?, remove_reason = ? "
             "WHERE id = ? AND removed_at IS NULL",
             [at.isoformat(), by, reason, action_id],
         )
         if not cur.rowcount:
             raise JournalError(f"行动记录 #{action_id} 刚被撤销过（另一个窗口？），没有再撤销一次")
-        store.db.execute(
+        store.execute(
             "INSERT INTO journal_revocations(kind, ref, what, revoked_at, revoked_by, reason) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             [
@@ -402,39 +404,45 @@ def save_snapshot(
     phase labels so the caller can tell the director to resolve them again."""
     stale = [
         r["phase"]
-        for r in store.db.query(
+        for r in store.query(
             "SELECT phase FROM engine_snapshots WHERE seq > ? ORDER BY seq", [phase.index]
         )
     ]
     data = report_dict(report)
     with store.atomic():
         for label in [phase.label, *stale]:
-            store.db.execute("DELETE FROM engine_snapshots WHERE phase = ?", [label])
-            store.db.execute("DELETE FROM engine_events WHERE phase = ?", [label])
-        store.db.table("engine_snapshots").insert(
-            {
-                "phase": phase.label,
-                "seq": phase.index,
-                "input_json": json.dumps(input_data, ensure_ascii=False, sort_keys=True),
-                "state_json": state.to_json(),
-                "state_hash": state.digest(),
-                "report_json": json.dumps(data, ensure_ascii=False),
-                "complete": int(report.complete),
-                "winner": report.winner,
-                "resolved_at": resolved_at.isoformat(),
-            }
-        )
-        for i, event in enumerate(data["log"]):
-            store.db.table("engine_events").insert(
+            store.execute("DELETE FROM engine_snapshots WHERE phase = ?", [label])
+            store.execute("DELETE FROM engine_events WHERE phase = ?", [label])
+        store.insert(
+            "engine_snapshots",
+            [
                 {
                     "phase": phase.label,
-                    "seq": i,
-                    "step": event["step"],
-                    "rule": event["rule"],
-                    "actor": event["actor"],
-                    "result": event["result"],
-                    "json": json.dumps(event, ensure_ascii=False),
+                    "seq": phase.index,
+                    "input_json": json.dumps(input_data, ensure_ascii=False, sort_keys=True),
+                    "state_json": state.to_json(),
+                    "state_hash": state.digest(),
+                    "report_json": json.dumps(data, ensure_ascii=False),
+                    "complete": int(report.complete),
+                    "winner": report.winner,
+                    "resolved_at": resolved_at.isoformat(),
                 }
+            ],
+        )
+        for i, event in enumerate(data["log"]):
+            store.insert(
+                "engine_events",
+                [
+                    {
+                        "phase": phase.label,
+                        "seq": i,
+                        "step": event["step"],
+                        "rule": event["rule"],
+                        "actor": event["actor"],
+                        "result": event["result"],
+                        "json": json.dumps(event, ensure_ascii=False),
+                    }
+                ],
             )
     return stale
 
@@ -451,16 +459,16 @@ def _snapshot(r: dict[str, Any]) -> Snapshot:
 
 
 def snapshots(store: Store) -> list[Snapshot]:
-    return [_snapshot(r) for r in store.db.query("SELECT * FROM engine_snapshots ORDER BY seq")]
+    return [_snapshot(r) for r in store.query("SELECT * FROM engine_snapshots ORDER BY seq")]
 
 
 def snapshot(store: Store, phase: Phase) -> Snapshot | None:
-    rows = list(store.db.query("SELECT * FROM engine_snapshots WHERE phase = ?", [phase.label]))
+    rows = list(store.query("SELECT * FROM engine_snapshots WHERE phase = ?", [phase.label]))
     return _snapshot(rows[0]) if rows else None
 
 
 def latest_snapshot(store: Store) -> Snapshot | None:
-    rows = list(store.db.query("SELECT * FROM engine_snapshots ORDER BY seq DESC LIMIT 1"))
+    rows = list(store.query("SELECT * FROM engine_snapshots ORDER BY seq DESC LIMIT 1"))
     return _snapshot(rows[0]) if rows else None
 
 

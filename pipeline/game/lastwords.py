@@ -125,34 +125,36 @@ def add_lastwords(
         raise LastWordsError("遗言为空：放弃遗言不必记录")
     if at.tzinfo is None:
         raise LastWordsError(f"遗言的时间缺少时区：{at.isoformat()}")
-    table = store.db.table("journal_lastwords")
-    table.insert(
-        {
-            "player": player,
-            "text": text.strip("\n"),
-            "at": at.isoformat(),
-            "recorded_at": recorded_at.isoformat(),
-            "removed_at": None,
-        }
+    rowid = store.insert(
+        "journal_lastwords",
+        [
+            {
+                "player": player,
+                "text": text.strip("\n"),
+                "at": at.isoformat(),
+                "recorded_at": recorded_at.isoformat(),
+                "removed_at": None,
+            }
+        ],
     )
-    return int(table.last_pk)
+    return rowid
 
 
 def list_lastwords(store: Store, *, include_removed: bool = False) -> list[LastWords]:
     sql = "SELECT * FROM journal_lastwords"
     if not include_removed:
         sql += " WHERE removed_at IS NULL"
-    return [_row(r) for r in store.db.query(sql + " ORDER BY at, id")]
+    return [_row(r) for r in store.query(sql + " ORDER BY at, id")]
 
 
 def remove_lastwords(store: Store, record_id: int, *, at: datetime) -> LastWords:
-    rows = list(store.db.query("SELECT * FROM journal_lastwords WHERE id = ?", [record_id]))
+    rows = list(store.query("SELECT * FROM journal_lastwords WHERE id = ?", [record_id]))
     if not rows:
         raise LastWordsError(f"没有编号为 {record_id} 的遗言记录")
     if rows[0]["removed_at"] is not None:
         when = datetime.fromisoformat(rows[0]["removed_at"]).strftime("%m-%d %H:%M")
         raise LastWordsError(f"遗言记录 #{record_id} 已于 {when} 撤销")
-    store.db.execute(
+    store.execute(
         "UPDATE journal_lastwords SET removed_at = ? WHERE id = ?", [at.isoformat(), record_id]
     )
     return _row({**rows[0], "removed_at": at.isoformat()})

@@ -100,12 +100,25 @@ class Store:
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor]
 
-    def _insert(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Insert ``rows`` (dicts with the same keys) into ``table``, inside the open
-        transaction."""
-        columns = list(rows[0])
+    def insert(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Insert ``rows`` into ``table`` in one transaction (a savepoint inside an open one); a
+        column a row leaves out is NULL. Returns the rowid of the last row inserted (0 when
+        there was none)."""
+        rows = list(rows)
+        if not rows:
+            return 0
+        columns = list(dict.fromkeys(c for row in rows for c in row))
         sql = f"INSERT INTO {table}({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-        self.conn.executemany(sql, [[row[c] for c in columns] for row in rows])
+        with self.atomic():
+            if len(rows) == 1:
+                cursor = self.conn.execute(sql, [rows[0].get(c) for c in columns])
+                return int(cursor.lastrowid or 0)
+            self.conn.executemany(sql, [[row.get(c) for c in columns] for row in rows])
+            return int(self.conn.execute("SELECT last_insert_rowid()").fetchone()[0])
+
+    def columns(self, table: str) -> list[str]:
+        """The columns ``table`` has (none when there is no such table)."""
+        return [r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")]
 
     # -- schema ---------------------------------------------------------------------------
     def migrate(self) -> list[str]:
@@ -481,9 +494,9 @@ class Store:
                 ],
             )
         if new_rows:
-            self._insert("posts", new_rows)
+            self.insert("posts", new_rows)
         if revisions:
-            self._insert("post_revisions", revisions)
+            self.insert("post_revisions", revisions)
         if readings.again and keep:
             # the kept body shows them as stored: it becomes where they were last read
             self.conn.executemany(
@@ -574,7 +587,7 @@ class Store:
             if row.get(key):
                 row[key] = scrub_text(str(row[key]))
         with self.atomic():
-            self._insert("crawl_log", [row])
+            self.insert("crawl_log", [row])
 
     # -- reading --------------------------------------------------------------------------
     def posts(self, tid: int | None = None, *, html: bool = True) -> list[Post]:
