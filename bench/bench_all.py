@@ -21,10 +21,10 @@
    CLI: what it writes to the journal), which must re-derive. Medians; ratios to the 100-post
    game (goals: one new page 1k/100 and 10k/100 ≤ 1.5×, 30k/100 ≤ 2×; after a proxy vote
    ≤ 1.5× at every size; nothing new ≤ 1.5×).
-2. Peak RSS (the child's ``ru_maxrss``) of a real ``bansha cycle`` process on a game whose
-   thread holds ``--rss-posts`` posts (20,000), the forum served over HTTP by this process: a
-   nothing-new cycle (goal ≤ 40 MiB) and a cycle after one new page (goal ≤ 60 MiB); the
-   median of ``--rounds`` runs each.
+2. Peak RSS of a real ``bansha cycle`` process (its own peak: bench_start.peak_rss_mib) on a
+   game whose thread holds ``--rss-posts`` posts (20,000), the forum served over HTTP by this
+   process: a nothing-new cycle (goal ≤ 40 MiB) and a cycle after one new page (goal ≤ 60
+   MiB); the median of ``--rounds`` runs each.
 3. Start-up: bench/bench_start.py's commands (bytecode cached, the median of ``--rounds``
    interleaved runs): ``bansha cycle`` with nothing new ≤ 4×, ``bansha status`` ≤ 6×,
    ``bansha serve`` to its first ``/login`` ≤ 6× ``python -c pass`` (``--help`` ≤ 4× and
@@ -294,7 +294,6 @@ def measure_rss(n_posts: int, rounds: int) -> dict[str, float]:
     """Peak RSS of ``bansha cycle`` processes on an ``n_posts`` game served over HTTP here."""
     from bench_cycle import DISCUSSION, NAMES, OPENS, PPP, build
     from bench_start import DEMO_OVER, big_game_text, environment, forum_game, peak_rss_mib
-    from bench_start import bansha as bansha_argv
     from bench_start import served as served_here
 
     sim, clock = build(n_posts)
@@ -305,15 +304,15 @@ def measure_rss(n_posts: int, rounds: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="bansha-bench-rss-") as tmp, served_here(sim) as url:
         env = {**env, "BANSHA_COOKIE": sim.login_cookie("导演")}
         game = forum_game(Path(tmp), "big", big_game_text(n_posts), url, env)
-        argv = [*bansha_argv(), "cycle", str(game), "--as-of", DEMO_OVER]
+        args = ["cycle", str(game), "--as-of", DEMO_OVER]
         for _ in range(rounds):
-            found["nothing new"].append(peak_rss_mib(argv, env))
+            found["nothing new"].append(peak_rss_mib(args, env))
         for k in range(rounds):
             at = OPENS + timedelta(hours=3, minutes=k)
             for i in range(PPP):
                 text = f"新回复 {k}-{i}：我投{NAMES[i + 1]}"
                 sim.add_post(DISCUSSION, NAMES[i], text, at + timedelta(seconds=i))
-            found["one new page"].append(peak_rss_mib(argv, env))
+            found["one new page"].append(peak_rss_mib(args, env))
     return {name: statistics.median(mib) for name, mib in found.items()}
 
 

@@ -40,6 +40,12 @@ GOAL = 1 / 5
 #: the resident side, in its own process: start-up, then the measured window
 RESIDENT = r"""
 import json, resource, sys, time
+def peak_kib():  # the process's own peak since exec (ru_maxrss counts the parent's pages too)
+    try:
+        with open("/proc/self/status") as status:
+            return int(next(l.split()[1] for l in status if l.startswith("VmHWM:")))
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 from datetime import datetime, timedelta
 from pathlib import Path
 folder, start = Path(sys.argv[1]), datetime.fromisoformat(sys.argv[2])
@@ -57,7 +63,7 @@ cpu = time.process_time() - cpu0
 print(json.dumps({
     "cpu_s": cpu,
     "startup_cpu_s": cpu0,
-    "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    "peak_rss_kib": peak_kib(),
     "cycles": sum(1 for line in lines[started:] if "；下一轮" in line),
     "quiet": sum(1 for line in lines[started:] if "：没有新内容；下一轮" in line),
 }))
@@ -112,21 +118,27 @@ def resident(folder: Path, env: dict[str, str]) -> dict[str, float]:
 
 
 def separate(games: list[Path], env: dict[str, str]) -> dict[str, float]:
-    """``bansha cycle`` per game, one after another, as cron's lines would run them."""
+    """``bansha cycle`` per game, one after another, as cron's lines would run them: the CPU of
+    each from ``wait4``, its peak RSS its own (bench_start.HWM_CHILD; ``ru_maxrss`` where there
+    is no ``/proc``)."""
+    from bench_start import HWM_CHILD
+
     cpu, peaks, quiet = 0.0, [], 0
+    hwm = games[0].parent / "peak-rss"  # the games' temporary folder
+    own = Path("/proc/self/status").is_file()
     for path in games:
         proc = subprocess.Popen(
             [
                 sys.executable,
                 "-c",
-                "from pipeline.cli import cli; cli()",
+                HWM_CHILD if own else "from pipeline.cli import cli; cli()",
                 "cycle",
                 str(path),
                 "--as-of",
                 WINDOW,
                 "--verbose",
             ],
-            env=env,
+            env={**env, "BANSHA_BENCH_HWM": str(hwm)},
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
@@ -137,7 +149,7 @@ def separate(games: list[Path], env: dict[str, str]) -> dict[str, float]:
         if proc.returncode != 0:
             raise SystemExit(f"bansha cycle {path.name} 失败（退出码 {proc.returncode}）")
         cpu += usage.ru_utime + usage.ru_stime
-        peaks.append(usage.ru_maxrss)
+        peaks.append(int(hwm.read_text()) if own else usage.ru_maxrss)
         quiet += "没有新内容，未重新推导" in out
     return {"cpu_s": cpu, "peak_rss_kib": max(peaks), "sum_rss_kib": sum(peaks), "quiet": quiet}
 
