@@ -37,6 +37,12 @@ def test_a_vote_rule_reads_as_the_post_and_its_section() -> None:
     assert cite("m135.txt:237") == "《[M135]『让子弹飞』》违规判定·蓝牌"
 
 
+def test_the_sheriff_is_named_as_its_own_entry_not_the_copycat_before_it() -> None:
+    # m135.txt:140-145 【其他】 1. 复制人 … 2. 警长<非身份>; 殉职 is m135.txt:149
+    assert cite("m135.txt:143") == "《[M135]『让子弹飞』》身份与阵营·复制人"
+    assert cite("m135.txt:149") == "《[M135]『让子弹飞』》身份与阵营·警长"
+
+
 def test_several_references_each_named_once() -> None:
     assert cite("m135.txt:202；m135.txt:203；m135.txt:238") == (
         "《[M135]『让子弹飞』》游戏流程·投票规则；《[M135]『让子弹飞』》违规判定·蓝牌"
