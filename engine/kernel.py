@@ -370,7 +370,8 @@ CHOICE = "{choice}"  # choose the first of ``Pending.choices``
 SKILL = "{skill}"  # the skill, and the target if any, without the phase and actor
 RESOLVE = "{resolve}"  # resolve the decision's phase again
 RECORD_OUT = "{record_out}"  # record player ``Pending.who`` out at ``Pending.at`` (if known)
-SLOTS = (RECORD, RECORD_PHASE, RECORD_NIGHT, CHOICE, SKILL, RESOLVE, RECORD_OUT)
+UNDO = "{undo}"  # take back the recorded action ``Pending.undo`` (its ``Action.ref``)
+SLOTS = (RECORD, RECORD_PHASE, RECORD_NIGHT, CHOICE, SKILL, RESOLVE, RECORD_OUT, UNDO)
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,7 +384,9 @@ class Pending:
     the word the prompt uses for the target, None when there is none; ``choices``: the words a
     choice may be, the first one named), ``night``, another night it may be recorded for, and
     ``at``, the time (ISO 8601) the decision is about when the resolution knows it (a player's
-    out at noon: the time of the skill that put him out)."""
+    out at noon: the time of the skill that put him out), and ``undo``, the record
+    (:attr:`Action.ref`) to take back before the new one is recorded (a refused choice: the
+    resolution takes a skill's first record)."""
 
     who: str
     skill: str
@@ -395,6 +398,7 @@ class Pending:
     choices: tuple[str, ...] = ()
     night: int | None = None
     at: str | None = None
+    undo: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -408,6 +412,7 @@ class Pending:
             "choices": list(self.choices),
             "night": self.night,
             "at": self.at,
+            "undo": self.undo,
         }
 
 
@@ -691,13 +696,14 @@ class Board:
         choices: tuple[str, ...] = (),
         night: int | None = None,
         at: str | None = None,
+        undo: str | None = None,
     ) -> None:
         """A decision still to collect, recorded for the phase being resolved."""
         phase, number = (
             ("night", self.night) if self.night is not None else ("day", self.phase.number)
         )
         self.pending.append(
-            Pending(who, skill, prompt, rule, phase, number, target, choices, night, at)
+            Pending(who, skill, prompt, rule, phase, number, target, choices, night, at, undo)
         )
 
     def record(

@@ -38,7 +38,7 @@ from engine.ballots import PlayerStatus
 from engine.cards import CardRules
 from engine.conduct import ConductRules
 from engine.deal import MAX_ATTEMPTS, Deal, DealError, Rng, expand, pairs
-from engine.kernel import ActionResult, EngineError, Outcome
+from engine.kernel import RECORD, UNDO, ActionResult, EngineError, Outcome
 from engine.rulesets.roles import VILLAGE, WOLF
 from engine.speed import SpeedRules
 from engine.state import CardState, Charge
@@ -96,6 +96,14 @@ SHARED_VOTE_RULES: Mapping[str, str] = {
 
 ZH_CARD = {1: "第一身份", 2: "第二身份"}
 _ZH_COUNT = {1: "一", 2: "两", 3: "三", 4: "四"}
+
+
+def successor_again(reason: str, refused: Action, ask: str) -> str:
+    """The prompt after a refused 殉职 choice: ``reason``, then the refused record taken back
+    (when it is the journal's: the resolution takes a skill's first record), then ``ask``, how
+    the new choice is recorded."""
+    undo = f"先撤销这条记录（{UNDO}），再" if refused.ref.startswith("#") else ""
+    return f"{reason}：{undo}{ask}"
 
 
 def zh_span(delta: timedelta) -> str:
@@ -719,11 +727,22 @@ class Ruleset:
     def _refuse_successor(
         self, board: Board, action: Action, step: str, problem: str, rule: str
     ) -> None:
-        """A 殉职 whose successor cannot take the badge: the badge waits for a new choice."""
+        """A 殉职 whose successor cannot take the badge: the badge waits for a new choice, which
+        the director records once the refused one is taken back."""
         board.record(action, step, Outcome.INVALID, problem, rule)
         board.sheriff = None
         board.need(
-            action.actor, "殉职", f"警长{action.actor}的殉职目标无效（{problem}），请重新选择", rule
+            action.actor,
+            "殉职",
+            successor_again(
+                f"警长{action.actor}的殉职目标无效（{problem}）",
+                action,
+                f"从存活角色中选择继任警长（{'、'.join(board.living())}）：记录后重新结算"
+                f"（{RECORD}）",
+            ),
+            rule,
+            target="继任者",
+            undo=action.ref or None,
         )
 
     def _keep_day_triggers(self, board: Board, actions: Sequence[Action]) -> None:

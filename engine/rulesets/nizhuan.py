@@ -74,7 +74,14 @@ from engine.kernel import (
     Trigger,
     seeded_choice,
 )
-from engine.rulesets.base import SHARED_VOTE_RULES, Hands, LastWordsRules, Lineup, Ruleset
+from engine.rulesets.base import (
+    SHARED_VOTE_RULES,
+    Hands,
+    LastWordsRules,
+    Lineup,
+    Ruleset,
+    successor_again,
+)
 from engine.rulesets.roles import VILLAGE, WOLF
 from engine.speed import SpeedRules
 from engine.state import (
@@ -1387,7 +1394,19 @@ class Nizhuan(Ruleset):
             target = self._parse_target(board, prepared.targets[0], prepared.choice)
         except EngineError as exc:
             board.record(prepared, step, Outcome.INVALID, str(exc), rule)
-            board.need(old, "殉职", f"警长的殉职目标无效（{exc}），请重新选择", rule)
+            board.need(
+                old,
+                "殉职",
+                successor_again(
+                    f"警长的殉职目标无效（{exc}）",
+                    prepared,
+                    f"选择一名未出局的角色继任警长，或流失警长（{SKILL}，或 {CHOICE}）",
+                ),
+                rule,
+                target="继任者",
+                choices=("放弃",),
+                undo=prepared.ref or None,
+            )
             return
         if death.card_index == 1:
             self._record(board, uid, "殉职", (target,))

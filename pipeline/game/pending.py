@@ -23,6 +23,7 @@ from engine.kernel import (
     RECORD_PHASE,
     RESOLVE,
     SKILL,
+    UNDO,
     Pending,
     Report,
 )
@@ -52,6 +53,7 @@ def fill(template: str, p: Mapping[str, Any], game: str = GAME) -> str:
         RECORD_OUT: f"bansha player out {game} --player {p.get('who', '')} "
         f"--at {p.get('at') or '出局时间'} --cause 第{number}{_ZH_PHASE.get(kind, '')}"
         f"{p.get('skill', '')}",
+        UNDO: f"bansha undo action {game} {str(p.get('undo') or '').lstrip('#')} --why 理由",
     }
     for slot, text in words.items():
         template = template.replace(slot, text)

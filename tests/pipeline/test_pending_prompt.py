@@ -10,6 +10,7 @@ from engine.kernel import (
     RECORD_PHASE,
     RESOLVE,
     SKILL,
+    UNDO,
     Pending,
 )
 from pipeline.game.pending import pending_prompt, pending_record
@@ -56,6 +57,13 @@ def test_an_out_is_recorded_at_its_time_when_the_engine_knows_it() -> None:
     assert unknown["prompt"] == (
         "（bansha player out GAME.toml --player 戊 --at 出局时间 --cause 第2天正午出局）"
     )
+
+
+def test_a_refused_record_is_taken_back_by_its_journal_number() -> None:
+    p = Pending("包子", "殉职", f"先撤销这条记录（{UNDO}）", phase="night", number=1, undo="#7")
+    record = pending_record(p, "demo.toml")
+    assert record["prompt"] == "先撤销这条记录（bansha undo action demo.toml 7 --why 理由）"
+    assert record["undo"] == "#7"
 
 
 def test_a_report_stored_before_decisions_were_data_keeps_its_text() -> None:
