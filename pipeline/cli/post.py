@@ -174,7 +174,7 @@ def _not_yet(ctx: GameContext, draft_ids: list[int]) -> str:
     tz = ctx.game.game.tz
     lines = []
     for draft_id in draft_ids:
-        rows = list(ctx.store.query("SELECT * FROM drafts WHERE id = ?", [draft_id]))
+        rows = ctx.store.query("SELECT * FROM drafts WHERE id = ?", [draft_id])
         due = due_at(ctx.game, rows[0]) if rows else None
         if due is not None and due > datetime.now(tz):
             at = due.astimezone(tz).strftime("%m-%d %H:%M")

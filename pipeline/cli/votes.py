@@ -399,7 +399,7 @@ def _find_flag(ctx: GameContext, flag_id: str, as_of: str | None) -> dict[str, A
             row = f.to_dict()
             row["evidence"] = [e.to_dict() for e in f.evidence]
             return row
-    rows = list(ctx.store.query("SELECT * FROM flags WHERE id = ?", [flag_id]))
+    rows = ctx.store.query("SELECT * FROM flags WHERE id = ?", [flag_id])
     if not rows:
         raise click.ClickException(f"没有编号为 {flag_id} 的违规标记（用 bansha flags 查看）")
     row = rows[0]

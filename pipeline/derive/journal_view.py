@@ -55,7 +55,7 @@ def journal_day_actions(store: Store, day: int) -> tuple[Action, ...]:
 
 
 def journal_setting(store: Store, key: str) -> str | None:
-    rows = list(store.query("SELECT value FROM journal_settings WHERE key = ?", [key]))
+    rows = store.query("SELECT value FROM journal_settings WHERE key = ?", [key])
     return rows[0]["value"] if rows else None
 
 

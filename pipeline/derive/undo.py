@@ -152,7 +152,7 @@ def _row(store: Store, kind: str, row_id: int) -> dict[str, Any]:
     if kind not in ROW_KINDS:
         raise UndoError(f"不认识的记录种类：{kind}（可撤销：{'、'.join(ROW_KINDS)}）")
     table, zh = ROW_KINDS[kind]
-    rows = list(store.query(f"SELECT * FROM {table} WHERE id = ?", [row_id]))
+    rows = store.query(f"SELECT * FROM {table} WHERE id = ?", [row_id])
     if not rows:
         raise UndoError(f"没有编号为 {row_id} 的{zh}（用 bansha undo list 查看每条记录的编号）")
     return dict(rows[0])
@@ -349,7 +349,7 @@ def revoke_flag(
     """Take back a flag's decision: a confirmed flag's card is revoked (the ledger recomputed),
     a dismissed flag is open again; either way it can be decided anew."""
     why = _why(why)
-    rows = list(store.query("SELECT * FROM flag_decisions WHERE flag_id = ?", [flag_id]))
+    rows = store.query("SELECT * FROM flag_decisions WHERE flag_id = ?", [flag_id])
     if not rows:
         known = store.execute("SELECT 1 FROM flags WHERE id = ?", [flag_id]).fetchone()
         if known is None:
@@ -411,7 +411,7 @@ def undo_setting(
     if kind not in SETTING_KINDS:
         raise UndoError(f"不认识的设置：{kind}（可撤销：sheriff、speed）")
     key = f"{kind}:{number}"
-    rows = list(store.query("SELECT * FROM journal_settings WHERE key = ?", [key]))
+    rows = store.query("SELECT * FROM journal_settings WHERE key = ?", [key])
     if not rows:
         where = f"第{number}天起的警长" if kind == "sheriff" else f"第{number}天的加速裁定"
         raise UndoError(f"没有记录{where}，没有可撤销的设置")

@@ -111,7 +111,7 @@ def keep_inputs(store: Store, specs: Sequence[DraftSpec], *, now: datetime) -> l
     keys = {s.key for s in specs}
     retired: list[int] = []
     with store.atomic():
-        for row in list(store.query("SELECT * FROM drafts WHERE state IN ('pending', 'approved')")):
+        for row in store.query("SELECT * FROM drafts WHERE state IN ('pending', 'approved')"):
             draft = Draft.from_row(row)
             if draft.kind not in STATE_KINDS:
                 continue

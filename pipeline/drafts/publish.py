@@ -135,7 +135,7 @@ class PublishResult:
 
 
 def _row(store: Store, draft_id: int) -> dict[str, Any] | None:
-    rows = list(store.query("SELECT * FROM drafts WHERE id = ?", [draft_id]))
+    rows = store.query("SELECT * FROM drafts WHERE id = ?", [draft_id])
     return rows[0] if rows else None
 
 
@@ -362,11 +362,11 @@ def publish_approved(
         sql += f" AND id IN ({', '.join('?' for _ in wanted)})"
         args.extend(wanted)
     sql += " ORDER BY id"
-    if _sendable(list(store.query(sql, args)), game, at) == ([], []):
+    if _sendable(store.query(sql, args), game, at) == ([], []):
         return []
     with sender_lock(store, wait_s=lock_wait_s):
         # read again under the lock: a sender that held it may have posted them meanwhile
-        drafts, held = _sendable(list(store.query(sql, args)), game, at)
+        drafts, held = _sendable(store.query(sql, args), game, at)
         drafts, stale = _still_holding(store, drafts)
         held += stale
         for h in held:

@@ -36,7 +36,7 @@ def _stamp(now: datetime) -> str:
 
 
 def get_draft(store: Store, draft_id: int) -> Draft:
-    rows = list(store.query("SELECT * FROM drafts WHERE id = ?", [draft_id]))
+    rows = store.query("SELECT * FROM drafts WHERE id = ?", [draft_id])
     if not rows:
         raise DraftError(f"没有编号为 {draft_id} 的草稿（用 bansha drafts 查看）")
     return Draft.from_row(rows[0])
@@ -56,7 +56,7 @@ def draft_events(store: Store, draft_id: int) -> list[dict[str, Any]]:
 
 
 def _latest(store: Store, key: str) -> Draft | None:
-    rows = list(store.query("SELECT * FROM drafts WHERE key = ? ORDER BY id DESC LIMIT 1", [key]))
+    rows = store.query("SELECT * FROM drafts WHERE key = ? ORDER BY id DESC LIMIT 1", [key])
     return Draft.from_row(rows[0]) if rows else None
 
 

@@ -391,7 +391,7 @@ def set_aside(store: Store, draft_id: int, note: str, now: datetime) -> bool:
     """A waiting draft that must never go out set aside (superseded) with ``note`` as its event,
     as :func:`retire_opened` does; False when it was no longer waiting."""
     with store.atomic():
-        rows = list(store.query("SELECT * FROM drafts WHERE id = ?", [draft_id]))
+        rows = store.query("SELECT * FROM drafts WHERE id = ?", [draft_id])
         if not rows or rows[0]["state"] not in LIVE_STATES:
             return False
         _supersede(store, Draft.from_row(rows[0]), _stamp(now), note)

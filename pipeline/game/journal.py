@@ -338,7 +338,7 @@ def remove_action(
 ) -> ActionRow:
     """Take back an action: kept as evidence (``removed_at``, by whom, why), no input any more;
     its audit line goes to ``journal_revocations`` (``bansha undo list``)."""
-    rows = list(store.query("SELECT * FROM journal_actions WHERE id = ?", [action_id]))
+    rows = store.query("SELECT * FROM journal_actions WHERE id = ?", [action_id])
     if not rows:
         raise JournalError(f"没有编号为 {action_id} 的行动记录")
     if rows[0]["removed_at"] is not None:
@@ -463,12 +463,12 @@ def snapshots(store: Store) -> list[Snapshot]:
 
 
 def snapshot(store: Store, phase: Phase) -> Snapshot | None:
-    rows = list(store.query("SELECT * FROM engine_snapshots WHERE phase = ?", [phase.label]))
+    rows = store.query("SELECT * FROM engine_snapshots WHERE phase = ?", [phase.label])
     return _snapshot(rows[0]) if rows else None
 
 
 def latest_snapshot(store: Store) -> Snapshot | None:
-    rows = list(store.query("SELECT * FROM engine_snapshots ORDER BY seq DESC LIMIT 1"))
+    rows = store.query("SELECT * FROM engine_snapshots ORDER BY seq DESC LIMIT 1")
     return _snapshot(rows[0]) if rows else None
 
 

@@ -148,7 +148,7 @@ def list_lastwords(store: Store, *, include_removed: bool = False) -> list[LastW
 
 
 def remove_lastwords(store: Store, record_id: int, *, at: datetime) -> LastWords:
-    rows = list(store.query("SELECT * FROM journal_lastwords WHERE id = ?", [record_id]))
+    rows = store.query("SELECT * FROM journal_lastwords WHERE id = ?", [record_id])
     if not rows:
         raise LastWordsError(f"没有编号为 {record_id} 的遗言记录")
     if rows[0]["removed_at"] is not None:

@@ -357,12 +357,10 @@ class Store:
 
     def last_kept_page(self, tid: int, page: int, source: str) -> dict[str, Any] | None:
         """The last fetch of a page whose body was kept (id, sha256, posts_sig), or None."""
-        rows = list(
-            self.query(
-                "SELECT id, sha256, posts_sig FROM pages WHERE tid = ? AND page = ? AND source = ? "
-                "AND outcome = 'ok' AND body_kept = 1 ORDER BY id DESC LIMIT 1",
-                [tid, page, source],
-            )
+        rows = self.query(
+            "SELECT id, sha256, posts_sig FROM pages WHERE tid = ? AND page = ? AND source = ? "
+            "AND outcome = 'ok' AND body_kept = 1 ORDER BY id DESC LIMIT 1",
+            [tid, page, source],
         )
         return rows[0] if rows else None
 
@@ -552,12 +550,10 @@ class Store:
         low = min(p.pid for p in regular)
         high = max(p.pid for p in regular)
         last = parsed.page >= parsed.total_pages
-        rows = list(
-            self.query(
-                "SELECT pid FROM posts WHERE tid = ? AND state != 'vanished' AND pid >= ? "
-                + ("" if last else "AND pid <= ?"),
-                [parsed.tid, low] + ([] if last else [high]),
-            )
+        rows = self.query(
+            "SELECT pid FROM posts WHERE tid = ? AND state != 'vanished' AND pid >= ? "
+            + ("" if last else "AND pid <= ?"),
+            [parsed.tid, low] + ([] if last else [high]),
         )
         gone = [r["pid"] for r in rows if r["pid"] not in pids]
         for pid in gone:
@@ -637,14 +633,12 @@ class Store:
         ]
 
     def post_rows(self, tid: int) -> list[dict[str, Any]]:
-        return list(self.query("SELECT * FROM posts WHERE tid = ? ORDER BY posted_ts, pid", [tid]))
+        return self.query("SELECT * FROM posts WHERE tid = ? ORDER BY posted_ts, pid", [tid])
 
     def revisions(self, tid: int, pid: int) -> list[dict[str, Any]]:
-        return list(
-            self.query(
-                "SELECT * FROM post_revisions WHERE tid = ? AND pid = ? ORDER BY revision",
-                [tid, pid],
-            )
+        return self.query(
+            "SELECT * FROM post_revisions WHERE tid = ? AND pid = ? ORDER BY revision",
+            [tid, pid],
         )
 
     def counts(self) -> dict[str, int]:
