@@ -17,6 +17,7 @@ from pipeline.cli import cli
 from pipeline.discuz.client import DiscuzClient, RetryPolicy
 from pipeline.discuz.crawl import Crawler, ForumConfig
 from pipeline.sim.simulator import ForumSim, SimClock, SimServer
+from pipeline.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_GAME = ROOT / "config" / "games" / "demo.toml"
@@ -40,6 +41,18 @@ def db(demo_db: Path, tmp_path: Path) -> Path:
     copy = tmp_path / "game.db"
     shutil.copy(demo_db, copy)
     return copy
+
+
+@pytest.fixture
+def unresolved_db(db: Path) -> Path:
+    """A private copy of the demo store before any engine work (the demo itself resolves
+    nights 0 and 1): no resolution, no event, no recorded action."""
+    store = open_store(db)
+    with store.atomic():
+        for table in ("engine_events", "engine_snapshots", "journal_actions"):
+            store.execute(f"DELETE FROM {table}")
+    store.close()
+    return db
 
 
 def sim_crawler(sim: Any, store: Any, tz: Any) -> Callable[[Any, bool], Any]:

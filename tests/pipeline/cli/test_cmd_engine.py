@@ -4,7 +4,6 @@ day add/resolve, state; the actions file; the snapshots and the replay of the jo
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,16 +20,9 @@ AFTER = ["--as-of", "2026-12-03T09:00:00+08:00"]
 
 
 @pytest.fixture
-def db(demo_db: Path, tmp_path: Path) -> Path:
+def db(unresolved_db: Path) -> Path:
     """The demo store before any engine work (the demo itself resolves nights 0 and 1)."""
-    copy = tmp_path / "game.db"
-    shutil.copy(demo_db, copy)
-    store = open_store(copy)
-    with store.atomic():
-        for table in ("engine_events", "engine_snapshots", "journal_actions"):
-            store.db.execute(f"DELETE FROM {table}")
-    store.close()
-    return copy
+    return unresolved_db
 
 
 def run(db: Path, *args: str, code: int = 0) -> str:

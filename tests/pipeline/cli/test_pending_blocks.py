@@ -3,7 +3,6 @@ resolve`` that listed 待决定 refuses, names the decision and prints the comma
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -19,15 +18,9 @@ AFTER = ["--as-of", "2026-12-03T09:00:00+08:00"]
 
 
 @pytest.fixture
-def db(demo_db: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "game.db"
-    shutil.copy(demo_db, copy)
-    store = open_store(copy)
-    with store.atomic():
-        for table in ("engine_events", "engine_snapshots", "journal_actions"):
-            store.db.execute(f"DELETE FROM {table}")
-    store.close()
-    return copy
+def db(unresolved_db: Path) -> Path:
+    """The demo store before any engine work (the demo itself resolves nights 0 and 1)."""
+    return unresolved_db
 
 
 def run(db: Path, *args: str, code: int = 0) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,6 @@ from click.testing import CliRunner
 
 import pipeline.cli.engine  # noqa: F401  (registers the commands on the cli group)
 from pipeline.cli import cli
-from pipeline.store import open_store
 from tests.engine.rule_text import says
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -25,15 +23,9 @@ AFTER = ["--as-of", "2026-12-03T09:00:00+08:00"]
 
 
 @pytest.fixture
-def db(demo_db: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "game.db"
-    shutil.copy(demo_db, copy)
-    store = open_store(copy)
-    with store.atomic():
-        for table in ("engine_events", "engine_snapshots", "journal_actions"):
-            store.execute(f"DELETE FROM {table}")
-    store.close()
-    return copy
+def db(unresolved_db: Path) -> Path:
+    """The demo store before any engine work (the demo itself resolves nights 0 and 1)."""
+    return unresolved_db
 
 
 def run(db: Path, *args: str, code: int = 0) -> str:
