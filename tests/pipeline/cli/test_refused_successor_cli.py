@@ -10,28 +10,12 @@ import re
 import shlex
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 import pipeline.cli.engine  # noqa: F401  (registers the commands on the cli group)
 from pipeline.cli import cli
 from tests.engine.rule_text import says
-
-ROOT = Path(__file__).resolve().parents[3]
-GAME = ROOT / "config" / "games" / "demo.toml"
-AFTER = ["--as-of", "2026-12-03T09:00:00+08:00"]
-
-
-@pytest.fixture
-def db(unresolved_db: Path) -> Path:
-    """The demo store before any engine work (the demo itself resolves nights 0 and 1)."""
-    return unresolved_db
-
-
-def run(db: Path, *args: str, code: int = 0) -> str:
-    result = CliRunner().invoke(cli, [*args[:2], str(GAME), "--db", str(db), *args[2:]])
-    assert result.exit_code == code, result.output
-    return result.output
+from tests.pipeline.cli.test_pending_blocks import AFTER, GAME, run
 
 
 def printed(line: str, db: Path) -> list[str]:
@@ -40,7 +24,10 @@ def printed(line: str, db: Path) -> list[str]:
     return [str(GAME) if w == GAME.name else w for w in words] + ["--db", str(db)]
 
 
-def test_a_refused_successor_is_taken_back_and_chosen_again_as_printed(db: Path) -> None:
+def test_a_refused_successor_is_taken_back_and_chosen_again_as_printed(
+    unresolved_db: Path,
+) -> None:
+    db = unresolved_db
     says("m135.txt:149", "殉职<强制> —— 警长并非因红牌罚下出局时，选择一名未出局的角色继任警长。")
     run(db, "night", "resolve", "--night", "0")
     assert "当选警长：包子" in run(db, "day", "resolve", "--day", "1", *AFTER)
