@@ -20,6 +20,9 @@ class LazyPattern(Generic[AnyStr]):
 
     __slots__ = ("_compiled", "flags", "pattern")
 
+    pattern: AnyStr
+    flags: int
+
     def __init__(self, pattern: AnyStr, flags: int = 0) -> None:
         self.pattern = pattern
         self.flags = flags
