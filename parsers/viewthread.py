@@ -682,16 +682,18 @@ def _deleted_placeholder(table: LexborNode, pid: int, tid: int) -> Post | None:
     )
 
 
-@dataclass(slots=True)
 class _PostNodes:
-    """One post table and the parts of it the parser reads."""
+    """One post table and the parts of it the parser reads (found one by one)."""
 
-    table: LexborNode
-    pid: int | None
-    floor_link: LexborNode | None = None
-    posted_at: LexborNode | None = None
-    message: LexborNode | None = None
-    locked: LexborNode | None = None
+    __slots__ = ("floor_link", "locked", "message", "pid", "posted_at", "table")
+
+    def __init__(self, table: LexborNode, pid: int | None) -> None:
+        self.table = table
+        self.pid = pid
+        self.floor_link: LexborNode | None = None
+        self.posted_at: LexborNode | None = None
+        self.message: LexborNode | None = None
+        self.locked: LexborNode | None = None
 
 
 _PART_KEYS = ("post", "floor_link", "posted_at", "message", "locked")
