@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, time, timedelta, tzinfo
 
+from parsers.lazyre import LazyPattern
 from parsers.records import EditNote
 
 __all__ = ["parse_discuz_time", "parse_edit_note"]
@@ -29,9 +30,10 @@ _ABSOLUTE = re.compile(
     r"(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*日?"
     r"(?:\s*(\d{1,2})\s*[:：]\s*(\d{1,2})(?:\s*[:：]\s*(\d{1,2}))?)?"
 )
-_AGO = re.compile(r"(\d+)\s*(秒|分钟|小时|天)\s*前")
-_DAY_BEFORE = re.compile(r"(昨天|前天)\s*(\d{1,2})\s*[:：]\s*(\d{1,2})")
-_EDIT_NOTE = re.compile(
+#: relative times and edit notes: compiled when a page shows one
+_AGO = LazyPattern(r"(\d+)\s*(秒|分钟|小时|天)\s*前")
+_DAY_BEFORE = LazyPattern(r"(昨天|前天)\s*(\d{1,2})\s*[:：]\s*(\d{1,2})")
+_EDIT_NOTE = LazyPattern(
     r"本帖最后由\s*(.+?)\s*于\s*"
     r"(\d{4}\s*[-/.年]\s*\d{1,2}\s*[-/.月]\s*\d{1,2}\s*日?\s*\d{1,2}\s*[:：]\s*\d{1,2}"
     r"(?:\s*[:：]\s*\d{1,2})?)\s*编辑"

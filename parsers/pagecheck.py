@@ -33,6 +33,7 @@ import html
 import re
 from dataclasses import dataclass
 
+from parsers.lazyre import LazyPattern
 from parsers.records import PageError, PageErrorKind
 
 __all__ = [
@@ -125,23 +126,24 @@ PAGE_RULES: tuple[Rule, ...] = (
 )
 
 _THREAD_PAGE = 'id="postlist"'
-_SYSTEM_ERROR = re.compile(r"Discuz!\s*(System|Database)\s*Error")
-_ERROR_INFO = re.compile(r'<div class="info">(.*?)</div>', re.S)
-_MESSAGETEXT = re.compile(r'<div[^>]*\bid="messagetext"[^>]*>(.*?)</div>', re.S)
-_MESSAGE_CLASS = re.compile(r'\bclass="([^"]*)"')
-_PARAGRAPH = re.compile(r"<p[^>]*>(.*?)</p>", re.S)
-_AJAX_ERROR = re.compile(r"errorhandle_\w*\(\s*'((?:[^'\\]|\\.)*)'")
-_SCRIPT = re.compile(r"<script\b.*?</script>", re.S | re.I)
-_TAG = re.compile(r"<[^>]*>")
+#: the rest are read only on a page that is not a thread page: compiled when one comes
+_SYSTEM_ERROR = LazyPattern(r"Discuz!\s*(System|Database)\s*Error")
+_ERROR_INFO = LazyPattern(r'<div class="info">(.*?)</div>', re.S)
+_MESSAGETEXT = LazyPattern(r'<div[^>]*\bid="messagetext"[^>]*>(.*?)</div>', re.S)
+_MESSAGE_CLASS = LazyPattern(r'\bclass="([^"]*)"')
+_PARAGRAPH = LazyPattern(r"<p[^>]*>(.*?)</p>", re.S)
+_AJAX_ERROR = LazyPattern(r"errorhandle_\w*\(\s*'((?:[^'\\]|\\.)*)'")
+_SCRIPT = LazyPattern(r"<script\b.*?</script>", re.S | re.I)
+_TAG = LazyPattern(r"<[^>]*>")
 #: characters no page, JSON answer or message has in any number: U+FFFD (bytes the codec could
 #: not read) and control characters other than tab, line feed, form feed, carriage return
-_UNREADABLE = re.compile(r"[\ufffd\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+_UNREADABLE = LazyPattern(r"[\ufffd\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 #: share of such characters from which a body is random bytes, not a page (a real page has none;
 #: random bytes read as UTF-8 are mostly U+FFFD, read as GB18030 still ~10 % control characters)
 _UNREADABLE_SHARE = 0.02
 _UNREADABLE_MIN = 8
 #: an HTML document read with the wrong codec is garbled text, not random bytes
-_MARKUP = re.compile(r"<(?:!doctype|html|head|body|div|table|script)\b", re.I)
+_MARKUP = LazyPattern(r"<(?:!doctype|html|head|body|div|table|script)\b", re.I)
 
 
 def _plain(fragment: str) -> str:

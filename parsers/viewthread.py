@@ -56,6 +56,7 @@ from datetime import datetime, tzinfo
 from selectolax.lexbor import LexborAttributes, LexborHTMLParser, LexborNode
 
 from parsers.discuz_time import parse_discuz_time, parse_edit_note
+from parsers.lazyre import LazyPattern
 from parsers.pagecheck import check_page
 from parsers.records import (
     EditNote,
@@ -166,10 +167,11 @@ _NAMED_COLOURS: dict[str, tuple[int, int, int]] = {
     name: (int(code[0:2], 16), int(code[2:4], 16), int(code[4:6], 16))
     for name, code in zip(_COLOUR_WORDS[0::2], _COLOUR_WORDS[1::2], strict=True)
 }
-_HEX = re.compile(r"#?([0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})")
-_RGB = re.compile(r"rgba?\(\s*([\d.]+%?)\s*[,\s]\s*([\d.]+%?)\s*[,\s]\s*([\d.]+%?)")
-_STYLE_DECL = re.compile(r"(?:^|;)\s*(color|font-size)\s*:\s*([^;]+)", re.I)
-_CSS_SIZE = re.compile(r"([\d.]{1,12})\s*(px|pt|em|rem|%)")
+#: read only in a message with a colour or a size: compiled when one comes
+_HEX = LazyPattern(r"#?([0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})")
+_RGB = LazyPattern(r"rgba?\(\s*([\d.]+%?)\s*[,\s]\s*([\d.]+%?)\s*[,\s]\s*([\d.]+%?)")
+_STYLE_DECL = LazyPattern(r"(?:^|;)\s*(color|font-size)\s*:\s*([^;]+)", re.I)
+_CSS_SIZE = LazyPattern(r"([\d.]{1,12})\s*(px|pt|em|rem|%)")
 _RED_DISTANCE = 100
 _WHITE_DISTANCE = 45
 _DEFAULT_PX = 14  # Discuz's post font size (td.t_f)
@@ -680,16 +682,18 @@ def _deleted_placeholder(table: LexborNode, pid: int, tid: int) -> Post | None:
     )
 
 
-@dataclass(slots=True)
 class _PostNodes:
-    """One post table and the parts of it the parser reads."""
+    """One post table and the parts of it the parser reads (found one by one)."""
 
-    table: LexborNode
-    pid: int | None
-    floor_link: LexborNode | None = None
-    posted_at: LexborNode | None = None
-    message: LexborNode | None = None
-    locked: LexborNode | None = None
+    __slots__ = ("floor_link", "locked", "message", "pid", "posted_at", "table")
+
+    def __init__(self, table: LexborNode, pid: int | None) -> None:
+        self.table = table
+        self.pid = pid
+        self.floor_link: LexborNode | None = None
+        self.posted_at: LexborNode | None = None
+        self.message: LexborNode | None = None
+        self.locked: LexborNode | None = None
 
 
 _PART_KEYS = ("post", "floor_link", "posted_at", "message", "locked")

@@ -38,7 +38,7 @@ import shlex
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -132,13 +132,15 @@ class Notice:
         return "info"
 
 
-@dataclass
 class _Plan:
-    lines: list[str] = field(default_factory=list)
-    kinds: list[str] = field(default_factory=list)
-    heads: list[str] = field(default_factory=list)
-    # meta to write once the notification was delivered
-    on_sent: dict[str, str] = field(default_factory=dict)
+    """What a notification will say, part by part (made only when one is configured)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.kinds: list[str] = []
+        self.heads: list[str] = []
+        #: meta to write once the notification was delivered
+        self.on_sent: dict[str, str] = {}
 
     def add(self, kind: str, head: str, lines: Sequence[str]) -> None:
         if self.lines:

@@ -15,12 +15,12 @@ Standard library only, below every layer.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
-from importlib.resources import files
-from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 #: the import name of the package that holds the data (the one line a rename changes)
 PACKAGE = "pipeline"
@@ -32,6 +32,14 @@ _EXTRACTED: dict[str, Path] = {}
 
 
 def _package() -> Traversable:
+    """The package's folder as :func:`importlib.resources.files` gives it: on disk (a checkout,
+    an installed wheel) the folder itself, read without loading :mod:`importlib.resources`
+    (which a cycle would pay for at every start); imported from a zip archive, its view."""
+    init = getattr(sys.modules.get(PACKAGE), "__file__", None)
+    if init and os.path.isfile(init):
+        return Path(init).parent
+    from importlib.resources import files
+
     return files(PACKAGE)
 
 
@@ -58,6 +66,8 @@ def _real(item: Traversable) -> Path:
     key = str(item)
     if key not in _EXTRACTED:
         import atexit
+        import shutil
+        import tempfile
 
         folder = Path(tempfile.mkdtemp(prefix="bansha-data-"))
         atexit.register(shutil.rmtree, folder, True)

@@ -19,7 +19,6 @@ import importlib
 import logging
 import os
 import sqlite3
-import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -415,6 +414,8 @@ def find_game_file(
                 f"（改正它，或在命令里写出游戏文件）"
             )
         return path, f"环境变量 {GAME_ENV}"
+    import tomllib  # only a command given no game file looks for one
+
     folder = Path.cwd() if cwd is None else cwd
     games: list[Path] = []
     unreadable: list[Path] = []

@@ -16,7 +16,7 @@ first import in ``pipeline/cli.py``::
 from __future__ import annotations
 
 import gettext
-import importlib
+import importlib.machinery
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -247,23 +247,60 @@ class ZhChoice(click.Choice):  # type: ignore[type-arg]
         )
 
 
+def _translate_module(module: Any) -> None:
+    """Point one click module's ``_``/``ngettext`` at the tables above (only a name still bound
+    to the stdlib's, so a module that defines its own is left as it is)."""
+    if getattr(module, "_", None) is gettext.gettext:
+        module._ = translate
+    if getattr(module, "ngettext", None) is gettext.ngettext:
+        module.ngettext = translate_plural
+
+
+class _TranslateOnImport:
+    """Translates each of click's modules that was not imported yet when :func:`install` ran
+    once it is (``click.edit`` loads its editor's module when called, the shell completion its
+    own when asked for): a command that uses neither never imports them."""
+
+    def __init__(self) -> None:
+        self.waiting: set[str] = set()
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name not in self.waiting:
+            return None
+        self.waiting.discard(name)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        loader = getattr(spec, "loader", None)
+        if loader is not None and hasattr(loader, "exec_module"):
+            run = loader.exec_module
+
+            def exec_module(module: Any) -> None:
+                run(module)
+                _translate_module(module)
+
+            loader.exec_module = exec_module
+        return spec
+
+
+_ON_IMPORT = _TranslateOnImport()
+
+
 def install() -> None:
     """Point click's ``_``/``ngettext`` at the tables above. Idempotent.
 
     Only a name still bound to the stdlib ``gettext``/``ngettext`` is replaced, so a click
-    that stops using gettext (or a module that defines its own ``_``) is left as it is.
+    that stops using gettext (or a module that defines its own ``_``) is left as it is. A
+    click module not imported yet is translated when it is (:class:`_TranslateOnImport`).
     """
     for name in _CLICK_MODULES:
         if name == "click._winconsole" and sys.platform != "win32":
             continue
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        if getattr(module, "_", None) is gettext.gettext:
-            module._ = translate  # type: ignore[attr-defined]
-        if getattr(module, "ngettext", None) is gettext.ngettext:
-            module.ngettext = translate_plural  # type: ignore[attr-defined]
+        module = sys.modules.get(name)
+        if module is not None:
+            _translate_module(module)
+        else:
+            _ON_IMPORT.waiting.add(name)
+    if _ON_IMPORT.waiting and _ON_IMPORT not in sys.meta_path:
+        sys.meta_path.insert(0, _ON_IMPORT)
 
 
 install()

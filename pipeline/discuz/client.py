@@ -15,22 +15,17 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlencode, urljoin
 
 import httpx
-from tenacity import (
-    RetryCallState,
-    Retrying,
-    retry_if_exception,
-    stop_after_attempt,
-    stop_any,
-    wait_exponential_jitter,
-)
 
 from parsers.pagecheck import redirect_loop
 from parsers.records import PageError, PageErrorKind
 from pipeline.store.scrub import is_secret_value, scrub_text
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +118,19 @@ def _is_retryable(exc: BaseException) -> bool:
     if isinstance(exc, httpx.TransportError | RetryableStatus):
         return True
     return isinstance(exc, PageError) and exc.kind in RETRYABLE_PAGE_ERRORS
+
+
+def _replaying(failure: Exception, attempt: Callable[[], T]) -> Callable[[], T]:
+    """``attempt`` whose first call raises ``failure`` (the attempt already made) without
+    making it again: the retries see the same first attempt as if they had made it."""
+    pending = [failure]
+
+    def again() -> T:
+        if pending:
+            raise pending.pop()
+        return attempt()
+
+    return again
 
 
 def describe_error(exc: BaseException) -> str:
@@ -350,9 +358,68 @@ class DiscuzClient:
         errors) are tried again. Non-retryable ones (login required, missing thread) and
         exhausted retries raise: ``PageError`` as is, network trouble as ``ForumUnavailable``.
         """
-        policy = self.policy
         attempts = 0
         last: dict[str, Fetched | None] = {"resp": None}
+        started = self._monotonic()
+
+        def attempt() -> tuple[Fetched, T]:
+            nonlocal attempts
+            attempts += 1
+            last["resp"] = None
+            try:
+                fetched = self._get_once(url)
+                fetched = Fetched(
+                    fetched.url,
+                    fetched.status,
+                    fetched.headers,
+                    fetched.body,
+                    fetched.fetched_at,
+                    attempts,
+                )
+                last["resp"] = fetched
+                return fetched, check(fetched)
+            except PageError as exc:
+                # the forum's words may echo the request (a debug page showing the Cookie
+                # header): scrubbed before any log line, crawl log row or message sees them
+                self._scrub_error(exc)
+                raise
+
+        try:
+            try:
+                return attempt()
+            except Exception as exc:
+                if not _is_retryable(exc):
+                    raise
+                first = exc
+            # the first attempt failed in a way worth another try: the retries take over from it
+            return self._retrying(url, started, last, on_failed_attempt)(_replaying(first, attempt))
+        except PageError:
+            raise
+        except (httpx.TransportError, RetryableStatus) as exc:
+            self.stats.errors.append(describe_error(exc))
+            reason = f"论坛暂时无法访问（{describe_error(exc)}，已尝试 {attempts} 次）"
+            raise ForumUnavailable(self.scrub(f"{reason}：{_redact(url)}"), reason=reason) from exc
+
+    def _retrying(
+        self,
+        url: str,
+        started: float,
+        last: dict[str, Fetched | None],
+        on_failed_attempt: Callable[[Fetched | None, BaseException], None] | None,
+    ) -> Callable[[Callable[[], T]], T]:
+        """The retries of :meth:`fetch` within the policy's bounds (tenacity, loaded here: a
+        fetch whose first attempt succeeds never needs it): exponential jittered waits, a
+        ``Retry-After`` honoured up to its cap, at most ``max_attempts`` attempts and
+        ``max_total_s`` seconds since ``started`` on the client's own clock."""
+        from tenacity import (
+            Retrying,
+            retry_if_exception,
+            stop_after_attempt,
+            stop_any,
+            wait_exponential_jitter,
+        )
+
+        policy = self.policy
 
         def before_sleep(state: RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome else None
@@ -380,13 +447,11 @@ class DiscuzClient:
                 return min(max(computed, exc.retry_after), policy.max_retry_after_s)
             return computed
 
-        started = self._monotonic()
-
         def out_of_time(state: RetryCallState) -> bool:
             # measured on our own clock, so the bound holds with an injected sleep too
             return self._monotonic() - started >= policy.max_total_s
 
-        retrying = Retrying(
+        return Retrying(
             retry=retry_if_exception(_is_retryable),
             stop=stop_any(stop_after_attempt(policy.max_attempts), out_of_time),
             wait=wait,
@@ -394,37 +459,6 @@ class DiscuzClient:
             before_sleep=before_sleep,
             reraise=True,
         )
-
-        def attempt() -> tuple[Fetched, T]:
-            nonlocal attempts
-            attempts += 1
-            last["resp"] = None
-            try:
-                fetched = self._get_once(url)
-                fetched = Fetched(
-                    fetched.url,
-                    fetched.status,
-                    fetched.headers,
-                    fetched.body,
-                    fetched.fetched_at,
-                    attempts,
-                )
-                last["resp"] = fetched
-                return fetched, check(fetched)
-            except PageError as exc:
-                # the forum's words may echo the request (a debug page showing the Cookie
-                # header): scrubbed before any log line, crawl log row or message sees them
-                self._scrub_error(exc)
-                raise
-
-        try:
-            return retrying(attempt)
-        except PageError:
-            raise
-        except (httpx.TransportError, RetryableStatus) as exc:
-            self.stats.errors.append(describe_error(exc))
-            reason = f"论坛暂时无法访问（{describe_error(exc)}，已尝试 {attempts} 次）"
-            raise ForumUnavailable(self.scrub(f"{reason}：{_redact(url)}"), reason=reason) from exc
 
     def post_form(
         self,

@@ -24,7 +24,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 
-from parsers.mobile import parse_mobile_check, parse_mobile_viewthread
 from parsers.pagecheck import UnusablePage
 from parsers.records import PageError, PageErrorKind, ThreadPage
 from parsers.viewthread import parse_viewthread
@@ -118,6 +117,8 @@ def mobile_api_works(client: DiscuzClient, store: Store) -> bool:
     known = store.get_meta("mobile_api")
     if known in ("yes", "no"):
         return known == "yes"
+    from parsers.mobile import parse_mobile_check
+
     url = client.url("api/mobile/index.php", {"version": 4, "module": "check"})
     try:
         _, info = client.fetch(url, lambda f: parse_mobile_check(f.body))
@@ -349,7 +350,9 @@ def parse_page(
     forum: ForumConfig, base_url: str, source: str, tid: int, page: int, fetched: Fetched
 ) -> ThreadPage:
     """One fetched page of ``source`` as the crawler reads it (also from a stored body)."""
-    if source == SOURCE_MOBILE:
+    if source == SOURCE_MOBILE:  # the mobile API's reader loads with its first answer
+        from parsers.mobile import parse_mobile_viewthread
+
         return parse_mobile_viewthread(fetched.body, tid=tid, tz=forum.tz, page=page)
     encoding = None if forum.encoding == "auto" else forum.encoding
     return parse_viewthread(
