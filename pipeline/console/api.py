@@ -14,8 +14,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
-from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -24,18 +22,12 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from pipeline.console.games import GameSpec, GameSpecError
-from pipeline.console.overview import overviews
+from pipeline.console.overview import games_json
 from pipeline.drafts import DraftError
 from pipeline.drafts.view import draft_json, drafts_json
 from pipeline.store import StoreError
 
 __all__ = ["api_routes", "draft_json", "drafts_json", "games_json"]
-
-
-def games_json(specs: Sequence[GameSpec], now: datetime | None = None) -> list[dict[str, Any]]:
-    """Every game's overview: ``id, title, ruleset, drafts_pending, flags_pending, last_cycle``
-    and the rest of what the overview shows."""
-    return [ov.to_dict() for ov in overviews(specs, now)]
 
 
 # --------------------------------------------------------------------------- routes

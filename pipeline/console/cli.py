@@ -64,7 +64,7 @@ def _fixed_clock(as_of: str | None, spec: GameSpec) -> Callable[[], datetime] | 
 
     if as_of is None:
         return None
-    fixed = time_option(as_of, spec.game.game.tz)
+    fixed = time_option(as_of, spec.tz)
     return lambda: fixed
 
 
@@ -82,7 +82,7 @@ def _announce(
     if public_url:
         click.echo(f"对外地址：{public_url}")
     for spec in specs:
-        click.echo(f"  {spec.game.game.title}（{spec.id}）：{spec.db_path}")
+        click.echo(f"  {spec.title}（{spec.id}）：{spec.db_path}")
     click.echo(source)
     if shown is not None:
         click.echo(f"登录令牌（只显示这一次，请妥善保存）：{shown}")

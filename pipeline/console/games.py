@@ -1,16 +1,28 @@
-"""The games the console (and ``bansha status``) look at: game files and their stores."""
+"""The games the console (and ``bansha status``) look at: game files and their stores.
+
+A game file the last derivation was made from (the light cycle's plan holds for its bytes:
+:mod:`pipeline.console.light`) is served from the few facts the overview needs; its model is
+built from the same bytes the first time a page needs more. Any other file is validated at
+once, as it always was: a command never starts on a file it would refuse.
+"""
 
 from __future__ import annotations
 
 import os
+import threading
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
-from pipeline.game.gamefile import DB_ENV, Game, GameFileError, load_game, resolve_db_path
-from pipeline.store import Store, open_store
+from pipeline import DB_ENV, resolve_db_path
+from pipeline.console.light import LightGame, light_game
+
+if TYPE_CHECKING:
+    from pipeline.game.gamefile import Game
+    from pipeline.store import Store
 
 __all__ = ["GameSpec", "GameSpecError", "expand_paths", "load_specs"]
 
@@ -36,13 +48,60 @@ def _stamp(db_path: Path) -> tuple[int, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class GameSpec:
-    """One game: its file, the validated game and where its store is."""
+def _load(path: Path, env: Mapping[str, str] | None, raw: bytes | None) -> Game:
+    """The game file validated (:func:`pipeline.game.gamefile.load_game`, no login check)."""
+    from pipeline.game.gamefile import GameFileError, load_game
 
-    path: Path
-    file_game: Game
-    db_path: Path
+    try:
+        return load_game(path, env=env, check_login=False, raw=raw)
+    except GameFileError as exc:
+        raise GameSpecError(str(exc)) from exc
+
+
+class GameSpec:
+    """One game: its file, the validated game and where its store is.
+
+    Made from the validated game (``file_game``), or from the facts of a file the last
+    derivation validated (``light``, with the file's bytes ``raw``): the model is then built
+    from those bytes when first asked for."""
+
+    def __init__(
+        self,
+        path: Path,
+        file_game: Game | None = None,
+        db_path: Path | None = None,
+        *,
+        light: LightGame | None = None,
+        raw: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        if db_path is None or (file_game is None and (light is None or raw is None)):
+            raise TypeError("GameSpec needs db_path, and file_game or light with raw")
+        self.path = Path(path)
+        self.db_path = Path(db_path)
+        self.light = light
+        self._file_game = file_game
+        self._raw = raw
+        self._env = None if env is None else dict(env)
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"GameSpec(path={self.path!r}, db_path={self.db_path!r})"
+
+    @property
+    def file_game(self) -> Game:
+        """The game file's validated game (built on first use from the bytes read at start)."""
+        if self._file_game is None:
+            with self._lock:
+                if self._file_game is None:
+                    self._file_game = _load(self.path, self._env, self._raw)
+        return self._file_game
+
+    @property
+    def facts(self) -> Any:
+        """What the overview reads of the game (its id, title, rule set, zone, days' times):
+        the light facts when there are, else the game (:attr:`game`)."""
+        return self.light if self.light is not None else self.game
 
     @property
     def game(self) -> Game:
@@ -50,8 +109,9 @@ class GameSpec:
         wins), read again whenever the store changed."""
         from pipeline.game.threads import opened_threads, with_opened
 
+        file_game = self.file_game
         stamp = _stamp(self.db_path)
-        key = (self.db_path, id(self.file_game))
+        key = (self.db_path, id(file_game))
         cached = _MERGED.get(key)
         if cached is not None and cached[0] == stamp:
             return cached[1]
@@ -64,27 +124,55 @@ class GameSpec:
                 rows = opened_threads(store)
             finally:
                 store.close()
-        game = with_opened(self.file_game, rows)
+        game = with_opened(file_game, rows)
         _MERGED[key] = (stamp, game)
         return game
 
     @property
+    def _own(self) -> Any:
+        """The file's own facts: the light ones, else the validated game."""
+        return self.light if self.light is not None else self.file_game
+
+    @property
     def id(self) -> str:
-        return self.game.game.id
+        """``game.id`` (the threads bansha opened never change it)."""
+        return str(self._own.game.id)
+
+    @property
+    def title(self) -> str:
+        return str(self._own.game.title)
+
+    @property
+    def tz(self) -> ZoneInfo:
+        """The game's zone (``[game] timezone``)."""
+        return self._own.game.tz  # type: ignore[no-any-return]
+
+    @property
+    def base_url(self) -> str:
+        """``[forum] base_url`` (normalised to end with "/")."""
+        return str(self._own.forum.base_url)
 
     @property
     def db_exists(self) -> bool:
         return self.db_path.exists()
 
     @contextmanager
-    def store(self) -> Iterator[Store]:
+    def store(self, *, reading: bool = False) -> Iterator[Store]:
         """The game's store, opened for this request only (SQLite connections stay in the
-        thread that opened them) and closed afterwards. Never creates a store."""
+        thread that opened them) and closed afterwards. Never creates a store. ``reading``
+        (nothing is written): a store the last derivation's code made (the light facts) is
+        opened read-only, as it needs no migration."""
+        from pipeline.store import open_store, open_store_readonly
+
         if not self.db_exists:
             raise GameSpecError(
                 f"游戏 {self.id} 的数据库 {self.db_path} 还不存在（先运行 bansha init {self.path}）"
             )
-        store = open_store(self.db_path)
+        store = (
+            open_store_readonly(self.db_path)
+            if reading and self.light is not None
+            else open_store(self.db_path)
+        )
         try:
             yield store
         finally:
@@ -137,13 +225,24 @@ def load_specs(
     specs: list[GameSpec] = []
     seen: dict[str, Path] = {}
     for path in files:
-        try:
-            game = load_game(path, env=env, check_login=False)
-        except GameFileError as exc:
-            raise GameSpecError(str(exc)) from exc
-        gid = game.game.id
+        spec = _spec(path, db, env)
+        gid = spec.id
         if gid in seen:
             raise GameSpecError(f"游戏文件 {seen[gid]} 和 {path} 的 game.id 相同（{gid}）")
         seen[gid] = path
-        specs.append(GameSpec(path=path, file_game=game, db_path=resolve_db_path(path, db, env)))
+        specs.append(spec)
     return specs
+
+
+def _spec(path: Path, db: str | None, env: Mapping[str, str]) -> GameSpec:
+    """The game of the file at ``path``: from its facts when the last derivation validated its
+    very bytes, else validated now (:class:`GameSpecError` for a file with problems)."""
+    db_path = resolve_db_path(path, db, env)
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        raw = None  # load_game says what is wrong with it
+    light = light_game(path, raw, db, env) if raw is not None else None
+    if light is not None:
+        return GameSpec(path, None, db_path, light=light, raw=raw, env=env)
+    return GameSpec(path, _load(path, env, raw), db_path)
