@@ -167,11 +167,26 @@ class TokenSource:
     (``bansha serve --new-token`` run beside a running console): the new token works at once
     and the old one, and every session opened with it, no longer does."""
 
-    def __init__(self, token_hash: str, path: Path | None = None) -> None:
-        self._hash = token_hash
+    def __init__(self, token_hash: str | Callable[[], str], path: Path | None = None) -> None:
         self.path = path
         self._seen = self._stamp()
         self._lock = threading.Lock()
+        self._making: threading.Thread | None = None
+        if isinstance(token_hash, str):
+            self._hash = token_hash
+        else:  # a hash to make (scrypt takes a while): made aside, as the console starts
+            self._hash = ""
+            self._maker = token_hash
+            self._making = threading.Thread(
+                target=self._make, args=(token_hash,), name="bansha-token-hash", daemon=True
+            )
+            self._making.start()
+
+    def _make(self, make: Callable[[], str]) -> None:
+        made = make()
+        with self._lock:
+            if not self._hash:
+                self._hash = made
 
     def _stamp(self) -> tuple[int, int, int] | None:
         if self.path is None:
@@ -183,6 +198,10 @@ class TokenSource:
         return (st.st_mtime_ns, st.st_size, st.st_ino)
 
     def current(self) -> str:
+        if self._making is not None:
+            self._making.join()  # the first request that needs the hash waits for it
+            if not self._hash:  # it failed aside: made here, the error this request's
+                self._make(self._maker)
         if self.path is None:
             return self._hash
         stamp = self._stamp()

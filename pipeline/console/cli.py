@@ -38,12 +38,25 @@ def resolve_token(
     """The token's hash, the token to print once (only when it was just made), and where the
     token comes from (said to the director). A token from the environment must be strong
     enough (:func:`pipeline.console.auth.token_weakness`)."""
+    token_hash, shown, source = token_for(specs, new=new, env=env)
+    return token_hash if isinstance(token_hash, str) else token_hash(), shown, source
+
+
+def token_for(
+    specs: list[GameSpec], *, new: bool, env: Mapping[str, str] | None = None
+) -> tuple[str | Callable[[], str], str | None, str]:
+    """:func:`resolve_token`, the hash of a token from the environment left to make (a
+    function: :class:`pipeline.console.auth.TokenSource` makes it as the console starts)."""
     env = os.environ if env is None else env
     from_env = env_token(dict(env))
     if from_env is not None:
         if new:
             raise TokenError(f"已设置环境变量 {TOKEN_ENV}，不能同时用 --new-token")
-        return hash_token(from_env), None, f"令牌来自环境变量 {TOKEN_ENV}（不写入任何文件）"
+        return (
+            lambda: hash_token(from_env),
+            None,
+            f"令牌来自环境变量 {TOKEN_ENV}（不写入任何文件）",
+        )
     path = token_file_for(specs[0].path)
     stored = None if new else read_hash(path)
     if stored is not None:
@@ -187,7 +200,7 @@ def serve(
     try:
         policy = HostPolicy.of(host, port, public_url)
         specs = load_specs(paths, db_path)
-        token_hash, shown, source = resolve_token(specs, new=new_token)
+        token_hash, shown, source = token_for(specs, new=new_token)
     except (GameSpecError, TokenError, PublicUrlError) as exc:
         raise click.ClickException(str(exc)) from exc
     clock = _fixed_clock(as_of, specs[0])

@@ -13,6 +13,7 @@ import threading
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
@@ -24,11 +25,19 @@ if TYPE_CHECKING:
     from pipeline.game.gamefile import Game
     from pipeline.store import Store
 
-__all__ = ["GameSpec", "GameSpecError", "expand_paths", "load_specs"]
+__all__ = ["GameSpec", "GameSpecError", "expand_paths", "load_specs", "store_error"]
 
 
 class GameSpecError(ValueError):
     """A game the console cannot serve (message in Chinese)."""
+
+
+def store_error() -> type[Exception]:
+    """:class:`pipeline.store.StoreError` (a store that cannot be read), imported when an
+    error is being matched (``except (GameSpecError, store_error())``), not with the app."""
+    from pipeline.store import StoreError
+
+    return StoreError
 
 
 #: (db path, the file's game) -> (the store's change stamp, the game with its opened threads)
@@ -58,44 +67,38 @@ def _load(path: Path, env: Mapping[str, str] | None, raw: bytes | None) -> Game:
         raise GameSpecError(str(exc)) from exc
 
 
+@dataclass(frozen=True)
 class GameSpec:
     """One game: its file, the validated game and where its store is.
 
-    Made from the validated game (``file_game``), or from the facts of a file the last
-    derivation validated (``light``, with the file's bytes ``raw``): the model is then built
-    from those bytes when first asked for."""
+    ``file_game`` is the validated game; None for a file the last derivation validated, of
+    which the facts are known (``light``) and the bytes kept (``raw``): its model is built from
+    those bytes when first asked for (:attr:`model`)."""
 
-    def __init__(
-        self,
-        path: Path,
-        file_game: Game | None = None,
-        db_path: Path | None = None,
-        *,
-        light: LightGame | None = None,
-        raw: bytes | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> None:
-        if db_path is None or (file_game is None and (light is None or raw is None)):
-            raise TypeError("GameSpec needs db_path, and file_game or light with raw")
-        self.path = Path(path)
-        self.db_path = Path(db_path)
-        self.light = light
-        self._file_game = file_game
-        self._raw = raw
-        self._env = None if env is None else dict(env)
-        self._lock = threading.Lock()
+    path: Path
+    file_game: Game | None
+    db_path: Path
+    light: LightGame | None = None
+    raw: bytes | None = field(default=None, repr=False)
+    env: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+    _built: list[Game] = field(default_factory=list, init=False, repr=False, compare=False)
+    _lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
 
-    def __repr__(self) -> str:
-        return f"GameSpec(path={self.path!r}, db_path={self.db_path!r})"
+    def __post_init__(self) -> None:
+        if self.file_game is None and (self.light is None or self.raw is None):
+            raise TypeError("GameSpec needs file_game, or light with raw")
 
     @property
-    def file_game(self) -> Game:
+    def model(self) -> Game:
         """The game file's validated game (built on first use from the bytes read at start)."""
-        if self._file_game is None:
-            with self._lock:
-                if self._file_game is None:
-                    self._file_game = _load(self.path, self._env, self._raw)
-        return self._file_game
+        if self.file_game is not None:
+            return self.file_game
+        with self._lock:
+            if not self._built:
+                self._built.append(_load(self.path, self.env, self.raw))
+        return self._built[0]
 
     @property
     def facts(self) -> Any:
@@ -109,7 +112,7 @@ class GameSpec:
         wins), read again whenever the store changed."""
         from pipeline.game.threads import opened_threads, with_opened
 
-        file_game = self.file_game
+        file_game = self.model
         stamp = _stamp(self.db_path)
         key = (self.db_path, id(file_game))
         cached = _MERGED.get(key)
@@ -131,7 +134,7 @@ class GameSpec:
     @property
     def _own(self) -> Any:
         """The file's own facts: the light ones, else the validated game."""
-        return self.light if self.light is not None else self.file_game
+        return self.light if self.light is not None else self.model
 
     @property
     def id(self) -> str:
@@ -244,5 +247,5 @@ def _spec(path: Path, db: str | None, env: Mapping[str, str]) -> GameSpec:
         raw = None  # load_game says what is wrong with it
     light = light_game(path, raw, db, env) if raw is not None else None
     if light is not None:
-        return GameSpec(path, None, db_path, light=light, raw=raw, env=env)
+        return GameSpec(path, None, db_path, light=light, raw=raw, env=dict(env))
     return GameSpec(path, _load(path, env, raw), db_path)

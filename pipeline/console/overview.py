@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from engine.state import Phase
-from pipeline.console.games import GameSpec
+from pipeline.console.games import GameSpec, store_error
 from pipeline.drafts import Draft, DraftState, no_moderator_rights
 from pipeline.drafts.view import URGENT_WINDOW, Urgency, draft_urgency, sort_drafts
 from pipeline.notify import last_cycle
@@ -250,7 +250,7 @@ def _ruleset_name(spec: GameSpec) -> str:
         return f"{spec.light.ruleset_title}（{spec.light.game.ruleset}）"
     from engine.rulesets import get_ruleset
 
-    ruleset = spec.file_game.game.ruleset
+    ruleset = spec.model.game.ruleset
     try:
         rs = get_ruleset(ruleset)
     except ValueError:
@@ -280,15 +280,9 @@ def game_overview(spec: GameSpec, now: datetime) -> GameOverview:
     try:
         with spec.store(reading=True) as store:
             _fill(ov, game, store, now)
-    except _store_error() as exc:
+    except store_error() as exc:
         ov.problem = str(exc)
     return ov
-
-
-def _store_error() -> type[Exception]:
-    from pipeline.store import StoreError
-
-    return StoreError
 
 
 def _fill(ov: GameOverview, game: Any, store: Store, now: datetime) -> None:
