@@ -233,4 +233,5 @@ def serve(
         log_level="warning",
         access_log=False,
         server_header=False,
+        ws="none",  # the console has no WebSocket: its protocol is never loaded
     )
