@@ -17,14 +17,14 @@ set not there takes the full path.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
-__all__ = ["RULESET_FACTS", "LightDay", "LightGame", "light_game"]
+__all__ = ["RULESET_FACTS", "GameTimes", "LightDay", "LightGame", "light_game"]
 
 #: rule set id -> (its title, whether day 1 elects the sheriff unless the file says otherwise):
 #: ``Ruleset.title`` and ``Ruleset.has_sheriff_election`` of engine/rulesets/<id>.py
@@ -35,6 +35,34 @@ RULESET_FACTS: Mapping[str, tuple[str, bool]] = {
     "tubian24": ("变异屠边24人局", False),
     "nizhuan": ("逆转时空", True),
 }
+
+
+class _Zoned(Protocol):
+    @property
+    def tz(self) -> ZoneInfo: ...
+
+
+class _DayTimes(Protocol):
+    @property
+    def day(self) -> int: ...
+    @property
+    def opens(self) -> datetime: ...
+    @property
+    def closes(self) -> datetime: ...
+    @property
+    def first_closes(self) -> datetime | None: ...
+    @property
+    def sheriff_election(self) -> bool | None: ...
+
+
+class GameTimes(Protocol):
+    """What the overview reads of a game: its zone and its days' times (a game file's model,
+    or a :class:`LightGame`)."""
+
+    @property
+    def game(self) -> _Zoned: ...
+    @property
+    def days(self) -> Sequence[_DayTimes]: ...
 
 
 @dataclass(frozen=True, slots=True)

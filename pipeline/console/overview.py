@@ -20,8 +20,7 @@ from pipeline.drafts.view import URGENT_WINDOW, Urgency, draft_urgency, sort_dra
 from pipeline.notify import last_cycle
 
 if TYPE_CHECKING:
-    from pipeline.console.light import LightGame
-    from pipeline.game.gamefile import Game
+    from pipeline.console.light import GameTimes
     from pipeline.store import Store
 
 __all__ = [
@@ -38,7 +37,7 @@ __all__ = [
 
 
 #: a moment as the director reads it, in the game's zone
-def _short(dt: datetime | None, game: Game | LightGame) -> str:
+def _short(dt: datetime | None, game: GameTimes) -> str:
     if dt is None:
         return "—"
     return dt.astimezone(game.game.tz).strftime("%m-%d %H:%M")
@@ -55,7 +54,7 @@ class PhaseInfo:
     next_close: datetime | None
 
 
-def phase_info(game: Game | LightGame, now: datetime) -> PhaseInfo:
+def phase_info(game: GameTimes, now: datetime) -> PhaseInfo:
     days = sorted(game.days, key=lambda d: d.day)
     closes = sorted(
         t for d in days for t in (d.closes, d.first_closes) if t is not None and t > now
