@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from engine.state import Phase
 from pipeline.console.games import GameSpec, store_error
 from pipeline.drafts import Draft, DraftState, no_moderator_rights
 from pipeline.drafts.view import URGENT_WINDOW, Urgency, draft_urgency, sort_drafts
@@ -79,6 +78,8 @@ def phase_info(game: GameTimes, now: datetime) -> PhaseInfo:
             return PhaseInfo(f"第{d.day}天（{what}）", d.day, None, next_close)
         after = days[i + 1] if i + 1 < len(days) else None
         if now >= d.closes and (after is None or now < after.opens):
+            from engine.state import Phase  # the night's name, as the engine says it
+
             night = Phase.night(d.day).zh
             if after is None:
                 return PhaseInfo(
