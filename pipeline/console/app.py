@@ -69,7 +69,6 @@ from pipeline.console.auth import (
 )
 from pipeline.console.games import GameSpec, GameSpecError, store_error
 from pipeline.console.hosts import HostGuard, HostPolicy, register_id_convertor
-from pipeline.console.preview import bbcode_html, diff_lines
 from pipeline.drafts import STATE_ZH, DraftError, DraftState
 
 __all__ = ["Console", "create_app"]
@@ -387,6 +386,7 @@ def _draft_view(
     text: str | None = None,
 ) -> Response:
     from pipeline.console.overview import sort_drafts
+    from pipeline.console.preview import bbcode_html, diff_lines
     from pipeline.drafts import draft_events, get_draft
     from pipeline.drafts.view import where as _where
 

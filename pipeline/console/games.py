@@ -58,7 +58,8 @@ def _stamp(db_path: Path) -> tuple[int, ...]:
 
 
 def _load(path: Path, env: Mapping[str, str] | None, raw: bytes | None) -> Game:
-    """The game file validated (:func:`pipeline.game.gamefile.load_game`, no login check)."""
+    """The game file validated (:func:`pipeline.game.gamefile.load_game`; no login check, so
+    nothing of the environment is read)."""
     from pipeline.game.gamefile import GameFileError, load_game
 
     try:
@@ -80,7 +81,6 @@ class GameSpec:
     db_path: Path
     light: LightGame | None = None
     raw: bytes | None = field(default=None, repr=False)
-    env: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
     _built: list[Game] = field(default_factory=list, init=False, repr=False, compare=False)
     _lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
@@ -97,7 +97,7 @@ class GameSpec:
             return self.file_game
         with self._lock:
             if not self._built:
-                self._built.append(_load(self.path, self.env, self.raw))
+                self._built.append(_load(self.path, None, self.raw))
         return self._built[0]
 
     @property
@@ -247,5 +247,5 @@ def _spec(path: Path, db: str | None, env: Mapping[str, str]) -> GameSpec:
         raw = None  # load_game says what is wrong with it
     light = light_game(path, raw, db, env) if raw is not None else None
     if light is not None:
-        return GameSpec(path, None, db_path, light=light, raw=raw, env=dict(env))
+        return GameSpec(path, None, db_path, light=light, raw=raw)
     return GameSpec(path, _load(path, env, raw), db_path)

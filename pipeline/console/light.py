@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from zoneinfo import ZoneInfo
 
-__all__ = ["RULESET_FACTS", "GameTimes", "LightDay", "LightGame", "light_game"]
+__all__ = ["RULESET_FACTS", "LightDay", "LightGame", "light_game"]
 
 #: rule set id -> (its title, whether day 1 elects the sheriff unless the file says otherwise):
 #: ``Ruleset.title`` and ``Ruleset.has_sheriff_election`` of engine/rulesets/<id>.py
@@ -37,36 +36,35 @@ RULESET_FACTS: Mapping[str, tuple[str, bool]] = {
 }
 
 
-class _Zoned(Protocol):
-    @property
-    def tz(self) -> ZoneInfo: ...
+if TYPE_CHECKING:
+
+    class _Zoned(Protocol):
+        @property
+        def tz(self) -> ZoneInfo: ...
+
+    class _DayTimes(Protocol):
+        @property
+        def day(self) -> int: ...
+        @property
+        def opens(self) -> datetime: ...
+        @property
+        def closes(self) -> datetime: ...
+        @property
+        def first_closes(self) -> datetime | None: ...
+        @property
+        def sheriff_election(self) -> bool | None: ...
+
+    class GameTimes(Protocol):
+        """What the overview reads of a game: its zone and its days' times (a game file's
+        model, or a :class:`LightGame`)."""
+
+        @property
+        def game(self) -> _Zoned: ...
+        @property
+        def days(self) -> Sequence[_DayTimes]: ...
 
 
-class _DayTimes(Protocol):
-    @property
-    def day(self) -> int: ...
-    @property
-    def opens(self) -> datetime: ...
-    @property
-    def closes(self) -> datetime: ...
-    @property
-    def first_closes(self) -> datetime | None: ...
-    @property
-    def sheriff_election(self) -> bool | None: ...
-
-
-class GameTimes(Protocol):
-    """What the overview reads of a game: its zone and its days' times (a game file's model,
-    or a :class:`LightGame`)."""
-
-    @property
-    def game(self) -> _Zoned: ...
-    @property
-    def days(self) -> Sequence[_DayTimes]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class LightInfo:
+class LightInfo(NamedTuple):
     """``[game]`` as the overview reads it."""
 
     id: str
@@ -79,15 +77,13 @@ class LightInfo:
         return ZoneInfo(self.timezone)
 
 
-@dataclass(frozen=True, slots=True)
-class LightForum:
+class LightForum(NamedTuple):
     """``[forum]`` as the console's pages read it before the model is built."""
 
     base_url: str
 
 
-@dataclass(frozen=True, slots=True)
-class LightDay:
+class LightDay(NamedTuple):
     """A ``[[days]]`` entry as the overview reads it (times as the model resolved them)."""
 
     day: int
@@ -97,8 +93,7 @@ class LightDay:
     sheriff_election: bool
 
 
-@dataclass(frozen=True, slots=True)
-class LightGame:
+class LightGame(NamedTuple):
     """What the overview reads of a game (as :class:`pipeline.game.gamefile.Game` has it)."""
 
     game: LightInfo

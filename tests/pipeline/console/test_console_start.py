@@ -64,6 +64,7 @@ NOT_FOR_LOGIN = (
     "pipeline.drafts.view",
     "pipeline.console.actions",
     "pipeline.console.overview",
+    "pipeline.console.preview",
     "pipeline.derive",
     "wsproto",
 )
