@@ -182,9 +182,7 @@ class GameOverview:
     @property
     def opened_zh(self) -> str:
         """The threads bansha opened, by day: 第3天 讨论帖 tid=2014、投票帖 tid=2015."""
-        if not self.opened_threads:
-            return ""
-        from pipeline.game.gamefile import THREAD_ROLE_TITLES, ThreadRole
+        from pipeline.game.roles import THREAD_ROLE_TITLES, ThreadRole
 
         by_day: dict[int, list[str]] = {}
         for t in self.opened_threads:

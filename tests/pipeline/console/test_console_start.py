@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -34,6 +35,7 @@ from pipeline.console.auth import verify_token
 from pipeline.console.games import GameSpec, load_specs
 from pipeline.console.light import RULESET_FACTS, _facts
 from pipeline.game.gamefile import load_game, parse_game
+from pipeline.store import open_store
 from tests.pipeline.console.support import (
     MORNING,
     TOKEN,
@@ -221,6 +223,25 @@ def test_the_same_file_elsewhere_or_the_login_changed_takes_the_full_path(
     (logged_out,) = load_specs([world.game], None, env={**world.env, "BANSHA_COOKIE": ""})
     assert logged_out.light is None
     assert elsewhere.id == logged_out.id == "m135-demo"
+
+
+def test_status_names_the_threads_bansha_opened_without_the_model(
+    world: Forum, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "game.db"
+    with sqlite3.connect(world.db) as source, sqlite3.connect(db) as copy:
+        source.backup(copy)
+    store = open_store(db)
+    store.record_opened_thread(
+        day=3, role="discussion", tid=2021, subject="第三天", draft_id=None, at="x", how="bansha"
+    )
+    store.close()
+    env = {**world.env, "BANSHA_DB": str(db)}
+    out, loaded = _fresh(RUN_CLI, ["status", str(world.game)], env)
+    assert _loaded(loaded, NOT_FOR_THE_OVERVIEW) == []
+    full = _full_path(["status", str(world.game)], env, monkeypatch)
+    assert "bansha 开的帖子：第3天 讨论帖 tid=2021" in full.output
+    assert out.startswith(full.output)
 
 
 # --------------------------------------------------------------------------- the facts
