@@ -9,9 +9,8 @@ game file's model (pydantic) or importing a rule set. Anything unexpected gives 
 caller validates the file as before (:func:`pipeline.game.gamefile.load_game`): the model stays
 the only judge of what a game file means; this module only reads what it already accepted.
 
-A rule set's title and whether its first day elects a sheriff are read from
-:data:`RULESET_FACTS` (checked against every rule set's class by the console's tests); a rule
-set not there takes the full path.
+A rule set's title and whether its first day elects a sheriff are what the registry declares
+of it without loading it (:func:`engine.rulesets.ruleset_header`).
 """
 
 from __future__ import annotations
@@ -23,18 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from zoneinfo import ZoneInfo
 
-__all__ = ["RULESET_FACTS", "LightDay", "LightGame", "light_game"]
+from engine.rulesets import ruleset_header
 
-#: rule set id -> (its title, whether day 1 elects the sheriff unless the file says otherwise):
-#: ``Ruleset.title`` and ``Ruleset.has_sheriff_election`` of engine/rulesets/<id>.py
-RULESET_FACTS: Mapping[str, tuple[str, bool]] = {
-    "m209": ("新RD规则", True),
-    "zhenyan": ("狼人真言", True),
-    "m135": ("让子弹飞", True),
-    "tubian24": ("变异屠边24人局", False),
-    "nizhuan": ("逆转时空", True),
-}
-
+__all__ = ["LightDay", "LightGame", "light_game"]
 
 if TYPE_CHECKING:
 
@@ -129,7 +119,7 @@ def _facts(data: Mapping[str, Any], plan: Any) -> LightGame | None:
     """The facts of a game file's TOML ``data`` the plan ``plan`` was made from."""
     info = data["game"]
     title, ruleset = info["title"], info["ruleset"]
-    facts = RULESET_FACTS.get(ruleset)
+    facts = ruleset_header(ruleset) if isinstance(ruleset, str) else None
     if not isinstance(title, str) or facts is None or plan.game_id != info["id"]:
         return None
     entries = data.get("days", [])
@@ -141,7 +131,7 @@ def _facts(data: Mapping[str, Any], plan: Any) -> LightGame | None:
             return None
         election = entry.get("sheriff_election")
         if election is None:
-            election = day.day == 1 and facts[1]
+            election = day.day == 1 and facts.has_sheriff_election
         if not isinstance(election, bool):
             return None
         days.append(LightDay(day.day, day.opens, day.closes, day.first_closes, election))
@@ -149,5 +139,5 @@ def _facts(data: Mapping[str, Any], plan: Any) -> LightGame | None:
         game=LightInfo(id=plan.game_id, title=title, ruleset=ruleset, timezone=plan.forum.timezone),
         forum=LightForum(base_url=plan.forum.base_url),
         days=tuple(days),
-        ruleset_title=facts[0],
+        ruleset_title=facts.title,
     )
