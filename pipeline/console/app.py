@@ -112,10 +112,11 @@ class Console:
         return self.clock().astimezone(spec.tz)
 
     async def verify(self, token: str) -> bool:
-        """scrypt in a worker thread, at most :data:`VERIFY_AT_ONCE` at a time."""
-        token_hash = self.token_hash
+        """scrypt in a worker thread, at most :data:`VERIFY_AT_ONCE` at a time (the token's
+        hash too, when the first login makes it)."""
 
         def check() -> bool:
+            token_hash = self.token_hash
             with self.verifying:
                 return verify_token(token, token_hash)
 
@@ -1004,8 +1005,8 @@ def create_app(
     public_url: str | None = None,
 ) -> Starlette:
     """The console for ``games``. ``token_hash`` is :func:`pipeline.console.auth.hash_token` of
-    the login token (or a function making it: made aside as the console starts, and the first
-    request that needs it waits for it); with ``token_file`` (where that hash is kept) a new
+    the login token (or a function making it, called by the first request that needs it: a
+    login, not the login page); with ``token_file`` (where that hash is kept) a new
     hash written there replaces it at once. ``clock`` gives the time the pages judge by
     (default: now). Sessions are kept in memory and the session key is random per process
     unless given: a restart logs everybody out. ``https_only`` marks the cookie Secure (behind

@@ -171,22 +171,9 @@ class TokenSource:
         self.path = path
         self._seen = self._stamp()
         self._lock = threading.Lock()
-        self._making: threading.Thread | None = None
-        if isinstance(token_hash, str):
-            self._hash = token_hash
-        else:  # a hash to make (scrypt takes a while): made aside, as the console starts
-            self._hash = ""
-            self._maker = token_hash
-            self._making = threading.Thread(
-                target=self._make, args=(token_hash,), name="bansha-token-hash", daemon=True
-            )
-            self._making.start()
-
-    def _make(self, make: Callable[[], str]) -> None:
-        made = make()
-        with self._lock:
-            if not self._hash:
-                self._hash = made
+        # a hash still to make (scrypt takes a while): made by the first request that needs it
+        self._hash = token_hash if isinstance(token_hash, str) else ""
+        self._make = None if isinstance(token_hash, str) else token_hash
 
     def _stamp(self) -> tuple[int, int, int] | None:
         if self.path is None:
@@ -198,10 +185,10 @@ class TokenSource:
         return (st.st_mtime_ns, st.st_size, st.st_ino)
 
     def current(self) -> str:
-        if self._making is not None:
-            self._making.join()  # the first request that needs the hash waits for it
-            if not self._hash:  # it failed aside: made here, the error this request's
-                self._make(self._maker)
+        if self._make is not None:
+            with self._lock:
+                if self._make is not None:
+                    self._hash, self._make = self._make(), None
         if self.path is None:
             return self._hash
         stamp = self._stamp()

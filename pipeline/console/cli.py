@@ -46,7 +46,8 @@ def token_for(
     specs: list[GameSpec], *, new: bool, env: Mapping[str, str] | None = None
 ) -> tuple[str | Callable[[], str], str | None, str]:
     """:func:`resolve_token`, the hash of a token from the environment left to make (a
-    function: :class:`pipeline.console.auth.TokenSource` makes it as the console starts)."""
+    function: :class:`pipeline.console.auth.TokenSource` makes it when first needed, at the
+    first login, not before the console answers)."""
     env = os.environ if env is None else env
     from_env = env_token(dict(env))
     if from_env is not None:
