@@ -1,6 +1,8 @@
 """The director's console: a small local web app (Starlette + Jinja2) and ``bansha status``.
 
 - :mod:`pipeline.console.games` — which games (game files, their stores) the console serves;
+- :mod:`pipeline.console.light` — what the overview reads of a game file the last derivation
+  validated, without its model;
 - :mod:`pipeline.console.overview` — the overview of a game (shared by the console's first page,
   ``GET /api/games`` and ``bansha status``) and how urgent a waiting draft is;
 - :mod:`pipeline.console.api` — the JSON the API and ``bansha drafts --json`` print;

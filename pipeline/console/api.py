@@ -14,28 +14,36 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
-from collections.abc import Sequence
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from pipeline.console.games import GameSpec, GameSpecError
-from pipeline.console.overview import overviews
+from pipeline.console.games import GameSpec, GameSpecError, store_error
 from pipeline.drafts import DraftError
-from pipeline.drafts.view import draft_json, drafts_json
-from pipeline.store import StoreError
+
+if TYPE_CHECKING:  # the type checker sees them; a run loads them with the first call
+    from pipeline.console.overview import games_json
+    from pipeline.drafts.view import draft_json, drafts_json
 
 __all__ = ["api_routes", "draft_json", "drafts_json", "games_json"]
 
+#: the JSON of the overview and the drafts (read from the store): loaded when first asked for
+_LAZY = {
+    "games_json": "pipeline.console.overview",
+    "draft_json": "pipeline.drafts.view",
+    "drafts_json": "pipeline.drafts.view",
+}
 
-def games_json(specs: Sequence[GameSpec], now: datetime | None = None) -> list[dict[str, Any]]:
-    """Every game's overview: ``id, title, ruleset, drafts_pending, flags_pending, last_cycle``
-    and the rest of what the overview shows."""
-    return [ov.to_dict() for ov in overviews(specs, now)]
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------- routes
@@ -90,6 +98,8 @@ def _spec(request: Request) -> GameSpec | None:
 async def api_games(request: Request) -> JSONResponse:
     if (denied := await _authorised(request)) is not None:
         return denied
+    from pipeline.console.overview import games_json
+
     console = request.app.state.console
     data = await run_in_threadpool(games_json, list(console.games.values()), console.clock())
     return JSONResponse(data)
@@ -105,14 +115,16 @@ async def api_drafts(request: Request) -> JSONResponse:
     now = request.app.state.console.clock()
 
     def run() -> dict[str, Any]:
+        from pipeline.drafts.view import drafts_json
+
         with spec.store() as store:
             return drafts_json(
-                store, spec.game, now=now.astimezone(spec.game.game.tz), include_superseded=include
+                store, spec.game, now=now.astimezone(spec.tz), include_superseded=include
             )
 
     try:
         return JSONResponse(await run_in_threadpool(run))
-    except (GameSpecError, StoreError) as exc:
+    except (GameSpecError, store_error()) as exc:
         return _error(503, str(exc))
 
 
@@ -133,12 +145,13 @@ async def _decide(request: Request, what: str) -> JSONResponse:
             why = str(body.get("why") or "")
         if not why.strip():
             return _error(400, '驳回草稿必须写明理由：请求正文 {"why": "理由"}')
-    now = request.app.state.console.clock().astimezone(spec.game.game.tz)
+    now = request.app.state.console.clock().astimezone(spec.tz)
 
     def run() -> dict[str, Any]:
         # the state machine imports the drafting (templates, derivation): loaded at the first
         # decision, not with the app
         from pipeline.drafts import approve, reject
+        from pipeline.drafts.view import draft_json
 
         with spec.store() as store:
             if what == "approve":
@@ -152,7 +165,7 @@ async def _decide(request: Request, what: str) -> JSONResponse:
     except DraftError as exc:
         status = 404 if "没有编号为" in str(exc) else 409
         return _error(status, str(exc))
-    except (GameSpecError, StoreError) as exc:
+    except (GameSpecError, store_error()) as exc:
         return _error(503, str(exc))
 
 

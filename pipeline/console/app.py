@@ -58,8 +58,6 @@ from starlette.responses import (
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from engine.rulesets.rulebooks import cite
-from pipeline.console import actions
 from pipeline.console.api import api_routes
 from pipeline.console.auth import (
     LoginLimiter,
@@ -69,20 +67,9 @@ from pipeline.console.auth import (
     new_csrf,
     verify_token,
 )
-from pipeline.console.games import GameSpec, GameSpecError
+from pipeline.console.games import GameSpec, GameSpecError, store_error
 from pipeline.console.hosts import HostGuard, HostPolicy, register_id_convertor
-from pipeline.console.overview import overviews, sort_drafts
-from pipeline.console.preview import bbcode_html, diff_lines
-from pipeline.drafts import (
-    STATE_ZH,
-    DraftError,
-    DraftState,
-    draft_events,
-    get_draft,
-    list_drafts,
-)
-from pipeline.game.pending import pending_record
-from pipeline.store import StoreError
+from pipeline.drafts import STATE_ZH, DraftError, DraftState
 
 __all__ = ["Console", "create_app"]
 
@@ -122,13 +109,14 @@ class Console:
         return self.token.current()
 
     def now(self, spec: GameSpec) -> datetime:
-        return self.clock().astimezone(spec.game.game.tz)
+        return self.clock().astimezone(spec.tz)
 
     async def verify(self, token: str) -> bool:
-        """scrypt in a worker thread, at most :data:`VERIFY_AT_ONCE` at a time."""
-        token_hash = self.token_hash
+        """scrypt in a worker thread, at most :data:`VERIFY_AT_ONCE` at a time (the token's
+        hash too, when the first login makes it)."""
 
         def check() -> bool:
+            token_hash = self.token_hash
             with self.verifying:
                 return verify_token(token, token_hash)
 
@@ -147,11 +135,23 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["q"] = lambda value: quote(str(value), safe="")
-    env.filters["cite"] = cite  # a rule reference as the director knows it
+    env.filters["cite"] = _cite  # a rule reference as the director knows it
     env.globals["STATE_ZH"] = STATE_ZH
     # a pending decision's prompt with its commands (for GAME.toml: ``here`` names the file)
-    env.filters["prompt"] = lambda p: pending_record(p)["prompt"]
+    env.filters["prompt"] = _prompt
     return env
+
+
+def _cite(ref: str | None) -> str:
+    from engine.rulesets.rulebooks import cite  # with the first page that cites a rule
+
+    return cite(ref)
+
+
+def _prompt(pending: Any) -> Any:
+    from pipeline.game.pending import pending_record  # with the first page that shows one
+
+    return pending_record(pending)["prompt"]
 
 
 def _render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -253,7 +253,7 @@ def page(fn: Handler, *, game: bool = True) -> Callable[[Request], Awaitable[Res
                 )
         try:
             return await run_in_threadpool(fn, request, spec, form)
-        except (GameSpecError, StoreError) as exc:
+        except (GameSpecError, store_error()) as exc:
             return _render(request, "error.html", 503, message=str(exc))
 
     return endpoint
@@ -341,6 +341,8 @@ async def stylesheet(request: Request) -> Response:
 
 
 def overview(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
+    from pipeline.console.overview import overviews
+
     console: Console = request.app.state.console
     rows = overviews(list(console.games.values()), console.clock())
     return _render(request, "overview.html", rows=rows, title="总览")
@@ -350,6 +352,9 @@ def overview(request: Request, spec: GameSpec | None, form: FormData | None) -> 
 
 
 def drafts_page(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
+    from pipeline.console.overview import sort_drafts
+    from pipeline.drafts import list_drafts
+
     assert spec is not None
     console: Console = request.app.state.console
     now = console.now(spec)
@@ -381,6 +386,9 @@ def _draft_view(
     error: str | None = None,
     text: str | None = None,
 ) -> Response:
+    from pipeline.console.overview import sort_drafts
+    from pipeline.console.preview import bbcode_html, diff_lines
+    from pipeline.drafts import draft_events, get_draft
     from pipeline.drafts.view import where as _where
 
     console: Console = request.app.state.console
@@ -452,7 +460,7 @@ def draft_action(request: Request, spec: GameSpec | None, form: FormData | None)
     and saving an edit refuse when the draft changed since the page was opened."""
     # the state machine imports the drafting (templates, derivation): loaded at the first
     # change of a draft, not with the app
-    from pipeline.drafts import approve, edit, reject
+    from pipeline.drafts import approve, edit, get_draft, reject
     from pipeline.drafts.view import where as _where
 
     assert spec is not None and form is not None
@@ -519,6 +527,8 @@ def _derive(spec: GameSpec, store: Any, now: datetime) -> Any:
 
 
 def day_page(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
+    from pipeline.console import actions
+
     assert spec is not None
     from pipeline.derive import flag_decisions
 
@@ -606,6 +616,8 @@ def _rounds(res: Any) -> list[dict[str, Any]]:
 
 
 def why_page(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
+    from pipeline.console import actions
+
     assert spec is not None
     console: Console = request.app.state.console
     n = int(request.path_params["n"])
@@ -636,6 +648,8 @@ SURE = "sure"
 
 def flag_action(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
     """Confirm (a card: asked once more, the box ticked), dismiss, or take a decision back."""
+    from pipeline.console import actions
+
     assert spec is not None and form is not None
     from pipeline.derive.undo import BY_CONSOLE, UndoError, revoke_flag
 
@@ -781,6 +795,7 @@ def _night_view(
     from engine.kernel import OUTCOME_ZH
     from engine.rulesets import get_ruleset
     from engine.state import ZH_ORDINAL, Phase
+    from pipeline.console import actions
     from pipeline.game.journal import journal_actions
 
     ctx = _context(spec)
@@ -859,6 +874,8 @@ def for_file(spec: GameSpec) -> Callable[[str | None], str]:
 
 
 def night_action(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
+    from pipeline.console import actions
+
     assert spec is not None and form is not None
     console: Console = request.app.state.console
     n = int(request.path_params["n"])
@@ -976,7 +993,7 @@ def _origin(url: str) -> str | None:
 
 def create_app(
     games: Sequence[GameSpec],
-    token_hash: str,
+    token_hash: str | Callable[[], str],
     *,
     clock: Callable[[], datetime] | None = None,
     secret_key: str | None = None,
@@ -988,12 +1005,13 @@ def create_app(
     public_url: str | None = None,
 ) -> Starlette:
     """The console for ``games``. ``token_hash`` is :func:`pipeline.console.auth.hash_token` of
-    the login token; with ``token_file`` (where that hash is kept) a new hash written there
-    replaces it at once. ``clock`` gives the time the pages judge by (default: now). Sessions
-    are kept in memory and the session key is random per process unless given: a restart logs
-    everybody out. ``https_only`` marks the cookie Secure (behind a TLS reverse proxy).
-    ``host``, ``port`` and ``public_url`` say the addresses the console is served as: any other
-    ``Host`` is refused (:class:`~pipeline.console.hosts.HostPolicy`)."""
+    the login token (or a function making it, called by the first request that needs it: a
+    login, not the login page); with ``token_file`` (where that hash is kept) a new
+    hash written there replaces it at once. ``clock`` gives the time the pages judge by
+    (default: now). Sessions are kept in memory and the session key is random per process
+    unless given: a restart logs everybody out. ``https_only`` marks the cookie Secure (behind
+    a TLS reverse proxy). ``host``, ``port`` and ``public_url`` say the addresses the console
+    is served as: any other ``Host`` is refused (:class:`~pipeline.console.hosts.HostPolicy`)."""
     from datetime import UTC
 
     register_id_convertor()
@@ -1030,7 +1048,7 @@ def create_app(
         Route("/g/{gid}/night/{n:id}/{what}", page(night_action), methods=["POST"]),
         *api_routes(),
     ]
-    forums = sorted({o for g in games if (o := _origin(str(g.game.forum.base_url)))})
+    forums = sorted({o for g in games if (o := _origin(g.base_url))})
     app = Starlette(
         routes=routes,
         exception_handlers={404: _not_found, 405: _not_allowed},

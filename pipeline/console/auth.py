@@ -167,11 +167,13 @@ class TokenSource:
     (``bansha serve --new-token`` run beside a running console): the new token works at once
     and the old one, and every session opened with it, no longer does."""
 
-    def __init__(self, token_hash: str, path: Path | None = None) -> None:
-        self._hash = token_hash
+    def __init__(self, token_hash: str | Callable[[], str], path: Path | None = None) -> None:
         self.path = path
         self._seen = self._stamp()
         self._lock = threading.Lock()
+        # a hash still to make (scrypt takes a while): made by the first request that needs it
+        self._hash = token_hash if isinstance(token_hash, str) else ""
+        self._make = None if isinstance(token_hash, str) else token_hash
 
     def _stamp(self) -> tuple[int, int, int] | None:
         if self.path is None:
@@ -183,6 +185,10 @@ class TokenSource:
         return (st.st_mtime_ns, st.st_size, st.st_ino)
 
     def current(self) -> str:
+        if self._make is not None:
+            with self._lock:
+                if self._make is not None:
+                    self._hash, self._make = self._make(), None
         if self.path is None:
             return self._hash
         stamp = self._stamp()

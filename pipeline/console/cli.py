@@ -38,12 +38,26 @@ def resolve_token(
     """The token's hash, the token to print once (only when it was just made), and where the
     token comes from (said to the director). A token from the environment must be strong
     enough (:func:`pipeline.console.auth.token_weakness`)."""
+    token_hash, shown, source = token_for(specs, new=new, env=env)
+    return token_hash if isinstance(token_hash, str) else token_hash(), shown, source
+
+
+def token_for(
+    specs: list[GameSpec], *, new: bool, env: Mapping[str, str] | None = None
+) -> tuple[str | Callable[[], str], str | None, str]:
+    """:func:`resolve_token`, the hash of a token from the environment left to make (a
+    function: :class:`pipeline.console.auth.TokenSource` makes it when first needed, at the
+    first login, not before the console answers)."""
     env = os.environ if env is None else env
     from_env = env_token(dict(env))
     if from_env is not None:
         if new:
             raise TokenError(f"已设置环境变量 {TOKEN_ENV}，不能同时用 --new-token")
-        return hash_token(from_env), None, f"令牌来自环境变量 {TOKEN_ENV}（不写入任何文件）"
+        return (
+            lambda: hash_token(from_env),
+            None,
+            f"令牌来自环境变量 {TOKEN_ENV}（不写入任何文件）",
+        )
     path = token_file_for(specs[0].path)
     stored = None if new else read_hash(path)
     if stored is not None:
@@ -64,7 +78,7 @@ def _fixed_clock(as_of: str | None, spec: GameSpec) -> Callable[[], datetime] | 
 
     if as_of is None:
         return None
-    fixed = time_option(as_of, spec.game.game.tz)
+    fixed = time_option(as_of, spec.tz)
     return lambda: fixed
 
 
@@ -82,7 +96,7 @@ def _announce(
     if public_url:
         click.echo(f"对外地址：{public_url}")
     for spec in specs:
-        click.echo(f"  {spec.game.game.title}（{spec.id}）：{spec.db_path}")
+        click.echo(f"  {spec.title}（{spec.id}）：{spec.db_path}")
     click.echo(source)
     if shown is not None:
         click.echo(f"登录令牌（只显示这一次，请妥善保存）：{shown}")
@@ -187,7 +201,7 @@ def serve(
     try:
         policy = HostPolicy.of(host, port, public_url)
         specs = load_specs(paths, db_path)
-        token_hash, shown, source = resolve_token(specs, new=new_token)
+        token_hash, shown, source = token_for(specs, new=new_token)
     except (GameSpecError, TokenError, PublicUrlError) as exc:
         raise click.ClickException(str(exc)) from exc
     clock = _fixed_clock(as_of, specs[0])
@@ -220,4 +234,5 @@ def serve(
         log_level="warning",
         access_log=False,
         server_header=False,
+        ws="none",  # the console has no WebSocket: its protocol is never loaded
     )

@@ -1,22 +1,43 @@
-"""The games the console (and ``bansha status``) look at: game files and their stores."""
+"""The games the console (and ``bansha status``) look at: game files and their stores.
+
+A game file the last derivation was made from (the light cycle's plan holds for its bytes:
+:mod:`pipeline.console.light`) is served from the few facts the overview needs; its model is
+built from the same bytes the first time a page needs more. Any other file is validated at
+once, as it always was: a command never starts on a file it would refuse.
+"""
 
 from __future__ import annotations
 
 import os
+import threading
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
-from pipeline.game.gamefile import DB_ENV, Game, GameFileError, load_game, resolve_db_path
-from pipeline.store import Store, open_store
+from pipeline import DB_ENV, resolve_db_path
+from pipeline.console.light import LightGame, light_game
 
-__all__ = ["GameSpec", "GameSpecError", "expand_paths", "load_specs"]
+if TYPE_CHECKING:
+    from pipeline.game.gamefile import Game
+    from pipeline.store import Store
+
+__all__ = ["GameSpec", "GameSpecError", "expand_paths", "load_specs", "store_error"]
 
 
 class GameSpecError(ValueError):
     """A game the console cannot serve (message in Chinese)."""
+
+
+def store_error() -> type[Exception]:
+    """:class:`pipeline.store.StoreError` (a store that cannot be read), imported when an
+    error is being matched (``except (GameSpecError, store_error())``), not with the app."""
+    from pipeline.store import StoreError
+
+    return StoreError
 
 
 #: (db path, the file's game) -> (the store's change stamp, the game with its opened threads)
@@ -36,13 +57,54 @@ def _stamp(db_path: Path) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _load(path: Path, env: Mapping[str, str] | None, raw: bytes | None) -> Game:
+    """The game file validated (:func:`pipeline.game.gamefile.load_game`; no login check, so
+    nothing of the environment is read)."""
+    from pipeline.game.gamefile import GameFileError, load_game
+
+    try:
+        return load_game(path, env=env, check_login=False, raw=raw)
+    except GameFileError as exc:
+        raise GameSpecError(str(exc)) from exc
+
+
 @dataclass(frozen=True)
 class GameSpec:
-    """One game: its file, the validated game and where its store is."""
+    """One game: its file, the validated game and where its store is.
+
+    ``file_game`` is the validated game; None for a file the last derivation validated, of
+    which the facts are known (``light``) and the bytes kept (``raw``): its model is built from
+    those bytes when first asked for (:attr:`model`)."""
 
     path: Path
-    file_game: Game
+    file_game: Game | None
     db_path: Path
+    light: LightGame | None = None
+    raw: bytes | None = field(default=None, repr=False)
+    _built: list[Game] = field(default_factory=list, init=False, repr=False, compare=False)
+    _lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        if self.file_game is None and (self.light is None or self.raw is None):
+            raise TypeError("GameSpec needs file_game, or light with raw")
+
+    @property
+    def model(self) -> Game:
+        """The game file's validated game (built on first use from the bytes read at start)."""
+        if self.file_game is not None:
+            return self.file_game
+        with self._lock:
+            if not self._built:
+                self._built.append(_load(self.path, None, self.raw))
+        return self._built[0]
+
+    @property
+    def facts(self) -> Any:
+        """What the overview reads of the game (its id, title, rule set, zone, days' times):
+        the light facts when there are, else the game (:attr:`game`)."""
+        return self.light if self.light is not None else self.game
 
     @property
     def game(self) -> Game:
@@ -50,8 +112,9 @@ class GameSpec:
         wins), read again whenever the store changed."""
         from pipeline.game.threads import opened_threads, with_opened
 
+        file_game = self.model
         stamp = _stamp(self.db_path)
-        key = (self.db_path, id(self.file_game))
+        key = (self.db_path, id(file_game))
         cached = _MERGED.get(key)
         if cached is not None and cached[0] == stamp:
             return cached[1]
@@ -64,27 +127,55 @@ class GameSpec:
                 rows = opened_threads(store)
             finally:
                 store.close()
-        game = with_opened(self.file_game, rows)
+        game = with_opened(file_game, rows)
         _MERGED[key] = (stamp, game)
         return game
 
     @property
+    def _own(self) -> Any:
+        """The file's own facts: the light ones, else the validated game."""
+        return self.light if self.light is not None else self.model
+
+    @property
     def id(self) -> str:
-        return self.game.game.id
+        """``game.id`` (the threads bansha opened never change it)."""
+        return str(self._own.game.id)
+
+    @property
+    def title(self) -> str:
+        return str(self._own.game.title)
+
+    @property
+    def tz(self) -> ZoneInfo:
+        """The game's zone (``[game] timezone``)."""
+        return self._own.game.tz  # type: ignore[no-any-return]
+
+    @property
+    def base_url(self) -> str:
+        """``[forum] base_url`` (normalised to end with "/")."""
+        return str(self._own.forum.base_url)
 
     @property
     def db_exists(self) -> bool:
         return self.db_path.exists()
 
     @contextmanager
-    def store(self) -> Iterator[Store]:
+    def store(self, *, reading: bool = False) -> Iterator[Store]:
         """The game's store, opened for this request only (SQLite connections stay in the
-        thread that opened them) and closed afterwards. Never creates a store."""
+        thread that opened them) and closed afterwards. Never creates a store. ``reading``
+        (nothing is written): a store the last derivation's code made (the light facts) is
+        opened read-only, as it needs no migration."""
+        from pipeline.store import open_store, open_store_readonly
+
         if not self.db_exists:
             raise GameSpecError(
                 f"游戏 {self.id} 的数据库 {self.db_path} 还不存在（先运行 bansha init {self.path}）"
             )
-        store = open_store(self.db_path)
+        store = (
+            open_store_readonly(self.db_path)
+            if reading and self.light is not None
+            else open_store(self.db_path)
+        )
         try:
             yield store
         finally:
@@ -137,13 +228,24 @@ def load_specs(
     specs: list[GameSpec] = []
     seen: dict[str, Path] = {}
     for path in files:
-        try:
-            game = load_game(path, env=env, check_login=False)
-        except GameFileError as exc:
-            raise GameSpecError(str(exc)) from exc
-        gid = game.game.id
+        spec = _spec(path, db, env)
+        gid = spec.id
         if gid in seen:
             raise GameSpecError(f"游戏文件 {seen[gid]} 和 {path} 的 game.id 相同（{gid}）")
         seen[gid] = path
-        specs.append(GameSpec(path=path, file_game=game, db_path=resolve_db_path(path, db, env)))
+        specs.append(spec)
     return specs
+
+
+def _spec(path: Path, db: str | None, env: Mapping[str, str]) -> GameSpec:
+    """The game of the file at ``path``: from its facts when the last derivation validated its
+    very bytes, else validated now (:class:`GameSpecError` for a file with problems)."""
+    db_path = resolve_db_path(path, db, env)
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        raw = None  # load_game says what is wrong with it
+    light = light_game(path, raw, db, env) if raw is not None else None
+    if light is not None:
+        return GameSpec(path, None, db_path, light=light, raw=raw)
+    return GameSpec(path, _load(path, env, raw), db_path)

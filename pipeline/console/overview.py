@@ -11,16 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.rulesets import get_ruleset
-from engine.state import Phase
-from pipeline.console.games import GameSpec
+from pipeline.console.games import GameSpec, store_error
 from pipeline.drafts import Draft, DraftState, no_moderator_rights
 from pipeline.drafts.view import URGENT_WINDOW, Urgency, draft_urgency, sort_drafts
-from pipeline.game.gamefile import Game
 from pipeline.notify import last_cycle
-from pipeline.store import Store, StoreError
+
+if TYPE_CHECKING:
+    from pipeline.console.light import GameTimes
+    from pipeline.store import Store
 
 __all__ = [
     "URGENT_WINDOW",
@@ -29,13 +29,14 @@ __all__ = [
     "Urgency",
     "draft_urgency",
     "game_overview",
+    "games_json",
     "phase_info",
     "sort_drafts",
 ]
 
 
 #: a moment as the director reads it, in the game's zone
-def _short(dt: datetime | None, game: Game) -> str:
+def _short(dt: datetime | None, game: GameTimes) -> str:
     if dt is None:
         return "—"
     return dt.astimezone(game.game.tz).strftime("%m-%d %H:%M")
@@ -52,7 +53,7 @@ class PhaseInfo:
     next_close: datetime | None
 
 
-def phase_info(game: Game, now: datetime) -> PhaseInfo:
+def phase_info(game: GameTimes, now: datetime) -> PhaseInfo:
     days = sorted(game.days, key=lambda d: d.day)
     closes = sorted(
         t for d in days for t in (d.closes, d.first_closes) if t is not None and t > now
@@ -77,6 +78,8 @@ def phase_info(game: Game, now: datetime) -> PhaseInfo:
             return PhaseInfo(f"第{d.day}天（{what}）", d.day, None, next_close)
         after = days[i + 1] if i + 1 < len(days) else None
         if now >= d.closes and (after is None or now < after.opens):
+            from engine.state import Phase  # the night's name, as the engine says it
+
             night = Phase.night(d.day).zh
             if after is None:
                 return PhaseInfo(
@@ -179,7 +182,7 @@ class GameOverview:
     @property
     def opened_zh(self) -> str:
         """The threads bansha opened, by day: 第3天 讨论帖 tid=2014、投票帖 tid=2015."""
-        from pipeline.game.gamefile import THREAD_ROLE_TITLES, ThreadRole
+        from pipeline.game.roles import THREAD_ROLE_TITLES, ThreadRole
 
         by_day: dict[int, list[str]] = {}
         for t in self.opened_threads:
@@ -239,13 +242,23 @@ def _last_crawl(store: Store) -> dict[str, Any] | None:
     }
 
 
-def game_overview(spec: GameSpec, now: datetime) -> GameOverview:
-    game = spec.game
+def _ruleset_name(spec: GameSpec) -> str:
+    """The rule set as the overview names it: 让子弹飞（m135）."""
+    if spec.light is not None:
+        return f"{spec.light.ruleset_title}（{spec.light.game.ruleset}）"
+    from engine.rulesets import get_ruleset
+
+    ruleset = spec.model.game.ruleset
     try:
-        rs = get_ruleset(game.game.ruleset)
-        name = f"{rs.title}（{rs.id}）"
+        rs = get_ruleset(ruleset)
     except ValueError:
-        name = game.game.ruleset
+        return ruleset
+    return f"{rs.title}（{rs.id}）"
+
+
+def game_overview(spec: GameSpec, now: datetime) -> GameOverview:
+    game = spec.facts
+    name = _ruleset_name(spec)
     phase = phase_info(game, now)
     ov = GameOverview(
         id=game.game.id,
@@ -263,14 +276,14 @@ def game_overview(spec: GameSpec, now: datetime) -> GameOverview:
         ov.problem = f"数据库 {spec.db_path} 还不存在（先运行 bansha init {spec.path.name}）"
         return ov
     try:
-        with spec.store() as store:
+        with spec.store(reading=True) as store:
             _fill(ov, game, store, now)
-    except StoreError as exc:
+    except store_error() as exc:
         ov.problem = str(exc)
     return ov
 
 
-def _fill(ov: GameOverview, game: Game, store: Store, now: datetime) -> None:
+def _fill(ov: GameOverview, game: Any, store: Store, now: datetime) -> None:
     live = [
         Draft.from_row(r)
         for r in store.db.query("SELECT * FROM drafts WHERE state IN ('pending', 'approved')")
@@ -312,6 +325,12 @@ def _fill(ov: GameOverview, game: Game, store: Store, now: datetime) -> None:
 def overviews(specs: Sequence[GameSpec], now: datetime | None = None) -> list[GameOverview]:
     out = []
     for spec in specs:
-        when = now if now is not None else datetime.now(spec.game.game.tz)
+        when = now if now is not None else datetime.now(spec.tz)
         out.append(game_overview(spec, when))
     return out
+
+
+def games_json(specs: Sequence[GameSpec], now: datetime | None = None) -> list[dict[str, Any]]:
+    """Every game's overview (``GET /api/games``, ``bansha status --json``): ``id, title,
+    ruleset, drafts_pending, flags_pending, last_cycle`` and the rest of what it shows."""
+    return [ov.to_dict() for ov in overviews(specs, now)]

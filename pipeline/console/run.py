@@ -486,6 +486,7 @@ class ConsoleThread:
             log_level="warning",
             access_log=False,
             server_header=False,
+            ws="none",  # the console has no WebSocket: its protocol is never loaded
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self._serve, name="bansha-console", daemon=True)

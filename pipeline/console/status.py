@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from pipeline.console.games import GameSpecError, load_specs
-from pipeline.console.overview import overviews
+from pipeline.console.overview import games_json, overviews
 
 __all__ = ["status"]
 
@@ -37,9 +37,7 @@ def status(game_files: tuple[Path, ...], db_path: str | None, as_json: bool) -> 
         specs = load_specs(list(game_files) or [Path(".")], db_path)
     except GameSpecError as exc:
         raise click.ClickException(str(exc)) from exc
-    if as_json:
-        from pipeline.console.api import games_json  # the API's JSON, without the web app
-
+    if as_json:  # the API's JSON, without the web app
         click.echo(json.dumps(games_json(specs), ensure_ascii=False, indent=2))
         return
     for i, ov in enumerate(overviews(specs)):

@@ -8,12 +8,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.drafts.model import Draft, DraftState
 from pipeline.drafts.records import list_drafts
-from pipeline.game.gamefile import Game
 from pipeline.store import Store
+
+if TYPE_CHECKING:
+    from pipeline.game.gamefile import Game
 
 __all__ = [
     "URGENT_SHARE",

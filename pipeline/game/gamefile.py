@@ -23,7 +23,6 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -43,6 +42,7 @@ from pydantic_core import ErrorDetails, PydanticCustomError
 
 from engine.rulesets import EXAMPLE_RULESET, EXAMPLE_SECRET_TABLE, get_ruleset, ruleset_ids
 from pipeline import DB_ENV, default_db_path, resolve_db_path
+from pipeline.game.roles import THREAD_ROLE_TITLES, ThreadRole
 
 __all__ = [
     "DB_ENV",
@@ -139,26 +139,6 @@ def _check_ruleset(value: object) -> str:
 Ruleset = Annotated[str, BeforeValidator(_check_ruleset)]
 
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-class ThreadRole(StrEnum):
-    """What a thread is for on one game day (the key in ``[[days]]``)."""
-
-    DISCUSSION = "discussion"
-    VOTE = "vote"
-    PROGRESS = "progress"
-    INQUIRY = "inquiry"
-    # m209 太阳[日不落]: the first 正午 round's vote thread (the day's ``vote`` is the extra round)
-    FIRST_VOTE = "first_vote"
-
-
-THREAD_ROLE_TITLES: Final[Mapping[ThreadRole, str]] = {
-    ThreadRole.DISCUSSION: "讨论帖",
-    ThreadRole.VOTE: "投票帖",
-    ThreadRole.PROGRESS: "进程帖",
-    ThreadRole.INQUIRY: "询问帖",
-    ThreadRole.FIRST_VOTE: "第一轮投票帖",
-}
 
 
 # --------------------------------------------------------------------------- errors
