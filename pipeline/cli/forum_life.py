@@ -404,11 +404,25 @@ def rewrite_players(text: str, plan: RosterPlan, *, ruleset: str, tz: Any) -> st
     if aot is not None:
         doc["players"] = new_aot
     elif final:
-        try:
-            doc._insert_after("director", "players", new_aot)  # beside [director], as written
-        except (KeyError, ValueError, AttributeError):
-            doc["players"] = new_aot
+        return tomlkit.dumps(_with_after(doc, "director", "players", new_aot))
     return tomlkit.dumps(doc)
+
+
+def _with_after(doc: Any, after: str, key: str, value: Any) -> Any:
+    """``doc`` with ``key = value`` placed right after the table ``after`` (at the end when
+    there is none), comments and blank lines kept where they were."""
+    if after not in doc:
+        doc[key] = value
+        return doc
+    out = tomlkit.document()
+    for name, item in doc.body:
+        if name is None:
+            out.add(item)
+            continue
+        out.append(name, item)
+        if name == after:
+            out.append(key, value)
+    return out
 
 
 def _existing_players(text: str) -> list[tuple[str | None, int | None, str | None]]:
