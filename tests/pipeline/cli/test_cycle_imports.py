@@ -16,22 +16,12 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from tests.pipeline.cli.test_start_light import RUN_CLI
 from tests.pipeline.conftest import bansha, forum_world
 
 MOMENT = "2026-12-01T21:00:00+08:00"
 #: what a nothing-new cycle whose requests all succeed never needs
 NOT_NEEDED = ("tenacity", "parsers.mobile", "tomllib")
-
-#: the command line on ``sys.argv[1:]`` in a fresh interpreter, then the modules it holds
-RUN_CLI = (
-    "import json, sys\n"
-    "from pipeline.cli import cli\n"
-    "try:\n"
-    "    cli(sys.argv[1:], prog_name='bansha')\n"
-    "except SystemExit as exit:\n"
-    "    assert exit.code in (0, None), exit.code\n"
-    "print('\\n' + json.dumps(sorted(sys.modules)))\n"
-)
 
 
 def _cycle(game: Path, env: dict[str, str]) -> tuple[str, str, list[str]]:
