@@ -218,19 +218,19 @@ class GameOverview:
 
 
 def _flags_pending(store: Store) -> int:
-    row = store.db.execute(
+    row = store.execute(
         "SELECT COUNT(*) FROM flags WHERE id NOT IN (SELECT flag_id FROM flag_decisions)"
     ).fetchone()
     return int(row[0]) if row else 0
 
 
 def _last_crawl(store: Store) -> dict[str, Any] | None:
-    rows = list(store.db.query("SELECT run_id, at FROM crawl_log ORDER BY id DESC LIMIT 1"))
+    rows = list(store.query("SELECT run_id, at FROM crawl_log ORDER BY id DESC LIMIT 1"))
     if not rows:
         return None
     run = rows[0]["run_id"]
     outcomes = list(
-        store.db.query("SELECT outcome, detail FROM crawl_log WHERE run_id = ? ORDER BY id", [run])
+        store.query("SELECT outcome, detail FROM crawl_log WHERE run_id = ? ORDER BY id", [run])
     )
     errors = [r for r in outcomes if r["outcome"] not in ("ok", "retry")]
     return {
@@ -286,7 +286,7 @@ def game_overview(spec: GameSpec, now: datetime) -> GameOverview:
 def _fill(ov: GameOverview, game: Any, store: Store, now: datetime) -> None:
     live = [
         Draft.from_row(r)
-        for r in store.db.query("SELECT * FROM drafts WHERE state IN ('pending', 'approved')")
+        for r in store.query("SELECT * FROM drafts WHERE state IN ('pending', 'approved')")
     ]
     pending = [d for d in live if d.state is DraftState.PENDING]
     ov.drafts_pending = len(pending)

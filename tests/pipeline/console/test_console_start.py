@@ -61,6 +61,7 @@ NOT_FOR_THE_OVERVIEW = (
     "pipeline.derive",
     "jinja2",
     "starlette",
+    "sqlite_utils",  # the overview's reads are the store's own, the standard library's
 )
 #: what answering /login needs none of: the store, the drafts' records, the actions
 NOT_FOR_LOGIN = (
