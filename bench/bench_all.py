@@ -28,7 +28,8 @@
 3. Start-up: bench/bench_start.py's commands (bytecode cached, the median of ``--rounds``
    interleaved runs): ``bansha cycle`` with nothing new ≤ 4×, ``bansha status`` ≤ 6×,
    ``bansha serve`` to its first ``/login`` ≤ 6× ``python -c pass`` (``--help`` ≤ 4× and
-   ``tally`` ≤ 8× printed too).
+   ``tally`` ≤ 8× printed too), each beside its floor: ``python -c`` importing the libraries
+   the command cannot run without (bench_start.FLOORS).
 4. Parsing: bench/bench_parse.py's ``parse_viewthread`` vs a bare lexbor parse of the
    repository's own Discuz sample pages (tests/fixtures/discuz/), the median of ``--parse-runs``
    interleaved runs (goal ≤ 1.3×).
@@ -458,8 +459,9 @@ def report(
         + "; ".join(f"{name} {mib:.1f} MiB" for name, mib in rss.items())
     )
     print(f"3. start-up vs python -c pass, median of {args.rounds} interleaved runs, ms")
+    width = max(map(len, start))
     for name, seconds in start.items():
-        print(f"   {name:<30}{seconds * 1000:>9.1f}")
+        print(f"   {name:<{width}}{seconds * 1000:>9.1f}")
     print(
         f"4. parse: {parse['pages']} sample pages, {parse['posts']} posts, median of "
         f"{args.parse_runs}: parse_viewthread {parse['ours'] * 1000:.2f} ms, "
@@ -473,7 +475,7 @@ def report(
         mib = rss[name]
         figure = f"peak RSS, {name}, {rss_posts} posts"
         print(row(figure, f"{mib:.1f} MiB", f"≤ {goal:g} MiB", verdict(mib, goal)))
-    from bench_start import CYCLE, SERVE, TARGETS
+    from bench_start import CYCLE, FLOORS, SERVE, TARGETS, floor_name
 
     base = start["python -c pass"]
     for name in (CYCLE, "bansha status", SERVE, "bansha --help", "bansha tally"):
@@ -482,6 +484,9 @@ def report(
         print(
             row(f"{name} / python -c pass", f"{ratio:.2f}×", f"≤ {goal:g}×", verdict(ratio, goal))
         )
+        if name in FLOORS:
+            floor = start[floor_name(name)] / base
+            print(row("   its libraries' floor (section 3)", f"{floor:.2f}×", "", ""))
     ratio = parse["ours"] / parse["bare"]
     figure = "parse_viewthread / bare lexbor"
     print(row(figure, f"{ratio:.2f}×", f"≤ {PARSE_GOAL:g}×", verdict(ratio, PARSE_GOAL)))

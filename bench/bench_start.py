@@ -25,7 +25,9 @@ kept (machine load hits all alike):
   bench/bench_cycle.py does: the figure is bansha's own cost;
 - ``bansha status GAME`` on that game (target ≤ 6×);
 - ``bansha serve GAME``: from the start of the process to the first HTTP 200 of ``/login``
-  (target ≤ 6×), on a free port; the server is then stopped.
+  (target ≤ 6×), on a free port; the server is then stopped;
+- beside cycle, status and serve, their floor: ``python -c`` importing only the libraries the
+  command cannot run without (:data:`FLOORS`), and what is left, bansha's own milliseconds.
 
 Then the peak RSS of one nothing-new ``bansha cycle`` on a game whose discussion thread holds
 ``--posts`` posts (bench/bench_cycle.py's one-day m135 game, served the same way; its first
@@ -71,6 +73,13 @@ TARGETS = {
 }
 #: printed beside the targets: what a tally costs when it must derive (until the next cycle)
 SHOWN = ("bansha tally (derive)",)
+#: a command's floor: ``python -c`` importing the libraries it cannot run without (timed with
+#: the commands, in turn): no change to bansha's own code brings the command below it
+FLOORS = {
+    CYCLE: "import click, filelock, httpx",
+    "bansha status": "import click, sqlite3",
+    SERVE: "import click, jinja2, starlette.applications, uvicorn",
+}
 RSS_TARGET_MIB = 40.0
 #: a console login token for the benchmark's own ``bansha serve`` (never a director's)
 TOKEN = "bench-start-token-0123456789"
@@ -306,7 +315,13 @@ def commands_on(folder: Path, db: Path | None, env: dict[str, str], base_url: st
         CYCLE: [*bansha(), "cycle", str(game), "--as-of", DEMO_OVER],
         "bansha status": [*bansha(), "status", str(game)],
         SERVE: [*bansha(), "serve", str(game), "--as-of", DEMO_OVER],
+        **{floor_name(name): [sys.executable, "-c", code] for name, code in FLOORS.items()},
     }
+
+
+def floor_name(command: str) -> str:
+    """The timed name of ``command``'s floor (:data:`FLOORS`)."""
+    return f"python -c '{FLOORS[command]}'"
 
 
 def main() -> int:
@@ -348,11 +363,17 @@ def report(median: dict[str, float], rss: float, args: argparse.Namespace) -> No
         "demo game: tally day 2; cycle, status and serve on the simulated forum (over HTTP; "
         "its time answering taken out)"
     )
-    print(f"{'command':<30}{'ms':>9}")
+    width = max(map(len, median))
+    print(f"{'command':<{width}}{'ms':>9}")
     for name, seconds in median.items():
-        print(f"{name:<30}{seconds * 1000:>9.1f}")
+        print(f"{name:<{width}}{seconds * 1000:>9.1f}")
     for name, target in TARGETS.items():
-        print(f"{name} / python -c pass: {median[name] / base:.1f}x (target <= {target:g}x)")
+        line = f"{name} / python -c pass: {median[name] / base:.1f}x (target <= {target:g}x"
+        if name in FLOORS:
+            floor = median[floor_name(name)]
+            line += f"; its libraries' floor {floor / base:.1f}x, bansha's own "
+            line += f"{(median[name] - floor) * 1000:.0f} ms"
+        print(line + ")")
     for name in SHOWN:
         print(f"{name} / python -c pass: {median[name] / base:.1f}x (no target; until a cycle)")
     print(
