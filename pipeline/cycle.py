@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from pipeline import (
     code_identity,
     code_identity_now,
+    distinct_tids,
     no_thread_newly_read,
     resources,
     threads_read,
@@ -315,15 +316,8 @@ def crawl_state(game: Game, store: Store) -> dict[str, Any]:
     cycle only looks at the newer crawl log rows (:func:`_crawl_unchanged`)."""
     tids = _game_tids(game)
     last = store.execute("SELECT COALESCE(MAX(id), 0) FROM crawl_log").fetchone()[0]
-    logged = {
-        int(r[0])
-        for r in store.execute(
-            "SELECT DISTINCT tid FROM crawl_log WHERE id <= ? AND outcome = 'ok' "
-            "AND tid IS NOT NULL",
-            [last],
-        )
-    }
-    posted = {int(r[0]) for r in store.execute("SELECT DISTINCT tid FROM posts")}
+    logged = distinct_tids(store.execute, "crawl_log", "outcome = 'ok' AND id <= ?", [last])
+    posted = distinct_tids(store.execute, "posts")
     read = (logged | posted | threads_read(store.execute, tids)) & tids
     return {"read": sorted(read), "log": int(last)}
 

@@ -11,6 +11,7 @@ from typing import Any
 from engine.cards import Card, CardEvent
 from engine.kernel import Action
 from engine.votes import ModifierKind, VoteModifier
+from pipeline import distinct_tids
 from pipeline.game import journal
 from pipeline.game.gamefile import Day
 from pipeline.store import Store
@@ -72,19 +73,14 @@ def sheriff_settings(store: Store) -> dict[int, str]:
 def crawled_tids(store: Store) -> set[int]:
     """Threads bansha has read at least once: a page stored without error (the crawl log or the
     thread's last outcome says ok), or posts in the store."""
-    tids = {
-        int(r["tid"])
-        for r in store.query(
-            "SELECT DISTINCT tid FROM crawl_log WHERE outcome = 'ok' AND tid IS NOT NULL"
-        )
-    }
+    tids = distinct_tids(store.execute, "crawl_log", "outcome = 'ok'")
     tids |= {
         int(r["tid"])
         for r in store.query(
             "SELECT tid FROM threads WHERE last_outcome = 'ok' OR last_crawled_at IS NOT NULL"
         )
     }
-    tids |= {int(r["tid"]) for r in store.query("SELECT DISTINCT tid FROM posts")}
+    tids |= distinct_tids(store.execute, "posts")
     return tids
 
 

@@ -621,6 +621,12 @@ def _m018_derive_chunks(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS posts_time ON posts(posted_ts)")
 
 
+def _m019_crawl_log_threads(db: sqlite_utils.Database) -> None:
+    """The index that finds the threads read without error (``pipeline.distinct_tids``): a
+    derivation asks it each time, and the crawl log grows by a row per thread per cycle."""
+    db.execute("CREATE INDEX IF NOT EXISTS crawl_log_ok_tid ON crawl_log(outcome, tid)")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
     ("002_journal_and_verdicts", _m002_journal_and_verdicts),
@@ -638,6 +644,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("016_generated_subject", _m016_generated_subject),
     ("017_draft_inputs", _m017_draft_inputs),
     ("018_derive_chunks", _m018_derive_chunks),
+    ("019_crawl_log_threads", _m019_crawl_log_threads),
 ]
 
 

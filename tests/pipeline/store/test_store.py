@@ -82,6 +82,7 @@ def test_database_file_is_private_and_migrated_once(tmp_path):
         "016_generated_subject",
         "017_draft_inputs",
         "018_derive_chunks",
+        "019_crawl_log_threads",
     ]
     assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     s.close()
