@@ -84,8 +84,10 @@ def derived_rows(d: Derivation) -> dict[str, list[dict[str, Any]]]:
 def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
     """Write the derived tables, in one transaction; return whether anything changed.
 
-    Nothing is written when the verdicts are what the store already holds, so a cycle with
-    nothing new changes nothing. A flag keeps the time it was first raised.
+    Only a table whose rows changed is rewritten: nothing is written when the verdicts are what
+    the store already holds, so a cycle with nothing new changes nothing, and a director's
+    proxy vote leaves the post counts (a day's every counted pid) as they are. A flag keeps the
+    time it was first raised; a day's tally row, the time it last changed.
     """
     new = derived_rows(d)
     if "note" not in store.columns("votes"):  # a store from before the note column
@@ -98,23 +100,26 @@ def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
             {k: v for k, v in r.items() if k != stamp}
             for r in store.query(f"SELECT * FROM {table} ORDER BY {order}")
         ]
-    if all(
-        sorted(old[t], key=lambda r, t=t: tuple(r[k] for k in DERIVED_KEYS[t]))
-        == sorted(new[t], key=lambda r, t=t: tuple(r[k] for k in DERIVED_KEYS[t]))
+    changed = [
+        t
         for t in DERIVED_KEYS
-    ):
+        if sorted(old[t], key=lambda r, t=t: tuple(r[k] for k in DERIVED_KEYS[t]))
+        != sorted(new[t], key=lambda r, t=t: tuple(r[k] for k in DERIVED_KEYS[t]))
+    ]
+    if not changed:
         return False
     stamp = now.isoformat()
     raised = {r["id"]: r["raised_at"] for r in store.query("SELECT id, raised_at FROM flags")}
+    stamped = {
+        "tallies": lambda r: {**r, "derived_at": stamp},
+        "flags": lambda r: {**r, "raised_at": raised.get(r["id"], stamp)},
+    }
     with store.atomic():
-        for table in DERIVED_KEYS:
+        for table in changed:
             store.execute(f"DELETE FROM {table}")
-        store.insert("votes", new["votes"])
-        store.insert("tallies", ({**r, "derived_at": stamp} for r in new["tallies"]))
-        store.insert("post_counts", new["post_counts"])
-        store.insert(
-            "flags", ({**r, "raised_at": raised.get(r["id"], stamp)} for r in new["flags"])
-        )
+            stamp_row = stamped.get(table)
+            rows = new[table]
+            store.insert(table, rows if stamp_row is None else map(stamp_row, rows))
     return True
 
 

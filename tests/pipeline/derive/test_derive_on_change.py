@@ -276,6 +276,42 @@ def test_a_journal_entry_derives_once(world, change):
         assert verdicts(w.store) != before  # the entry changed what is stored
 
 
+def test_a_proxy_vote_rewrites_the_votes_and_the_tally_and_leaves_the_post_counts(world):
+    """代投 (m135.txt:203 "投票帖可以申请由导演代发") changes the day's ballots and tally, not who
+    posted what: the post counts (every counted pid of the day) are not written again, and what
+    is stored is what writing every table anew stores."""
+    w = world
+    settled(w)
+    w.bansha(
+        "vote proxy", "--day 2 --voter 月饼 --target 饺子", "--at", "2026-12-02T20:44:00+08:00"
+    )
+    before = verdicts(w.store)
+    now = at("2026-12-02T20:46:00")
+    sqls = _traced(w.store, lambda: w.cycle(now))
+    writes = {t for s in sqls for t in re.findall(r"^(?:DELETE FROM|INSERT INTO) (\w+)", s.strip())}
+    assert {"votes", "tallies"} <= writes and "post_counts" not in writes, writes
+    after = verdicts(w.store)
+    assert after["votes"] != before["votes"] and after["post_counts"] == before["post_counts"]
+    proxied = w.store.query("SELECT * FROM votes WHERE day = 2 AND floor IS NULL")
+    assert [(r["voter"], r["target"]) for r in proxied] == [("月饼", "饺子")]
+    whole = tmp_copy(w)
+    for table in ("votes", "tallies", "post_counts", "flags"):
+        whole.execute(f"DELETE FROM {table}")
+    assert write_derivation(whole, derive(w.game, whole, as_of=now), now=now)
+    assert {t: verdicts(whole)[t] for t in ("votes", "post_counts")} == {
+        t: after[t] for t in ("votes", "post_counts")
+    }
+    whole.close()
+
+
+def tmp_copy(w: World) -> Store:
+    """A copy of the world's store, opened on its own."""
+    copy = w.db.with_name("copy.db")
+    with sqlite3.connect(w.db) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    return open_store(copy)
+
+
 def test_a_game_file_change_derives_once(world):
     w = world
     settled(w)
