@@ -35,18 +35,37 @@ CODE_PACKAGES: Final = ("engine", "parsers", "pipeline")
 DB_ENV: Final = "BANSHA_DB"
 
 
+class PathError(ValueError):
+    """A path a director gave that names a home folder this machine cannot find (Chinese)."""
+
+
+def expand_home(value: str) -> Path:
+    """``value`` as a path, a leading ``~`` or ``~user`` made that home folder. Raises
+    :class:`PathError` when there is no such folder to make it (``~nosuchuser``, or no home
+    folder set for this account) instead of the standard library's bare ``RuntimeError``."""
+    path = Path(value)
+    try:
+        return path.expanduser()
+    except RuntimeError:
+        head = path.parts[0] if path.parts else value
+        raise PathError(
+            f"找不到 {head} 的主目录（没有这个用户，或这个账户没有设置主目录）：{value}"
+        ) from None
+
+
 def default_db_path(game_path: Path) -> Path:
     """The store beside the game file: ``games/demo.toml`` -> ``games/demo.db``."""
     return Path(game_path).with_suffix(".db")
 
 
 def resolve_db_path(game_path: Path, db: str | None, env: Mapping[str, str] | None = None) -> Path:
-    """``--db`` first, then the environment variable ``BANSHA_DB``, then the default."""
+    """``--db`` first, then the environment variable ``BANSHA_DB``, then the default
+    (:class:`PathError` for a ``~user`` that is no one here)."""
     if db:
-        return Path(db).expanduser()
+        return expand_home(db)
     env = os.environ if env is None else env
     if from_env := env.get(DB_ENV, "").strip():
-        return Path(from_env).expanduser()
+        return expand_home(from_env)
     return default_db_path(game_path)
 
 

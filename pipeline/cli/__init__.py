@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 import pipeline.cli.zh  # noqa: F401  (before any command: click speaks Chinese)
-from pipeline import resolve_db_path
+from pipeline import PathError, expand_home, resolve_db_path
 from pipeline.cli import examples
 
 if TYPE_CHECKING:  # the command line starts fast: a command imports what it uses
@@ -232,6 +232,14 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(self.commands) | set(LAZY_COMMANDS))
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """The command, a path it was given that names no home folder here said in Chinese
+        (``--db ~nosuchuser/game.db``) instead of a traceback."""
+        try:
+            return super().invoke(ctx)
+        except PathError as exc:
+            raise click.ClickException(str(exc)) from exc
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
             load_command(cmd_name)
@@ -407,7 +415,7 @@ def find_game_file(
     """
     env = os.environ if env is None else env
     if named := env.get(GAME_ENV, "").strip():
-        path = Path(named).expanduser()
+        path = expand_home(named)
         if not path.is_file():
             raise click.ClickException(
                 f"环境变量 {GAME_ENV} 指向的游戏文件不存在：{path}"

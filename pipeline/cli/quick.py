@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
-from pipeline import code_identity, read_readonly, resolve_db_path
+from pipeline import PathError, code_identity, expand_home, read_readonly, resolve_db_path
 
 if TYPE_CHECKING:
     from pipeline.cycle import CycleReport
@@ -200,7 +200,10 @@ def templates_resolved(value: str | None, game_path: Path) -> str | None:
     if value is None:
         return None
     base = Path(game_path).resolve().parent
-    raw = Path(value).expanduser()
+    try:
+        raw = expand_home(value)
+    except PathError:
+        return "!"  # no home folder to find here: the full cycle's game file check says so
     resolved = (raw if raw.is_absolute() else base / raw).resolve()
     if ".." in raw.parts or (resolved != base and base not in resolved.parents):
         return "!"

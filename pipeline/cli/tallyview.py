@@ -50,7 +50,7 @@ from zoneinfo import ZoneInfo
 import click
 
 import pipeline.cli
-from pipeline import code_identity, no_thread_newly_read, read_readonly
+from pipeline import PathError, code_identity, expand_home, no_thread_newly_read, read_readonly
 
 #: ``meta`` key of the view's key (JSON); the views themselves are the ``tally_views`` rows
 VIEW_META = "tally:view"
@@ -82,7 +82,11 @@ def templates_resolved(value: str | None, game_path: Path) -> str | None:
     if value is None:
         return None
     base = Path(game_path).resolve().parent
-    return str((base / Path(value).expanduser()).resolve())
+    try:
+        raw = expand_home(value)
+    except PathError:
+        return "!"  # no home folder to find here: never the place the view was kept for
+    return str((base / raw).resolve())
 
 
 def view_key(

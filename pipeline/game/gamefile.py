@@ -41,7 +41,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from engine.rulesets import EXAMPLE_RULESET, EXAMPLE_SECRET_TABLE, get_ruleset, ruleset_ids
-from pipeline import DB_ENV, default_db_path, resolve_db_path
+from pipeline import DB_ENV, default_db_path, expand_home, resolve_db_path
 from pipeline.game.roles import THREAD_ROLE_TITLES, ThreadRole
 
 __all__ = [
@@ -647,7 +647,7 @@ def templates_folder(value: str, folder: Path | None) -> Path:
     Without ``folder`` (data not read from a file) only ``..`` is checked.
     """
     where = "草稿模板目录必须在游戏文件所在的目录之内"
-    raw = Path(value).expanduser()
+    raw = expand_home(value)  # a PathError is a ValueError: the check says it
     if ".." in raw.parts:
         raise ValueError(f"{where}，不能用 ..：{_show(value)}")
     if folder is None:

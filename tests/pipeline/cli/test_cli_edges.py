@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import sqlite3
+import sys
 from pathlib import Path
 
 import click
@@ -48,6 +49,42 @@ def test_serve_without_a_game_file_in_an_empty_folder_says_how(tmp_path, monkeyp
     out = CliRunner().invoke(cli, ["serve"])
     assert out.exit_code == 2
     assert "没有指定游戏文件" in out.output and "BANSHA_GAME" in out.output
+
+
+# --------------------------------------------------------------------------- home folders
+
+#: a ``~user`` that is no one on a test machine (Windows guesses a folder for any name)
+NO_ONE = "~bansha-no-such-user-7f3a"
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="Windows makes up ~user's folder")
+
+
+@posix_only
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (["tally", str(GAMES / "demo.toml"), "--db", f"{NO_ONE}/demo.db"], {}),
+        (["tally", str(GAMES / "demo.toml")], {"BANSHA_DB": f"{NO_ONE}/demo.db"}),
+        (["tally"], {"BANSHA_GAME": f"{NO_ONE}/demo.toml"}),
+    ],
+)
+def test_a_path_under_a_home_folder_that_is_not_here_is_said_in_chinese(args, env):
+    out = CliRunner().invoke(cli, args, env=env)
+    assert out.exit_code == 1, out.output
+    assert f"找不到 {NO_ONE} 的主目录" in out.output
+    assert out.exception is None or isinstance(out.exception, SystemExit)
+    assert "Traceback" not in out.output and "RuntimeError" not in out.output
+
+
+@posix_only
+def test_a_stored_templates_folder_under_no_home_here_matches_no_plan_or_view(tmp_path):
+    """The light cycle's plan and tally's view keep where the templates resolved; a home folder
+    gone since (another account runs cron) is never that place: both take the full path."""
+    from pipeline.cli import quick, tallyview
+
+    game = tmp_path / "game.toml"
+    assert quick.templates_resolved(f"{NO_ONE}/mine", game) == "!"
+    assert tallyview.templates_resolved(f"{NO_ONE}/mine", game) == "!"
+    assert quick.templates_resolved("mine", game) == str((tmp_path / "mine").resolve())
 
 
 # --------------------------------------------------------------------------- Chinese values

@@ -2,6 +2,7 @@
 
 import copy
 import json
+import sys
 import tomllib
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
@@ -769,6 +770,20 @@ def test_a_templates_folder_outside_the_game_folder_is_refused(
         f"游戏文件 {path}：drafts.templates：草稿模板目录必须在游戏文件所在的目录之内"
     )
     assert why in line and json.dumps(templates) in line
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows makes up ~user's folder")
+@pytest.mark.parametrize("templates", ["~bansha-no-such-user-7f3a/mine", "~0"])
+def test_a_templates_folder_under_a_home_folder_that_is_not_here_is_a_problem_line(
+    tmp_path: Path, templates: str
+) -> None:
+    """Hypothesis found ``templates = "~0"``: the check said RuntimeError, not what is wrong."""
+    path = _game_with_templates(tmp_path, templates)
+    with pytest.raises(GameFileError) as err:
+        load_game(path, env={})
+    line = next(ln for ln in str(err.value).splitlines() if "drafts.templates" in ln)
+    head = templates.split("/")[0]
+    assert line.startswith(f"游戏文件 {path}：drafts.templates：找不到 {head} 的主目录")
 
 
 def test_a_templates_folder_that_links_out_is_refused(tmp_path: Path) -> None:
