@@ -87,7 +87,7 @@ def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
     Only a table whose rows changed is rewritten: nothing is written when the verdicts are what
     the store already holds, so a cycle with nothing new changes nothing, and a director's
     proxy vote leaves the post counts (a day's every counted pid) as they are. A flag keeps the
-    time it was first raised; a day's tally row, the time it last changed.
+    time it was first raised; the tallies' ``derived_at`` is when they last changed.
     """
     new = derived_rows(d)
     if "note" not in store.columns("votes"):  # a store from before the note column
