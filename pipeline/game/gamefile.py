@@ -67,6 +67,7 @@ __all__ = [
     "Votes",
     "default_db_path",
     "load_game",
+    "one_line",
     "parse_game",
     "resolve_db_path",
     "templates_folder",
@@ -166,13 +167,14 @@ class GameFileError(ValueError):
 _LINE_BREAKS = frozenset(c for c in map(chr, range(0x3000)) if len(f"a{c}b".splitlines()) > 1)
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
+    """``text`` with every line break a director's value brought shown escaped (``\\u2028``)."""
     return "".join(f"\\u{ord(c):04x}" if c in _LINE_BREAKS else c for c in text)
 
 
 def _format_problems(source: str, problems: tuple[Problem, ...]) -> str:
     lines = [
-        _one_line(
+        one_line(
             f"游戏文件 {source}：{p.loc}：{p.message}"
             if p.loc
             else f"游戏文件 {source}：{p.message}"

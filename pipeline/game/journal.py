@@ -28,7 +28,7 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 from engine.kernel import Action, DayInput, EngineError, Report, resolve_day, resolve_night
 from engine.rulesets import Ruleset
 from engine.state import GameState, Phase, PhaseKind
-from pipeline.game.gamefile import Game
+from pipeline.game.gamefile import Game, one_line
 from pipeline.game.pending import report_dict
 from pipeline.store import Store
 
@@ -146,7 +146,7 @@ def parse_actions(
     try:
         model = _FileModel.model_validate(data)
     except ValidationError as exc:
-        lines = [f"{source}：{_zh_error(e, data)}" for e in exc.errors()]
+        lines = [one_line(f"{source}：{_zh_error(e, data)}") for e in exc.errors()]
         raise JournalError("\n".join(lines)) from None
     problems: list[str] = []
     known = set(ruleset.skill_names())
@@ -184,8 +184,8 @@ def parse_actions(
                 ref=f"{source} actions[{i}]",
             )
         )
-    if problems:
-        raise JournalError("\n".join(problems))
+    if problems:  # one line each: a name or key with a line break in it is shown escaped
+        raise JournalError("\n".join(map(one_line, problems)))
     return ActionsFile(model.night, tuple(actions), source)
 
 

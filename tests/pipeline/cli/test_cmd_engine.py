@@ -201,6 +201,31 @@ def test_the_actions_file(db: Path, tmp_path: Path) -> None:
     assert run(db, "night", "list", "--all") == before  # nothing written by a bad file
 
 
+def test_every_problem_of_an_actions_file_is_one_line(db: Path, tmp_path: Path) -> None:
+    """A line break inside a name or a key (U+2028, U+0085: TOML strings may hold them) is
+    shown escaped: a problem never splits into a line that does not say which file it is."""
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text(
+        'night = 0\n[[actions]]\nactor = "路\\u2028人"\nskill = "预言"\n'
+        'targets = ["饺\\u0085子"]\n'
+        '[[actions]]\nactor = "包子"\nskill = "预言"\ntargets = ["饺子"]\n"x\\u2028y" = 1\n',
+        encoding="utf-8",
+    )
+    err = run(db, "night", "resolve", "--night", "0", "--actions", str(wrong), code=1)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines and all(f"行动文件 {wrong}" in line for line in lines), lines
+    assert "x\\u2028y" in err
+    wrong.write_text(
+        'night = 0\n[[actions]]\nactor = "路\\u2028人"\nskill = "预言"\n'
+        'targets = ["饺\\u0085子"]\n',
+        encoding="utf-8",
+    )
+    err = run(db, "night", "resolve", "--night", "0", "--actions", str(wrong), code=1)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 2 and all(f"行动文件 {wrong}" in line for line in lines), lines
+    assert "名单中没有玩家「路\\u2028人」" in err and "名单中没有玩家「饺\\u0085子」" in err
+
+
 def test_day_resolve_without_day_takes_the_last_closed_day(db: Path) -> None:
     # like every other command: no --day means the day the director is at — for a resolution,
     # the last one closed (day 1 closed 22:00, day 2 is open at 12-02 12:00)
