@@ -173,6 +173,8 @@ class Runner:
                 f"环境变量 {DB_ENV} 只能用于一局游戏（bansha run 给了目录或多个游戏文件）；"
                 "多局游戏各用游戏文件旁的 <名字>.db"
             )
+        if one:  # a --db or BANSHA_DB under no home folder here: said at start, not when the
+            resolve_db_path(self.paths[0], db, self.env)  # game file appears (PathError)
         self.db = db
 
     def _one_game_file(self) -> bool:

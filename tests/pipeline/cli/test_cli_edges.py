@@ -76,6 +76,14 @@ def test_a_path_under_a_home_folder_that_is_not_here_is_said_in_chinese(args, en
 
 
 @posix_only
+@posix_only
+def test_bansha_run_says_a_db_under_no_home_here_before_the_game_file_appears(tmp_path):
+    """The game file may come later (bansha run waits for it); the bad --db is said at once."""
+    out = CliRunner().invoke(cli, ["run", str(tmp_path / "later.toml"), "--db", f"{NO_ONE}/x.db"])
+    assert out.exit_code == 1, out.output
+    assert f"找不到 {NO_ONE} 的主目录" in out.output
+
+
 def test_a_stored_templates_folder_under_no_home_here_matches_no_plan_or_view(tmp_path):
     """The light cycle's plan and tally's view keep where the templates resolved; a home folder
     gone since (another account runs cron) is never that place: both take the full path."""
