@@ -459,7 +459,7 @@ class Flag:
         }
 
 
-# --------------------------------------------------------------------------- helpers
+# ------------------------------------------------------- activities: keys, dedupe, order, by thread
 
 
 def _act_key(a: Activity) -> tuple[Any, ...]:

@@ -915,7 +915,7 @@ class Board:
         )
 
 
-# --------------------------------------------------------------------------- helpers
+# ----------------------------------------------------------------------- seeded choice, phase order
 
 
 def seeded_choice(seed: str, candidates: Sequence[str]) -> str:

@@ -278,7 +278,7 @@ RULINGS: tuple[str, ...] = (
 )
 
 
-# --------------------------------------------------------------------------- helpers
+# ------------------------------------------------------ cards drawn, sex, factions, out for the win
 
 
 def _csv(text: str) -> list[str]:

@@ -2298,7 +2298,7 @@ def _default_opening(day: int, role: str, zh: str, closes: datetime) -> str:
     return f"【第{day}天{zh}帖】\n请大家在本帖自由发言，发言数会统计。截止时间：{deadline}。"
 
 
-# --------------------------------------------------------------------------- helpers
+# --------------------------------------------------------------- request parsing, truncated replies
 
 
 def _int(text: str | None) -> int | None:

@@ -213,7 +213,7 @@ def test_bansha_init_and_state_accept_the_example(ruleset_id: str, tmp_path: Pat
     assert load(ruleset_id).players[0].name in outputs["state"]
 
 
-# --------------------------------------------------------------------------- helpers
+# ------------------------------------------------------------------------ the keys a game file uses
 
 
 def _keys_used(data: dict[str, Any]) -> list[tuple[str, str]]:

@@ -43,7 +43,7 @@ TID, OTHER = 4, 5
 KIB = 1024
 
 
-# -- helpers ---------------------------------------------------------------------------------
+# -- a recorded forum and its crawls ---------------------------------------------------------
 class Recording(httpx.BaseTransport):
     """The simulator's transport, keeping every response body it served."""
 
