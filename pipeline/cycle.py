@@ -42,7 +42,6 @@ from pipeline import (
     threads_read,
 )
 from pipeline.store import DRAFT_INPUTS_KEY, POST_COLUMNS
-from pipeline.store.lock import CycleLocked, cycle_lock, holds_cycle_lock  # noqa: F401
 
 if TYPE_CHECKING:
     from pipeline.derive import Derivation

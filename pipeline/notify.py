@@ -164,8 +164,7 @@ def notify_urls(game: Game, env: Mapping[str, str] | None = None) -> list[str]:
     for url in re.split(r"[\s,]+", env.get(NOTIFY_ENV, "")):
         if url:
             urls.append(url)
-    seen: set[str] = set()
-    return [u for u in urls if not (u in seen or seen.add(u))]
+    return list(dict.fromkeys(urls))  # each once, in the order given
 
 
 def console_url(game: Game, env: Mapping[str, str] | None = None) -> str | None:

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import click
 
@@ -549,7 +549,8 @@ def game_options(fn: F) -> F:
     )
 
 
-def as_of_option(fn: Any) -> Any:
+def as_of_option(fn: F) -> F:
+    """``--as-of``: judge as of that moment instead of now."""
     return click.option(
         "--as-of",
         "as_of",
@@ -590,7 +591,15 @@ def verbose() -> bool:
     return bool(ctx is not None and ctx.find_root().params.get("verbose"))
 
 
-def game_command(fn: F | None = None, *, forum: bool = False, readonly: bool = False) -> Any:
+@overload
+def game_command(fn: F, *, forum: bool = ..., readonly: bool = ...) -> Callable[..., Any]: ...
+@overload
+def game_command(
+    fn: None = None, *, forum: bool = ..., readonly: bool = ...
+) -> Callable[[F], Callable[..., Any]]: ...
+def game_command(
+    fn: F | None = None, *, forum: bool = False, readonly: bool = False
+) -> Callable[..., Any]:
     """Shared arguments: the game file (optional: ``BANSHA_GAME`` or the one game file in the
     current folder), and ``--db`` (or BANSHA_DB) for the store's path.
 
@@ -619,7 +628,7 @@ def game_command(fn: F | None = None, *, forum: bool = False, readonly: bool = F
         finally:
             ctx.close()
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def load_context(
@@ -699,7 +708,9 @@ def default_day_notice(choice: DefaultDay) -> str | None:
     return f"注意：{choice.note}，先显示第 {choice.day} 天（用 --day 指定别的天）"
 
 
-def day_option(help_text: str = "第几天（默认：今天，关门后是刚关门的那一天）。") -> Any:
+def day_option(
+    help_text: str = "第几天（默认：今天，关门后是刚关门的那一天）。",
+) -> Callable[[F], F]:
     """``--day N``, optional: leave it out and the command takes :func:`resolve_day`'s day."""
     return click.option("--day", type=int, default=None, help=help_text)
 

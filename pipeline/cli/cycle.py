@@ -30,16 +30,15 @@ from pipeline.cli import (
 )
 from pipeline.cli.quick import PLAN_META, Plan, light_run, plan_text, read_plan
 from pipeline.cycle import (
-    CycleLocked,
     CycleReport,
     closed_days_to_reread,
-    cycle_lock,
     cycle_moments,
     first_rounds_to_reread,
     run_cycle,
 )
 from pipeline.notify import game_file_arg, notify_after_cycle, runnable
 from pipeline.store import StoreError
+from pipeline.store.lock import CycleLocked, cycle_lock
 
 if TYPE_CHECKING:
     from pipeline.derive import Derivation

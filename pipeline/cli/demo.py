@@ -38,7 +38,7 @@ from pipeline.cli.demo_files import (
 from pipeline.cli.foundation import ROLE_ZH, run_crawl
 from pipeline.cli.post import result_line
 from pipeline.cli.votes import _votes, run_derive
-from pipeline.cycle import CycleLocked, cycle_lock, run_cycle
+from pipeline.cycle import run_cycle
 from pipeline.derive import Derivation
 from pipeline.discuz.poster import Poster
 from pipeline.drafts import KIND_ZH, approve, list_drafts, make_drafts
@@ -47,6 +47,7 @@ from pipeline.drafts.report import write_report
 from pipeline.game.gamefile import resolve_db_path
 from pipeline.notify import notify_after_cycle
 from pipeline.sim.simulator import ForumSim, SimClock, SimServer, script_now
+from pipeline.store.lock import CycleLocked, cycle_lock
 
 CONFIG = resources.examples_dir()
 

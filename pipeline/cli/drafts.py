@@ -14,8 +14,8 @@ import click
 from click_default_group import DefaultGroup
 
 import pipeline.cli
-from pipeline.cli import GameContext, cli, game_command
-from pipeline.cli.votes import _parse_time, as_of_option, run_derive
+from pipeline.cli import GameContext, as_of_option, cli, game_command
+from pipeline.cli.votes import _parse_time, run_derive
 from pipeline.cycle import closed_days_to_reread, first_rounds_to_reread
 from pipeline.derive.inquiry import InquiryError
 from pipeline.drafts import (

@@ -34,11 +34,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 import tomlkit
-from tomlkit.items import AoT, Item, Table, Whitespace
+from tomlkit.items import AoT, Comment, Item, Table, Whitespace
 
 import pipeline.cli
 from engine.deal import (
@@ -238,18 +238,18 @@ def _players_aot(doc: tomlkit.TOMLDocument) -> AoT | None:
     return item
 
 
-def _pop_tail(table: Table) -> list[Item]:
+def _pop_tail(table: Table) -> list[Comment | Whitespace]:
     """Remove and return the comments and blank lines after the table's last key."""
     body = table.value.body
     i = len(body)
-    while i and body[i - 1][0] is None:
+    while i and body[i - 1][0] is None:  # tomlkit keeps only these two without a key
         i -= 1
-    tail = [item for _key, item in body[i:]]
+    tail = cast("list[Comment | Whitespace]", [item for _key, item in body[i:]])
     del body[i:]
     return tail
 
 
-def _push(table: Table, items: Iterable[Item]) -> None:
+def _push(table: Table, items: Iterable[Comment | Whitespace]) -> None:
     for item in items:
         table.add(item)
 
@@ -266,7 +266,7 @@ def _set_key(table: Table, key: str, value: Any, *, keep_comment: bool = True) -
         table[key] = value
         _push(table, tail)
     item = table.item(key)
-    if not keep_comment and item.trivia.comment:
+    if not keep_comment and isinstance(item, Item) and item.trivia.comment:
         item.trivia.comment = ""
         item.trivia.comment_ws = ""
 
@@ -342,7 +342,7 @@ def plan_roster(
     return plan
 
 
-def _substitutes_block(subs: Sequence[Entrant], tz: Any) -> list[Item]:
+def _substitutes_block(subs: Sequence[Entrant], tz: Any) -> list[Comment | Whitespace]:
     if not subs:
         return []
     lines = [SUBSTITUTES_BEGIN]
@@ -373,7 +373,7 @@ def rewrite_players(text: str, plan: RosterPlan, *, ruleset: str, tz: Any) -> st
     aot = _players_aot(doc)
     with_sex = ruleset in SEX_RULESETS
     tables: list[Table] = list(aot) if aot is not None else []
-    epilogue: list[Item] = _pop_tail(tables[-1]) if tables else []
+    epilogue: list[Comment | Whitespace] = _pop_tail(tables[-1]) if tables else []
     for i, name in ((i, new) for i, _old, new in plan.renamed):
         tables[i]["name"] = name
     for i, sex in plan.sex:

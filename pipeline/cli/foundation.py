@@ -17,7 +17,7 @@ from pipeline.cli import (
     game_command,
     resolve_day,
 )
-from pipeline.cli.quick import ForumSettings, crawl_forum, retry_policy  # noqa: F401
+from pipeline.cli.quick import ForumSettings, crawl_forum
 from pipeline.discuz.crawl import CrawlReport, CrawlTarget, ForumConfig
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Game
 

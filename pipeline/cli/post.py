@@ -36,7 +36,6 @@ from pipeline.cli import (
     make_http_client,
     templates_dir_or_none,
 )
-from pipeline.cycle import CycleLocked, cycle_lock
 from pipeline.discuz.poster import STATE_ZH, Poster, PostError
 from pipeline.drafts import KIND_ZH
 from pipeline.drafts.publish import (
@@ -47,6 +46,7 @@ from pipeline.drafts.publish import (
     record_manual_thread,
 )
 from pipeline.store import StoreError
+from pipeline.store.lock import CycleLocked, cycle_lock
 
 #: builds the HTTP client (tests swap in the simulator's transport)
 http_client_factory: Callable[[], httpx.Client] = make_http_client

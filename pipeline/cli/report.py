@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from pipeline.cli import GameContext, cli, day_option, game_command, resolve_day
-from pipeline.cli.votes import _parse_time, as_of_option
+from pipeline.cli import GameContext, as_of_option, cli, day_option, game_command, resolve_day
+from pipeline.cli.votes import _parse_time
 from pipeline.drafts.report import write_report
 
 

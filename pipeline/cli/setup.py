@@ -679,7 +679,7 @@ def _quiet_retries() -> Iterator[None]:
 
 def _retry_policy() -> RetryPolicy:
     if os.environ.get("BANSHA_MAX_ATTEMPTS"):
-        from pipeline.cli.foundation import retry_policy
+        from pipeline.cli.quick import retry_policy
 
         return retry_policy()
     return CHECK_RETRY

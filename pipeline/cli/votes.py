@@ -72,8 +72,9 @@ def _day_or_fail(d: Derivation, day: int) -> Any:
         raise click.ClickException(str(exc)) from exc
 
 
-def _when(dt: datetime, tz: Any) -> str:
-    return dt.astimezone(tz).strftime("%m-%d %H:%M:%S")
+def _when(dt: datetime | None, tz: Any) -> str:
+    """A post's time in the game's zone (a post whose time was not read: 时间不明)."""
+    return "时间不明" if dt is None else dt.astimezone(tz).strftime("%m-%d %H:%M:%S")
 
 
 def _votes(value: Fraction) -> str:
@@ -292,10 +293,10 @@ def why_cmd(
     if not res.crawled:
         note = next((n for n in res.notes if "尚未抓取" in n), f"第{day}天的帖子尚未抓取")
         click.echo(f"  注意：{note}")
-    mine = [v for v in res.all_verdicts if v.ballot.voter in voters]
-    if not mine:
+    own = [v for v in res.all_verdicts if v.ballot.voter in voters]
+    if not own:
         click.echo("  投票：没有找到这位玩家的投票帖")
-    for v in mine:
+    for v in own:
         b = v.ballot
         click.echo(
             f"  投票 {b.evidence.describe()} {_when(b.evidence.at, tz)}："

@@ -189,6 +189,7 @@ class _Template(str):
     """A translated text whose ``format`` also translates the English field values it gets."""
 
     __slots__ = ("fields",)
+    fields: Mapping[str, Mapping[str, str]]
 
     def __new__(cls, text: str, fields: Mapping[str, Mapping[str, str]]) -> _Template:
         self = super().__new__(cls, text)

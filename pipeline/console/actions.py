@@ -26,6 +26,7 @@ from pipeline.game.gamefile import Game
 from pipeline.store import Store
 
 if TYPE_CHECKING:  # the derivation is imported where a flag or a day's verdicts are read
+    from engine.votes import Tally, VoteVerdict
     from pipeline.derive import DayResult, Derivation
 
 __all__ = [
@@ -189,8 +190,9 @@ class WhyView:
     bbcode: str = ""
 
 
-def _fmt(dt: datetime, game: Game) -> str:
-    return dt.astimezone(game.game.tz).strftime("%m-%d %H:%M:%S")
+def _fmt(dt: datetime | None, game: Game) -> str:
+    """A post's time in the game's zone (a post whose time was not read: 时间不明)."""
+    return "时间不明" if dt is None else dt.astimezone(game.game.tz).strftime("%m-%d %H:%M:%S")
 
 
 def _votes(value: Any) -> str:
@@ -229,7 +231,9 @@ def why_view(game: Game, d: Derivation, store: Store, day: int, player: str) -> 
                 "url": b.evidence.url,
             }
         )
-    rounds = [(res.first.verdicts, res.first.tally, "第一轮[正午]")] if res.first else []
+    rounds: list[tuple[tuple[VoteVerdict, ...], Tally | None, str]] = (
+        [(res.first.verdicts, res.first.tally, "第一轮[正午]")] if res.first else []
+    )
     rounds.append((res.verdicts, res.tally, "额外一轮[正午]" if res.first else ""))
     for verdicts, t, label in rounds:
         if t is not None and name in t.counts:

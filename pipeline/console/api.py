@@ -25,6 +25,7 @@ from pipeline.console.games import GameSpec, GameSpecError, store_error
 from pipeline.drafts import DraftError
 
 if TYPE_CHECKING:  # the type checker sees them; a run loads them with the first call
+    from pipeline.console.app import Console
     from pipeline.console.overview import games_json
     from pipeline.drafts.view import draft_json, drafts_json
 
@@ -92,7 +93,8 @@ async def _authorised(request: Request) -> JSONResponse | None:
 
 
 def _spec(request: Request) -> GameSpec | None:
-    return request.app.state.console.games.get(request.path_params["gid"])
+    console: Console = request.app.state.console
+    return console.games.get(request.path_params["gid"])
 
 
 async def api_games(request: Request) -> JSONResponse:

@@ -885,7 +885,7 @@ def night_action(request: Request, spec: GameSpec | None, form: FormData | None)
     now = console.now(spec)
     back = _g(spec, "night", n)
     if what == "add":
-        values = {
+        values: dict[str, Any] = {
             "actor": str(form.get("actor") or ""),
             "skill": str(form.get("skill") or ""),
             "targets": actions.form_list(form, "target"),

@@ -38,7 +38,8 @@ import click
 
 from pipeline import DB_ENV, resolve_db_path
 from pipeline.console.cli import console_options
-from pipeline.cycle import EVERY_MINUTES, CycleLocked, next_cycle
+from pipeline.cycle import EVERY_MINUTES, next_cycle
+from pipeline.store.lock import CycleLocked
 
 __all__ = ["GameWatch", "Runner", "run"]
 

@@ -165,10 +165,13 @@ def _last_round(
     ``ballots``."""
     day, ruleset, engine_state = v.day, run.ruleset, v.engine_state
     assert day.vote is not None
+    opens = day.opens
+    if first_round is not None:  # the extra 正午 round opens when the first one ends
+        assert day.first_closes is not None
+        opens = day.first_closes
     ctx = DayContext(
         day=day.day,
-        # the extra 正午 round opens when the first one ends
-        opens=day.first_closes if first_round is not None else day.opens,
+        opens=opens,
         closes=day.closes,
         players=v.players,
         sheriff=v.sheriff,

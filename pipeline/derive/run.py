@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.cards import Ledger
 from engine.conduct import Activity, EditedVote, FoldedName, SheriffAnswer
@@ -20,6 +20,9 @@ from pipeline.derive.posts import Roster
 from pipeline.game import journal
 from pipeline.game.gamefile import Day, Game, ThreadRole
 from pipeline.store import Store
+
+if TYPE_CHECKING:  # discussion.py imports this module
+    from pipeline.derive.discussion import ThreadChunks
 
 
 def _out_map(outs: Iterable[tuple[str, datetime, str]]) -> dict[str, tuple[datetime, str]]:
@@ -85,7 +88,7 @@ class _Run:
     # counters hold, who posts as whom (part of a chunk's key), the threads and chunks read
     chunk_counters: bool = False
     roster_key: str = ""
-    chunked: dict[int, Any] = field(default_factory=dict)
+    chunked: dict[int, ThreadChunks] = field(default_factory=dict)
     chunk_acts: dict[tuple[int, int], list[Activity]] = field(default_factory=dict)
 
     @property

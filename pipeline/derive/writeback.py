@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -100,12 +101,7 @@ def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
             {k: v for k, v in r.items() if k != stamp}
             for r in store.query(f"SELECT * FROM {table} ORDER BY {order}")
         ]
-    changed = [
-        t
-        for t in DERIVED_KEYS
-        if sorted(old[t], key=lambda r, t=t: tuple(r[k] for k in DERIVED_KEYS[t]))
-        != sorted(new[t], key=lambda r, t=t: tuple(r[k] for k in DERIVED_KEYS[t]))
-    ]
+    changed = [t for t in DERIVED_KEYS if _by_key(old[t], t) != _by_key(new[t], t)]
     if not changed:
         return False
     stamp = now.isoformat()
@@ -123,11 +119,17 @@ def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
     return True
 
 
+def _by_key(rows: list[dict[str, Any]], table: str) -> list[dict[str, Any]]:
+    """``rows`` of ``table`` in the order of its key (:data:`DERIVED_KEYS`)."""
+    key = DERIVED_KEYS[table]
+    return sorted(rows, key=lambda r: tuple(r[k] for k in key))
+
+
 def flag_decisions(store: Store) -> dict[str, dict[str, Any]]:
     return {r["flag_id"]: r for r in store.query("SELECT * FROM flag_decisions")}
 
 
-def tally_json(d: Derivation, n: int, decisions: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def tally_json(d: Derivation, n: int, decisions: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The ``bansha tally --json`` contract (field names are stable)."""
     res = d.day(n)
     flags = [f for f in d.flags if f.day == n]

@@ -265,7 +265,7 @@ class DiscuzClient:
         exc.detail = self.scrub(exc.detail)
         exc.args = (exc.message_zh,)
 
-    def url(self, path: str, params: dict[str, str | int] | None = None) -> str:
+    def url(self, path: str, params: Mapping[str, object] | None = None) -> str:
         url = urljoin(self.base_url, path)
         if params:
             url += ("&" if "?" in url else "?") + urlencode(params)
@@ -415,7 +415,6 @@ class DiscuzClient:
             Retrying,
             retry_if_exception,
             stop_after_attempt,
-            stop_any,
             wait_exponential_jitter,
         )
 
@@ -447,13 +446,16 @@ class DiscuzClient:
                 return min(max(computed, exc.retry_after), policy.max_retry_after_s)
             return computed
 
-        def out_of_time(state: RetryCallState) -> bool:
-            # measured on our own clock, so the bound holds with an injected sleep too
-            return self._monotonic() - started >= policy.max_total_s
+        out_of_attempts = stop_after_attempt(policy.max_attempts)
+
+        def stop(state: RetryCallState) -> bool:
+            # out of attempts, or of time measured on our own clock (so the bound holds with
+            # an injected sleep too)
+            return out_of_attempts(state) or self._monotonic() - started >= policy.max_total_s
 
         return Retrying(
             retry=retry_if_exception(_is_retryable),
-            stop=stop_any(stop_after_attempt(policy.max_attempts), out_of_time),
+            stop=stop,
             wait=wait,
             sleep=self._sleep,
             before_sleep=before_sleep,

@@ -378,7 +378,7 @@ class Poster:
         self.uid = member.uid or None
         self.username = member.username if member.uid else None
 
-    def _get(self, url: str, check: Callable[[Fetched], Any]) -> tuple[Fetched, Any]:
+    def _get(self, url: str, check: Callable[[Fetched], _P]) -> tuple[Fetched, _P]:
         try:
             return self.client.fetch(url, check)
         except ForumUnavailable as exc:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeGuard
 from urllib.parse import urlsplit, urlunsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -51,6 +51,7 @@ __all__ = [
     "RULESET_TITLES",
     "SEX_RULESETS",
     "SHERIFF_ELECTION_RULESETS",
+    "THREAD_ROLE_TITLES",
     "TWO_ROUND_RULESETS",
     "Day",
     "Director",
@@ -80,7 +81,7 @@ logger = logging.getLogger(__name__)
 RULESETS: Final[tuple[str, ...]] = ruleset_ids()
 
 
-def _has_ruleset(value: object, what: Callable[[Any], bool]) -> bool:
+def _has_ruleset(value: object, what: Callable[[Any], bool]) -> TypeGuard[str]:
     """Whether ``value`` (raw, from the file) names a rule set that has ``what``: only that one
     rule set is imported (the registry loads a rule set when it is asked for)."""
     return isinstance(value, str) and value in RULESETS and what(get_ruleset(value))
@@ -108,12 +109,12 @@ _LAZY_TABLES: Final[dict[str, Callable[[], Any]]] = {
 }
 
 if TYPE_CHECKING:  # what the module ``__getattr__`` answers, for type checkers and linters
-    RULESET_TITLES: Final[Mapping[str, str]]
-    SHERIFF_ELECTION_RULESETS: Final[frozenset[str]]
-    INQUIRY_RULESETS: Final[frozenset[str]]
-    TWO_ROUND_RULESETS: Final[frozenset[str]]
-    SEX_RULESETS: Final[frozenset[str]]
-    _CHOICES: Final[str]
+    RULESET_TITLES: Mapping[str, str]
+    SHERIFF_ELECTION_RULESETS: frozenset[str]
+    INQUIRY_RULESETS: frozenset[str]
+    TWO_ROUND_RULESETS: frozenset[str]
+    SEX_RULESETS: frozenset[str]
+    _CHOICES: str
 
 
 def __getattr__(name: str) -> Any:

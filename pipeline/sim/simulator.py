@@ -74,7 +74,7 @@ import time
 import tomllib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -750,11 +750,11 @@ class ForumSim:
         resp = early if early is not None else self._route(req)
         if fault is not None and early is None:
             if fault.kind == "slow":
-                resp = _replace(resp, delay=fault.seconds)
+                resp = replace(resp, delay=fault.seconds)
             elif fault.kind == "truncate":
-                resp = _replace(resp, fault="truncate_clean" if fault.clean else "truncate")
+                resp = replace(resp, fault="truncate_clean" if fault.clean else "truncate")
             elif fault.kind == "lost_answer":
-                resp = _replace(resp, fault="reset")  # handled, then the connection dropped
+                resp = replace(resp, fault="reset")  # handled, then the connection dropped
         return resp
 
     def _fault_response(self, fault: Fault, req: _Req) -> SimResponse | None:
@@ -765,9 +765,9 @@ class ForumSim:
         if kind == "503":
             return self._system_error(req, "Discuz! Database Error")
         if kind == "429":
-            body = render.nginx_error_page(429, "Too Many Requests").encode()
-            resp = self._raw(429, body, "text/html", req)
-            return _replace(resp, headers=(*resp.headers, ("Retry-After", str(fault.retry_after))))
+            page = render.nginx_error_page(429, "Too Many Requests").encode()
+            resp = self._raw(429, page, "text/html", req)
+            return replace(resp, headers=(*resp.headers, ("Retry-After", str(fault.retry_after))))
         if kind == "reset":
             return SimResponse(0, (), b"", fault="refused" if fault.connect else "reset")
         if kind == "flood":
@@ -2322,18 +2322,6 @@ def _parse_cookies(header: str) -> dict[str, str]:
             name, value = part.split("=", 1)
             out[name.strip()] = unquote(value.strip())
     return out
-
-
-def _replace(resp: SimResponse, **changes: Any) -> SimResponse:
-    values = {
-        "status": resp.status,
-        "headers": resp.headers,
-        "body": resp.body,
-        "delay": resp.delay,
-        "fault": resp.fault,
-    }
-    values.update(changes)
-    return SimResponse(**values)
 
 
 class _TruncatedStream(httpx.SyncByteStream, httpx.AsyncByteStream):

@@ -61,9 +61,8 @@ def reading_rank(row: dict[str, Any]) -> tuple[int, int, int]:
 
 
 def _row_core(row: dict[str, Any]) -> str:
-    return reading_core(
-        row["state"], row.get("text") or "", row.get("quoted_pids"), marks_from_json(row["marks"])
-    )
+    quoted = row.get("quoted_pids") or ""
+    return reading_core(row["state"], row.get("text") or "", quoted, marks_from_json(row["marks"]))
 
 
 def _marks_json(marks: Iterable[Mark]) -> str:

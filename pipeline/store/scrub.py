@@ -81,9 +81,9 @@ def scrub_body(body: bytes, secrets: Iterable[str] = ()) -> bytes:
         found.add(match.group(1))
     for tag in _INPUT_TAG.finditer(body):
         if _FORMHASH_FIELD.search(tag.group(0)):
-            value = _VALUE_ATTR.search(tag.group(0))
-            if value is not None:
-                found.add(value.group(2))
+            attr = _VALUE_ATTR.search(tag.group(0))
+            if attr is not None:
+                found.add(attr.group(2))
     for match in _FORMHASH_PARAM.finditer(body):
         found.add(match.group(1))
     for secret in secrets:

@@ -13,10 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import cli
-from pipeline.cycle import CycleLocked, cycle_lock, run_cycle, targets_due
+from pipeline.cycle import run_cycle, targets_due
 from pipeline.game.gamefile import load_game
 from pipeline.sim.simulator import ForumSim, SimClock
 from pipeline.store import open_store
+from pipeline.store.lock import CycleLocked, cycle_lock
 from tests.pipeline.conftest import sim_crawler
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -27,7 +27,6 @@ from click.testing import CliRunner
 
 import pipeline.cli.post as cmd_post
 from pipeline.cli import cli
-from pipeline.cycle import cycle_lock
 from pipeline.discuz.poster import (
     CaptchaRequired,
     ManualPostMismatch,
@@ -39,6 +38,7 @@ from pipeline.drafts.publish import publish_approved, record_manual_post
 from pipeline.game.gamefile import Game, load_game
 from pipeline.sim.simulator import ForumSim, SimClock, SimRequest, SimResponse, script_now
 from pipeline.store import Store, open_store
+from pipeline.store.lock import cycle_lock
 
 REPO = Path(__file__).resolve().parents[3]
 DEMO_GAME = REPO / "config" / "games" / "demo.toml"
