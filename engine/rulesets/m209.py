@@ -174,7 +174,10 @@ FIRST_BALLOT = "第一轮投票"
 #: (actor = controller, targets = (controlled,)).
 RETURN, RELEASE, LEAVE, CONTROL = "回到游戏", "解除操纵", "离开游戏", "操纵夺舍"
 STATE_ACTIONS = (RETURN, RELEASE, LEAVE, CONTROL)
-DIRECTOR_ACTIONS = ("红牌罚下", FIRST_TOP, FIRST_BALLOT, *STATE_ACTIONS)
+#: A faction lost by its red cards (m209.txt:637; choice = the faction): the card ledger's
+#: verdict, recorded with the red card that reached it.
+FORFEIT = "判负"
+DIRECTOR_ACTIONS = ("红牌罚下", FORFEIT, FIRST_TOP, FIRST_BALLOT, *STATE_ACTIONS)
 #: Status kinds: a leaver (note 暂时/永久), a controlled player (source = the controller).
 LEFT = "离开游戏"
 CONTROLLED = "被操纵"
@@ -282,6 +285,7 @@ ROUND_SCRATCH = (
 
 _DIRECTOR_RULES = {
     "红牌罚下": "m209.txt:175",
+    FORFEIT: "m209.txt:637",
     FIRST_TOP: "m209.txt:378",
     FIRST_BALLOT: "m209.txt:378",
     RETURN: "m209.txt:210",
@@ -2329,7 +2333,7 @@ class M209(Ruleset):
         moves: list[Action] = []
         for a in actions:
             skill = self.canonical_skill(a.skill)
-            if skill == "红牌罚下":
+            if skill in ("红牌罚下", FORFEIT):
                 reds.append(a)
             elif skill in STATE_ACTIONS:
                 moves.append(a)
@@ -2344,6 +2348,8 @@ class M209(Ruleset):
             ),
         ):
             self._state_action(board, a)
+        # a faction's loss after the red cards that reached it
+        reds.sort(key=lambda a: self.canonical_skill(a.skill) == FORFEIT)
         if board.night is not None:
             for a in reds:
                 self._red_card(board, a)
@@ -2529,11 +2535,30 @@ class M209(Ruleset):
                 board.results[i] = replace(r, reason=r.reason + note)
 
     def _red_card(self, board: Board, a: Action) -> None:
+        """红牌罚下 (m209.txt:175, 636), or 判负 of the faction its red cards made lose."""
+        if self.canonical_skill(a.skill) == FORFEIT:
+            self._forfeit(board, a)
+            return
         if not board.alive(a.actor):
             board.record(a, "红牌罚下", Outcome.INVALID, f"{a.actor}已出局", "m209.txt:175")
             return
         self._red_out(board, a.actor, "红牌罚下", "m209.txt:175")
         board.record(a, "红牌罚下", Outcome.DONE, f"{a.actor}被红牌罚下，没有遗言", "m209.txt:175")
+
+    def _forfeit(self, board: Board, a: Action) -> None:
+        """判负 of ``choice``'s faction by its red cards (m209.txt:637): lost from now on, not
+        announced (m209.txt:146); the win check decides what follows (m209.txt:505-506)."""
+        rule, factions = _DIRECTOR_RULES[FORFEIT], (THIRD, WOLF, VILLAGE)
+        loser = (a.choice or "").strip()
+        if loser not in factions:
+            why = f"判负须写明阵营（choice = {'、'.join(factions)} 之一）"
+            board.record(a, FORFEIT, Outcome.INVALID, why, rule)
+            return
+        if f"lost:{loser}" in board.settings:
+            board.record(a, FORFEIT, Outcome.DONE, f"{loser}此前已判负", rule)
+            return
+        board.settings[f"lost:{loser}"] = board.phase.label
+        board.record(a, FORFEIT, Outcome.DONE, f"{loser}判负（{a.ref or '红牌'}，不予公示）", rule)
 
     # ------------------------------------------------------------------ the day
     def run_day(self, board: Board, day: DayInput) -> None:
@@ -3141,7 +3166,9 @@ class M209(Ruleset):
         if board.winner is not None or board.night == 0:
             return
         before = {k[5:] for k, _v in board.settings.items() if k.startswith("lost:")}
-        now = self._lost_now(board)
+        # a faction judged lost stays lost (m209.txt:506 "之前未判负"): by the state, or by
+        # its red cards (判负, m209.txt:637)
+        now = self._lost_now(board) | before
         for f in sorted(now - before):
             board.settings[f"lost:{f}"] = board.phase.label
             board.emit(step, "m209.txt:146", f"{f}判负（不予公示）")
