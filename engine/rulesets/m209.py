@@ -3205,8 +3205,9 @@ class M209(Ruleset):
     # ------------------------------------------------------------------ votes
     def vote_modifiers(self, state: GameState, day: int) -> tuple[Any, ...]:
         """[迷魂] 0 (m209.txt:96), [独裁] +N (m209.txt:109), [狂躁] no change (m209.txt:97),
-        [霸道]/[不死] not out (m209.txt:166), 白痴 no vote (m209.txt:357), 替罪羊 (m209.txt:343);
-        a player out of the game does not vote and its skills fail (m209.txt:210)."""
+        [霸道]/[不死] not out (m209.txt:166), 白痴 no vote (m209.txt:357), 替罪羊 (m209.txt:343)
+        and 太阳 (m209.txt:376) unless under [遗忘] (m209.txt:94); a player out of the game does
+        not vote and its skills fail (m209.txt:210)."""
         index = Phase.day(day).index
         gone = self._left_in_state(state, index)
         living = tuple(n for n in state.living if n not in gone)
@@ -3253,8 +3254,15 @@ class M209(Ruleset):
                     mods.append(
                         VoteModifier(who, ModifierKind.NO_VOTE, Fraction(0), SUN_NO_VOTE, SUN_RULE)
                     )
+        # [遗忘] loses every [强制] skill and its lasting effects (m209.txt:94): the sun's 日 and
+        # the goat's 冤死 (m209.txt:376, 343) are [强制]
+        forgetting = {
+            s.holder
+            for s in state.statuses
+            if s.active_at(index) and "遗忘" in STATUS_EFFECTS.get(s.kind, frozenset())
+        }
         for p in state.players:
-            if p.name in gone:  # 所有技能失效 (m209.txt:210)
+            if p.name in gone or p.name in forgetting:  # 所有技能失效 (m209.txt:210)
                 continue
             immortal = any(
                 m.player == p.name and m.kind is ModifierKind.BLOCK_OUT and m.source == "[不死]"
