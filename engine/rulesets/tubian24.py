@@ -1724,6 +1724,16 @@ class Tubian24(Ruleset):
         step = "胜负判定"
         if board.winner is not None:
             return
+        # 投票后或者夜间结算完毕后 (tubian24.txt:181): the settlement ends with the hunter's
+        # shot (白日出局枪 … 夜间出局枪, tubian24.txt:244), which may still change who wins
+        shooters = [p.who for p in board.pending if p.skill == "最后一枪"]
+        if shooters:
+            board.emit(
+                step,
+                "tubian24.txt:181",
+                f"等待{'、'.join(shooters)}的<最后一枪>（记录目标或放弃）后再判定胜负",
+            )
+            return
         st = board.statuses
         members = self._members(board)
 
