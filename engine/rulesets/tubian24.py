@@ -1611,7 +1611,9 @@ class Tubian24(Ruleset):
                 step, day.rule or "tubian24.txt:39", "今日无人被投票出局", because=day.decided_by
             )
             if day.rule == self.ref("tie_no_monk"):
-                board.announce("平票，高僧已出局，平安日入夜。")
+                # said without naming a living 高僧 or why he could not (a secret card)
+                board.announce("平票，无人[献身]，平安日入夜。")
+                board.emit(step, *self._no_devotion(board))
         elif board.has(day.out) and board.start.player(day.out).alive and not board.alive(day.out):
             board.emit(
                 step,
@@ -1625,6 +1627,20 @@ class Tubian24(Ruleset):
         else:
             self._exile(board, day.out, day.decided_by)
         board.drain()
+
+    def _no_devotion(self, board: Board) -> tuple[str, str]:
+        """Why nobody took a tie (the rule, the director's reason): the 高僧 is out (:121), or
+        alive without [献身] — lost to [无首] (:99) or, as a 仆人 who became him, never his
+        (⑤, :154)."""
+        monks = [
+            n for n in board.living() if (c := board.player(n).current) and c.name == "高僧"
+        ]
+        if not monks:
+            return "tubian24.txt:121", "平票，高僧已出局：平安日入夜"
+        off = self._disabled(board, monks[0], "献身")
+        if off:
+            return "tubian24.txt:99", f"平票，{monks[0]}（高僧）的[献身]失效：{off}；平安日入夜"
+        return "tubian24.txt:154", f"平票，{monks[0]}（高僧）没有可发动的[献身]；平安日入夜"
 
     def _devotion(self, board: Board, monk: str) -> None:
         step = "高僧[献身]"
@@ -1670,6 +1686,9 @@ class Tubian24(Ruleset):
                     "不能成为投票对象，不能参与投票，不能继任警长。"
                 )
                 board.emit("白痴[装傻]", "tubian24.txt:112", f"{out}发动[装傻]", actor=out)
+                # out by the vote, though his card stays (:47 被投票出局的【白痴】): in the list
+                # of the day's outs, where his vote-out falls among the deaths
+                board.scratch.setdefault("fooled", []).append((len(board.deaths), out))
                 board.push_front(Trigger(f"变身:{out}", lambda b: self._transform(b, out)))
                 if board.sheriff == out:
                     flipped = Death(out, "白痴", cur.uid, 1, "投票出局", step, "tubian24.txt:112")
@@ -1690,11 +1709,13 @@ class Tubian24(Ruleset):
     # ------------------------------------------------------------------ end of a phase
     def end_of_phase(self, board: Board) -> None:
         when = "昨晚" if board.night is not None else "今日"
-        if not board.deaths:
+        outs = [d.player for d in board.deaths]
+        for at, idiot in reversed(board.scratch.get("fooled", [])):
+            outs.insert(at, idiot)  # 白痴[装傻] (:112): voted out, his card not
+        if not outs:
             head = f"{when}无人出局" + ("（平安夜）" if board.night is not None else "")
         else:
-            names = "、".join(d.player for d in board.deaths)
-            head = f"{when}出局（按出局顺序）：{names}"
+            head = f"{when}出局（按出局顺序）：{'、'.join(outs)}"
         board.public[:0] = [head]
 
     # ------------------------------------------------------------------ win check
