@@ -251,7 +251,7 @@ RULINGS: tuple[str, ...] = (
     "同一夜的“刀”按狼人的有效指杀、白眼狼的指杀依次结算（补充说明③④）"
     "（tubian24.txt:107-108, 244）。",
     "刀空/毒空：目标在结算前已出局，不再结算、不公示；唯一例外是补充说明④：情痴已[替死]后白眼狼的指杀"
-    "仍公示“被白眼狼杀害”（tubian24.txt:108, 244）。",
+    "仍公示“被白眼狼杀害”，情痴当晚被守卫或被救时除外（这一刀无效）（tubian24.txt:95, 108, 244）。",
     "高僧[献身]出局不属于“投票出局”，不触发情痴[替死]（tubian24.txt:43, 103）。",
     "被动的<强制>技能（长生、替死、变身）不受梦中人[魅惑]影响；[魅惑]让异性玩家当晚不能发动主动技能，"
     "女巫也收不到[通灵]，当晚出局的猎人不能[最后一枪]（白日出局枪除外）（tubian24.txt:125）。",
@@ -1099,7 +1099,14 @@ class Tubian24(Ruleset):
         target = p.resolved[0]
         line = f"{target}角色被白眼狼杀害了。" if white else f"{target}玩家被杀害了。"
         if not board.alive(target):
-            if target in board.scratch.get("substituted", ()):
+            guarded = self._guarded(board, target)
+            if target in board.scratch.get("substituted", ()) and guarded:
+                # ④ (:108) is the kill that lands: 守卫/救药 made this one void (:89, 95)
+                why = f"对{target}的指杀无效：{guarded}（{target}已[替死]出局，不公示被杀害）"
+                board.emit(step, rule, why, actor=p.action.actor)
+                if (result := self.done_result(board, p.action)) is not None:
+                    board.amend(result, Outcome.BLOCKED, why)
+            elif target in board.scratch.get("substituted", ()):
                 board.announce(line)
                 board.emit(
                     step,
@@ -1123,10 +1130,8 @@ class Tubian24(Ruleset):
                 "tubian24.txt:98",
             )
             blocked = "村长[长生]"
-        elif board.statuses_of(target, "守卫"):
-            blocked = "守护[守卫]"
-        elif board.statuses_of(target, "救药"):
-            blocked = "女巫[救药]"
+        else:
+            blocked = self._guarded(board, target)
         if blocked is not None:
             board.emit(step, rule, f"对{target}的指杀无效：{blocked}", actor=p.action.actor)
             if result is not None:
@@ -1144,6 +1149,15 @@ class Tubian24(Ruleset):
         )
         board.announce(line)
         board.drain()
+
+    @staticmethod
+    def _guarded(board: Board, target: str) -> str | None:
+        """What makes tonight's kill on ``target`` void (:89, 95), if anything."""
+        if board.statuses_of(target, "守卫"):
+            return "守护[守卫]"
+        if board.statuses_of(target, "救药"):
+            return "女巫[救药]"
+        return None
 
     def _substitute(self, board: Board, target: str, step: str) -> bool:
         """情痴[替死]: the lover goes out instead of the admired (tubian24.txt:103-108)."""
@@ -1632,9 +1646,7 @@ class Tubian24(Ruleset):
         """Why nobody took a tie (the rule, the director's reason): the 高僧 is out (:121), or
         alive without [献身] — lost to [无首] (:99) or, as a 仆人 who became him, never his
         (⑤, :154)."""
-        monks = [
-            n for n in board.living() if (c := board.player(n).current) and c.name == "高僧"
-        ]
+        monks = [n for n in board.living() if (c := board.player(n).current) and c.name == "高僧"]
         if not monks:
             return "tubian24.txt:121", "平票，高僧已出局：平安日入夜"
         off = self._disabled(board, monks[0], "献身")
