@@ -99,9 +99,8 @@ def refusal(ruleset: str, out: tuple[datetime, str] | None, first_opens: datetim
     if out is None:
         return ""
     at, cause = out
-    if "红牌" in cause:
-        ref = rules.red_card_rule
-        return "红牌罚下出局的角色没有遗言权利" + (f"（{ref}）" if ref else "")
+    if "红牌" in cause and rules.red_card_rule:  # a text silent on it refuses nothing more
+        return f"红牌罚下出局的角色没有遗言权利（{rules.red_card_rule}）"
     if rules.first_night_only and first_opens is not None and at > first_opens:
         return rules.first_night_only
     return ""

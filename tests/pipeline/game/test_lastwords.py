@@ -145,12 +145,16 @@ def test_the_rules_that_give_no_last_words_are_kept(db: Path, tmp_path: Path) ->
         ("zhenyan", None, "出局的角色没有遗言（zhenyan.txt:46）"),
         ("tubian24", (datetime(2026, 12, 1, 10, tzinfo=TZ), "第0晚出局"), ""),  # 首夜
         ("tubian24", (datetime(2026, 12, 2, 10, tzinfo=TZ), "第1晚出局"), "tubian24.txt:45"),
+        # tubian24 says nothing of a red card's last words: a first night's red card keeps them
+        ("tubian24", (datetime(2026, 12, 1, 9, tzinfo=TZ), "红牌罚下"), ""),
+        ("tubian24", (datetime(2026, 12, 2, 10, tzinfo=TZ), "红牌罚下"), "tubian24.txt:45"),
         ("nizhuan", (datetime(2026, 12, 2, 10, tzinfo=TZ), "红牌罚下"), "nizhuan.txt:50"),
         ("m209", (datetime(2026, 12, 2, 10, tzinfo=TZ), "第1晚出局"), ""),
     ],
 )
 def test_who_has_last_words(ruleset: str, out: tuple[datetime, str] | None, why: str) -> None:
-    """tubian24.txt:45 除首夜出局玩家外，所有出局玩家均没有遗言。"""
+    """tubian24.txt:45 除首夜出局玩家外，所有出局玩家均没有遗言。
+    nizhuan.txt:50 红牌罚下出局的角色没有遗言权利 (tubian24.txt:49 speaks only of skills)."""
     got = refusal(ruleset, out, datetime(2026, 12, 1, 10, tzinfo=TZ))
     assert (why in got and got) if why else got == ""
 
