@@ -141,8 +141,8 @@ class LastWordsRules:
 
     ``none``: why the rule set has no last words at all, with the citation ("": it has some).
     ``red_card_rule``: where the text says 红牌罚下出局的角色没有遗言权利 ("": silent; a red card
-    then refuses nothing the other rules allow). ``first_night_only``: the refusal for a player out after
-    the first game day opened ("": no such limit). ``day_open_note``: the 遗言 line of the
+    then refuses nothing the other rules allow). ``first_night_only``: the refusal for a player
+    out after the first game day opened ("": no such limit). ``day_open_note``: the 遗言 line of the
     day-open draft (None: no line).
     """
 

@@ -1080,6 +1080,9 @@ class Tubian24(Ruleset):
                 )
                 board.announce(f"{target}玩家被毒害了。")
                 board.drain()
+        # 女巫毒药＞吹笛者催眠＞狼人白眼狼杀人 (tubian24.txt:179): the hypnosis is judged after the
+        # poison and before the kills, so tonight's kills cannot undo a completed one
+        board.scratch["piper_won"] = self._piper_wins(board)
         lead: Pass | None = board.scratch.get("lead_kill")
         if lead is not None:
             self._kill(board, lead, white=False)
@@ -1760,7 +1763,8 @@ class Tubian24(Ruleset):
         # 投票后或者夜间结算完毕后 (tubian24.txt:181): the settlement ends with the hunter's
         # shot (白日出局枪 … 夜间出局枪, tubian24.txt:244), which may still change who wins
         shooters = [p.who for p in board.pending if p.skill == "最后一枪"]
-        if shooters:
+        piper_won = bool(board.scratch.get("piper_won"))
+        if shooters and not piper_won:  # a shot after the hypnosis changes nothing
             board.emit(
                 step,
                 "tubian24.txt:181",
@@ -1769,6 +1773,7 @@ class Tubian24(Ruleset):
             return
         st = board.statuses
         members = self._members(board)
+        piper_wins = piper_won or self._piper_wins(board)
 
         def alive_in(f: str) -> bool:
             return any(not _out_for_win(st, p) for p in members[f])
@@ -1779,7 +1784,7 @@ class Tubian24(Ruleset):
             (WHITE, "tubian24.txt:209"),
             (PIPER, "tubian24.txt:216"),
         ):
-            if not alive_in(f):
+            if not alive_in(f) and not (f == PIPER and piper_wins):
                 self._lose(board, f, f"{f}的玩家全部出局", rule, public=False)
         lost = self._lost(board)
         village = members[VILLAGE]
@@ -1791,16 +1796,12 @@ class Tubian24(Ruleset):
         edge_text = (
             "村民阵营的【验人系】【俗】【特】均出局" if gods_out else "村民阵营的【民】均出局"
         )
-        hypnotised = {s.holder for s in st if s.kind == "催眠"}
-        others = [
-            n
-            for n in board.order
-            if _faction_of(board, n) != PIPER and not _out_for_win(st, board.player(n))
-        ]
-        piper_wins = PIPER not in lost and alive_in(PIPER) and all(n in hypnotised for n in others)
         wins: list[tuple[str, str, str]] = []
         if piper_wins:
-            wins.append((PIPER, "除吹笛者阵营外所有存活玩家均进入催眠状态", "tubian24.txt:212-214"))
+            how = "，催眠先于当晚的刀结算" if not alive_in(PIPER) else ""
+            wins.append(
+                (PIPER, f"除吹笛者阵营外所有存活玩家均进入催眠状态{how}", "tubian24.txt:212-214")
+            )
         if WOLF not in lost and alive_in(WOLF) and edge and not piper_wins:
             wins.append((WOLF, f"有狼人阵营的玩家存活，{edge_text}", "tubian24.txt:189-192"))
         if WHITE not in lost and WOLF in lost and alive_in(WHITE) and edge and not piper_wins:
@@ -1834,6 +1835,22 @@ class Tubian24(Ruleset):
         board.set_winner(faction, reason, rule)
         board.announce(f"游戏结束：{faction}胜利（{reason}）")
         board.emit(step, rule, f"{faction}胜利", because=reason)
+
+    def _piper_wins(self, board: Board) -> bool:
+        """吹笛者阵营胜 (tubian24.txt:212-214): a living piper, every other player in the game
+        (not a 白痴 after [装傻]) hypnotised."""
+        st = board.statuses
+        if PIPER in self._lost(board):
+            return False
+        members = self._members(board)
+        if not any(not _out_for_win(st, p) for p in members[PIPER]):
+            return False
+        hypnotised = {s.holder for s in st if s.kind == "催眠"}
+        return all(
+            n in hypnotised
+            for n in board.order
+            if _faction_of(board, n) != PIPER and not _out_for_win(st, board.player(n))
+        )
 
     # ------------------------------------------------------------------ votes
     def actual_faction(self, state: GameState, player: str) -> str | None:
