@@ -30,11 +30,13 @@ checked at setup, also against the game file's ``[m209] lineup`` (m209.txt:22-33
 - Targets: 选择目标 → 噬时狼妃[时间逆流] → 魔术师[交换] → [隐身] → 结算目标 (m209.txt:68, 107).
   Same skill in one step: the true identity's first, then gifts, later-listed roles first
   (m209.txt:527, hook ``action_order``).
-- Attacks (指杀/穿透/特攻/暴击/投票出局) meet their defences (守护/坚韧/特防/暴抗/霸道; 不死 all);
-  the one ending soonest is used first; counted ones are consumed (m209.txt:111, 185); 白痴 is
-  the step-2 survival effect (m209.txt:186, 357); chain deaths (魅惑, then 摄梦) are inserted at
-  once (m209.txt:187, 583-584). [遗忘] drops 常驻 defences; [秩序] / [漏洞] block negative /
-  non-negative statuses; a second [流血] is a [暴击] (m209.txt:94-110).
+- Attacks (指杀/穿透/特攻/暴击/投票出局) meet their defences (守护/坚韧/特防/暴抗/霸道), the one
+  ending soonest first; counted ones are consumed (m209.txt:111, 185). Only when none offsets
+  it do the step-2 survival effects act (m209.txt:186): [不死] (for 月亮[夜] and 太阳[日], [翻牌]
+  skills, the card flips and the skill is spent, m209.txt:63) and 白痴 (m209.txt:357); chain
+  deaths (魅惑, then 摄梦) are inserted at once (m209.txt:187, 583-584). [遗忘] drops 常驻
+  defences; [秩序] / [漏洞] block negative / non-negative statuses; a second [流血] is a
+  [暴击] (m209.txt:94-110).
 - Day: 正午 skills (断钢斩, 决斗, 神风突击, 烈阳护卫) in launch order, then the vote (unless
   [封锁投票]), 预言家[天意], 黄昏1 (替罪羊[冤死], shots), red cards (m209.txt:177).
 - 太阳[日不落] (m209.txt:377-380): the day after the sun is out has two 正午 rounds, each
@@ -1432,7 +1434,11 @@ class M209(Ruleset):
         """常驻 night statuses: 恶灵骑士/小恶魔[主宰黑夜], 月亮[夜] (m209.txt:366, 447, 461)."""
         for name in self._ring(board):
             role = self.role(board, name)
-            if role in ("恶灵骑士", "小恶魔", "月亮") and "遗忘" not in self.effects(board, name):
+            if (
+                role in ("恶灵骑士", "小恶魔", "月亮")
+                and "遗忘" not in self.effects(board, name)
+                and not (role == "月亮" and self._flipped(board, name))  # [翻牌] (m209.txt:63)
+            ):
                 rule = {
                     "恶灵骑士": "m209.txt:447",
                     "小恶魔": "m209.txt:461",
@@ -1866,19 +1872,57 @@ class M209(Ruleset):
         already does."""
         forgot = "遗忘" in self.effects(board, target)  # [遗忘] loses 常驻 effects (m209.txt:94)
         dawn = board.scratch.get("dawn", False)
-        blocks = [
+        held = [
             s
             for s in board.statuses_of(target)
-            if s.kind in (DEFENCE_FOR[kind], "不死")
-            and not (forgot and s.note == "常驻")
-            and not (dawn and s.note == TONIGHT)
+            if not (forgot and s.note == "常驻") and not (dawn and s.note == TONIGHT)
         ]
+        # 1: a status that offsets this attack, the soonest to end; 2: only then [不死], one of
+        # the 免于出局 effects (m209.txt:185-186)
+        offsets = [s for s in held if s.kind == DEFENCE_FOR[kind]]
+        blocks = offsets or [s for s in held if s.kind == "不死"]
         if not blocks and dawn and self._sun_by_day(board, target):
             return Status("不死", target, SUN_DAY, board.index, board.index)
         if not blocks:
             return None
         return min(
             blocks, key=lambda s: (s.until is None, s.until or 0, s.count is None, s.sort_key())
+        )
+
+    def _own_trigger(self, board: Board, name: str, skill: str) -> bool:
+        """Whether the moon's/sun's going out still triggers its <``skill``> (长夜漫漫, 日不落):
+        not once the card was flipped (m209.txt:63), nor under [遗忘] (m209.txt:94)."""
+        if self._flipped(board, name):
+            board.emit("出局", "m209.txt:63", f"{name}的身份牌已翻开，<{skill}>[翻牌]不再触发")
+            return False
+        if "遗忘" in self.effects(board, name):
+            board.emit("出局", "m209.txt:94", f"{name}持有[遗忘]，失去<{skill}>，不触发")
+            return False
+        return True
+
+    def _own_immunity_spent(self, board: Board, name: str, step: str) -> None:
+        """月亮[夜] / 太阳[日] kept ``name`` in (m209.txt:366, 376): they are [翻牌] skills
+        (m209.txt:63), so the card flips, and once it has the skill no longer acts — no more
+        [不死] from it, nor its trigger when the moon or sun goes out. Every 免于出局 effect
+        resolves (m209.txt:186), so it flips also when another [不死] kept ``name`` in."""
+        role = self.role(board, name)
+        if role == "月亮" and board.night is not None:
+            own = [s for s in board.statuses_of(name, "不死") if s.source.startswith("月亮（")]
+        elif role == "太阳" and board.night is None and self._sun_by_day(board, name):
+            own = [s for s in board.statuses_of(name, "不死") if s.source == SUN_DAY]
+        else:
+            return
+        if "遗忘" in self.effects(board, name) or self._flipped(board, name):
+            return
+        for st in own:
+            board.remove_status(st)
+        skill = "夜" if role == "月亮" else "日"
+        self._flip(board, name, f"{role}[{skill}]")
+        board.emit(
+            step,
+            "m209.txt:63",
+            f"{name}的<{skill}>[翻牌]：身份牌翻开，此后不再获得[不死]，出局时也不再触发",
+            resolved=(name,),
         )
 
     def _sun_by_day(self, board: Board, name: str) -> bool:
@@ -1889,6 +1933,7 @@ class M209(Ruleset):
             and self.role(board, name) == "太阳"
             and "遗忘" not in self.effects(board, name)
             and not board.statuses_of(name, "漏洞")
+            and not self._flipped(board, name)  # [翻牌]: used once (m209.txt:63)
         )
 
     def hit(
@@ -1918,6 +1963,8 @@ class M209(Ruleset):
             return None
         use = self._defence(board, target, kind)
         if use is not None:
+            if use.kind == "不死":
+                self._own_immunity_spent(board, target, step)
             if use.count is not None:
                 board.remove_status(use)
                 if use.count > 1:
@@ -2008,7 +2055,7 @@ class M209(Ruleset):
             nxt = board.night + 1 if board.night is not None else board.phase.number
             board.settings["swift_kill"] = str(nxt)
             board.emit(death.step, "m209.txt:442", f"幼狼出局：第{nxt}晚深夜狼人<杀人>获得[迅捷1]")
-        if role == "月亮" and not death.red:
+        if role == "月亮" and not death.red and self._own_trigger(board, name, "夜"):
             board.announce("长夜漫漫")
             nxt = board.night + 1 if board.night is not None else board.phase.number
             key = f"extra_nights:{nxt}"
@@ -2018,7 +2065,7 @@ class M209(Ruleset):
                 "m209.txt:367",
                 f"月亮出局：第{nxt}晚额外进行一轮[早夜-晨曦第一阶段]（行动用 choice=第二轮 标记）",
             )
-        if role == "太阳" and not death.red:
+        if role == "太阳" and not death.red and self._own_trigger(board, name, "日"):
             board.announce("日不落")
             self._sun_falls(board, name)
         if role == PIPER:
@@ -2583,7 +2630,7 @@ class M209(Ruleset):
         ballots = [a for a in rest if self.canonical_skill(a.skill) == FIRST_BALLOT]
         rest = [a for a in rest if a not in firsts and a not in namings and a not in ballots]
         for name in board.living():
-            if self.role(board, name) == "太阳" and "遗忘" not in self.effects(board, name):
+            if self._sun_by_day(board, name):
                 self.add_status(board, name, "不死", SUN_DAY, board.index, "m209.txt:376")
         # 正午 (m209.txt:49): the noon skills, in the order they were launched
         noon = [a for a in rest if self.canonical_skill(a.skill) in NOON_SKILLS]
@@ -2684,7 +2731,7 @@ class M209(Ruleset):
                 return ""
             peace = self._tally_peace(board, tallied)
             if peace is not None and board.alive(peace[0]):
-                self._peace(board, "第一轮[正午]", *peace, tallied.decided_by, step="正午")
+                self._tally_kept_in(board, "第一轮[正午]", *peace, tallied.decided_by)
             elif not top:
                 board.announce(self._no_top_line(tallied, "第一轮[正午]"))
             board.emit(
@@ -2863,6 +2910,14 @@ class M209(Ruleset):
         board.announce(f"{label}最高票：{who}，持有{what}，不出局")
         board.scratch["peace"] = True
 
+    def _tally_kept_in(self, board: Board, label: str, who: str, what: str, because: str) -> None:
+        """The tally's top kept in by ``what`` (:meth:`_tally_peace`): 平安日, and when no [霸道]
+        offset the vote-out, [不死] did — 太阳[日] flips (m209.txt:186)."""
+        step = "正午" if label.startswith("第一轮") else "放逐投票"
+        self._peace(board, label, who, what, because, step=step)
+        if "霸道" not in what:
+            self._own_immunity_spent(board, who, step)
+
     def _noon_out_top(self, board: Board, label: str, top: str, step: str) -> None:
         """The top went out at noon (决斗, 断钢斩, 神风突击 …): the tally cannot see it
         (m209.txt:170); it is still the day's top, said with the day's other public lines. The
@@ -2893,7 +2948,7 @@ class M209(Ruleset):
             if peace is not None and not board.alive(peace[0]):
                 self._noon_out_top(board, label, peace[0], step)
             elif peace is not None:
-                self._peace(board, label, *peace, day.decided_by, step=step)
+                self._tally_kept_in(board, label, *peace, day.decided_by)
             else:
                 board.emit(
                     step, day.rule or "m209.txt:169", "今日没有最高票出局", because=day.decided_by
@@ -3268,7 +3323,8 @@ class M209(Ruleset):
                 m.player == p.name and m.kind is ModifierKind.BLOCK_OUT and m.source == "[不死]"
                 for m in mods
             )
-            if p.alive and p.cards and p.cards[0].name == "太阳" and not immortal:
+            flipped = any(s.kind == "翻牌" and s.holder == p.name for s in state.statuses)
+            if p.alive and p.cards and p.cards[0].name == "太阳" and not immortal and not flipped:
                 # the status, not the role: the conclusion is public (m209.txt:166-167)
                 mods.append(
                     VoteModifier(

@@ -84,16 +84,18 @@ def test_a_sun_guarded_at_night_is_blocked_once() -> None:
     assert t.decided_by == "唯一最高票；但子持有[不死]，不出局（平安日）"
 
 
-def test_the_resolved_day_announces_the_top_why_and_the_peace() -> None:
+def test_the_resolved_day_announces_the_top_why_the_flip_and_the_peace() -> None:
     says("m209.txt:166", "则不出局，公示平安日")
     says("m209.txt:167", "将只宣布当天谁是最高票")
+    # the sun's own [不死] is 日[强制][翻牌]: kept in by it, his card is turned over
+    says("m209.txt:63", "此技能必须翻开身份牌才能发动")
     state = state_on_day_2(roles={"子": "太阳"})
     _verdicts, t = day_tally(
         state,
         [ballot(v, "子", OPENS + timedelta(hours=i), i) for i, v in enumerate(("戊", "己"), 1)],
     )
     new, report = resolve_day(state, DayInput.from_tally(t), RS)
-    assert report.public == ("今日最高票：子，持有[不死]，不出局", "今日平安日")
+    assert report.public == ("今日最高票：子，持有[不死]，不出局", "子翻牌：太阳", "今日平安日")
     assert new.player("子").alive and not report.deaths
 
 
