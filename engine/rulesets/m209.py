@@ -1906,9 +1906,12 @@ class M209(Ruleset):
         [不死] from it, nor its trigger when the moon or sun goes out. Every 免于出局 effect
         resolves (m209.txt:186), so it flips also when another [不死] kept ``name`` in."""
         role = self.role(board, name)
-        if role == "月亮" and board.night is not None:
+        dawn = board.scratch.get("dawn", False)  # 晨曦 belongs to the day (m209.txt:46)
+        if role == "月亮" and board.night is not None and not dawn:
             own = [s for s in board.statuses_of(name, "不死") if s.source.startswith("月亮（")]
-        elif role == "太阳" and board.night is None and self._sun_by_day(board, name):
+            if not own:  # no [不死] of her own tonight ([漏洞] …): nothing of hers acted
+                return
+        elif role == "太阳" and (board.night is None or dawn) and self._sun_by_day(board, name):
             own = [s for s in board.statuses_of(name, "不死") if s.source == SUN_DAY]
         else:
             return
