@@ -201,6 +201,7 @@ class Activity:
     has_bbcode: bool = False
     text: str = ""
     hidden: tuple[str, ...] = ()  # hidden-text marks in the post (keys of HIDDEN_ZH)
+    questions: int = 1  # an inquiry post's questions: each question mark one, at least one
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -874,12 +875,15 @@ def check_inquiry_limit(inp: ConductInput) -> Iterator[Flag]:
                 continue
             asked[a.player].append(a)
         for player, posts in asked.items():
-            if len(posts) <= limit:
+            total, over = 0, []
+            for a in posts:
+                total += a.questions
+                if total > limit:
+                    over.append(a)
+            if not over:
                 continue
-            extra = "、".join(a.evidence.label for a in posts[limit:])
-            reason = (
-                f"第{d.day}天在询问贴询问{len(posts)}次，超过每天{limit}次的上限（超出的是{extra}）"
-            )
+            extra = "、".join(a.evidence.label for a in over)
+            reason = f"第{d.day}天在询问贴询问{total}次，超过每天{limit}次的上限（超出的在{extra}）"
             yield inp.flag(
                 FlagKind.INQUIRY_LIMIT, player, d.day, reason, (a.evidence for a in posts)
             )

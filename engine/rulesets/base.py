@@ -98,6 +98,14 @@ ZH_CARD = {1: "第一身份", 2: "第二身份"}
 _ZH_COUNT = {1: "一", 2: "两", 3: "三", 4: "四"}
 
 
+def action_time(a: Action) -> datetime | None:
+    """When ``a`` happened (its ``at``), or None: none given, or one that does not parse."""
+    try:
+        return datetime.fromisoformat(a.at) if a.at is not None else None
+    except ValueError:
+        return None
+
+
 def successor_again(reason: str, refused: Action, ask: str) -> str:
     """The prompt after a refused 殉职 choice: ``reason``, then the refused record taken back
     (when it is the journal's: the resolution takes a skill's first record), then ``ask``, how
@@ -674,23 +682,26 @@ class Ruleset:
         (m135.txt:56, zhenyan.txt:43 白天结束时红牌罚下的出局结算在投票结算之后执行); the
         ones at the close stay in ``board.scratch["reds"]``. Called once the day's decisions
         (最后一枪, 殉职 …) are at hand, before the vote."""
+        for _at, a in self._reds_before_the_close(board, day):
+            self._red_card(board, a)
+
+    @staticmethod
+    def _reds_before_the_close(board: Board, day: DayInput) -> list[tuple[datetime, Action]]:
+        """The day's red cards given before the close, with their times, in time order; the
+        ones at the close (or without a time that parses) stay in ``board.scratch["reds"]``."""
         if day.closes is None:
-            return
+            return []
         closes = datetime.fromisoformat(day.closes)
         during: list[tuple[datetime, Action]] = []
         at_close: list[Action] = []
         for a in board.scratch.get("reds", []):
-            try:
-                at = datetime.fromisoformat(a.at) if a.at is not None else None
-            except ValueError:
-                at = None  # a time that does not parse: at the close, as without one
+            at = action_time(a)
             if at is not None and at < closes:
                 during.append((at, a))
             else:
                 at_close.append(a)
         board.scratch["reds"] = at_close
-        for _at, a in sorted(during, key=lambda pair: pair[0]):
-            self._red_card(board, a)
+        return sorted(during, key=lambda pair: pair[0])
 
     def _take_director_actions(
         self, board: Board, actions: Sequence[Action]

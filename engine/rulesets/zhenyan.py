@@ -70,6 +70,7 @@ from engine.rulesets.base import (
     LastWordsRules,
     Lineup,
     Ruleset,
+    action_time,
 )
 from engine.rulesets.roles import VILLAGE, WOLF
 from engine.speed import SpeedRules
@@ -643,7 +644,7 @@ class Zhenyan(Ruleset):
 
     def run_night(self, board: Board, actions: Sequence[Action]) -> None:
         rest = self._director_actions(board, actions)
-        if board.winner is not None:
+        if self._over(board, rest):
             return
         if board.night == 0:
             self._game_start(board)
@@ -870,13 +871,21 @@ class Zhenyan(Ruleset):
         role = role_of(p)
         triggers: list[Trigger] = []
         if role in self.wolf_roles:
-            charge = board.charge(TEAM, "杀人") or Charge(TEAM, "杀人", 0)
-            board.set_charge(replace(charge, remaining=charge.remaining + 1))
-            board.emit(
-                death.step,
-                "zhenyan.txt:66",
-                f"狼人{death.player}出局，<杀人>使用次数+1（现为{charge.remaining + 1}）",
-            )
+            if board.night is not None:  # usable from the next night on (docs/rulings.md)
+                board.scratch["kills_next_night"] = board.scratch.get("kills_next_night", 0) + 1
+                board.emit(
+                    death.step,
+                    "zhenyan.txt:66",
+                    f"狼人{death.player}出局，<杀人>使用次数+1（从下一晚起可用）",
+                )
+            else:
+                charge = board.charge(TEAM, "杀人") or Charge(TEAM, "杀人", 0)
+                board.set_charge(replace(charge, remaining=charge.remaining + 1))
+                board.emit(
+                    death.step,
+                    "zhenyan.txt:66",
+                    f"狼人{death.player}出局，<杀人>使用次数+1（现为{charge.remaining + 1}）",
+                )
         if role == "狼美人":
             for s in board.statuses:
                 if s.kind == CHARM and s.source == death.player and s.active_at(board.index):
@@ -960,7 +969,10 @@ class Zhenyan(Ruleset):
     # ------------------------------------------------------------------ director's actions
     def _director_action(self, board: Board, a: Action) -> bool:
         if self.canonical_skill(a.skill) == "猜中":
-            self._guessed(board, a)
+            if board.night is None:  # by day, in time order with the red cards (run_day)
+                board.scratch.setdefault("guesses", []).append(a)
+            else:
+                self._guessed(board, a)
             return True
         return False
 
@@ -1060,17 +1072,52 @@ class Zhenyan(Ruleset):
         )
         board.emit(step, "zhenyan.txt:49", f"{a.actor}发起投降，狼人阵营全数同意", actor=a.actor)
 
-    # _forfeit is the base's: 判负 by a faction's reds (zhenyan.txt:223, the card rules)
+    def _forfeit(self, board: Board, a: Action) -> None:
+        """判负 by a faction's red cards (zhenyan.txt:223). The wolves' loss is a loss like any
+        other for the 狼王: alive, he may first use <最后一招> (zhenyan.txt:70, 114) — only
+        投降 does not let him (zhenyan.txt:49); :meth:`_over` asks him."""
+        loser = (a.choice or "").strip()
+        kings = [n for n in board.living() if role_of(board.player(n)) == "狼王"]
+        if loser != WOLF or not kings:
+            super()._forfeit(board, a)
+            return
+        reason, rule = f"{WOLF}判负（红牌）", self.cards.faction_rule
+        board.record(a, "判负", Outcome.DONE, reason, rule)
+        board.scratch["forfeit"] = (kings[0], reason, rule)
+
+    def _over(self, board: Board, rest: Sequence[Action]) -> bool:
+        """Whether the game ended with the director's actions (投降, 判负 — after the 狼王's
+        <最后一招>, among the phase's actions, or asked for): the phase's other actions are
+        then not resolved, each said so."""
+        forfeit = board.scratch.pop("forfeit", None)
+        if forfeit is not None:
+            king, reason, rule = forfeit
+            moves = [
+                a for a in rest if a.actor == king and self.canonical_skill(a.skill) == "最后一招"
+            ]
+            rest = [a for a in rest if a not in moves]
+            board.prepared.extend(replace(a, skill="最后一招") for a in moves)
+            if self._last_move(board, king, reason):
+                board.set_winner(VILLAGE, reason, rule)
+            board.scratch["over"] = True  # won, or the 狼王's choice decides
+        if board.winner is None and not board.scratch.get("over"):
+            return False
+        board.scratch["over"] = True
+        why = "游戏已结束（或待狼王<最后一招>），不再结算"
+        for a in rest:
+            board.record(a, "校验", Outcome.UNUSED, why, "")
+        return True
 
     # ------------------------------------------------------------------ the day
     def run_day(self, board: Board, day: DayInput) -> None:
         board.voters_day = day.day
         board.voters = tuple(v for v in day.voters if board.has(v))
         rest = self._director_actions(board, day.actions)
-        if board.winner is not None:
+        if self._over(board, rest):
             return
         self._keep_day_triggers(board, rest)
-        self._reds_during_the_day(board, day)
+        if self._ended_before_the_vote(board, day):
+            return
         if day.sheriff_election:
             elected = day.elected
             if elected is None:
@@ -1098,14 +1145,45 @@ class Zhenyan(Ruleset):
             if day.day >= 2:
                 _spend(board, 2, f"成功投票{out}出局", "投票", "zhenyan.txt:57")
         board.drain()
+        # 投票结束后，立即公示…警长<殉职>及其目标 (zhenyan.txt:34): the hand-over of a sheriff out
+        # by the vote, before the red cards at the close (zhenyan.txt:43)
+        board.run_deferred()
         for a in board.scratch.get("reds", []):
             self._red_card(board, a)  # zhenyan.txt:43: after the vote
+
+    def _ended_before_the_vote(self, board: Board, day: DayInput) -> bool:
+        """The day's words guessed and red cards given before the close, in time order, each
+        followed by the win check — 任何阵营达到其中之一的胜利条件时，游戏立即结束
+        (zhenyan.txt:114). True when the game ended before the vote: the vote and the day's
+        魔力点 then do not count. A guess with no time counts at the close, before the vote."""
+        # (untimed?, seconds, order): an untimed guess last, then guesses before red cards
+        events: list[tuple[tuple[int, float, int], Action]] = [
+            ((0, at.timestamp(), 1), a) for at, a in self._reds_before_the_close(board, day)
+        ]
+        for a in board.scratch.pop("guesses", []):
+            at = action_time(a)
+            events.append(((0, at.timestamp(), 0) if at else (1, 0.0, 0), a))
+        events.sort(key=lambda e: e[0])
+        for (_untimed, _seconds, kind), a in events:
+            if kind == 0:
+                self._guessed(board, a)
+            else:
+                self._red_card(board, a)
+            board.drain()
+            if board.winner is not None or self._judged_now(board):
+                board.scratch["over"] = True
+                return True
+        return False
 
     # ------------------------------------------------------------------ end of a phase
     def end_of_phase(self, board: Board) -> None:
         board.drain()
         board.run_deferred()
-        if board.night is None and board.phase.number >= 2:
+        if more := board.scratch.pop("kills_next_night", 0):  # wolves out tonight
+            charge = board.charge(TEAM, "杀人") or Charge(TEAM, "杀人", 0)
+            board.set_charge(replace(charge, remaining=charge.remaining + more))
+        over = bool(board.scratch.get("over"))  # the game ended during the day
+        if board.night is None and board.phase.number >= 2 and not over:
             _spend(board, 2, f"经过第{board.phase.number}天白天", "白天结束", "zhenyan.txt:57")
         points = _board_mana(board)
         if board.night == 0:
@@ -1118,7 +1196,8 @@ class Zhenyan(Ruleset):
             board.public[:0] = [line, f"当日警长：{board.sheriff or '无'}"]
         elif board.night is None and board.deaths:
             board.public.insert(0, self.death_line(board))
-        self._judge(board, points)
+        if not over:
+            self._judge(board, points)
 
     death_separator: ClassVar[str] = "、"
 
@@ -1134,8 +1213,16 @@ class Zhenyan(Ruleset):
         wolves = sum(1 for n in board.living() if role_of(board.player(n)) in self.wolf_roles)
         return elder_out, wolves, len(_board_guessed(board))
 
-    def _judge(self, board: Board, points: int) -> None:
-        """胜负判定 (zhenyan.txt:113-127), in the text's order."""
+    def _judged_now(self, board: Board) -> bool:
+        """胜负判定 in the middle of a day (zhenyan.txt:114): True when a faction has won, or
+        the 狼王's <最后一招> now decides it — the game then ends here."""
+        before = len(board.pending)
+        self._judge(board, _board_mana(board), quiet=True)
+        return board.winner is not None or len(board.pending) > before
+
+    def _judge(self, board: Board, points: int, *, quiet: bool = False) -> None:
+        """胜负判定 (zhenyan.txt:113-127), in the text's order (``quiet``: nothing logged when
+        nobody has won)."""
         step = "胜负判定"
         if board.winner is not None:
             return
@@ -1164,7 +1251,8 @@ class Zhenyan(Ruleset):
         elif guessed >= WORDS:
             result = (VILLAGE, "四个真言咒语全部猜中，且长老没有出局", "zhenyan.txt:127")
         if result is None:
-            board.emit(step, "zhenyan.txt:114", "双方均未达成胜利条件，游戏继续")
+            if not quiet:
+                board.emit(step, "zhenyan.txt:114", "双方均未达成胜利条件，游戏继续")
             return
         faction, reason, rule = result
         if faction == VILLAGE:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engine.conduct import Activity
+from parsers.inquiry import parse_inquiry
 from parsers.records import MarkKind, Post
 from pipeline.derive.posts import HIDDEN_KEYS, Roster
 from pipeline.derive.results import post_url
@@ -48,6 +49,9 @@ def _activities(
                 has_bbcode=MarkKind.BBCODE in kinds,
                 text=post.text,
                 hidden=hidden,
+                # each question mark a question, at least one a post (the inquiry thread's own
+                # count, pipeline.derive.inquiry)
+                questions=parse_inquiry(post.text).questions if role == "inquiry" else 1,
             )
         )
     return acts

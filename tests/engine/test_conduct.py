@@ -463,9 +463,28 @@ def test_more_than_three_inquiries_a_day() -> None:
     assert len(flags) == 1
     flag = flags[0]
     assert flag.id == "d2-inquiry-limit-饺子"
-    assert flag.reason == (f"第2天在询问贴询问4次，超过每天3次的上限（超出的是pid {acts[3].pid}）")
+    assert flag.reason == (f"第2天在询问贴询问4次，超过每天3次的上限（超出的在pid {acts[3].pid}）")
     assert flag.rule == "zhenyan.txt:165, zhenyan.txt:147"
     assert len(flag.evidence) == 4
+
+
+def test_one_inquiry_post_with_four_questions_is_over_the_limit() -> None:
+    # zhenyan.txt:165 每名角色每天可以在询问贴向警长询问3次问题 — each question mark a question
+    # (docs/rulings.md, 询问与猜词), as the inquiry thread counts them
+    first = dataclasses.replace(_inquiry("饺子", 2, 0), questions=2)
+    second = dataclasses.replace(_inquiry("饺子", 2, 1), questions=2)
+    flags = conduct_flags(
+        days=[summary(2, inquiry=True)],
+        activities=[first, second, dataclasses.replace(_inquiry("包子", 2, 2), questions=3)],
+        players=[*ROSTER, PlayerLife("烧卖")],
+        rules=CONDUCT["zhenyan"],
+        sheriff_by_day={2: "烧卖"},
+        as_of=at(2, 9),
+    )
+    assert [f.id for f in flags] == ["d2-inquiry-limit-饺子"]
+    assert flags[0].reason == (
+        f"第2天在询问贴询问4次，超过每天3次的上限（超出的在pid {second.pid}）"
+    )
 
 
 def test_zhenyan_sheriff_may_not_post_in_discussion() -> None:
