@@ -257,7 +257,7 @@ def decide_speed(
 
     accelerate = (acc_passed or auto) and not delay_passed
     if auto and not acc_passed:
-        parts.append("存活人数达到自动加速条件")
+        parts.append(f"存活人数低于{rules.auto_accelerate_below}人，自动执行加速")
     if delay_passed and (acc_passed or auto):
         parts.append("延时成功，不再视为执行加速")
     overridden = override is not None

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from engine.speed import SpeedDecision, SpeedKind, SpeedRequest, decide_speed, speed_deadlines
+from engine.speed import (
+    SpeedDecision,
+    SpeedKind,
+    SpeedRequest,
+    auto_accelerated,
+    decide_speed,
+    speed_deadlines,
+)
 from engine.state import GameState
 from engine.votes import PlayerStatus
 from parsers.records import PostState
@@ -75,10 +82,16 @@ def _day_speed(
     run: _Run, day: Day, outs: _Outs, living_at: Sequence[str]
 ) -> tuple[SpeedDecision | None, bool]:
     """申请加速/延时 in the progress thread: the decision (None without one), and whether the
-    day is accelerated."""
-    if day.progress is None:
-        return None, bool(day.accelerated)
+    day is accelerated — also by itself, below the rule set's living count (m135: 存活人数低于
+    7人后，将自动执行二段加速, counted at the opening), unless the director decided the day."""
     ruleset = run.ruleset
+    override = day.accelerated
+    jo = journal_setting(run.store, f"speed:{day.day}")
+    if jo is not None:
+        override = jo == "accelerate"
+    auto = auto_accelerated(ruleset.speed, len(living_at))
+    if day.progress is None:
+        return None, auto if override is None else override
     deadlines = speed_deadlines(
         ruleset.speed, closes=day.closes, opens=day.opens, tz=run.game.game.tz
     )
@@ -96,10 +109,6 @@ def _day_speed(
                 who, kind, post.posted_at, post_url(run.base, post.tid, post.pid), post.pid
             )
         )
-    override = day.accelerated
-    jo = journal_setting(run.store, f"speed:{day.day}")
-    if jo is not None:
-        override = jo == "accelerate"
     speed = decide_speed(
         requests,
         living=[
@@ -112,5 +121,6 @@ def _day_speed(
         override=override,
         rules=ruleset.speed,
         opens=day.opens,
+        auto=auto,
     )
     return speed, speed.accelerate

@@ -203,3 +203,19 @@ def test_a_look_at_the_past_does_not_overwrite_the_stored_verdicts(db):
     # and a flag listed at --as-of can still be confirmed at that moment
     out = run("flags", "confirm", str(GAME), "--db", str(db), "d2-qianshui-汤圆", *AS_OF)
     assert "汤圆 得到黄牌" in out
+
+
+def test_below_seven_living_the_day_accelerates_by_itself(db):
+    # m135.txt:195 存活人数低于7人后，将自动执行二段加速
+    # m135.txt:198 执行二段加速时，所有人不可改票，且发言不足或未投票者将不被判罚
+    for name in ("麻花", "粽子", "月饼", "油条", "烧卖", "面条"):
+        run("player", "out", str(GAME), "--db", str(db), "--player", name,
+            "--at", "2026-12-02T09:00:00+08:00", "--cause", "测试：开门前出局")  # fmt: skip
+    data = json.loads(run("tally", str(GAME), "--db", str(db), "--day", "2", "--json", *AS_OF))
+    assert data["accelerated"] is True
+    assert (
+        "存活6人" in data["speed"]["reason"] and "低于7人，自动执行加速" in data["speed"]["reason"]
+    )
+    changes = [v for v in data["votes"] if v["ballot"]["kind"] == "change"]
+    assert changes and all(v["status"] != "counted" for v in changes)
+    assert not [f for f in data["flags"] if "qianshui" in f["id"] or "novote" in f["id"]]
