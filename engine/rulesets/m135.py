@@ -1412,6 +1412,13 @@ class M135(Ruleset):
         step = "胜负判定"
         if self.announce_winner(board, step):
             return
+        # a decision still to make may change who wins: 须立即决定<最后一枪>，被枪杀的角色立即
+        # 出局 (m135.txt:186); <装傻> keeps the 白痴 in (m135.txt:109)
+        waiting = [p for p in board.pending if p.skill in ("最后一枪", "馈赠最后一枪", "装傻")]
+        if waiting:
+            what = "、".join(f"{p.who}的<{p.skill}>" for p in waiting)
+            board.emit(step, "m135.txt:186", f"等待{what}（记录决定后重新结算）再判定胜负")
+            return
         met = [c for c, ok in self.win_conditions(board).items() if ok]
         if not met:
             board.emit(step, "m135.txt:154", "双方均未达成胜利条件，游戏继续")
