@@ -955,6 +955,11 @@ class Ruleset:
         电梯楼, excused from posting (no 潜水 flag)."""
         return frozenset()
 
+    def voiceless(self, state: GameState, day: int) -> Mapping[str, str]:
+        """Players in the game who may neither speak nor vote on ``day`` → why (nizhuan: the
+        second card out in the 逆转轮): not judged for 潜水 or 未投票; none here."""
+        return {}
+
     def lastwords_rights(self, state: GameState) -> Mapping[str, frozenset[str]] | None:
         """The players the engine gave last words → the phases ("night:1") they got them in
         (m209's 4, nizhuan's per round); None when the rule set does not count them (the rule

@@ -588,6 +588,24 @@ class Nizhuan(Ruleset):
     def vote_sheriff(self, state: GameState) -> str | None:
         return sheriff_unit(state)
 
+    def voiceless(self, state: GameState, day: int) -> Mapping[str, str]:
+        """逆转轮: a player whose second card is out while the first plays on has lost the
+        right to speak (若之前第二身份出局导致自己失去发言权力, nizhuan.txt:109) — and to vote, the
+        first card's vote being fixed (nizhuan.txt:193) — unless 重定之理 frees the first card
+        that day."""
+        if _round(dict(state.settings)) < 2:
+            return {}
+        index = Phase.day(day).index
+        freed = {s.holder for s in state.statuses if s.kind == "重定之理" and s.active_at(index)}
+        return {
+            p.name: "第二身份已出局，失去发言权力（nizhuan.txt:109）"
+            for p in state.players
+            if len(p.cards) == 2
+            and p.cards[0].alive
+            and not p.cards[1].alive
+            and p.cards[0].uid not in freed
+        }
+
     # --- targets named by card (the pipeline's hooks) --------------------------------------
     def split_target(self, raw: str) -> tuple[str, int | None]:
         """The player a target names and the card (nizhuan.txt:196 投票对象：傻树的第一身份):

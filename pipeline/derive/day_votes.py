@@ -234,11 +234,17 @@ def _day_exemptions(
     if engine_state is not None:  # m209 太阳[日不落]: the unnamed may not speak at the end
         for n in sorted(ruleset.silenced(engine_state, day.day, v.day_actions)):
             post_exempt.setdefault(n, "太阳[日不落]未指定，额外一轮不能发言")
+    # in the game without a voice (nizhuan's 逆转轮, a player's second card out)
+    voiceless = dict(ruleset.voiceless(engine_state, day.day)) if engine_state else {}
+    for n in sorted(voiceless):
+        post_exempt.setdefault(n, voiceless[n])
     run.post_exempt_by_day[day.day] = set(post_exempt)
     # out at the opening as this day saw it (a later revival does not make them owe the day)
     out_then = {n for n, (at, _c) in v.outs.items() if at <= day.opens}
     run.post_exempt_by_day[day.day] |= out_then
-    run.vote_exempt_by_day[day.day] = run.vote_exempt_by_day.get(day.day, set()) | out_then
+    run.vote_exempt_by_day[day.day] = (
+        run.vote_exempt_by_day.get(day.day, set()) | out_then | set(voiceless)
+    )
     resolved = next((s.state for s in run.snaps if s.phase == Phase.day(day.day)), None)
     if resolved is not None and ruleset.vote_void(resolved, day.day):
         # the day's vote did not take place (m209 [封锁投票]): nobody owed a vote

@@ -373,6 +373,20 @@ def test_prince_frees_a_first_card_and_is_wasted_against_the_swallow() -> None:
     assert outcome(report, "丁", "重定之理")[0] == "blocked"
 
 
+def test_a_player_whose_second_card_is_out_has_no_voice_unless_the_prince_frees_him() -> None:
+    says("nizhuan.txt:109", "若之前第二身份出局导致自己失去发言权力，也可以借此继续发言一天")
+    says("nizhuan.txt:193", "另外，在逆转轮中，第一身份的投票会在一开始就固定投票对象")
+    state = through_history(start())
+    assert RS.voiceless(state, 4) == {}  # the 历史轮: one card each
+    state, _ = day(state, 5, elected="丁的第二身份")
+    poisoned, _ = night(state, 5, act("甲", "毒药", "戊的第二身份"))
+    assert alive(poisoned, "戊", 1) and not alive(poisoned, "戊", 2)  # his first card plays on
+    # no 潜水 or 未投票 for him: he may neither speak nor vote
+    assert RS.voiceless(poisoned, 6) == {"戊": "第二身份已出局，失去发言权力（nizhuan.txt:109）"}
+    freed, _ = night(state, 5, act("甲", "毒药", "戊的第二身份"), act("丁", "重定之理", "戊"))
+    assert RS.voiceless(freed, 6) == {}
+
+
 def test_round_two_hunter_repeats_its_recorded_shot() -> None:
     says(
         "nizhuan.txt:98",
