@@ -354,6 +354,27 @@ class Ruleset:
             return Decision(top, (), None, top[0], "唯一最高票当选", rule)
         first = min(top, key=lambda c: (sheet.reached.get(c, (datetime.max, 0)), c))
         when = sheet.reached.get(first)
+        # the same moment and no post order to tell them apart — a ballot not posted in the
+        # thread (a 代投 record, nizhuan's fixed first-card votes at the opening) has no pid
+        # on the forum: nobody reached it first, the director decides
+        together = [
+            c
+            for c in top
+            if when is not None
+            and (r := sheet.reached.get(c)) is not None
+            and r[0] == when[0]
+            and min(r[1], when[1]) < 0
+        ]
+        if len(together) > 1:
+            names = "、".join(sorted(together))
+            return Decision(
+                top,
+                top,
+                None,
+                None,
+                f"平票，{names}同时达到最高票，无法判定谁最先，无人当选：请导演裁定警长",
+                rule,
+            )
         note = (
             (f"{first}于{when[0]:%Y-%m-%d %H:%M:%S}（pid {when[1]}）达到{best}票并保持至截止",)
             if when

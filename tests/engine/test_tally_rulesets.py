@@ -537,6 +537,29 @@ def test_election_simple_cases() -> None:
     assert (empty.result().elected, empty.result().decided_by) == (None, "无有效票，无人当选")
 
 
+def test_an_election_tie_at_one_moment_with_no_post_order_is_the_directors() -> None:
+    """「最先获得投票数最多的角色当选警长」 (nizhuan.txt:117) — two 代投 records at the same
+    minute (or nizhuan's fixed first-card votes, all at the opening, nizhuan.txt:193) are no
+    forum posts: nothing says which came first, so nobody is elected and the director decides."""
+    says("nizhuan.txt:117", "最先获得投票数最多的角色当选警长")
+    says("nizhuan.txt:193", "另外，在逆转轮中，第一身份的投票会在一开始就固定投票对象")
+    day = Day("m135", sheriff_election=True, day=1)
+    for voter, target, pid in (("馄饨", "饺子", -1), ("面条", "包子", -2)):
+        ev = Evidence(9, pid, None, at(10), f"导演记录：代投 #{-pid}")
+        day.ballots.append(Ballot(voter, BallotKind.PROXY, target, target, None, ev))
+    result = day.result()
+    assert result.tie == ["包子", "饺子"] and result.elected is None
+    assert (
+        result.decided_by
+        == "平票，包子、饺子同时达到最高票，无法判定谁最先，无人当选：请导演裁定警长"
+    )
+    # forum posts of the same second keep the forum's order (its pids)
+    posts = Day("m135", sheriff_election=True, day=1)
+    posts.vote("馄饨", "饺子", at(10))
+    posts.vote("面条", "包子", at(10))
+    assert posts.result().elected == "饺子"
+
+
 def test_election_ignores_exile_only_extra_votes() -> None:
     """m135.txt:120 「结算目标在放逐投票中被投票数多计一票」 — only in the exile vote."""
     slander = (VoteModifier("面条", ModifierKind.WEIGHT_ADD, Fraction(1), "乌鸦[诽谤]"),)
