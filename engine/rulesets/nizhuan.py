@@ -1290,6 +1290,11 @@ class Nizhuan(Ruleset):
             if not rec or not rec[0].targets:
                 board.emit(step, rule, f"{shooter}的第一身份（猎人）在历史轮没有成功开枪，不开枪")
                 return
+            if self._swallowed(board, uid):  # 使用技能的操作均视作未进行, as its duel or vote
+                why = f"{shooter}的第一身份被<时间吞噬>，当天的操作视作未进行，预定的枪不开"
+                board.record(a, step, Outcome.FIZZLED, why, "nizhuan.txt:84")
+                board.emit(step, "nizhuan.txt:84", why, actor=shooter)
+                return
             target = rec[0].targets[0]
             if not board.card(target).alive:
                 why = f"历史记录的行动未发生：预定的{_card_label(target)}已出局"

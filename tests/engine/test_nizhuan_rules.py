@@ -404,6 +404,24 @@ def test_round_two_hunter_repeats_its_recorded_shot() -> None:
     assert deaths(report) == [("戊", 1, "被指杀"), ("辛", 1, "戊的[最后一枪]")]
 
 
+def test_a_swallowed_first_card_hunter_does_not_repeat_its_shot_that_day() -> None:
+    says("nizhuan.txt:84", "该身份于第二天所做的投票和使用技能的操作均视作未进行")
+    state = start()
+    state, _ = day(state, 1, elected="丁的第一身份")
+    state, _ = night(state, 1, act("丙", "杀人", choice="放弃"))
+    state, _ = day(state, 2, out="戊的第一身份", actions=[act("戊", "最后一枪", "辛")])
+    for n in range(2, 5):
+        state, _ = night(state, n, act("丙", "杀人", choice="放弃"))
+        if n < 4:
+            state, _ = day(state, n + 1)
+    state, _ = day(state, 5, elected="丁的第二身份")
+    state, _ = night(state, 5, act("庚", "时间吞噬", "戊"))
+    # day 2 again, 戊's hunter voted out as in the 历史轮: its recorded shot is undone too
+    _, report = day(state, 6, out="戊的第一身份")
+    assert deaths(report) == [("戊", 1, "投票出局")]
+    assert outcome(report, "戊", "最后一枪")[0] == "fizzled"
+
+
 def test_round_two_recorded_hand_over_or_lost() -> None:
     says("nizhuan.txt:118", "若第一身份没有记录移交操作或是交给的预定身份已经出局，则会流失警长")
     state = through_history(start())
