@@ -976,6 +976,12 @@ class Ruleset:
         电梯楼, excused from posting (no 潜水 flag)."""
         return frozenset()
 
+    def voter_cards(self, state: GameState, day: int) -> Mapping[str, int]:
+        """Players whose own vote posts on ``day`` vote with a card other than their highest
+        (nizhuan: a first card freed by 重定之理 when the second is out) → that card; none
+        here."""
+        return {}
+
     def voiceless(self, state: GameState, day: int) -> Mapping[str, str]:
         """Players in the game who may neither speak nor vote on ``day`` → why (nizhuan: the
         second card out in the 逆转轮): not judged for 潜水 or 未投票; none here."""

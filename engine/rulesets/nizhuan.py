@@ -588,6 +588,23 @@ class Nizhuan(Ruleset):
     def vote_sheriff(self, state: GameState) -> str | None:
         return sheriff_unit(state)
 
+    def voter_cards(self, state: GameState, day: int) -> Mapping[str, int]:
+        """逆转轮: a first card freed by 重定之理 is its player's for the day (在下一个白天和
+        夜晚可以自由操作该身份……若之前第二身份出局导致自己失去发言权力，也可以借此继续发言一天,
+        nizhuan.txt:109): with the second card out, the player's vote posts are that card's."""
+        if _round(dict(state.settings)) < 2:
+            return {}
+        index = Phase.day(day).index
+        freed = {s.holder for s in state.statuses if s.kind == "重定之理" and s.active_at(index)}
+        return {
+            p.name: 1
+            for p in state.players
+            if len(p.cards) == 2
+            and p.cards[0].alive
+            and not p.cards[1].alive
+            and p.cards[0].uid in freed
+        }
+
     def voiceless(self, state: GameState, day: int) -> Mapping[str, str]:
         """逆转轮: a player whose second card is out while the first plays on has lost the
         right to speak (若之前第二身份出局导致自己失去发言权力, nizhuan.txt:109) — and to vote, the

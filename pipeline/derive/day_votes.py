@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from engine.conduct import PostCount, count_posts
 from engine.state import Phase
@@ -195,6 +196,14 @@ def _last_round(
         ruleset=run.rs_id,
     )
     if engine_state is not None:
+        # the card a player's own posts vote with, where not the highest (nizhuan 重定之理)
+        cards = ruleset.voter_cards(engine_state, day.day)
+        ballots = [
+            replace(b, voter_card=cards[b.voter])
+            if b.voter in cards and b.voter_card is None
+            else b
+            for b in ballots
+        ]
         ballots += ruleset.fixed_ballots(engine_state, day.day, opens=day.opens, tid=day.vote)
     verdicts = with_commands(judge_ballots(ballots, ctx, ruleset))
     day_tally = tally(verdicts, ctx, ruleset)

@@ -5,12 +5,15 @@ Every test quotes the rule text it checks (../shared/rules/nizhuan.txt, file:lin
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
 
 import pytest
 
+from engine.ballots import Ballot, BallotKind, Evidence
 from engine.kernel import EngineError
 from engine.rulesets.nizhuan import npc_ballots, sheriff_unit, vote_actions_from_tally
+from engine.votes import DayContext, judge_ballots
 from tests.engine.rule_text import says
 from tests.engine.test_nizhuan_support import (
     ROSTER,
@@ -383,8 +386,24 @@ def test_a_player_whose_second_card_is_out_has_no_voice_unless_the_prince_frees_
     assert alive(poisoned, "戊", 1) and not alive(poisoned, "戊", 2)  # his first card plays on
     # no 潜水 or 未投票 for him: he may neither speak nor vote
     assert RS.voiceless(poisoned, 6) == {"戊": "第二身份已出局，失去发言权力（nizhuan.txt:109）"}
+    assert RS.voter_cards(poisoned, 6) == {}  # his first card's vote is the fixed one
     freed, _ = night(state, 5, act("甲", "毒药", "戊的第二身份"), act("丁", "重定之理", "戊"))
     assert RS.voiceless(freed, 6) == {}
+    assert RS.voter_cards(freed, 6) == {"戊": 1}  # he votes with the freed first card
+    opens = datetime(2026, 12, 6, 10, tzinfo=timezone(timedelta(hours=8)))
+    ctx = DayContext(
+        day=6,
+        opens=opens,
+        closes=opens + timedelta(hours=12),
+        players=RS.vote_roster(freed, opens=opens, red_at={}),
+        ruleset="nizhuan",
+    )
+    post = Evidence(9, 77, 5, opens + timedelta(hours=1), "")
+    own = Ballot(
+        "戊", BallotKind.VOTE, "甲", "甲的第一身份", None, post, voter_card=1, card_index=1
+    )
+    [verdict] = judge_ballots((own,), ctx, RS)
+    assert (verdict.status.value, verdict.voter_unit) == ("counted", "戊的第一身份")
 
 
 def test_round_two_hunter_repeats_its_recorded_shot() -> None:
