@@ -1301,8 +1301,10 @@ class M209(Ruleset):
         extra = int(board.setting(f"extra_nights:{board.night}", "0"))
         second = [a for a in rest if (a.choice or "").startswith(SECOND_ROUND)]
         first = [a for a in rest if a not in second]
+        board.scratch["rounds_left"] = extra
         self._night_round(board, first)
         for n in range(extra):
+            board.scratch["rounds_left"] = extra - n - 1
             # 月亮[夜] (m209.txt:367-371): one more round of 早夜-晨曦1; the deaths so far are
             # counted first; statuses that end with the night must be granted again.
             line = self._death_line(board.deaths, f"第{n + 1}轮夜晚")
@@ -1472,7 +1474,11 @@ class M209(Ruleset):
             return [a for a in actions if all(a is not k for k in kills)]
         if not kills:
             return list(actions)
-        allowed = 1 + (1 if board.setting("swift_kill", "") == str(board.night) else 0)
+        # [迅捷1] (m209.txt:55): one extra launch tonight, spent once — 月亮's extra round
+        # included (scratch "swift_spent" outlives the rounds)
+        swift = board.setting("swift_kill", "") == str(board.night)
+        spent: set[str] = board.scratch.setdefault("swift_spent", set())
+        allowed = 1 + (1 if swift and "杀人" not in spent else 0)
         distinct: list[tuple[str, ...]] = []
         keep: list[Action] = []
         dropped: set[int] = set()
@@ -1501,6 +1507,8 @@ class M209(Ruleset):
                     "m209.txt:419",
                 )
                 dropped.add(id(a))
+        elif len(distinct) > 1:
+            spent.add("杀人")
         return [a for a in actions if id(a) not in dropped]
 
     # redirects (m209.txt:68): 选择目标 → 噬时狼妃[时间逆流] → 魔术师[交换] → 结算目标
@@ -2056,6 +2064,8 @@ class M209(Ruleset):
             board.push_front(*triggers)
         if role == "幼狼" and not death.red:
             nxt = board.night + 1 if board.night is not None else board.phase.number
+            if board.night is not None and board.scratch.get("rounds_left", 0) > 0:
+                nxt = board.night  # 月亮's extra round has its own 深夜 (m209.txt:367)
             board.settings["swift_kill"] = str(nxt)
             board.emit(death.step, "m209.txt:442", f"幼狼出局：第{nxt}晚深夜狼人<杀人>获得[迅捷1]")
         if role == "月亮" and not death.red and self._own_trigger(board, name, "夜"):
@@ -3027,8 +3037,10 @@ class M209(Ruleset):
         for a in actions:
             if self.canonical_skill(a.skill) == "预言":
                 by_actor.setdefault(a.actor, []).append(a)
+        spent: set[str] = board.scratch.setdefault("swift_spent", set())
         for actor, acts in by_actor.items():
-            allowed = 1 + (board.setting(f"swift_seer:{actor}", "") == str(board.night))
+            swift = board.setting(f"swift_seer:{actor}", "") == str(board.night)
+            allowed = 1 + (swift and f"预言:{actor}" not in spent)
             seen: list[tuple[str, ...]] = []
             for a in acts:
                 if a.targets in seen:
@@ -3050,6 +3062,8 @@ class M209(Ruleset):
                             "m209.txt:234",
                         )
                         dropped.add(id(a))
+            elif len(seen) > 1:
+                spent.add(f"预言:{actor}")
         return [a for a in actions if id(a) not in dropped]
 
     def _scapegoat(self, board: Board, day: DayInput) -> None:
