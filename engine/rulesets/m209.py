@@ -2043,7 +2043,8 @@ class M209(Ruleset):
                             ),
                         )
                     )
-        if board.night is not None:
+        # 若发动者当晚出局 (m209.txt:271): not at 晨曦, which belongs to the day (m209.txt:46)
+        if board.night is not None and not board.scratch.get("dawn", False):
             for dreamer, t in board.scratch.get("dreams", []):
                 if dreamer == name:
                     triggers.append(
