@@ -1911,8 +1911,9 @@ class M209(Ruleset):
     def _own_immunity_spent(self, board: Board, name: str, step: str) -> None:
         """月亮[夜] / 太阳[日] kept ``name`` in (m209.txt:366, 376): they are [翻牌] skills
         (m209.txt:63), so the card flips, and once it has the skill no longer acts — no more
-        [不死] from it, nor its trigger when the moon or sun goes out. Every 免于出局 effect
-        resolves (m209.txt:186), so it flips also when another [不死] kept ``name`` in."""
+        [不死] from it after the one held now, nor its trigger when the moon or sun goes out.
+        Every 免于出局 effect resolves (m209.txt:186), so it flips also when another [不死]
+        kept ``name`` in."""
         role = self.role(board, name)
         dawn = board.scratch.get("dawn", False)  # 晨曦 belongs to the day (m209.txt:46)
         if role == "月亮" and board.night is not None and not dawn:
@@ -1925,8 +1926,7 @@ class M209(Ruleset):
             return
         if "遗忘" in self.effects(board, name) or self._flipped(board, name):
             return
-        for st in own:
-            board.remove_status(st)
+        # the [不死] already held still holds to its end (机制和那些防御状态相同, m209.txt:112)
         skill = "夜" if role == "月亮" else "日"
         self._flip(board, name, f"{role}[{skill}]")
         board.emit(
@@ -3238,11 +3238,12 @@ class M209(Ruleset):
         step = "胜负判定"
         if board.winner is not None or board.night == 0:
             return
-        before = {k[5:] for k, _v in board.settings.items() if k.startswith("lost:")}
-        # a faction judged lost stays lost (m209.txt:506 "之前未判负"): by the state, or by
-        # its red cards (判负, m209.txt:637)
-        now = self._lost_now(board) | before
-        for f in sorted(now - before):
+        recorded = {k[5:]: v for k, v in board.settings.items() if k.startswith("lost:")}
+        # 之前未判负 (m209.txt:506): lost before this phase; this phase's losses (by the state,
+        # or 判负 by red cards, m209.txt:637 — settled after the vote, m209.txt:177) are at once
+        before = {f for f, when in recorded.items() if when != board.phase.label}
+        now = self._lost_now(board) | set(recorded)  # a faction judged lost stays lost
+        for f in sorted(now - set(recorded)):
             board.settings[f"lost:{f}"] = board.phase.label
             board.emit(step, "m209.txt:146", f"{f}判负（不予公示）")
         living = [n for n in board.order if self._counts_alive(board, n)]
