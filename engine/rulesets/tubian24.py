@@ -1763,6 +1763,12 @@ class Tubian24(Ruleset):
         # 投票后或者夜间结算完毕后 (tubian24.txt:181): the settlement ends with the hunter's
         # shot (白日出局枪 … 夜间出局枪, tubian24.txt:244), which may still change who wins
         shooters = [p.who for p in board.pending if p.skill == "最后一枪"]
+        # a day's hunter still to decide may shoot first thing tonight (白日出局枪)
+        shooters += [
+            s.holder
+            for s in board.statuses
+            if s.kind == "待开枪" and s.active_at(board.index) and s.holder not in shooters
+        ]
         piper_won = bool(board.scratch.get("piper_won"))
         if shooters and not piper_won:  # a shot after the hypnosis changes nothing
             board.emit(
