@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import ClassVar, Literal
 
@@ -1073,9 +1073,15 @@ class Zhenyan(Ruleset):
         board.emit(step, "zhenyan.txt:49", f"{a.actor}发起投降，狼人阵营全数同意", actor=a.actor)
 
     def _forfeit(self, board: Board, a: Action) -> None:
-        """判负 by a faction's red cards (zhenyan.txt:223). The wolves' loss is a loss like any
-        other for the 狼王: alive, he may first use <最后一招> (zhenyan.txt:70, 114) — only
-        投降 does not let him (zhenyan.txt:49); :meth:`_over` asks him."""
+        """判负 by a faction's red cards (zhenyan.txt:223), settled after the red cards that
+        reached it: by night after the night's red cards (:meth:`_over`), by day at its time
+        among the day's guesses and red cards (:meth:`_ended_before_the_vote`)."""
+        board.scratch.setdefault("forfeits", []).append(a)
+
+    def _settle_forfeit(self, board: Board, a: Action, rest: Sequence[Action] = ()) -> None:
+        """判负 now. The wolves' loss is a loss like any other for the 狼王: alive, he may
+        first use <最后一招> (zhenyan.txt:70, 114) — only 投降 does not let him (zhenyan.txt:49);
+        his <最后一招> is taken from ``rest`` (the night's actions) or the day's decisions."""
         loser = (a.choice or "").strip()
         kings = [n for n in board.living() if role_of(board.player(n)) == "狼王"]
         if loser != WOLF or not kings:
@@ -1083,30 +1089,33 @@ class Zhenyan(Ruleset):
             return
         reason, rule = f"{WOLF}判负（红牌）", self.cards.faction_rule
         board.record(a, "判负", Outcome.DONE, reason, rule)
-        board.scratch["forfeit"] = (kings[0], reason, rule)
+        board.prepared.extend(
+            replace(m, skill="最后一招")
+            for m in rest
+            if m.actor == kings[0] and self.canonical_skill(m.skill) == "最后一招"
+        )
+        if self._last_move(board, kings[0], reason):
+            board.set_winner(VILLAGE, reason, rule)
+        board.scratch["over"] = True  # won, or the 狼王's choice decides
 
     def _over(self, board: Board, rest: Sequence[Action]) -> bool:
-        """Whether the game ended with the director's actions (投降, 判负 — after the 狼王's
-        <最后一招>, among the phase's actions, or asked for): the phase's other actions are
-        then not resolved, each said so."""
-        forfeit = board.scratch.pop("forfeit", None)
-        if forfeit is not None:
-            king, reason, rule = forfeit
-            moves = [
-                a for a in rest if a.actor == king and self.canonical_skill(a.skill) == "最后一招"
-            ]
-            rest = [a for a in rest if a not in moves]
-            board.prepared.extend(replace(a, skill="最后一招") for a in moves)
-            if self._last_move(board, king, reason):
-                board.set_winner(VILLAGE, reason, rule)
-            board.scratch["over"] = True  # won, or the 狼王's choice decides
+        """Whether the game ended with the director's actions (投降; by night 判负, after the
+        night's red cards): the phase's other actions are then not resolved, each said so."""
+        if board.night is not None:
+            for a in board.scratch.pop("forfeits", []):
+                if board.winner is None and not board.scratch.get("over"):
+                    self._settle_forfeit(board, a, rest)
         if board.winner is None and not board.scratch.get("over"):
             return False
         board.scratch["over"] = True
-        why = "游戏已结束（或待狼王<最后一招>），不再结算"
-        for a in rest:
-            board.record(a, "校验", Outcome.UNUSED, why, "")
+        self._not_settled(board, [a for a in rest if self.canonical_skill(a.skill) != "最后一招"])
         return True
+
+    @staticmethod
+    def _not_settled(board: Board, actions: Sequence[Action]) -> None:
+        why = "游戏已结束（或待狼王<最后一招>），不再结算"
+        for a in actions:
+            board.record(a, "校验", Outcome.UNUSED, why, "")
 
     # ------------------------------------------------------------------ the day
     def run_day(self, board: Board, day: DayInput) -> None:
@@ -1150,6 +1159,10 @@ class Zhenyan(Ruleset):
         board.run_deferred()
         for a in board.scratch.get("reds", []):
             self._red_card(board, a)  # zhenyan.txt:43: after the vote
+        board.drain()
+        for a in board.scratch.pop("forfeits", []):  # 判负 at the close (or without a time)
+            if board.winner is None and not board.scratch.get("over"):
+                self._settle_forfeit(board, a)
 
     def _ended_before_the_vote(self, board: Board, day: DayInput) -> bool:
         """The day's words guessed and red cards given before the close, in time order, each
@@ -1163,15 +1176,29 @@ class Zhenyan(Ruleset):
         for a in board.scratch.pop("guesses", []):
             at = action_time(a)
             events.append(((0, at.timestamp(), 0) if at else (1, 0.0, 0), a))
+        closes = datetime.fromisoformat(day.closes) if day.closes else None
+        later: list[Action] = []
+        for a in board.scratch.pop("forfeits", []):
+            at = action_time(a)
+            if at is not None and closes is not None and at < closes:
+                events.append(((0, at.timestamp(), 2), a))  # after its red card
+            else:
+                later.append(a)
+        board.scratch["forfeits"] = later
         events.sort(key=lambda e: e[0])
-        for (_untimed, _seconds, kind), a in events:
+        for i, ((_untimed, _seconds, kind), a) in enumerate(events):
             if kind == 0:
                 self._guessed(board, a)
-            else:
+            elif kind == 1:
                 self._red_card(board, a)
+            else:
+                self._settle_forfeit(board, a)
             board.drain()
-            if board.winner is not None or self._judged_now(board):
+            if board.winner is not None or board.scratch.get("over") or self._judged_now(board):
                 board.scratch["over"] = True
+                self._not_settled(
+                    board, [b for _k, b in events[i + 1 :]] + board.scratch.get("reds", []) + later
+                )
                 return True
         return False
 

@@ -169,7 +169,15 @@ def _red_card_actions(
             )
     for loss in ledger.losing_factions:
         if (start is None or loss.at > start) and (end is None or loss.at <= end):
-            actions.append(Action(actor="导演", skill="判负", choice=loss.faction, ref=loss.reason))
+            actions.append(
+                Action(
+                    actor="导演",
+                    skill="判负",
+                    choice=loss.faction,
+                    at=loss.at.isoformat(),  # when the red card that made it lose was given
+                    ref=loss.reason,
+                )
+            )
     return actions
 
 
