@@ -108,6 +108,13 @@ class FlagKind(StrEnum):
 
 
 #: what each hidden-text mark is called (Activity.hidden holds these keys)
+
+#: What the day's close decides (潜水, 未投票 — only the players still in at the close are judged,
+#: docs/rulings.md): a card for such a flag takes effect at the close, never earlier.
+AT_CLOSE: frozenset[FlagKind] = frozenset(
+    {FlagKind.QIANSHUI, FlagKind.QIANSHUI_STREAK, FlagKind.NO_VOTE}
+)
+
 HIDDEN_ZH: dict[str, str] = {"colour": "白字", "tiny": "小字", "hide": "[hide]"}
 _KIND_ORDER = {kind: i for i, kind in enumerate(FlagKind)}
 

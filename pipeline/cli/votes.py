@@ -30,6 +30,7 @@ from pipeline.cli import (
 )
 from pipeline.cli.zh import ZhChoice
 from pipeline.derive import Derivation, derive, flag_decisions, tally_json, write_derivation
+from pipeline.derive.flags import card_time
 from pipeline.derive.posts import former_account
 from pipeline.derive.undo import revoked_for
 from pipeline.game.gamefile import Game
@@ -429,14 +430,8 @@ def flags_confirm(ctx: GameContext, flag_id: str, card: str | None, as_of: str |
         raise click.ClickException("这条标记没有规定的牌，请用 --card 指定：蓝牌/黄牌/红牌")
     if ctx.store.execute("SELECT 1 FROM flag_decisions WHERE flag_id = ?", [flag_id]).fetchone():
         raise click.ClickException(_decided(ctx, flag_id))
-    now = datetime.now(ctx.game.game.tz).isoformat()
-    # the card takes effect when the violation happened: its last evidence, else the day's close
-    if flag["evidence"]:
-        at = flag["evidence"][-1]["at"]
-    elif flag["day"] is not None:
-        at = ctx.game.day(flag["day"]).closes.isoformat()
-    else:
-        at = now
+    moment = datetime.now(ctx.game.game.tz)
+    now, at = moment.isoformat(), card_time(ctx.game, flag, moment)
     with ctx.store.atomic():
         ctx.store.insert(
             "flag_decisions",

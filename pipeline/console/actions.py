@@ -102,14 +102,9 @@ def confirm_flag(
         raise ActionError(f"牌的颜色应为 蓝牌/黄牌/红牌：{card}") from exc
     if colour is None:
         raise ActionError("这条标记没有规定的牌，请选择给哪一种牌：蓝牌/黄牌/红牌")
-    stamp = now.isoformat()
-    # the card takes effect when the violation happened: its last evidence, else the day's close
-    if flag["evidence"]:
-        at = flag["evidence"][-1]["at"]
-    elif flag["day"] is not None:
-        at = game.day(flag["day"]).closes.isoformat()
-    else:
-        at = stamp
+    from pipeline.derive.flags import card_time
+
+    stamp, at = now.isoformat(), card_time(game, flag, now)
     try:
         with store.atomic():
             if _decided(store, flag_id):

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
 
 from engine.conduct import (
+    AT_CLOSE,
     Activity,
     DaySummary,
     Flag,
@@ -19,7 +22,7 @@ from pipeline.derive.activities import _activities
 from pipeline.derive.discussion import conduct_acts
 from pipeline.derive.results import post_url
 from pipeline.derive.run import _Outs, _posts_of, _role, _Run, _tids
-from pipeline.game.gamefile import Day
+from pipeline.game.gamefile import Day, Game
 from pipeline.game.lastwords import LastWords
 from pipeline.store import PostSketch
 
@@ -140,3 +143,16 @@ def _flags(
         uncrawled_days=run.uncrawled_days,
         counts_by_day=counts,
     )
+
+
+def card_time(game: Game, flag: Mapping[str, Any], now: datetime) -> str:
+    """When the card for a confirmed ``flag`` (its dict, as stored) takes effect: at the
+    violation — its last evidence — except for what only the day's close decides (潜水,
+    未投票: :data:`engine.conduct.AT_CLOSE`), which is the close; a flag of no day, now."""
+    day = flag.get("day")
+    at_close = flag.get("kind") in {k.value for k in AT_CLOSE}
+    if flag.get("evidence") and not (at_close and day is not None):
+        return str(flag["evidence"][-1]["at"])
+    if day is not None:
+        return game.day(day).closes.isoformat()
+    return now.isoformat()

@@ -87,6 +87,19 @@ def test_flags_confirm_becomes_a_card_once(db):
     assert "已驳回" in out and "已确认" in out
 
 
+def test_a_lurking_card_takes_effect_at_the_close_not_at_the_last_post(db):
+    # docs/rulings.md 潜水：只有当天关门时仍在场的玩家才会因潜水或未投票被判 — so the card
+    # cannot put the player out (a third yellow, a red) before the day's close
+    import sqlite3
+
+    from pipeline.game.gamefile import load_game
+
+    run("flags", "confirm", str(GAME), "--db", str(db), "d2-qianshui-粽子")
+    with sqlite3.connect(db) as conn:
+        [(at,)] = conn.execute("SELECT at FROM card_events WHERE source = 'd2-qianshui-粽子'")
+    assert at == load_game(GAME).day(2).closes.isoformat()
+
+
 def test_flag_confirm_unknown_id_is_a_clear_error(db):
     out = run("flags", "confirm", str(GAME), "--db", str(db), "d9-nothing-x", code=1)
     assert "没有编号为 d9-nothing-x 的违规标记" in out
