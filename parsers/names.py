@@ -215,6 +215,8 @@ def resolve_name(raw: str, roster: Sequence[RosterEntry], *, strict: bool = True
         problem = f"投票对象有误：「{shown}」不在名单中"
     if ABSTAIN_WORD in loose_key(written):
         problem += "；弃权票须只写“弃权”"
-    if suggestions:
-        problem += "，最接近的是：" + "、".join(suggestions)
-    return NameMatch(raw=raw, player=None, suggestions=tuple(suggestions), problem=problem)
+    # the nearest roster names are a hint for the director, never part of a public reason
+    note = ("最接近的是：" + "、".join(suggestions)) if suggestions else ""
+    return NameMatch(
+        raw=raw, player=None, suggestions=tuple(suggestions), problem=problem, note=note
+    )
