@@ -94,7 +94,7 @@ async def _authorised(request: Request) -> JSONResponse | None:
 
 def _spec(request: Request) -> GameSpec | None:
     console: Console = request.app.state.console
-    return console.games.get(request.path_params["gid"])
+    return console.game(request.path_params["gid"])
 
 
 async def api_games(request: Request) -> JSONResponse:
@@ -103,14 +103,17 @@ async def api_games(request: Request) -> JSONResponse:
     from pipeline.console.overview import games_json
 
     console = request.app.state.console
-    data = await run_in_threadpool(games_json, list(console.games.values()), console.clock())
+    data = await run_in_threadpool(games_json, console.all_games(), console.clock())
     return JSONResponse(data)
 
 
 async def api_drafts(request: Request) -> JSONResponse:
     if (denied := await _authorised(request)) is not None:
         return denied
-    spec = _spec(request)
+    try:
+        spec = _spec(request)
+    except (GameSpecError, store_error()) as exc:  # its edited game file has a problem
+        return _error(503, str(exc))
     if spec is None:
         return _error(404, f"没有这局游戏：{request.path_params['gid']}")
     include = request.query_params.get("all") in ("1", "true", "yes")
@@ -133,7 +136,10 @@ async def api_drafts(request: Request) -> JSONResponse:
 async def _decide(request: Request, what: str) -> JSONResponse:
     if (denied := await _authorised(request)) is not None:
         return denied
-    spec = _spec(request)
+    try:
+        spec = _spec(request)
+    except (GameSpecError, store_error()) as exc:  # its edited game file has a problem
+        return _error(503, str(exc))
     if spec is None:
         return _error(404, f"没有这局游戏：{request.path_params['gid']}")
     draft_id = int(request.path_params["n"])

@@ -67,7 +67,7 @@ from pipeline.console.auth import (
     new_csrf,
     verify_token,
 )
-from pipeline.console.games import GameSpec, GameSpecError, store_error
+from pipeline.console.games import GameSpec, GameSpecError, fresh, store_error
 from pipeline.console.hosts import HostGuard, HostPolicy, register_id_convertor
 from pipeline.drafts import STATE_ZH, DraftError, DraftState
 
@@ -110,6 +110,30 @@ class Console:
 
     def now(self, spec: GameSpec) -> datetime:
         return self.clock().astimezone(spec.tz)
+
+    def game(self, gid: str) -> GameSpec | None:
+        """The game ``gid`` as its file says now (:func:`~pipeline.console.games.fresh`):
+        an edited game file is read again; :class:`GameSpecError` when it has a problem."""
+        spec = self.games.get(gid)
+        if spec is None:
+            return None
+        new = fresh(spec)
+        if new is not spec:
+            self.games[gid] = new
+        return new
+
+    def all_games(self) -> list[GameSpec]:
+        """Every game as its file says now; one whose edited file has a problem as it was
+        (its own pages say what is wrong)."""
+        out = []
+        for gid in list(self.games):
+            try:
+                spec = self.game(gid)
+            except GameSpecError:
+                spec = self.games.get(gid)
+            if spec is not None:
+                out.append(spec)
+        return out
 
     async def verify(self, token: str) -> bool:
         """scrypt in a worker thread, at most :data:`VERIFY_AT_ONCE` at a time (the token's
@@ -161,7 +185,7 @@ def _render(request: Request, name: str, status: int = 200, **context: Any) -> H
         csrf=request.session.get("csrf", ""),
         authed=bool(request.session.get("auth")),
         flashes=flashes,
-        games=list(console.games.values()),
+        games=console.all_games(),
         **context,
     )
     return HTMLResponse(body, status_code=status)
@@ -236,7 +260,10 @@ def page(fn: Handler, *, game: bool = True) -> Callable[[Request], Awaitable[Res
             return _render(request, "error.html", 401, message="请先登录（登录已过期）")
         spec = None
         if game:
-            spec = request.app.state.console.games.get(request.path_params.get("gid", ""))
+            try:
+                spec = request.app.state.console.game(request.path_params.get("gid", ""))
+            except (GameSpecError, store_error()) as exc:
+                return _render(request, "error.html", 503, message=str(exc))
             if spec is None:
                 return _render(request, "error.html", 404, message="没有这局游戏")
         form = None
@@ -344,7 +371,7 @@ def overview(request: Request, spec: GameSpec | None, form: FormData | None) -> 
     from pipeline.console.overview import overviews
 
     console: Console = request.app.state.console
-    rows = overviews(list(console.games.values()), console.clock())
+    rows = overviews(console.all_games(), console.clock())
     return _render(request, "overview.html", rows=rows, title="总览")
 
 

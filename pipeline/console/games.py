@@ -81,6 +81,8 @@ class GameSpec:
     db_path: Path
     light: LightGame | None = None
     raw: bytes | None = field(default=None, repr=False)
+    #: the file's (mtime_ns, size) when it was read: :func:`fresh` reads it again on a change
+    file_stat: tuple[int, int] | None = None
     _built: list[Game] = field(default_factory=list, init=False, repr=False, compare=False)
     _lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
@@ -241,11 +243,31 @@ def _spec(path: Path, db: str | None, env: Mapping[str, str]) -> GameSpec:
     """The game of the file at ``path``: from its facts when the last derivation validated its
     very bytes, else validated now (:class:`GameSpecError` for a file with problems)."""
     db_path = resolve_db_path(path, db, env)
+    stat = file_stat(path)
     try:
         raw = path.read_bytes()
     except OSError:
         raw = None  # load_game says what is wrong with it
     light = light_game(path, raw, db, env) if raw is not None else None
     if light is not None:
-        return GameSpec(path, None, db_path, light=light, raw=raw)
-    return GameSpec(path, _load(path, env, raw), db_path)
+        return GameSpec(path, None, db_path, light=light, raw=raw, file_stat=stat)
+    return GameSpec(path, _load(path, env, raw), db_path, file_stat=stat)
+
+
+def file_stat(path: Path) -> tuple[int, int] | None:
+    """(mtime_ns, size) of a file, None when it cannot be read."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def fresh(spec: GameSpec, env: Mapping[str, str] | None = None) -> GameSpec:
+    """``spec`` as its game file says now: the same spec while the file is unchanged, else
+    the file read again (same store) — a director's edit (a day's ``closes`` after 加速 …) is
+    what the console judges by from the next page on; :class:`GameSpecError` when the edited
+    file has a problem (the page says it; nothing is judged by the old file)."""
+    if spec.file_stat is None or file_stat(spec.path) == spec.file_stat:
+        return spec
+    return _spec(spec.path, str(spec.db_path), os.environ if env is None else env)

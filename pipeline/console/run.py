@@ -437,7 +437,9 @@ class ConsoleThread:
 
         if self.failed:
             return
-        spec = GameSpec(path=watch.path, file_game=watch.game, db_path=watch.db_path)
+        spec = GameSpec(
+            path=watch.path, file_game=watch.game, db_path=watch.db_path, file_stat=watch.stat
+        )
         if self.console is None:
             self._start(spec)
             return

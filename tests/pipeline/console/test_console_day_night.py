@@ -187,3 +187,20 @@ def test_a_night_before_the_previous_phase_is_resolved_says_so(morning, tab_for)
     page = tab.get(f"/g/{GID}/night/1")
     assert "还没有结算第1天，请先结算它" in html.unescape(page.text)
     assert 'id="resolve"' not in page.text
+
+
+def test_an_edited_game_file_is_what_the_next_page_judges_by(morning, tab_for):
+    # docs/rulings.md 加速与延时：加速后提前关门请导演修改游戏文件中的 closes — the console
+    # then judges by the new close at once, as the command line does; a broken edit is said
+    tab = tab_for(make_app(morning))
+    assert "12-02 22:00" in html.unescape(tab.get(f"/g/{GID}/day/2").text)
+    text = morning.game.read_text(encoding="utf-8")
+    edited = text.replace(
+        "closes = 2026-12-02T22:00:00+08:00", "closes = 2026-12-02T21:00:00+08:00"
+    )
+    assert edited != text
+    morning.game.write_text(edited, encoding="utf-8")
+    assert "12-02 21:00" in html.unescape(tab.get(f"/g/{GID}/day/2").text)
+    morning.game.write_text(edited.replace("[game]", "[game]\nnonsense = 1"), encoding="utf-8")
+    page = tab.get(f"/g/{GID}/day/2")
+    assert page.status_code == 503 and "nonsense" in html.unescape(page.text)
