@@ -615,11 +615,13 @@ def _derive_and_record(
         report.verdicts_changed = write_derivation(store, d, now=now)
         report.warnings = d.warnings()
         if draft is not None:
+            seen = _last_draft_event(store)
             try:
                 with store.atomic():  # a savepoint: a refused draft leaves the verdicts
                     report.drafted = draft(d)
             except Exception as exc:
                 failed = exc
+            report.warnings += _approvals_undone(store, seen)
         if failed is None:
             lo, hi = derivation_window(game, store, d, now)
             saved = {
@@ -724,3 +726,28 @@ def next_cycle(game: Game, after: datetime, every: int = EVERY_MINUTES) -> datet
         if after < at < best:
             best = at
     return best.astimezone(after.tzinfo)
+
+
+def _last_draft_event(store: Store) -> int:
+    row = store.execute("SELECT MAX(id) FROM draft_events").fetchone()
+    return int(row[0] or 0)
+
+
+def _approvals_undone(store: Store, after: int) -> list[str]:
+    """The approved drafts this cycle set aside (their inputs changed): said, since what the
+    director approved will not go out until a new draft is approved."""
+    rows = store.query(
+        "SELECT e.draft_id, e.note, d.kind, d.day FROM draft_events e "
+        "JOIN drafts d ON d.id = e.draft_id WHERE e.id > ? AND e.from_state = 'approved' "
+        "AND e.to_state = 'superseded' ORDER BY e.id",
+        [after],
+    )
+    if not rows:
+        return []
+    from pipeline.drafts.model import KIND_ZH  # only when there is one to say
+
+    return [
+        f"已批准的第 {r['draft_id']} 号草稿（第{r['day']}天 {KIND_ZH.get(r['kind'], r['kind'])}）"
+        f"不会发出：{r['note']}；请查看并批准新的草稿"
+        for r in rows
+    ]

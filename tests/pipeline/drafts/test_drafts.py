@@ -530,6 +530,24 @@ def test_changed_tally_drafts_again_and_supersedes_the_waiting_one(world):
     assert notes == ["生成", f"被第 {second} 号草稿取代"]
 
 
+def test_an_approved_draft_set_aside_by_new_inputs_is_said(world):
+    # what the director approved will not go out: the cycle says so (its warnings reach
+    # the terminal and the notifications) and asks for the new draft to be approved
+    from pipeline.cycle import _approvals_undone, _last_draft_event
+
+    w = world().at(RUN)
+    [first] = [i for i in w.make(RUN) if get_draft(w.store, i).kind == "running_tally"]
+    approve(w.store, first, RUN)
+    seen = _last_draft_event(w.store)
+    fill(w.store, t(2, 16, 30))  # 红 votes 饺子 at 16:00
+    [second] = [i for i in w.make(t(2, 16, 30)) if get_draft(w.store, i).kind == "running_tally"]
+    assert get_draft(w.store, first).state is DraftState.SUPERSEDED
+    [line] = _approvals_undone(w.store, seen)
+    assert line.startswith(f"已批准的第 {first} 号草稿（第2天 ")
+    assert f"被第 {second} 号草稿取代" in line and "请查看并批准新的草稿" in line
+    assert _approvals_undone(w.store, _last_draft_event(w.store)) == []
+
+
 def test_a_posted_draft_is_never_changed_and_the_next_one_follows_it(world):
     w = world().at(RUN)
     [first] = [i for i in w.make(RUN) if get_draft(w.store, i).kind == "running_tally"]
