@@ -51,6 +51,7 @@ from pipeline.game.journal import (
     setup_state,
     snapshot,
     snapshots,
+    source_zh,
     state_before,
 )
 from pipeline.game.pending import pending_prompt, pending_record, report_dict
@@ -327,7 +328,9 @@ def night_list(ctx: GameContext, number: int | None, include_removed: bool, as_j
         click.echo("没有记录的夜晚行动。")
     for r in rows:
         removed = f" [已撤销 {r.removed_at}]" if r.removed_at else ""
-        click.echo(f"#{r.id} 第{r.number}晚 {r.action.describe()}（来源：{r.source}）{removed}")
+        click.echo(
+            f"#{r.id} 第{r.number}晚 {r.action.describe()}（来源：{source_zh(r.source)}）{removed}"
+        )
 
 
 @night_group.command("remove")

@@ -823,7 +823,7 @@ def _night_view(
     from engine.rulesets import get_ruleset
     from engine.state import ZH_ORDINAL, Phase
     from pipeline.console import actions
-    from pipeline.game.journal import journal_actions
+    from pipeline.game.journal import journal_actions, source_zh
 
     ctx = _context(spec)
     try:
@@ -858,20 +858,6 @@ def _night_view(
         source_zh=source_zh,
         here=for_file(spec),
     )
-
-
-SOURCE_ZH = {"console": "控制台", "cli": "命令行"}
-_FILE_SOURCE = "行动文件 "
-
-
-def source_zh(source: str) -> str:
-    """Where a recorded action came from, as a director says it: 控制台, 命令行, or 文件 and
-    the file's name (not its whole path)."""
-    if source in SOURCE_ZH:
-        return SOURCE_ZH[source]
-    if source.startswith(_FILE_SOURCE):
-        return f"文件 {Path(source[len(_FILE_SOURCE) :]).name}"
-    return source
 
 
 def when_zh(text: str | None, tz: Any) -> str:

@@ -540,3 +540,17 @@ def engine_outs(store: Store, game: Game) -> list[tuple[str, datetime, str]]:
                 continue
             result.append((death["player"], at, f"{snap.phase.zh}：{death['cause']}"))
     return result
+
+
+SOURCE_ZH = {"console": "控制台", "cli": "命令行"}
+_FILE_SOURCE = "行动文件 "
+
+
+def source_zh(source: str) -> str:
+    """Where a recorded action came from, as a director says it: 控制台, 命令行, or 文件 and
+    the file's name (not its whole path)."""
+    if source in SOURCE_ZH:
+        return SOURCE_ZH[source]
+    if source.startswith(_FILE_SOURCE):
+        return f"文件 {Path(source[len(_FILE_SOURCE) :]).name}"
+    return source

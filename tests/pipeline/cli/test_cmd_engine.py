@@ -61,7 +61,7 @@ def test_night_add_list_remove(db: Path) -> None:
     )
     assert "麻花[捣蛋]→汤圆" in out
     listing = run(db, "night", "list")
-    assert "#1 第0晚 包子[预言]→Snow_风（来源：cli）" in listing
+    assert "#1 第0晚 包子[预言]→Snow_风（来源：命令行）" in listing
     assert run(db, "night", "remove", "2").startswith("已撤销 #2：麻花[捣蛋]→汤圆")
     assert "#2" not in run(db, "night", "list")
     assert "已撤销" in run(db, "night", "list", "--all")
