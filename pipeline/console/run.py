@@ -38,6 +38,7 @@ import click
 
 from pipeline import DB_ENV, resolve_db_path
 from pipeline.console.cli import console_options
+from pipeline.console.games import file_stat
 from pipeline.cycle import EVERY_MINUTES, next_cycle
 from pipeline.store.lock import CycleLocked
 
@@ -76,14 +77,6 @@ class _Other:
     """A TOML file in a watched folder that is not a game file (said once)."""
 
     stat: tuple[int, int] | None
-
-
-def _stat(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
 
 
 def _is_other_toml(raw: bytes) -> bool:
@@ -198,7 +191,7 @@ class Runner:
         one is let go."""
         files = self.game_files()
         for path in files:
-            st = _stat(path)
+            st = file_stat(path)
             if st is None:
                 if path not in self._missing:
                     self._missing.add(path)
@@ -225,7 +218,7 @@ class Runner:
 
     def read(self, path: Path) -> GameWatch | None:
         """Read ``path`` (when its bytes changed): the game, or its error said once."""
-        st = _stat(path)
+        st = file_stat(path)
         raw: bytes | None = None
         problem: str | None = None
         try:
