@@ -614,6 +614,7 @@ def _derive_and_record(
     with store.atomic():
         report.verdicts_changed = write_derivation(store, d, now=now)
         report.warnings = d.warnings()
+        undone: list[str] = []
         if draft is not None:
             seen = _last_draft_event(store)
             try:
@@ -621,7 +622,7 @@ def _derive_and_record(
                     report.drafted = draft(d)
             except Exception as exc:
                 failed = exc
-            report.warnings += _approvals_undone(store, seen)
+            undone = _approvals_undone(store, seen)
         if failed is None:
             lo, hi = derivation_window(game, store, d, now)
             saved = {
@@ -643,6 +644,9 @@ def _derive_and_record(
                 # no record (nor tally views, whose key is the record): the next one derives
                 store.execute("DELETE FROM meta WHERE key = ?", [RECORD_KEY])
                 store.write_tally_views("", {})
+    # said by this cycle only (not kept with the record: a later cycle with nothing new
+    # would say it again after the director approved the new draft)
+    report.warnings += undone
     if failed is not None:
         raise failed
 
