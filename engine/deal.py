@@ -16,7 +16,7 @@ Every draw uses only ``randrange`` through :func:`shuffle` (Fisher–Yates from 
 are drawn from, so reordering a rule-set module's tables never changes what a seed deals.
 
 Each rule set deals its own line-up (:meth:`engine.rulesets.base.Ruleset.deal`, the line-up
-section of its rule text) with the helpers here, and says how many players it is for
+section of its rule text) with the functions here, and says how many players it is for
 (:meth:`~engine.rulesets.base.Ruleset.deal_count`). Every deal is checked against the rule
 set's own ``validate_setup`` and ``setup_state`` (with the settings of every game file the deal
 can still become, :meth:`~engine.rulesets.base.Ruleset.deal_settings`) before it is returned: a

@@ -13,7 +13,7 @@ one walk of its nodes, with no re-parsing and no regex over the page. The walk k
 stack (any depth, no recursion) and each element's text is sliced from the text as it is
 built, so nested markup costs time in proportion to its size, not size × depth.
 
-The message helper :func:`extract_message` is shared with :mod:`parsers.mobile`: it turns a
+The message reader :func:`extract_message` is shared with :mod:`parsers.mobile`: it turns a
 message's HTML node into the visible text (quotes removed), the quoted pids, the quoted texts,
 the edit note and the presentation marks, the same way for both sources.
 
@@ -283,7 +283,7 @@ def _presentation(tag: str, attrs: LexborAttributes) -> list[tuple[MarkKind, str
     return found
 
 
-# --------------------------------------------------------------------------- message helper
+# ----------------------------------------------------------------------- a message's text and marks
 
 
 @dataclass(frozen=True, slots=True)

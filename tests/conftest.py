@@ -1,7 +1,7 @@
 """Shared pytest fixtures.
 
 The Discuz! X3.5 page samples live in the repository, in ``tests/fixtures/discuz`` (how each was
-made and its ground truth: README.md and manifest.json there; helpers: tests/discuz_samples.py).
+made and its ground truth: README.md and manifest.json there; loaded by tests/discuz_samples.py).
 Tests that read them take the ``fixtures_dir`` fixture; a missing sample is a failure.
 """
 

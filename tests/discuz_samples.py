@@ -1,7 +1,7 @@
 """The repository's own Discuz! X3.5 page samples (tests/fixtures/discuz) and their ground truth.
 
 ``manifest.json`` beside the samples says what every post is (tid, pid, uid, author, floor,
-message, edit, block, delete, desktop page) and what every file is; the helpers here read it so
+message, edit, block, delete, desktop page) and what every file is; the functions here read it so
 that a test names a post by its place in the test game (``post("vote", 13)``: the vote thread's
 floor 13) rather than by numbers the capture happened to give it.
 """

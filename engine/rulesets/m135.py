@@ -262,7 +262,7 @@ BIND_RESOLUTION = "resolution"
 BIND_ACTION = "action"
 
 
-# --------------------------------------------------------------------------- card helpers
+# ------------------------------------------------------------------------ a card's role and faction
 
 
 def role_of(p: PlayerState, card: CardState) -> str:

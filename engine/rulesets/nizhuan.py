@@ -40,7 +40,7 @@ Engine (two games in one)
 - 遗言 (nizhuan.txt:55): per round as many as the wolf-faction characters (setting
   ``last_words`` overrides); the first to go fully out get a ``遗言`` status (round 2: the
   second card going out); never after a red card (nizhuan.txt:50).
-- Helpers for the pipeline: :func:`npc_ballots` (the fixed NPC ballots of a round-2 day),
+- For the pipeline: :func:`npc_ballots` (the fixed NPC ballots of a round-2 day),
   :func:`vote_actions_from_tally` (a day's ballots as ``投票`` actions, so round-1 votes are
   recorded), :func:`sheriff_unit` (the badge's card as a vote unit).
 - Settings (``[nizhuan]`` table, when passed to :meth:`Nizhuan.setup_state`): ``reversal_day``
@@ -207,7 +207,7 @@ def _faction_of_player(p: PlayerState) -> str:
     return WOLF if any(faction_of(c.name) == WOLF for c in p.cards) else VILLAGE
 
 
-# --------------------------------------------------------------------------- pure helpers
+# ------------------------------------------------------------------------- rounds, cards and labels
 
 
 def _round(settings: Mapping[str, str]) -> int:
@@ -733,7 +733,7 @@ class Nizhuan(Ruleset):
     def actual_faction(self, state: GameState, player: str) -> str | None:
         return _faction_of_player(state.player(player))
 
-    # ------------------------------------------------------------------ board helpers
+    # ------------------------------------------------------------- the round and cards on the board
     @staticmethod
     def _round_of(board: Board) -> int:
         return _round(board.settings)

@@ -1108,7 +1108,9 @@ class Zhenyan(Ruleset):
         if board.winner is None and not board.scratch.get("over"):
             return False
         board.scratch["over"] = True
-        self._not_settled(board, [a for a in rest if self.canonical_skill(a.skill) != "最后一招"])
+        waiting = [*board.scratch.pop("guesses", []), *board.scratch.pop("forfeits", [])]
+        unused = [a for a in rest if self.canonical_skill(a.skill) != "最后一招"]
+        self._not_settled(board, [*unused, *waiting])
         return True
 
     @staticmethod

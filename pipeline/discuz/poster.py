@@ -343,7 +343,7 @@ class Poster:
             **kw,
         )
 
-    # ------------------------------------------------------------------ helpers
+    # ----------------------------------------------------------- the forum's address, links, errors
 
     @property
     def base_url(self) -> str:

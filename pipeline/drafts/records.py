@@ -1,4 +1,4 @@
-"""Drafts in the store: read, listed, their events; the helpers every state change uses."""
+"""Drafts in the store: read, listed, their events; the writes every state change uses."""
 
 from __future__ import annotations
 

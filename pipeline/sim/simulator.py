@@ -875,7 +875,7 @@ class ForumSim:
             return self._system_error(req, render.MSG_REQUEST_TAINTING)
         return None
 
-    # ------------------------------------------------------------------ response helpers
+    # ------------------------------------------------------------------ building responses
 
     def _viewer(self, req: _Req) -> render.Viewer:
         return render.Viewer(

@@ -136,7 +136,7 @@ def plain_day(
     return build
 
 
-# --- setup helpers -----------------------------------------------------------------------------
+# --- the setup of a scenario ----------------------------------------------------------------------
 
 
 def out_before_start(state: GameState, names: Sequence[str], cause: str) -> GameState:

@@ -1,4 +1,4 @@
-"""Shared helpers of the nizhuan engine tests (no tests here): a roster and phase runners."""
+"""What the nizhuan engine tests share (no tests here): a roster and phase runners."""
 
 from __future__ import annotations
 
