@@ -5,7 +5,8 @@ with its output: ``bansha signup`` → ``bansha deal`` (its commitment approved 
 rules thread) → ``bansha cycle`` drafts day 1's new threads → the director approves them →
 ``bansha cycle`` opens them at the opening (the 电梯 on floor 2) → players post and vote →
 ``bansha cycle`` at the close locks the vote thread (approved for the whole game in the file),
-reads the day whole again and drafts the result → approved, posted → day 2's threads open.
+reads the day whole again and drafts the result → approved, posted → the director records
+night 1's out (``bansha player out``) → day 2's threads open.
 Every forum write goes through an approval, and the forum's own record (the simulator's
 requests) shows each exactly once.
 
@@ -59,6 +60,7 @@ RULES_TID = 1000
 SIGNUP_TID = 1001
 #: the player who posts only twice on day 1 (潜水: fewer than 5 posts, rules/m135.txt:311)
 LURKER = "烧卖"
+NIGHT_OUT = "油条"  # the player the story's night 1 puts out
 #: day 1's votes (the sheriff election): voter -> candidate
 VOTES = {
     "饺子": "包子",
@@ -157,6 +159,20 @@ def run_life_demo(db_path: Path | None, now: datetime) -> None:
         _approve_pending(base, kinds=("result", "newthread"))
         _step(clock, clock() + timedelta(minutes=5), "下一轮 cycle：发出已批准的结果")
         _run("cycle", *base, "--as-of", _iso(clock()), "--verbose")
+
+        night = close1 + timedelta(hours=6)
+        _step(clock, night, f"第 1 晚：导演记下夜里出局的{NIGHT_OUT}（开门公示不会替导演说平安夜）")
+        _run(
+            "player",
+            "out",
+            *base,
+            "--player",
+            NIGHT_OUT,
+            "--at",
+            _iso(night),
+            "--cause",
+            "第1晚出局",
+        )
 
         _step(clock, open2, "第 2 天开门：cycle 发出第 2 天的新帖和电梯")
         _run("cycle", *base, "--as-of", _iso(clock()), "--verbose")

@@ -4,7 +4,7 @@ resolved, a draft whose inputs moved on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -44,10 +44,37 @@ def _drafted_at(store: Store, draft_id: int) -> int | None:
 #: it cannot be approved until the night is resolved (then it is drafted again, without it).
 UNRESOLVED_MARK = "〔第{night}晚尚未结算：结算后这份开门公示会重新起草；结算之前不能批准〕"
 
+#: The first line of a day-open post when bansha knows nothing of the night before it: the
+#: engine has not resolved it and no out is recorded in it, so the post's "平安夜" (or a list
+#: without the night's outs) is only what bansha has not been told. It cannot be approved as
+#: drafted: the director records the night's outs (it is drafted again, without the line) or,
+#: when nobody went out, deletes the line and approves.
+UNRECORDED_MARK = (
+    "〔第{night}晚没有记录：这一晚没有结算，也没有出局记录。"
+    "有人出局请先记录，这份公示会重新起草；确实无人出局，删掉这一行再批准〕"
+)
 
-def _unresolved_mark(body: str) -> bool:
+
+def waiting_mark(body: str) -> str | None:
+    """Why a day-open post cannot be approved as it is (its first line is one of the marks
+    above), or None."""
     first = body.split("\n", 1)[0]
-    return first.startswith("〔第") and "晚尚未结算" in first
+    if not first.startswith("〔第"):
+        return None
+    if "晚尚未结算" in first:
+        return "它前一晚的行动还没有结算（bansha night resolve），结算后会按结算结果重新起草"
+    if "晚没有记录" in first:
+        return (
+            "bansha 不知道它前一晚的结果（没有结算，也没有出局记录）：有人出局请先用 "
+            "bansha player out 记录；确实无人出局，先删掉草稿的第一行（bansha drafts edit）"
+        )
+    return None
+
+
+def _resolved_phases(store: Store) -> set[str]:
+    return {
+        r[0] for r in store.execute("SELECT phase FROM engine_snapshots WHERE phase IS NOT NULL")
+    }
 
 
 def unresolved_nights(store: Store, game: Game) -> frozenset[int]:
@@ -56,9 +83,7 @@ def unresolved_nights(store: Store, game: Game) -> frozenset[int]:
     other with actions recorded — that is not resolved yet; none in a game that never uses it."""
     if not get_ruleset(game.game.ruleset).has_engine:
         return frozenset()
-    resolved = {
-        r[0] for r in store.execute("SELECT phase FROM engine_snapshots WHERE phase IS NOT NULL")
-    }
+    resolved = _resolved_phases(store)
     acted = {
         int(r[0])
         for r in store.execute(
@@ -72,13 +97,36 @@ def unresolved_nights(store: Store, game: Game) -> frozenset[int]:
     return frozenset(n for n in nights if Phase.night(n).label not in resolved)
 
 
-def _mark_unresolved(specs: list[DraftSpec], nights: frozenset[int]) -> list[DraftSpec]:
-    """Day-open posts whose night is in ``nights`` say so in their first line."""
+def unrecorded_nights(
+    store: Store, game: Game, outs: Mapping[str, tuple[datetime, str]]
+) -> frozenset[int]:
+    """The nights bansha knows nothing of (:data:`UNRECORDED_MARK`): between two days of the
+    game, not resolved by the engine, and no out (``outs``: the derivation's, by name) after
+    the earlier day's close and at or before the later one's opening. A night that waits for
+    the engine (:func:`unresolved_nights`) is not one of them: it says so itself."""
+    known = {d.day: d for d in game.days}
+    resolved = _resolved_phases(store)
+    waiting = unresolved_nights(store, game)
+    nights: set[int] = set()
+    for n, before in known.items():
+        after = known.get(n + 1)
+        if after is None or n in waiting or Phase.night(n).label in resolved:
+            continue
+        if not any(before.closes < at <= after.opens for at, _cause in outs.values()):
+            nights.add(n)
+    return frozenset(nights)
+
+
+def _mark_unresolved(
+    specs: list[DraftSpec], nights: frozenset[int], unrecorded: frozenset[int] = frozenset()
+) -> list[DraftSpec]:
+    """Day-open posts whose night is in ``nights`` (waiting for the engine) or ``unrecorded``
+    (bansha knows nothing of it) say so in their first line."""
     out: list[DraftSpec] = []
     for spec in specs:
         night = (spec.day or 0) - 1
-        if spec.kind is DraftKind.DAY_OPEN and night in nights:
-            mark = UNRESOLVED_MARK.format(night=night)
+        if spec.kind is DraftKind.DAY_OPEN and (night in nights or night in unrecorded):
+            mark = (UNRESOLVED_MARK if night in nights else UNRECORDED_MARK).format(night=night)
             spec = replace(spec, body=f"{mark}\n{spec.body}")
         out.append(spec)
     return out

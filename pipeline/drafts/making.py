@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING
 from engine.rulesets import get_ruleset
 from pipeline.derive import Derivation, card_events
 from pipeline.drafts.due import due_drafts, inquiry_answer_drafts
-from pipeline.drafts.inputs import _mark_unresolved, keep_inputs, unresolved_nights
+from pipeline.drafts.inputs import (
+    _mark_unresolved,
+    keep_inputs,
+    unrecorded_nights,
+    unresolved_nights,
+)
 from pipeline.drafts.model import DraftAction, DraftKind, DraftSpec, DraftState
 from pipeline.drafts.newthreads import retire_opened, thread_drafts
 from pipeline.drafts.records import get_draft
@@ -94,7 +99,9 @@ def make_drafts(
         specs += inquiry_drafts(game, inquiry_days(game, store, as_of=as_of))
     # the day's new threads and the vote threads' closing
     specs += thread_drafts(game, store, as_of=as_of, templates=templates)
-    specs = _mark_unresolved(specs, unresolved_nights(store, game))
+    specs = _mark_unresolved(
+        specs, unresolved_nights(store, game), unrecorded_nights(store, game, derivation.outs)
+    )
     created = save_drafts(store, specs, now=now)
     if game.threads.close_vote == "auto":
         for draft_id in created:

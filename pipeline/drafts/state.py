@@ -10,7 +10,7 @@ from typing import Any
 
 from pipeline.derive import Derivation
 from pipeline.drafts.due import draft_key
-from pipeline.drafts.inputs import _made_now, _unresolved_mark, moved_on
+from pipeline.drafts.inputs import _made_now, moved_on, waiting_mark
 from pipeline.drafts.length import MAX_POST_BYTES, body_bytes
 from pipeline.drafts.model import (
     LIVE_STATES,
@@ -238,11 +238,9 @@ def approve(store: Store, draft_id: int, now: datetime, *, note: str = "导演�
         stale = moved_on(store, draft)
         if stale is not None and draft.state is DraftState.PENDING:
             raise DraftError(f"第 {draft_id} 号草稿不能批准：{stale}")
-        if draft.kind == DraftKind.DAY_OPEN and _unresolved_mark(draft.body):
-            raise DraftError(
-                f"第 {draft_id} 号草稿不能批准：它前一晚的行动还没有结算"
-                "（bansha night resolve），结算后会按结算结果重新起草"
-            )
+        waits = waiting_mark(draft.body) if draft.kind == DraftKind.DAY_OPEN else None
+        if waits is not None:
+            raise DraftError(f"第 {draft_id} 号草稿不能批准：{waits}")
         _move(
             store,
             draft,

@@ -119,13 +119,20 @@ def test_the_elevator_is_floor_2_and_the_day_opening_goes_to_day_2s_discussion(l
         day_open = list(store.db.query("SELECT * FROM drafts WHERE kind = 'day_open'"))
     finally:
         store.close()
-    # drafted at day 1's close, before day 2's threads existed; drafted again (and approved
-    # again: its text now links day 2's vote thread) once bansha had opened them
+    # drafted at day 1's close, before day 2's threads existed, saying bansha knows nothing of
+    # night 1 (it could not be approved); drafted again with the night's out the director
+    # recorded; drafted again (and approved: its text now links day 2's vote thread) once
+    # bansha had opened day 2's threads
     assert [(d["day"], d["tid"], d["state"]) for d in day_open] == [
+        (2, None, "superseded"),
         (2, None, "superseded"),
         (2, opened[(2, "discussion")], "posted"),
     ]
-    assert f"tid={opened[(2, 'vote')]}" in day_open[-1]["body"]
+    assert day_open[0]["body"].startswith("〔第1晚没有记录：")
+    posted = day_open[-1]["body"]
+    assert "没有记录" not in posted and "平安夜" not in posted
+    assert "1. 油条（第1晚出局）" in posted
+    assert f"tid={opened[(2, 'vote')]}" in posted
 
 
 @pytest.mark.skipif(not BANSHA.is_file(), reason=f"需要安装好的 {BANSHA}")

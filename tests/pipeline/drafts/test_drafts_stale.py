@@ -12,13 +12,14 @@ holds again), or — when its moment has passed and it is no longer drafted — 
 from __future__ import annotations
 
 import shutil
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import cli
-from pipeline.drafts import get_draft, list_drafts
+from pipeline.drafts import edit, get_draft, list_drafts
 from pipeline.game.gamefile import load_game
 from pipeline.store import open_store
 
@@ -63,6 +64,7 @@ def test_the_day_open_post_drafted_before_the_night_was_resolved_never_goes_out(
     store = open_store(demo / "demo.db")
     try:
         opening = get_draft(store, DAY_OPEN_2)
+        assert opening.body.startswith("〔第1晚没有记录：")  # the engine was not used yet
         assert "平安夜，无人出局" in opening.body
         assert opening.state.value == "superseded"
         live = [d for d in list_drafts(store) if d.kind == "day_open"]
@@ -149,3 +151,65 @@ def test_a_day_open_post_drafted_while_its_night_waits_says_so_and_waits(demo):
     assert len(live) == 1 and "尚未结算" not in live[0].body
     assert "烧卖" in live[0].body or "第一身份" in live[0].body
     run("drafts", "approve", *game(demo), str(live[0].id))
+
+
+def _without_the_engine(folder: Path) -> None:
+    """The demo as a director who never used the engine would have it: no night recorded."""
+    store = open_store(folder / "demo.db")
+    try:
+        with store.atomic():
+            for table in ("engine_events", "engine_snapshots", "journal_actions"):
+                store.db.execute(f"DELETE FROM {table}")
+    finally:
+        store.close()
+
+
+def _day_2_openings(folder: Path) -> list:
+    store = open_store(folder / "demo.db")
+    try:
+        return [d for d in list_drafts(store) if d.kind == "day_open" and d.day == 2]
+    finally:
+        store.close()
+
+
+def test_a_day_open_post_does_not_say_平安夜_of_a_night_bansha_was_never_told_of(demo):
+    """No night resolved by the engine and no out recorded between day 1's close and day 2's
+    opening: bansha cannot know the night was quiet, so the opening's first line says so and
+    it cannot be approved; recorded with `bansha player out`, it is drafted again listing the
+    out, without the line, and can be approved."""
+    _without_the_engine(demo)
+    g = load_game(demo / "demo.toml", env={}, check_login=False)
+    at = g.day(2).opens.replace(minute=5).isoformat()
+    run("drafts", "make", *game(demo), "--as-of", at)
+    [waiting] = _day_2_openings(demo)
+    first, rest = waiting.body.split("\n", 1)
+    assert first == (
+        "〔第1晚没有记录：这一晚没有结算，也没有出局记录。"
+        "有人出局请先记录，这份公示会重新起草；确实无人出局，删掉这一行再批准〕"
+    )
+    assert "平安夜，无人出局" in rest  # what the line keeps from going out unchecked
+    out = run("drafts", "approve", *game(demo), str(waiting.id), code=1)
+    assert "不知道它前一晚的结果" in out and "bansha player out" in out
+    night = (g.day(1).closes + timedelta(hours=5)).isoformat()
+    run("player", "out", *game(demo), "--player", "汤圆", "--at", night, "--cause", "第1晚被刀")
+    run("drafts", "make", *game(demo), "--as-of", at)
+    [live] = _day_2_openings(demo)
+    assert "没有记录" not in live.body and "平安夜" not in live.body
+    assert "汤圆（第1晚被刀）" in live.body
+    run("drafts", "approve", *game(demo), str(live.id))
+
+
+def test_a_quiet_night_the_engine_never_saw_goes_out_once_the_director_deletes_the_line(demo):
+    """确实无人出局: the director deletes the first line (bansha drafts edit) and approves the
+    opening as it then reads."""
+    _without_the_engine(demo)
+    g = load_game(demo / "demo.toml", env={}, check_login=False)
+    run("drafts", "make", *game(demo), "--as-of", g.day(2).opens.replace(minute=5).isoformat())
+    [waiting] = _day_2_openings(demo)
+    store = open_store(demo / "demo.db")
+    try:
+        edited = edit(store, waiting.id, waiting.body.split("\n", 1)[1], g.day(2).opens)
+    finally:
+        store.close()
+    assert edited.body.startswith("[b]【第2天 开门】[/b]")
+    run("drafts", "approve", *game(demo), str(waiting.id))

@@ -517,6 +517,9 @@ def test_an_approved_opening_waits_for_the_thread_bansha_opens_then_goes_after_t
     draft(path, store, AHEAD)
     approve_all(store)
     publish(path, store, forum, OPEN)  # day 1's threads
+    night = "2026-12-02T02:00:00+08:00"  # the director records night 1's out
+    row = {"player": "青柠汽水", "at": night, "cause": "第1晚出局", "recorded_at": night}
+    store.insert("journal_outs", [row])
     draft(path, store, CLOSED)  # day 1 closed: its result, day 2's opening, day 2's threads
     opening = next(d for d in list_drafts(store) if d.kind == "day_open" and d.day == 2)
     assert opening.tid is None
