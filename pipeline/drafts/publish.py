@@ -245,6 +245,7 @@ def _record_intent(
         row = _row(store, draft_id)
         if row is None or row["state"] != "approved" or row["body_hash"] != body_hash:
             raise NotApproved(_not_approved_message(draft_id, row))
+        _assert_holding(store, row)
         other = store.execute(
             "SELECT id, started_at FROM post_attempts WHERE draft_id = ? AND id > ? "
             "AND finished_at IS NULL AND outcome IS NULL ORDER BY id LIMIT 1",
@@ -274,10 +275,20 @@ def _not_approved_message(draft_id: int, row: dict[str, Any] | None) -> str:
 
 
 def assert_approved(store: Store, draft_id: int, body_hash: str) -> None:
-    """Raise :class:`NotApproved` unless the stored draft is approved with this exact text."""
+    """Raise :class:`NotApproved` unless the stored draft is approved with this exact text and
+    still made from the game's inputs as they are (the last check before the forum is asked:
+    a director's record made while the run waited — the forum's flood interval, a slow
+    thread read — holds it back as :func:`_still_holding` did at the run's start)."""
     row = _row(store, draft_id)
     if row is None or row["state"] != "approved" or row["body_hash"] != body_hash:
         raise NotApproved(_not_approved_message(draft_id, row))
+    _assert_holding(store, row)
+
+
+def _assert_holding(store: Store, row: dict[str, Any]) -> None:
+    why = moved_on(store, Draft.from_row(row))
+    if why is not None:
+        raise NotApproved(f"草稿 #{row['id']} 没有发出：{why}")
 
 
 _PART_KEY = re.compile(r"^(.*)#(\d{1,4})$")

@@ -18,8 +18,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from parsers.reply import ReplyOutcome
 from pipeline.cli import cli
+from pipeline.discuz.poster import Sent
 from pipeline.drafts import edit, get_draft, list_drafts
+from pipeline.drafts.publish import publish_approved
 from pipeline.game.gamefile import load_game
 from pipeline.store import open_store
 
@@ -213,3 +216,53 @@ def test_a_quiet_night_the_engine_never_saw_goes_out_once_the_director_deletes_t
         store.close()
     assert edited.body.startswith("[b]【第2天 开门】[/b]")
     run("drafts", "approve", *game(demo), str(waiting.id))
+
+
+class _FloodForum:
+    """A forum that makes the sender wait before it takes a reply (its 两次发表间隔 flood
+    interval); ``during`` is what the director does meanwhile, from another window."""
+
+    def __init__(self, during) -> None:
+        self.during = during
+        self.stored: list[str] = []
+
+    def session(self, tid: int) -> None:
+        return None
+
+    def check_encodable(self, body: str) -> None:
+        return None
+
+    def post_url(self, tid: int, pid: int) -> str:
+        return f"forum.php?mod=redirect&goto=findpost&ptid={tid}&pid={pid}"
+
+    def reply(self, tid: int, body: str, *, guard=None) -> Sent:
+        self.during()  # the wait
+        if guard is not None:
+            guard()  # the last check, right before the POST
+        self.stored.append(body)
+        return Sent(ReplyOutcome.POSTED, tid, 777001, "回复发布成功")
+
+
+def test_a_record_made_while_the_sender_waits_for_the_forum_keeps_the_draft_from_going(demo):
+    """The result is approved and the run starts sending; while the forum makes it wait, the
+    director gives a card. The check right before the POST sees the record: nothing reaches
+    the forum, the draft stays approved but unsent, and the run says why."""
+    run("drafts", "approve", *game(demo), str(FIRST_RESULT))
+
+    def record() -> None:
+        run("card", "give", *game(demo), "--player", "汤圆", "--colour", "蓝", "--why", "场外")
+
+    forum = _FloodForum(record)
+    g = load_game(demo / "demo.toml", env={}, check_login=False)
+    store = open_store(demo / "demo.db")
+    try:
+        results = publish_approved(
+            store, g, forum, now=g.day(2).closes + timedelta(hours=1), ids=[FIRST_RESULT]
+        )
+        state = get_draft(store, FIRST_RESULT).state.value
+    finally:
+        store.close()
+    assert forum.stored == []
+    [result] = results
+    assert result.status == "skipped" and "起草之后，游戏的记录已经变了" in result.message
+    assert state == "approved"
