@@ -589,6 +589,10 @@ def crawl_due(
             _say(report, [f"论坛恢复前不重读已关门的第 {days} 天，其结果暂不起草"])
 
 
+#: how many times a cycle derives when a director's record lands while it derives
+DERIVE_TRIES = 3
+
+
 def _derive_and_record(
     game: Game,
     store: Store,
@@ -601,54 +605,104 @@ def _derive_and_record(
     """Derive at ``now``, write the verdicts, draft, and record the derivation (its inputs and
     its window of time) for the next cycle's :func:`nothing_new`.
 
+    A director's record made while it derives (another window, the console) was not seen by
+    the derivation: drafts made from it would be marked as made from the records as they are
+    then, and could go out saying what is no longer so. The cycle derives again (up to
+    :data:`DERIVE_TRIES` times); if the records keep changing it writes the verdicts but
+    drafts nothing this time (the record says so: the next cycle drafts).
+
     The derivation package is imported here, the first time a cycle derives: a cycle with
     nothing new never loads it (nor the engine's kernels it runs)."""
-    from pipeline.derive import derive, write_derivation
+    from pipeline.derive import derive
 
     crawled = crawl_state(game, store)
-    d = derive(game, store, as_of=now)
+    failed: Exception | None = None
+    for tries_left in reversed(range(DERIVE_TRIES)):
+        drafts_at = counter(store, DRAFTS_KEY)
+        d = derive(game, store, as_of=now)
+        # the write lock is held from the verdicts to the record: the outputs counter read at
+        # the end counts this cycle's own writes and nobody else's
+        with store.atomic():
+            moved = counter(store, DRAFTS_KEY) != drafts_at
+            if not moved or not tries_left:
+                failed = _record_derivation(
+                    _Derived(game, store, now, inputs, d, crawled),
+                    report,
+                    None if moved else draft,
+                    after_derive,
+                )
+                break
+        inputs = {**inputs, "inputs": counter(store, INPUTS_KEY)}
+    if moved and draft is not None:
+        report.warnings.append(
+            "这一轮推导期间导演的记录一直在变：这一轮没有起草，下一轮按新的记录起草"
+        )
+    if failed is not None:
+        raise failed
+
+
+@dataclass(frozen=True, slots=True)
+class _Derived:
+    """One derivation to write, and what it was made from."""
+
+    game: Game
+    store: Store
+    now: datetime
+    inputs: dict[str, Any]
+    d: Derivation
+    crawled: Any
+
+
+def _record_derivation(
+    w: _Derived,
+    report: CycleReport,
+    draft: Callable[[Derivation], list[int]] | None,
+    after_derive: Callable[[Derivation, str], None] | None,
+) -> Exception | None:
+    """Write one derivation's verdicts, its drafts and its record, in the caller's write
+    transaction. Returns the drafting's failure (None: it drafted), for the caller to raise
+    once the transaction is over: the verdicts stay."""
+    from pipeline.derive import write_derivation
+
+    store, d = w.store, w.d
     report.derived = True
     failed: Exception | None = None
-    # the write lock is held from the verdicts to the record: the outputs counter read at
-    # the end counts this cycle's own writes and nobody else's
-    with store.atomic():
-        report.verdicts_changed = write_derivation(store, d, now=now)
-        report.warnings = d.warnings()
-        undone: list[str] = []
-        if draft is not None:
-            seen = _last_draft_event(store)
-            try:
-                with store.atomic():  # a savepoint: a refused draft leaves the verdicts
-                    report.drafted = draft(d)
-            except Exception as exc:
-                failed = exc
-            undone = _approvals_undone(store, seen)
-        if failed is None:
-            lo, hi = derivation_window(game, store, d, now)
-            saved = {
-                **inputs,
-                "outputs": counter(store, OUTPUTS_KEY),
-                "crawl": crawled,
-                "drafted": draft is not None,
-                "as_of": now.isoformat(),
-                "lo": _iso_or_none(lo),
-                "hi": _iso_or_none(hi),
-                "warnings": report.warnings,
-            }
-            record_text = json.dumps(saved, ensure_ascii=False)
-            store.set_meta(RECORD_KEY, record_text)
-            if after_derive is not None:
-                after_derive(d, record_text)
-            if code_identity_now() != inputs["code"]:
-                # bansha's files changed while this cycle ran (an upgrade during the crawl):
-                # no record (nor tally views, whose key is the record): the next one derives
-                store.execute("DELETE FROM meta WHERE key = ?", [RECORD_KEY])
-                store.write_tally_views("", {})
+    report.verdicts_changed = write_derivation(store, d, now=w.now)
+    report.warnings = d.warnings()
+    undone: list[str] = []
+    if draft is not None:
+        seen = _last_draft_event(store)
+        try:
+            with store.atomic():  # a savepoint: a refused draft leaves the verdicts
+                report.drafted = draft(d)
+        except Exception as exc:
+            failed = exc
+        undone = _approvals_undone(store, seen)
+    if failed is None:
+        lo, hi = derivation_window(w.game, store, d, w.now)
+        saved = {
+            **w.inputs,
+            "outputs": counter(store, OUTPUTS_KEY),
+            "crawl": w.crawled,
+            "drafted": draft is not None,
+            "as_of": w.now.isoformat(),
+            "lo": _iso_or_none(lo),
+            "hi": _iso_or_none(hi),
+            "warnings": report.warnings,
+        }
+        record_text = json.dumps(saved, ensure_ascii=False)
+        store.set_meta(RECORD_KEY, record_text)
+        if after_derive is not None:
+            after_derive(d, record_text)
+        if code_identity_now() != w.inputs["code"]:
+            # bansha's files changed while this cycle ran (an upgrade during the crawl):
+            # no record (nor tally views, whose key is the record): the next one derives
+            store.execute("DELETE FROM meta WHERE key = ?", [RECORD_KEY])
+            store.write_tally_views("", {})
     # said by this cycle only (not kept with the record: a later cycle with nothing new
     # would say it again after the director approved the new draft)
     report.warnings += undone
-    if failed is not None:
-        raise failed
+    return failed
 
 
 def _publish_approved(report: CycleReport, publish: Callable[[], list[Any]]) -> None:

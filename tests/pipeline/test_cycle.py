@@ -224,3 +224,34 @@ def test_a_failed_reread_after_the_close_holds_the_result(world):
     report = run_cycle(game, store, now=AFTER, crawl=crawl, draft=draft)
     assert report.full_reads == [1, 2]
     assert {d.day for d in list_drafts(store) if d.kind == "result"} == {1, 2}
+
+
+def test_a_record_made_while_the_cycle_derives_is_in_the_drafts_it_makes(world, monkeypatch):
+    """The director records a proxy vote (another window, the console) while a cycle is
+    deriving day 2's result. The derivation did not see it: the cycle derives again before it
+    drafts, so the result it drafts counts the proxy — and it is not a draft marked as made
+    from records it never read (it would be approved and sent with the old counts)."""
+    import pipeline.derive
+    from pipeline.drafts import list_drafts, make_drafts, moved_on
+
+    game, _sim, _clock, store, crawl = world
+    real = pipeline.derive.derive
+    calls: list[int] = []
+
+    def derive_while_the_director_records(*args, **kwargs):
+        d = real(*args, **kwargs)
+        calls.append(1)
+        if len(calls) == 1:
+            row = {"day": 2, "voter": "麻花", "target": "春卷", "at": "2026-12-02T18:00:00+08:00"}
+            store.insert("journal_proxy_votes", [{**row, "recorded_at": row["at"]}])
+        return d
+
+    monkeypatch.setattr(pipeline.derive, "derive", derive_while_the_director_records)
+    report = run_cycle(
+        game, store, now=AFTER, crawl=crawl, draft=lambda d: make_drafts(game, store, d, now=AFTER)
+    )
+    assert len(calls) == 2 and not report.errors
+    [result] = [d for d in list_drafts(store) if d.kind == "result" and d.day == 2]
+    [line] = [li for li in result.body.splitlines() if li.startswith("春卷：")]
+    assert line.endswith("、麻花）")  # the proxy vote is counted
+    assert moved_on(store, result) is None
