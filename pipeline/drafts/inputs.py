@@ -156,14 +156,16 @@ def keep_inputs(store: Store, specs: Sequence[DraftSpec], *, now: datetime) -> l
     if counter is None:
         return []
     at = _stamp(now)
-    keys = {s.key for s in specs}
+    # what each key is drafted as now: a waiting draft holds only if it says just that (one the
+    # pass did not draft again — it may be on the forum already — does not)
+    now_as = {s.key: (s.body, s.tid) for s in specs}
     retired: list[int] = []
     with store.atomic():
         for row in store.query("SELECT * FROM drafts WHERE state IN ('pending', 'approved')"):
             draft = Draft.from_row(row)
             if draft.kind not in STATE_KINDS:
                 continue
-            if draft.key in keys:
+            if now_as.get(draft.key) == (draft.generated_body, draft.tid):
                 store.execute(
                     "INSERT INTO draft_inputs(draft_id, counter) VALUES (?, ?) "
                     "ON CONFLICT(draft_id) DO UPDATE SET counter = excluded.counter "
@@ -171,12 +173,10 @@ def keep_inputs(store: Store, specs: Sequence[DraftSpec], *, now: datetime) -> l
                     [draft.id, counter],
                 )
             elif (made := _drafted_at(store, draft.id)) is not None and made != counter:
-                _supersede(
-                    store,
-                    draft,
-                    at,
+                note = (
                     "起草之后游戏的记录已经变了（新帖、导演的记录或撤销、结算……），"
-                    "而这份草稿已不再起草：作废，免得发出过时的内容",
+                    "而这份草稿已不再起草：作废，免得发出过时的内容"
                 )
-                retired.append(draft.id)
+                if _supersede(store, draft, at, note):
+                    retired.append(draft.id)
     return retired

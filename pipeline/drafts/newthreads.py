@@ -229,6 +229,6 @@ def retire_opened(
                 continue
             else:
                 note = over
-            _supersede(store, draft, at, note)
-            retired.append(draft.id)
+            if _supersede(store, draft, at, note):
+                retired.append(draft.id)
     return retired

@@ -62,7 +62,7 @@ from pipeline.drafts.inputs import moved_on
 from pipeline.drafts.making import elevator_rejected
 from pipeline.drafts.model import KIND_ZH, Draft, DraftAction, DraftError, DraftKind, DraftState
 from pipeline.drafts.newthreads import retire_opened, thread_over, thread_window
-from pipeline.drafts.records import NO_RIGHTS_KEY, _latest
+from pipeline.drafts.records import NO_RIGHTS_KEY, _latest, maybe_on_the_forum
 from pipeline.drafts.state import approve, elevator_note, reject, save_drafts, set_aside
 from pipeline.drafts.templates import load_templates
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole
@@ -484,8 +484,8 @@ def _still_holding(
     held: list[_Held] = []
     for d in drafts:
         why = moved_on(store, Draft.from_row(d))
-        if why is None:
-            fresh.append(d)
+        if why is None or maybe_on_the_forum(store, int(d["id"])):
+            fresh.append(d)  # (one that may be in the thread already is looked for there first)
         else:
             held.append(_Held(d, "waiting", f"没有发出：{why}"))
     return fresh, held
@@ -850,6 +850,16 @@ def _earlier_attempts(
                 draft, "found", pid=found.pid, url=poster.post_url(tid, found.pid), message=""
             )
         moderated = [a for a in unsure if a["outcome"] == "pending_moderation"]
+        stale = moved_on(store, Draft.from_row(draft))
+        if stale is not None and not moderated:
+            # not in the thread, and no longer what the game's records say: not sent again —
+            # the next drafting makes it anew (or sets it aside)
+            for a in unsure:  # (a captcha's too: nothing of it will be sent)
+                detail = "上次发送结果不明；帖子中没有找到，视为没有发出"
+                _finish(store, a["id"], tick(), "failed", detail=detail)
+            message = f"上次发送结果不明，帖子中没有找到它；没有重发：{stale}"
+            set_aside(store, draft_id, message, tick())  # (the next drafting writes it anew)
+            return _result(draft, "skipped", message=message)
         if moderated and not requested:
             return _result(
                 draft,

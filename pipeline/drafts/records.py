@@ -69,7 +69,30 @@ def _event(
     )
 
 
-def _supersede(store: Store, draft: Draft, at: str, note: str) -> None:
+#: The outcomes of a send after which the reply (or edit) may be in the thread although bansha
+#: did not see it land: no answer yet (a lost answer, a crash, a sender still at it), a captcha
+#: handed to the director, a reply the forum holds for moderation
+#: (:data:`pipeline.discuz.poster.UNSURE_OUTCOMES` and NULL).
+MAYBE_SENT_SQL = (
+    "SELECT 1 FROM post_attempts a JOIN drafts d ON d.id = a.draft_id "
+    "WHERE a.draft_id = ? AND d.action IN ('reply', 'edit') "
+    "AND (a.outcome IS NULL OR a.outcome IN ('captcha', 'pending_moderation')) LIMIT 1"
+)
+
+
+def maybe_on_the_forum(store: Store, draft_id: int) -> bool:
+    """The draft's reply or edit may be in the thread already (:data:`MAYBE_SENT_SQL`): it is
+    neither superseded nor drafted again until the publisher has looked for it there — else
+    its redraft, approved and sent, would be a second copy."""
+    return store.execute(MAYBE_SENT_SQL, [draft_id]).fetchone() is not None
+
+
+def _supersede(store: Store, draft: Draft, at: str, note: str) -> bool:
+    """Supersede a waiting draft with ``note`` as its event; False when it was no longer
+    waiting, or when it may be on the forum already (:func:`maybe_on_the_forum`: it stays
+    approved, for the publisher to look for)."""
+    if maybe_on_the_forum(store, draft.id):
+        return False
     cur = store.execute(
         "UPDATE drafts SET state = 'superseded', updated_at = ? "
         "WHERE id = ? AND state IN ('pending', 'approved')",
@@ -77,6 +100,7 @@ def _supersede(store: Store, draft: Draft, at: str, note: str) -> None:
     )
     if cur.rowcount:
         _event(store, draft.id, at, draft.state.value, DraftState.SUPERSEDED.value, note)
+    return bool(cur.rowcount)
 
 
 def _unchanged(latest: Draft, spec: DraftSpec) -> bool:

@@ -32,6 +32,7 @@ from pipeline.drafts.records import (
     _supersede,
     _unchanged,
     get_draft,
+    maybe_on_the_forum,
 )
 from pipeline.game.gamefile import Game
 from pipeline.store import Store
@@ -61,6 +62,8 @@ def save_drafts(store: Store, specs: Iterable[DraftSpec], *, now: datetime) -> l
             latest = _latest(store, spec.key)
             if latest is not None and _unchanged(latest, spec):
                 continue
+            if _sent_unseen(store, spec.key):
+                continue  # drafted again once the publisher has looked for it in the thread
             row = {
                 "kind": spec.kind.value,
                 "day": spec.day,
@@ -108,6 +111,16 @@ def save_drafts(store: Store, specs: Iterable[DraftSpec], *, now: datetime) -> l
     return created
 
 
+def _sent_unseen(store: Store, key: str) -> bool:
+    """A waiting draft of ``key`` may be in the thread already (:func:`maybe_on_the_forum`)."""
+    return any(
+        maybe_on_the_forum(store, int(row["id"]))
+        for row in store.query(
+            "SELECT id FROM drafts WHERE key = ? AND state IN ('pending', 'approved')", [key]
+        )
+    )
+
+
 def hold_stale(store: Store, derivation: Derivation, *, now: datetime) -> list[int]:
     """A day resolved on another count than today's (derive.warnings): its waiting result and
     the next day's waiting opening no longer hold — superseded until the director resolves
@@ -126,8 +139,10 @@ def hold_stale(store: Store, derivation: Derivation, *, now: datetime) -> list[i
                 [key, key + "#%"],
             ):
                 draft = Draft.from_row(row)
-                _supersede(store, draft, at, "当天的引擎结算与当前计票不一致，请重新结算后再起草")
-                held.append(draft.id)
+                if _supersede(
+                    store, draft, at, "当天的引擎结算与当前计票不一致，请重新结算后再起草"
+                ):
+                    held.append(draft.id)
     return held
 
 
@@ -159,8 +174,8 @@ def retire_uncarded(
             draft = Draft.from_row(row)
             if draft.day not in settled or _base_key(draft.key) in due:
                 continue
-            _supersede(store, draft, at, "这一天的牌已全部撤销，此公示草稿作废")
-            retired.append(draft.id)
+            if _supersede(store, draft, at, "这一天的牌已全部撤销，此公示草稿作废"):
+                retired.append(draft.id)
     return retired
 
 
@@ -181,16 +196,16 @@ def retire_stale(store: Store, game: Game, *, as_of: datetime, now: datetime) ->
             draft = Draft.from_row(row)
             end = closes.get(draft.day) if draft.day is not None else None
             if end is not None and as_of >= end:
-                _supersede(store, draft, at, "投票已截止，此草稿已过时")
-                retired.append(draft.id)
+                if _supersede(store, draft, at, "投票已截止，此草稿已过时"):
+                    retired.append(draft.id)
                 continue
             first_end = first.get(draft.day) if draft.day is not None else None
             if (
                 first_end is not None
                 and as_of >= first_end
                 and _base_key(draft.key).endswith(FIRST_ROUND_KEY)
+                and _supersede(store, draft, at, "第一轮[正午]已结束，此计票草稿已过时")
             ):
-                _supersede(store, draft, at, "第一轮[正午]已结束，此计票草稿已过时")
                 retired.append(draft.id)
     return retired
 
@@ -392,8 +407,7 @@ def set_aside(store: Store, draft_id: int, note: str, now: datetime) -> bool:
         rows = store.query("SELECT * FROM drafts WHERE id = ?", [draft_id])
         if not rows or rows[0]["state"] not in LIVE_STATES:
             return False
-        _supersede(store, Draft.from_row(rows[0]), _stamp(now), note)
-    return True
+        return _supersede(store, Draft.from_row(rows[0]), _stamp(now), note)
 
 
 def elevator_note(thread_draft_id: int, day: int | None) -> str:

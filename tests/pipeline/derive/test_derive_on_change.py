@@ -502,7 +502,9 @@ def _guard(game: Game, store: Store, now: datetime) -> set[str]:
     # draft_inputs: what each live draft was made from — the drafts' own bookkeeping, read
     # against the drafts' input counter, which the same triggers move with every input;
     # derive_chunk_*: each discussion chunk's material, made of its posts and keyed by their
-    # own write count (pipeline/derive/chunks.py): what they say, the posts say
+    # own write count (pipeline/derive/chunks.py): what they say, the posts say;
+    # post_attempts: whether a waiting draft may be on the forum already (then it is not
+    # drafted again) — it stops being so only with a write of its draft (posted, set aside)
     allowed = {
         "derive_chunk_versions",
         "derive_chunk_cache",
@@ -513,6 +515,7 @@ def _guard(game: Game, store: Store, now: datetime) -> set[str]:
         *CRAWL_TABLES,
         "sqlite_master",
         "draft_inputs",
+        "post_attempts",
     }
     assert read <= allowed, f"derive/drafts read tables the fingerprint misses: {read - allowed}"
     # posts: only the columns the posts trigger watches

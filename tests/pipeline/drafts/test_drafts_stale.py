@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from parsers.reply import ReplyOutcome
+from parsers.reply import ReplyOutcome, draft_fingerprint
 from pipeline.cli import cli
-from pipeline.discuz.poster import Sent
+from pipeline.discuz.poster import PostError, Sent, UncertainSend
 from pipeline.drafts import edit, get_draft, list_drafts
 from pipeline.drafts.publish import publish_approved
 from pipeline.game.gamefile import load_game
@@ -266,3 +266,97 @@ def test_a_record_made_while_the_sender_waits_for_the_forum_keeps_the_draft_from
     [result] = results
     assert result.status == "skipped" and "起草之后，游戏的记录已经变了" in result.message
     assert state == "approved"
+
+
+class _LostAnswerForum(_FloodForum):
+    """A forum that stores a reply but whose answer is lost (the network drops), and whose
+    thread pages fail (500) the first time bansha looks right after."""
+
+    def __init__(self, *, stores: bool) -> None:
+        super().__init__(lambda: None)
+        self.stores = stores
+        self.looks = 0
+
+    def reply(self, tid: int, body: str, *, guard=None) -> Sent:
+        if guard is not None:
+            guard()
+        if self.stores:
+            self.stored.append(body)
+        raise UncertainSend("网络中断，论坛的回答没有收到")
+
+    def find_post(self, tid: int, fingerprint: str, **_: object):
+        self.looks += 1
+        if self.looks == 1:
+            raise PostError("论坛暂时无法访问（HTTP 500）")
+        for i, body in enumerate(self.stored):
+            if draft_fingerprint(body) == fingerprint:
+                return type("Found", (), {"pid": 777100 + i})()
+        return None
+
+
+def _send_lost_then_change(demo: Path, forum: _LostAnswerForum) -> tuple:
+    """The sheriff result approved and sent, its answer lost; then the director proxies a
+    vote for 烧卖 (who did not vote on day 1), which changes the result's counts."""
+    run("drafts", "approve", *game(demo), str(FIRST_RESULT))
+    g = load_game(demo / "demo.toml", env={}, check_login=False)
+    after = g.day(2).closes + timedelta(hours=1)
+    store = open_store(demo / "demo.db")
+    try:
+        [first] = publish_approved(store, g, forum, now=after, ids=[FIRST_RESULT])
+    finally:
+        store.close()
+    assert first.status == "uncertain"
+    at = (g.day(1).closes - timedelta(hours=2)).isoformat()
+    proxy = ["--day", "1", "--voter", "烧卖", "--target", "馄饨", "--at", at]
+    run("vote", "proxy", *game(demo), *proxy)
+    return g, after
+
+
+def _results(folder: Path) -> list:
+    store = open_store(folder / "demo.db")
+    try:
+        result = get_draft(store, FIRST_RESULT)
+        drafts = list_drafts(store, include_superseded=True)
+        return [d for d in drafts if d.key == result.key and d.id >= FIRST_RESULT]
+    finally:
+        store.close()
+
+
+def test_a_result_that_may_be_on_the_forum_is_not_drafted_again_until_it_is_looked_for(demo):
+    """Sent, the answer lost, and the thread could not be read right after: the result may be
+    in the thread. A record then changes its counts. Drafting again does not replace it (a
+    second copy could go out); the next publish finds it in the thread and records it posted.
+    The thread holds one copy; the changed counts are a new draft for the director to judge."""
+    forum = _LostAnswerForum(stores=True)
+    g, after = _send_lost_then_change(demo, forum)
+    run("drafts", "make", *game(demo), "--as-of", after.isoformat())
+    assert [(d.id, d.state.value) for d in _results(demo)] == [(FIRST_RESULT, "approved")]
+    store = open_store(demo / "demo.db")
+    try:
+        [again] = publish_approved(store, g, forum, now=after, ids=[FIRST_RESULT])
+    finally:
+        store.close()
+    assert again.status == "found" and len(forum.stored) == 1
+    run("drafts", "make", *game(demo), "--as-of", after.isoformat())
+    states = [(d.id, d.state.value) for d in _results(demo)]
+    assert states[0] == (FIRST_RESULT, "posted")
+    assert [s for _i, s in states[1:]] == ["pending"]  # the new counts wait for the director
+    assert len(forum.stored) == 1
+
+
+def test_a_result_that_never_reached_the_forum_is_not_resent_once_its_counts_changed(demo):
+    """The same, but the forum never stored it: the next publish looks, does not find it, and
+    does not send the old counts; drafting then replaces it with the new counts."""
+    forum = _LostAnswerForum(stores=False)
+    g, after = _send_lost_then_change(demo, forum)
+    store = open_store(demo / "demo.db")
+    try:
+        [again] = publish_approved(store, g, forum, now=after, ids=[FIRST_RESULT])
+    finally:
+        store.close()
+    assert again.status == "skipped" and "帖子中没有找到它；没有重发" in again.message
+    assert forum.stored == []
+    run("drafts", "make", *game(demo), "--as-of", after.isoformat())
+    states = [(d.id, d.state.value) for d in _results(demo)]
+    assert states[0] == (FIRST_RESULT, "superseded")
+    assert [s for _i, s in states[1:]] == ["pending"]
