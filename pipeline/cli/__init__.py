@@ -207,7 +207,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str | None, str, bool]] = {
     "undo": (
         "pipeline.cli.undo",
         None,
-        "撤销导演的记录（违规标记的决定、牌、代投、票权修正、出局、替补、警长、加速、行动）。",
+        "撤销导演的记录（违规标记的决定、牌、代投、票权修正、出局、替补、警长、加速、行动）和对草稿的批准或驳回。",
         False,
     ),
     "vote": (

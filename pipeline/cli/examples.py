@@ -95,6 +95,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "undo": ("bansha undo list", "bansha undo proxy 3 --why 代投记错了人"),
     "undo list": ("bansha undo list", "bansha undo list --all"),
     "undo action": ("bansha undo action 4 --why 女巫说她没有用毒",),
+    "undo draft": ("bansha undo draft 12 --why 批准早了，还要改",),
     "undo card": ("bansha undo card 3 --why 给错了人",),
     "undo flag": ("bansha undo flag d2-qianshui-包子 --why 他的帖子被论坛延迟显示了",),
     "undo modifier": ("bansha undo modifier 2 --why 技能目标记错了",),

@@ -1,6 +1,7 @@
 """``bansha undo``: take back a director's record (flag decision, card, proxy vote, modifier,
-out, substitute, sheriff or speed ruling, action), each with its audit line
-(:mod:`pipeline.derive.undo`)."""
+out, substitute, sheriff or speed ruling, action) or decision on a draft (approval,
+rejection), each with its audit line (:mod:`pipeline.derive.undo`,
+:func:`pipeline.drafts.reopen`)."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def _run(ctx: GameContext, fn: Callable[..., Undone], *args: Any, **kwargs: Any)
 
 @cli.group("undo", cls=DefaultGroup, default="list", default_if_no_args=True)
 def undo_group() -> None:
-    """撤销导演的记录（违规标记的决定、牌、代投、票权修正、出局、替补、警长、加速、行动）。
+    """撤销导演的记录（违规标记的决定、牌、代投、票权修正、出局、替补、警长、加速、行动）和对草稿的批准或驳回。
 
     每次撤销都记下时间、由谁（命令行或控制台）和理由；撤销的记录保留为证据，不再参与计票和结算。
     已经结算进引擎状态的阶段不会自动改变：撤销时会说明要重新结算哪一个阶段、用哪条命令。
@@ -59,6 +60,7 @@ def undo_group() -> None:
     例：bansha undo list
         bansha undo proxy 3 --why "代投记错了人"
         bansha undo sheriff --from-day 2 --why "警徽移交记错"
+        bansha undo draft 12 --why "批准早了，还要改"
     """
 
 
@@ -145,3 +147,22 @@ def undo_speed(ctx: GameContext, day: int, why: str) -> None:
 def undo_action(ctx: GameContext, action_id: int, why: str) -> None:
     """撤销一条夜晚行动或白天决定（与 bansha night remove 相同）。"""
     _run(ctx, remove_action, action_id, why=why)
+
+
+@undo_group.command("draft")
+@game_command
+@click.argument("draft_id", type=int, metavar="草稿编号")
+@click.option("--why", required=True, help=WHY_HELP)
+def undo_draft(ctx: GameContext, draft_id: int, why: str) -> None:
+    """撤销对一份草稿的批准或驳回：草稿回到待批准，不会发出，直到再次批准。已经发出的不能撤销。"""
+    from pipeline.drafts import DraftError, reopen
+
+    try:
+        draft = reopen(ctx.store, draft_id, why, _now(ctx), by=BY_CLI)
+    except DraftError as exc:
+        raise click.ClickException(str(exc)) from exc
+    name = ctx.game_path.name
+    click.echo(
+        f"已撤销：第 {draft.id} 号草稿（{draft.title}）回到待批准（理由：{why.strip()}）；"
+        f"不会发出。再次批准：bansha drafts approve {name} {draft.id}"
+    )

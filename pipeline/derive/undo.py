@@ -531,6 +531,20 @@ def records(store: Store, game: Game, *, include_revoked: bool = False) -> list[
                 ),
             }
         )
+    for r in store.query(
+        "SELECT id, title, state, approved_at, updated_at, reject_why FROM drafts "
+        "WHERE state IN ('approved', 'rejected') ORDER BY id"
+    ):
+        decided = "已批准" if r["state"] == "approved" else f"已驳回：{r['reject_why']}"
+        out.append(
+            {
+                "kind": "draft",
+                "ref": str(r["id"]),
+                "what": f"第 {r['id']} 号草稿（{r['title']}）{decided}",
+                "recorded_at": r["approved_at"] or r["updated_at"],
+                "revoked": None,
+            }
+        )
     out.sort(key=lambda x: x["recorded_at"] or "")
     return out
 

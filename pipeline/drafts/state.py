@@ -14,6 +14,7 @@ from pipeline.drafts.inputs import _made_now, moved_on, waiting_mark
 from pipeline.drafts.length import MAX_POST_BYTES, body_bytes
 from pipeline.drafts.model import (
     LIVE_STATES,
+    STATE_ZH,
     Draft,
     DraftAction,
     DraftError,
@@ -288,6 +289,58 @@ def reject(store: Store, draft_id: int, why: str, now: datetime) -> Draft:
             doing="驳回",
             to=DraftState.REJECTED,
             note=why,
+        )
+    return get_draft(store, draft_id)
+
+
+def reopen(store: Store, draft_id: int, why: str, now: datetime, *, by: str) -> Draft:
+    """Take the director's decision on a draft back (``bansha undo draft``): approved or
+    rejected -> pending, with ``why`` in the draft's event and an audit line (``by``: 命令行 or
+    控制台) among the undos. Refused, saying why, for a draft that is posted (it is on the
+    forum), that may be on the forum already (a send whose answer never came:
+    :func:`maybe_on_the_forum`), that was rejected and has a newer draft since (that one is
+    what bansha drafts now), or that has no decision to take back."""
+    at = _stamp(now)
+    why = why.strip()
+    if not why:
+        raise DraftError("撤销必须写明理由（--why）")
+    with store.atomic():
+        draft = get_draft(store, draft_id)
+        label = f"第 {draft_id} 号草稿（{draft.title}）"
+        if draft.state is DraftState.POSTED:
+            raise DraftError(
+                f"{label}已经发出，不能撤销；要更正请到论坛上编辑那一帖，或另起一份草稿"
+            )
+        if draft.state not in (DraftState.APPROVED, DraftState.REJECTED):
+            state = STATE_ZH.get(draft.state.value, draft.state.value)
+            raise DraftError(f"{label}的状态是「{state}」，没有可以撤销的批准或驳回")
+        if maybe_on_the_forum(store, draft_id):
+            raise DraftError(
+                f"{label}可能已经发出（上次发送没有收到论坛的回答）：先运行 bansha publish，"
+                "让 bansha 到帖子里找它"
+            )
+        newer = store.execute(
+            "SELECT id FROM drafts WHERE key = ? AND id > ? ORDER BY id DESC LIMIT 1",
+            [draft.key, draft_id],
+        ).fetchone()
+        if draft.state is DraftState.REJECTED and newer is not None:
+            raise DraftError(f"{label}之后已经有第 {newer[0]} 号草稿，请处理那一份")
+        decided = "批准" if draft.state is DraftState.APPROVED else f"驳回（{draft.reject_why}）"
+        _move(
+            store,
+            draft,
+            at,
+            "UPDATE drafts SET state = 'pending', approved_at = NULL, reject_why = NULL, "
+            "updated_at = ? WHERE id = ? AND state IN ('approved', 'rejected')",
+            [at, draft_id],
+            doing="撤销",
+            to=DraftState.PENDING,
+            note=f"{by}撤销{decided}：{why}",
+        )
+        store.execute(
+            "INSERT INTO journal_revocations(kind, ref, what, revoked_at, revoked_by, reason) "
+            "VALUES ('draft', ?, ?, ?, ?, ?)",
+            [str(draft_id), f"{label}的{decided}", at, by, why],
         )
     return get_draft(store, draft_id)
 

@@ -360,3 +360,75 @@ def test_a_result_that_never_reached_the_forum_is_not_resent_once_its_counts_cha
     states = [(d.id, d.state.value) for d in _results(demo)]
     assert states[0] == (FIRST_RESULT, "superseded")
     assert [s for _i, s in states[1:]] == ["pending"]
+
+
+# --------------------------------------------------------------------------- undoing a decision
+
+
+def _state(folder: Path, draft_id: int) -> str:
+    store = open_store(folder / "demo.db")
+    try:
+        return get_draft(store, draft_id).state.value
+    finally:
+        store.close()
+
+
+def test_an_approval_taken_back_is_pending_again_with_an_audit_line(demo):
+    """批准早了: `bansha undo draft` puts the approved result back to pending (it is not sent
+    until approved again), writes the reason in its history and in the undo audit."""
+    run("drafts", "approve", *game(demo), str(FIRST_RESULT))
+    listed = run("undo", "list", *game(demo))
+    assert f"draft {FIRST_RESULT}　第 {FIRST_RESULT} 号草稿（第1天 投票结果）已批准" in listed
+    out = run("undo", "draft", *game(demo), str(FIRST_RESULT), "--why", "批准早了，还要改")
+    assert f"第 {FIRST_RESULT} 号草稿（第1天 投票结果）回到待批准" in out
+    assert _state(demo, FIRST_RESULT) == "pending"
+    shown = run("drafts", "show", *game(demo), str(FIRST_RESULT))
+    assert "命令行撤销批准：批准早了，还要改" in shown
+    audit = run("undo", "list", *game(demo), "--all")
+    assert "的批准（理由：批准早了，还要改）" in audit
+    run("drafts", "approve", *game(demo), str(FIRST_RESULT))
+    assert _state(demo, FIRST_RESULT) == "approved"
+
+
+def test_a_rejection_taken_back_is_pending_again_but_not_one_with_a_newer_draft(demo):
+    run("drafts", "reject", *game(demo), str(FIRST_RESULT), "--why", "看错了")
+    out = run("undo", "draft", *game(demo), str(FIRST_RESULT), "--why", "驳回错了")
+    assert "回到待批准" in out and _state(demo, FIRST_RESULT) == "pending"
+    store = open_store(demo / "demo.db")
+    try:
+        older = [
+            d for d in list_drafts(store, include_superseded=True) if d.state.value == "superseded"
+        ]
+    finally:
+        store.close()
+    assert older  # a draft superseded by a newer one has no decision to take back
+    out = run("undo", "draft", *game(demo), str(older[0].id), "--why", "x", code=1)
+    assert "没有可以撤销的批准或驳回" in out
+
+
+def test_a_posted_draft_or_one_that_may_be_on_the_forum_is_not_taken_back(demo):
+    store = open_store(demo / "demo.db")
+    try:
+        posted = next(d for d in list_drafts(store) if d.state.value == "posted")
+    finally:
+        store.close()
+    out = run("undo", "draft", *game(demo), str(posted.id), "--why", "发错了", code=1)
+    assert "已经发出，不能撤销" in out
+    run("drafts", "approve", *game(demo), str(FIRST_RESULT))
+    store = open_store(demo / "demo.db")
+    try:
+        body_hash = get_draft(store, FIRST_RESULT).body_hash
+        store.insert(  # a send whose answer never came
+            "post_attempts",
+            [
+                {
+                    "draft_id": FIRST_RESULT,
+                    "body_hash": body_hash,
+                    "started_at": "2026-12-03T09:00:00+08:00",
+                }
+            ],
+        )
+    finally:
+        store.close()
+    out = run("undo", "draft", *game(demo), str(FIRST_RESULT), "--why", "批准早了", code=1)
+    assert "可能已经发出" in out and _state(demo, FIRST_RESULT) == "approved"
