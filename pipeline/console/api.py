@@ -7,6 +7,9 @@
   request (401 without; a session cookie is not enough, so no CSRF is possible; tries are
   limited per address as logins are), approve and
   reject through :mod:`pipeline.drafts`, as ``bansha drafts approve`` / ``reject`` do.
+  Approving names the version the caller saw (``body_hash``, and a new thread's ``subject``,
+  as ``GET …/drafts`` gives them): what changed since, or a version not named, is refused
+  (:func:`seen_version`), so nothing is approved that the director did not read.
 """
 
 from __future__ import annotations
@@ -45,6 +48,57 @@ def __getattr__(name: str) -> Any:
 
         return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# --------------------------------------------------------------------------- the version seen
+
+
+#: a version not named (428 Precondition Required) and one changed since (409 Conflict)
+VERSION_MISSING = 428
+VERSION_CHANGED = 409
+
+
+def seen_version(
+    d: Any, body_hash: str | None, subject: str | None, *, doing: str, required: bool = True
+) -> tuple[int, str] | None:
+    """Whether ``d`` (a :class:`pipeline.drafts.Draft`) is still the version the director saw:
+    its ``body_hash`` and, for a new thread, its ``subject`` (another page or the CLI may have
+    changed either). None when it is; else the status and why not (Chinese). Without
+    ``required`` what is not named is not asked for, what is named is checked (rejecting
+    posts nothing)."""
+    missing = [
+        name
+        for name, given in (("body_hash", bool(body_hash)), ("subject", subject is not None))
+        if not given and (name == "body_hash" or d.subject is not None)
+    ]
+    if missing and required:
+        what = "、".join(f'"{name}"' for name in missing)
+        return (
+            VERSION_MISSING,
+            f"{doing}第 {d.id} 号草稿须说明你看过的版本：请求中没有 {what}"
+            "（取自草稿的 body_hash 和 subject，见 GET …/drafts），未作任何改动",
+        )
+    if body_hash and body_hash != d.body_hash:
+        return (
+            VERSION_CHANGED,
+            f"第 {d.id} 号草稿在你打开之后被修改过（另一个页面或命令行），"
+            f"请看过最新的正文后再{doing}",
+        )
+    if d.subject is not None and subject is not None and subject != d.subject:
+        return (
+            VERSION_CHANGED,
+            f"第 {d.id} 号草稿的新帖标题在你打开之后被改为「{d.subject}」"
+            f"（另一个页面或命令行），请看过最新的标题后再{doing}",
+        )
+    return None
+
+
+class _Stale(Exception):
+    """The draft is not the version the caller saw (status, Chinese reason)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 # --------------------------------------------------------------------------- routes
@@ -143,25 +197,37 @@ async def _decide(request: Request, what: str) -> JSONResponse:
     if spec is None:
         return _error(404, f"没有这局游戏：{request.path_params['gid']}")
     draft_id = int(request.path_params["n"])
-    why = ""
-    if what == "reject":
-        try:
-            body = await request.json()
-        except ValueError:
-            body = None
-        if isinstance(body, dict):
-            why = str(body.get("why") or "")
-        if not why.strip():
-            return _error(400, '驳回草稿必须写明理由：请求正文 {"why": "理由"}')
+    try:
+        body = await request.json()
+    except ValueError:  # no body, or not JSON
+        body = None
+    if not isinstance(body, dict):
+        body = {}
+    why = str(body.get("why") or "")
+    if what == "reject" and not why.strip():
+        return _error(400, '驳回草稿必须写明理由：请求正文 {"why": "理由"}')
+    seen_hash, seen_subject = body.get("body_hash"), body.get("subject")
+    seen_hash = str(seen_hash) if seen_hash is not None else None
+    seen_subject = str(seen_subject) if seen_subject is not None else None
     now = request.app.state.console.clock().astimezone(spec.tz)
 
     def run() -> dict[str, Any]:
         # the state machine imports the drafting (templates, derivation): loaded at the first
         # decision, not with the app
-        from pipeline.drafts import approve, reject
+        from pipeline.drafts import approve, get_draft, reject
         from pipeline.drafts.view import draft_json
 
-        with spec.store() as store:
+        with spec.store() as store, store.atomic():
+            before = get_draft(store, draft_id)
+            stale = seen_version(
+                before,
+                seen_hash,
+                seen_subject,
+                doing="批准" if what == "approve" else "驳回",
+                required=what == "approve",
+            )
+            if stale is not None:
+                raise _Stale(*stale)
             if what == "approve":
                 d = approve(store, draft_id, now)
             else:
@@ -170,6 +236,8 @@ async def _decide(request: Request, what: str) -> JSONResponse:
 
     try:
         return JSONResponse(await run_in_threadpool(run))
+    except _Stale as exc:
+        return _error(exc.status, str(exc))
     except DraftError as exc:
         status = 404 if "没有编号为" in str(exc) else 409
         return _error(status, str(exc))

@@ -58,7 +58,7 @@ from starlette.responses import (
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pipeline.console.api import api_routes
+from pipeline.console.api import VERSION_MISSING, api_routes, seen_version
 from pipeline.console.auth import (
     LoginLimiter,
     Sessions,
@@ -471,15 +471,26 @@ def _draft_view(
     )
 
 
-def _same_version(request: Request, d: Any, form: FormData) -> str | None:
-    """The draft is still the one the director saw (another tab or the CLI may have changed
-    it); else why not."""
-    seen = str(form.get("body_hash") or "")
-    if seen and seen != d.body_hash:
+def _same_version(request: Request, d: Any, form: FormData, what: str) -> str | None:
+    """The draft is still the one the director saw — its text and a new thread's subject
+    (another tab or the CLI may have changed them); else why not. The page always sends
+    both: a form without them is refused, except a rejection (it posts nothing)."""
+    subject = form.get("subject")
+    doing = {"approve": "批准", "edit": "保存修改", "reject": "驳回"}[what]
+    stale = seen_version(
+        d,
+        str(form.get("body_hash") or ""),
+        str(subject) if subject is not None else None,
+        doing=doing,
+        required=what != "reject",
+    )
+    if stale is None:
+        return None
+    if stale[0] == VERSION_MISSING:  # an old page, or a form not the console's
         return (
-            f"第 {d.id} 号草稿在你打开之后被修改过（另一个页面或命令行），请看过最新的正文后再操作"
+            f"提交中没有你看过的第 {d.id} 号草稿的版本，未作任何改动：请重新打开草稿页面后再{doing}"
         )
-    return None
+    return stale[1]
 
 
 def draft_action(request: Request, spec: GameSpec | None, form: FormData | None) -> Response:
@@ -504,7 +515,7 @@ def draft_action(request: Request, spec: GameSpec | None, form: FormData | None)
         try:
             with store.atomic():
                 before = get_draft(store, draft_id)
-                if what != "reject" and (stale := _same_version(request, before, form)):
+                if stale := _same_version(request, before, form, what):
                     raise DraftError(stale)
                 if what == "edit":
                     after = edit(

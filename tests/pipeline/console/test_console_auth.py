@@ -57,12 +57,15 @@ def test_api_with_the_token(morning):
     draft = result_draft(morning)
     (row,) = [d for d in drafts["drafts"] if d["id"] == draft["id"]]
     assert row["state"] == "pending" and row["kind_zh"] == "投票结果" and row["urgent"] is True
-    # reject needs a reason; approve moves it along the CLI's state machine
+    # reject needs a reason; approve names the version seen and moves it along the CLI's
+    # state machine
     r = tab.client.post(f"/api/games/m135-demo/drafts/{draft['id']}/reject", headers=auth)
     assert r.status_code == 400 and "理由" in r.json()["error"]
-    r = tab.client.post(f"/api/games/m135-demo/drafts/{draft['id']}/approve", headers=auth)
+    seen = {"body_hash": row["body_hash"]}
+    path = f"/api/games/m135-demo/drafts/{draft['id']}/approve"
+    r = tab.client.post(path, headers=auth, json=seen)
     assert r.status_code == 200 and r.json()["state"] == "approved"
-    r = tab.client.post(f"/api/games/m135-demo/drafts/{draft['id']}/approve", headers=auth)
+    r = tab.client.post(path, headers=auth, json=seen)
     assert r.status_code == 409
     assert r.json()["error"] == f"不能批准第 {draft['id']} 号草稿：它已经批准过了"
     r = tab.client.post(

@@ -243,3 +243,74 @@ def test_the_cli_and_the_console_share_one_state_machine(morning, tab_for):
     assert re.search(rf"#{draft['id']}\s+投票结果\s+第2天\s+已批准", out)
     result = bansha(morning.env, "drafts", "approve", str(morning.game), str(draft["id"]), code=1)
     assert "已经批准过了" in result
+
+
+def test_the_api_approves_only_the_version_the_director_saw(morning, tab_for):
+    """Tab A read draft #N through the API; tab B edits it in the page: A's approval names
+    what A saw and is refused, in Chinese, with nothing approved."""
+    app = make_app(morning)
+    draft = result_draft(morning)
+    api = f"/api/games/m135-demo/drafts/{draft['id']}"
+    auth = {"Authorization": "Bearer " + _token()}
+    reader, editor = tab_for(app), tab_for(app)
+    (row,) = [
+        d
+        for d in reader.client.get("/api/games/m135-demo/drafts", headers=auth).json()["drafts"]
+        if d["id"] == draft["id"]
+    ]
+    page = f"/g/m135-demo/drafts/{draft['id']}"
+    shown = HASH_RE.search(editor.get(page).text).group(1)
+    edited = draft["body"] + "\n（导演补充：改过的结果）"
+    editor.follow(editor.post(page + "/edit", {"body": edited, "body_hash": shown}))
+    # no version named: 428, nothing approved
+    for body in (None, {}, {"why": "x"}, {"body_hash": ""}):
+        r = reader.client.post(api + "/approve", headers=auth, json=body)
+        assert r.status_code == 428, r.text
+        assert r.json()["error"] == (
+            f'批准第 {draft["id"]} 号草稿须说明你看过的版本：请求中没有 "body_hash"'
+            "（取自草稿的 body_hash 和 subject，见 GET …/drafts），未作任何改动"
+        )
+    # the version read before the edit: 409, nothing approved
+    r = reader.client.post(api + "/approve", headers=auth, json={"body_hash": row["body_hash"]})
+    assert r.status_code == 409
+    assert r.json()["error"] == (
+        f"第 {draft['id']} 号草稿在你打开之后被修改过（另一个页面或命令行），"
+        "请看过最新的正文后再批准"
+    )
+    assert draft_state(morning, draft["id"]) == "pending"
+    # nor rejected on the strength of an old version (a rejection naming none still goes)
+    r = reader.client.post(
+        api + "/reject", headers=auth, json={"why": "再核对", "body_hash": row["body_hash"]}
+    )
+    assert r.status_code == 409 and "请看过最新的正文后再驳回" in r.json()["error"]
+    assert draft_state(morning, draft["id"]) == "pending"
+    # read again, it is approved
+    (row,) = [
+        d
+        for d in reader.client.get("/api/games/m135-demo/drafts", headers=auth).json()["drafts"]
+        if d["id"] == draft["id"]
+    ]
+    assert row["body"] == edited
+    r = reader.client.post(api + "/approve", headers=auth, json={"body_hash": row["body_hash"]})
+    assert r.status_code == 200 and r.json()["state"] == "approved"
+
+
+def test_a_page_without_the_version_approves_nothing(morning, tab_for):
+    tab = tab_for(make_app(morning))
+    draft = result_draft(morning)
+    path = f"/g/m135-demo/drafts/{draft['id']}"
+    tab.get(path)
+    for what, form in (("approve", {}), ("edit", {"body": draft["body"] + "！"})):
+        r = tab.post(f"{path}/{what}", form)
+        if what == "edit":
+            assert r.status_code == 409
+            shown = html.unescape(r.text)
+        else:
+            shown = html.unescape(tab.follow(r).text)
+        assert f"提交中没有你看过的第 {draft['id']} 号草稿的版本，未作任何改动" in shown
+    store = morning.store()
+    try:
+        d = get_draft(store, draft["id"])
+    finally:
+        store.close()
+    assert d.state.value == "pending" and d.body == draft["body"]

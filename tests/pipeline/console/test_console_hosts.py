@@ -111,6 +111,7 @@ def test_the_api_and_the_login_are_guarded_by_origin_too(morning):
     r = tab.client.post(
         f"/api/games/{GID}/drafts/{draft['id']}/approve",
         headers={"Authorization": f"Bearer {TOKEN}"},
+        json={"body_hash": draft["body_hash"]},
     )
     assert r.status_code == 200
 
