@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from fractions import Fraction
 from typing import Any
@@ -32,8 +33,10 @@ from pipeline.cli.zh import ZhChoice
 from pipeline.derive import Derivation, derive, flag_decisions, tally_json, write_derivation
 from pipeline.derive.flags import card_time
 from pipeline.derive.posts import former_account
+from pipeline.derive.results import DayResult
 from pipeline.derive.undo import revoked_for
 from pipeline.game.gamefile import Game
+from pipeline.store import Store
 
 STATUS_ZH = {
     VerdictStatus.COUNTED: "有效",
@@ -97,7 +100,10 @@ def tally_full(ctx: GameContext, day: int | None, as_json: bool, as_of: str | No
     d = run_derive(ctx, when, write=False)
     _day_or_fail(d, day)
     decisions = flag_decisions(ctx.store)
-    out = tally_json_text(d, day, decisions) if as_json else tally_text(ctx.game, d, day, decisions)
+    if as_json:
+        out = tally_json_text(d, day, decisions)
+    else:
+        out = tally_text(ctx.game, d, day, decisions, inquiries_of(ctx.game, ctx.store, d))
     click.echo(out, nl=False)
 
 
@@ -108,8 +114,45 @@ def tally_json_text(d: Derivation, day: int, decisions: dict[str, dict[str, Any]
     return json_printed(tally_json(d, day, decisions))
 
 
-def tally_text(game: Game, d: Derivation, day: int, decisions: dict[str, dict[str, Any]]) -> str:
-    """What ``bansha tally --day N`` prints: pure (the derivation, the flags' decisions)."""
+#: a day's inquiry threads as ``bansha tally`` reads them: day → the day, or why they cannot
+#: be read (Chinese); empty for a rule set without an inquiry thread
+Inquiries = Mapping[int, Any] | str
+
+
+def inquiries_of(game: Game, store: Store, d: Derivation) -> Inquiries:
+    """The inquiry threads (zhenyan's 询问帖) of ``d``'s days; {} for a rule set without one
+    (nothing more is loaded then)."""
+    if get_ruleset(game.game.ruleset).inquiry is None:
+        return {}
+    from pipeline.derive.inquiry import inquiries_of as read
+
+    return read(game, store, d)
+
+
+def inquiry_lines(
+    inquiries: Inquiries, d: Derivation, day: int, *, player: str | None = None
+) -> list[str]:
+    """The day's inquiry thread as the director reads it (each line with its post's link);
+    [] for a day without one."""
+    if not inquiries:
+        return []
+    from pipeline.derive.inquiry import inquiry_rows
+
+    return [
+        f"{text}  {url}" if url else text
+        for text, url in inquiry_rows(inquiries, d, day, player=player)
+    ]
+
+
+def tally_text(
+    game: Game,
+    d: Derivation,
+    day: int,
+    decisions: dict[str, dict[str, Any]],
+    inquiries: Inquiries | None = None,
+) -> str:
+    """What ``bansha tally --day N`` prints: pure (the derivation, the flags' decisions, the
+    inquiry threads read: :func:`inquiries_of`)."""
     res = d.day(day)
     out: list[str] = []
     echo = out.append
@@ -121,6 +164,8 @@ def tally_text(game: Game, d: Derivation, day: int, decisions: dict[str, dict[st
     )
     if res.speed is not None:
         echo(f"加速/延时：{res.speed.reason}")
+        for player, why, url in res.speed_ignored():
+            echo(f"  不计：{player} {why}{f'  {url}' if url else ''}")
     if res.first is not None:
         echo("")
         echo(
@@ -141,6 +186,10 @@ def tally_text(game: Game, d: Derivation, day: int, decisions: dict[str, dict[st
     _echo_round(echo, res.verdicts, res.tally, tz, label="出局")
     for note in res.notes:
         echo(f"注意：{note}")
+    asked = inquiry_lines(inquiries or {}, d, day)
+    if asked:
+        echo("")
+        out.extend(asked)
     flags = [f for f in d.flags if f.day == day]
     if flags:
         echo("")
@@ -174,6 +223,7 @@ def store_tally_views(ctx: GameContext, d: Derivation, record: str) -> None:
         return
     decisions = flag_decisions(ctx.store)
     sentinel = json.dumps(tallyview.AS_OF)
+    inquiries = inquiries_of(ctx.game, ctx.store, d)
     views: dict[int, tuple[str, str | None]] = {}
     for n in sorted(d.days):
         try:
@@ -184,7 +234,7 @@ def store_tally_views(ctx: GameContext, d: Derivation, record: str) -> None:
         data["as_of"] = tallyview.AS_OF
         compact = tallyview.json_stored(data)  # printed as the full path prints it when read
         as_json = compact if compact.count(sentinel) == 1 else None
-        views[n] = (tally_text(ctx.game, d, n, decisions), as_json)
+        views[n] = (tally_text(ctx.game, d, n, decisions, inquiries), as_json)
     try:
         choice: DefaultDay | None = default_day(ctx.game, d.as_of)
     except click.ClickException:
@@ -314,6 +364,7 @@ def why_cmd(
                 f"  {label}得票：{_votes(t.counts[name])}（"
                 f"{'、'.join(v.voter_unit or v.ballot.voter for v in against)}）"
             )
+    _echo_speed(res, voters)
     pc = res.counts.get(name)
     count = pc.count if pc else 0
     click.echo(f"  讨论帖发言：{count} 帖")
@@ -334,10 +385,26 @@ def why_cmd(
             )
             for ev in f.evidence:
                 click.echo(f"    {ev.url}")
+    for line in inquiry_lines(inquiries_of(ctx.game, ctx.store, d), d, day, player=name):
+        click.echo(f"  {line}")
     if name in d.outs:
         at, cause = d.outs[name]
         click.echo(f"  出局：{_when(at, tz)}（{cause}）")
     click.echo("".join(f"  已撤销（不再参与计票）：{x}\n" for x in revoked_for(*who_day)), nl=False)
+
+
+def _echo_speed(res: DayResult, voters: tuple[str, ...]) -> None:
+    """``bansha why``: the day's speed decision and the player's own requests in the progress
+    thread, counted or not (and why not), each with its post's link."""
+    if res.speed is None:
+        return
+    click.echo(f"  加速/延时：{res.speed.reason}")
+    for r in res.speed_counted():
+        if r.player in voters:
+            click.echo(f"    申请{r.kind.zh}：计入  {r.evidence}")
+    for player, why, url in res.speed_ignored():
+        if player in voters:
+            click.echo(f"    不计：{why}{f'  {url}' if url else ''}")
 
 
 # --------------------------------------------------------------------------- flags

@@ -579,6 +579,7 @@ def day_page(request: Request, spec: GameSpec | None, form: FormData | None) -> 
             return _render(request, "error.html", 404, message=f"游戏文件中没有第 {n} 天")
         res = d.days[n]
         decisions = flag_decisions(store)
+        inquiry = _inquiry(spec, store, d, n)
     flags = []
     for f in d.flags:
         if f.day != n:
@@ -624,7 +625,20 @@ def day_page(request: Request, spec: GameSpec | None, form: FormData | None) -> 
         status_zh=actions.STATUS_ZH,
         kind_zh=actions.KIND_ZH,
         votes=_votes,
+        inquiry=inquiry,
     )
+
+
+def _inquiry(spec: GameSpec, store: Any, d: Any, n: int) -> list[tuple[str, str]]:
+    """Day ``n``'s inquiry thread (zhenyan's 询问帖), as ``bansha tally`` shows it; [] for a
+    rule set without one."""
+    from engine.rulesets import get_ruleset
+
+    if get_ruleset(spec.game.game.ruleset).inquiry is None:
+        return []
+    from pipeline.derive.inquiry import inquiries_of, inquiry_rows
+
+    return inquiry_rows(inquiries_of(spec.game, store, d), d, n)
 
 
 def _votes(value: Any) -> str:

@@ -80,10 +80,11 @@ def _day_players(
 
 def _day_speed(
     run: _Run, day: Day, outs: _Outs, living_at: Sequence[str]
-) -> tuple[SpeedDecision | None, bool]:
-    """申请加速/延时 in the progress thread: the decision (None without one), and whether the
+) -> tuple[SpeedDecision | None, bool, tuple[SpeedRequest, ...]]:
+    """申请加速/延时 in the progress thread: the decision (None without one), whether the
     day is accelerated — also by itself, below the rule set's living count (m135: 存活人数低于
-    7人后，将自动执行二段加速, counted at the opening), unless the director decided the day."""
+    7人后，将自动执行二段加速, counted at the opening), unless the director decided the day —
+    and the requests read."""
     ruleset = run.ruleset
     override = day.accelerated
     jo = journal_setting(run.store, f"speed:{day.day}")
@@ -91,7 +92,7 @@ def _day_speed(
         override = jo == "accelerate"
     auto = auto_accelerated(ruleset.speed, len(living_at))
     if day.progress is None:
-        return None, auto if override is None else override
+        return None, auto if override is None else override, ()
     deadlines = speed_deadlines(
         ruleset.speed, closes=day.closes, opens=day.opens, tz=run.game.game.tz
     )
@@ -123,4 +124,4 @@ def _day_speed(
         opens=day.opens,
         auto=auto,
     )
-    return speed, speed.accelerate
+    return speed, speed.accelerate, tuple(requests)

@@ -119,7 +119,7 @@ def _derive_day(run: _Run, day: Day) -> DayResult:
             players, run.ruleset.timed_outs(engine_state, day_actions)
         )
     living_at = [p.name for p in players if p.out_at is None or p.out_at > day.opens]
-    speed, accelerated = _day_speed(run, day, outs, living_at)
+    speed, accelerated, speed_requests = _day_speed(run, day, outs, living_at)
     run.accelerated_by_day[day.day] = accelerated
     run.sheriff_by_day[day.day] = sheriff
     ballots, first_ballots, unreadable = _day_ballots(run, day)
@@ -164,4 +164,5 @@ def _derive_day(run: _Run, day: Day) -> DayResult:
         barred=barred_last,
         post_exempt=post_exempt,
         crawled=crawled,
+        speed_requests=speed_requests,
     )

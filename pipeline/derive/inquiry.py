@@ -52,6 +52,7 @@ from parsers.inquiry import Answer, Guess, InquiryKind, parse_inquiry, split_ans
 from parsers.records import Post, PostState
 from pipeline.derive.derivation import derive
 from pipeline.derive.posts import Roster, substitutions
+from pipeline.derive.results import Derivation
 from pipeline.game.gamefile import Day, Game
 from pipeline.game.words import (
     InquiryError,
@@ -185,6 +186,70 @@ class InquiryDay:
             lines.append("  本日猜中：" + "、".join(f"第{i}个词语" for i in self.guessed))
         return lines
 
+    def director_lines(
+        self, tz: Any, *, player: str | None = None, elsewhere: frozenset[int] = frozenset()
+    ) -> list[tuple[str, str]]:
+        """What ``bansha tally`` / ``why`` and the console's day page show (Chinese, no secret
+        word): ``(text, the post's link or "")`` per line. Every inquiry post with whether it
+        is taken — and why not (after the close, over the day's 3, out), the sheriff's answer
+        and the director's feedback; the questions still unanswered (at the close: zhenyan.txt:147);
+        the sheriff's posts that break the thread's rules. ``player``: only that player's
+        posts and flags (the sheriff's also the questions left unanswered); ``elsewhere``:
+        pids whose flag the conduct flags already list (not repeated)."""
+        lines: list[tuple[str, str]] = [
+            (
+                f"第{self.day}天询问帖（tid {self.tid}）："
+                f"{self.closes_at.astimezone(tz):%m-%d %H:%M}关闭"
+                f"（{'已' if self.closed else '未'}关闭）；警长：{self.sheriff or '无'}",
+                "",
+            )
+        ]
+        refused = {f.pid: f for f in self.flags if f.pid is not None}
+        mine = [it for it in self.items if player is None or it.player == player]
+        for it in mine:
+            floor = f"{it.floor}#" if it.floor else "?#"
+            head = f"  {floor:>5} {it.at.astimezone(tz):%m-%d %H:%M} {it.player} {it.questions}问"
+            if it.accepted:
+                ans = f"警长{it.answer.value}" if it.answer else "警长未回答"
+                extra = f"；导演反馈：{it.director_answer}" if it.director_answer else ""
+                first = it.used_before + 1
+                span = (
+                    f"第{first}问"
+                    if it.questions == 1
+                    else f"第{first}–{first + it.questions - 1}问"
+                )
+                lines.append((f"{head}（{span}）受理：{ans}{extra}", it.url))
+            else:
+                f = refused.get(it.pid)
+                why = f"{f.text}（依据{cite(f.rule)}）" if f is not None else "不受理"
+                lines.append((f"{head} 不受理：{why}", it.url))
+        waiting = self.unanswered if player in (None, self.sheriff) else ()
+        if waiting:
+            lines.append(
+                (
+                    "  询问帖关闭时仍未回答（警长需要在关门前回复）："
+                    if self.closed
+                    else "  尚未回答：",
+                    "",
+                )
+            )
+            for it in waiting:
+                lines.append((f"    {it.player} {it.floor or '?'}#", it.url))
+        items = {it.pid for it in self.items}
+        for f in self.flags:
+            if f.pid in items or (f.pid is not None and f.pid in elsewhere):
+                continue  # with its question above, or among the conduct flags
+            if player is not None and f.who != player:
+                continue
+            lines.append((f"  ⚑ {f.who}：{f.text}（依据{cite(f.rule)}）", f.url))
+        if self.guessed and player is None:
+            lines.append(("  本日猜中：" + "、".join(f"第{i}个词语" for i in self.guessed), ""))
+        if len(lines) == 1:
+            lines.append(
+                ("  （没有询问帖的帖子）" if player is None else "  （没有这位玩家的询问）", "")
+            )
+        return lines
+
 
 # --------------------------------------------------------------------------- reading
 
@@ -205,11 +270,14 @@ def inquiry_days(
     as_of: datetime,
     sheriffs: Mapping[int, str | None] | None = None,
     outs: Mapping[str, datetime] | None = None,
+    sheriff_discussion: bool = True,
 ) -> list[InquiryDay]:
     """Every day with an inquiry thread, in order, as of ``as_of``.
 
     ``sheriffs`` (day → sheriff) and ``outs`` (player → when out) default to the derivation's
-    (``pipeline.derive.derive``), which knows the engine's hand-overs.
+    (``pipeline.derive.derive``), which knows the engine's hand-overs. Without
+    ``sheriff_discussion`` the discussion threads are not read for the sheriff's posts (the
+    conduct flags have them: ``bansha tally``).
     """
     rules = inquiry_rules(game)
     secrets = load_secrets(game)
@@ -226,11 +294,57 @@ def inquiry_days(
         if day.inquiry is None or as_of < day.opens:
             continue
         one = _inquiry_day(
-            game, store, day, roster, rules, secrets, sheriffs.get(day.day), outs, guessed, as_of
+            game,
+            store,
+            day,
+            roster,
+            rules,
+            secrets,
+            sheriffs.get(day.day),
+            outs,
+            guessed,
+            as_of,
+            sheriff_discussion=sheriff_discussion,
         )
         guessed |= set(one.guessed)
         result.append(one)
     return result
+
+
+def inquiries_of(game: Game, store: Store, d: Derivation) -> dict[int, InquiryDay] | str:
+    """What ``bansha tally`` / ``why`` and the console's day page show of the inquiry threads:
+    each day's, read with ``d``'s sheriffs and outs (the sheriff's discussion posts are left to
+    the conduct flags), or why they cannot be read (Chinese)."""
+    try:
+        days = inquiry_days(
+            game,
+            store,
+            as_of=d.as_of,
+            sheriffs={n: r.sheriff for n, r in d.days.items()},
+            outs={p: at for p, (at, _why) in d.outs.items()},
+            sheriff_discussion=False,
+        )
+    except InquiryError as exc:
+        return f"询问帖无法读取：{exc}"
+    return {x.day: x for x in days}
+
+
+def inquiry_rows(
+    inquiries: Mapping[int, InquiryDay] | str,
+    d: Derivation,
+    day: int,
+    *,
+    player: str | None = None,
+) -> list[tuple[str, str]]:
+    """Day ``day``'s :meth:`InquiryDay.director_lines` (``(text, link)``), without what the
+    day's conduct flags already list; [] for a day without an inquiry thread."""
+    if isinstance(inquiries, str):
+        return [(inquiries, "")] if d.game.day(day).inquiry is not None else []
+    one = inquiries.get(day)
+    if one is None:
+        return []
+    listed = frozenset(e.pid for f in d.flags if f.day == day for e in f.evidence)
+    return one.director_lines(d.game.game.tz, player=player, elsewhere=listed)
 
 
 @dataclass
@@ -259,6 +373,8 @@ def _inquiry_day(
     outs: Mapping[str, datetime],
     guessed_before: set[int],
     as_of: datetime,
+    *,
+    sheriff_discussion: bool = True,
 ) -> InquiryDay:
     """One day's inquiry thread read in post order."""
     assert day.inquiry is not None
@@ -286,7 +402,7 @@ def _inquiry_day(
         _question(run, post, who, url, close, outs, rules, secrets)
     items = _items(run.questions, run.answers, run.posted)
     flags = run.flags
-    if sheriff is not None and day.discussion is not None:
+    if sheriff_discussion and sheriff is not None and day.discussion is not None:
         flags += _sheriff_in_discussion(game, store, day, roster, sheriff, rules)
     log.debug("inquiry day %s: %d posts, %d flags", day.day, len(items), len(flags))
     return InquiryDay(

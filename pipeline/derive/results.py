@@ -7,7 +7,7 @@ from datetime import datetime
 
 from engine.cards import Ledger
 from engine.conduct import Flag, PostCount
-from engine.speed import SpeedDecision
+from engine.speed import SpeedDecision, SpeedRequest
 from engine.votes import Ballot, Tally, VoteVerdict
 from pipeline.game.gamefile import Day, Game
 from pipeline.game.lastwords import LastWords, refusal
@@ -53,6 +53,39 @@ class DayResult:
     post_exempt: dict[str, str] = field(default_factory=dict)
     # some thread of the day was read successfully; False: nothing judged for 潜水/未投票
     crawled: bool = True
+    # the 申请加速/延时 posts read in the progress thread (``speed`` decides on them)
+    speed_requests: tuple[SpeedRequest, ...] = ()
+
+    def speed_ignored(self) -> list[tuple[str, str, str]]:
+        """The requests the speed decision did not count: (player, Chinese reason, the post's
+        link), in the decision's order; the link is "" when no request read matches."""
+        return self._speed_sorted()[0]
+
+    def speed_counted(self) -> list[SpeedRequest]:
+        """The requests the speed decision counted (each player's last one that counts)."""
+        return self._speed_sorted()[1]
+
+    def _speed_sorted(self) -> tuple[list[tuple[str, str, str]], list[SpeedRequest]]:
+        """Each reason of ``speed.ignored`` with the request it is about — it begins with that
+        request's time and kind (engine/speed.py's label) — and the requests left over."""
+        if self.speed is None:
+            return [], []
+        requests = sorted(
+            self.speed_requests,
+            key=lambda r: (r.at, r.player, r.kind.value, r.pid or 0, r.evidence),
+        )
+        used: set[int] = set()
+        ignored: list[tuple[str, str, str]] = []
+        for player, reason in self.speed.ignored:
+            url = ""
+            for i, r in enumerate(requests):
+                label = f"{r.at.strftime('%m-%d %H:%M')} 申请{r.kind.zh}："
+                if i not in used and r.player == player and reason.startswith(label):
+                    used.add(i)
+                    url = r.evidence
+                    break
+            ignored.append((player, reason, url))
+        return ignored, [r for i, r in enumerate(requests) if i not in used]
 
     @property
     def all_verdicts(self) -> tuple[VoteVerdict, ...]:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from pipeline.derive.results import Derivation, RoundResult
+from pipeline.derive.results import DayResult, Derivation, RoundResult
 from pipeline.store import Store
 
 STAMPS = {"tallies": "derived_at", "flags": "raised_at"}
@@ -145,7 +145,7 @@ def tally_json(d: Derivation, n: int, decisions: Mapping[str, Mapping[str, Any]]
         "crawled": res.crawled,
         "sheriff": res.sheriff,
         "accelerated": res.accelerated,
-        "speed": res.speed.to_dict() if res.speed else None,
+        "speed": _speed_json(res),
         "votes": [v.to_dict() for v in res.verdicts],
         "valid": [v.to_dict() for v in res.verdicts if v.status.value == "counted"],
         "invalid": [v.to_dict() for v in res.verdicts if v.status.value != "counted"],
@@ -163,6 +163,18 @@ def tally_json(d: Derivation, n: int, decisions: Mapping[str, Mapping[str, Any]]
         # 太阳[日不落] (m209.txt:377-378): the first 正午 round (the fields above are the extra
         # round's); null on an ordinary day
         "first_round": _round_json(res.first),
+    }
+
+
+def _speed_json(res: DayResult) -> dict[str, Any] | None:
+    """The day's speed decision; each request not counted also with its post's link."""
+    if res.speed is None:
+        return None
+    return {
+        **res.speed.to_dict(),
+        "ignored": [
+            {"player": p, "reason": why, "evidence": url} for p, why, url in res.speed_ignored()
+        ],
     }
 
 

@@ -232,3 +232,22 @@ def test_below_seven_living_the_day_accelerates_by_itself(db):
     changes = [v for v in data["votes"] if v["ballot"]["kind"] == "change"]
     assert changes and all(v["status"] != "counted" for v in changes)
     assert not [f for f in data["flags"] if "qianshui" in f["id"] or "novote" in f["id"]]
+
+
+def test_a_late_speed_request_is_shown_with_its_reason_and_post(db):
+    """油条 asked for 加速 at 18:20, after m135's 18:00 (m135.txt:197): not counted, and the
+    director sees why and where, in tally, why and --json."""
+    out = run("tally", str(GAME), "--db", str(db), "--day", "2", *AS_OF)
+    (line,) = [x for x in out.splitlines() if x.startswith("  不计：油条")]
+    assert line.startswith(
+        "  不计：油条 12-02 18:20 申请加速：晚于申请截止时间12-02 18:00，不计入  http"
+    )
+    assert "goto=findpost" in line
+    out = run("why", str(GAME), "--db", str(db), "--day", "2", "--player", "油条", *AS_OF)
+    assert "  加速/延时：存活" in out
+    assert "    不计：12-02 18:20 申请加速：晚于申请截止时间12-02 18:00，不计入  http" in out
+    out = run("why", str(GAME), "--db", str(db), "--day", "2", "--player", "包子", *AS_OF)
+    assert "    申请加速：计入  http" in out and "不计：" not in out
+    data = json.loads(run("tally", str(GAME), "--db", str(db), "--day", "2", "--json", *AS_OF))
+    (ignored,) = data["speed"]["ignored"]
+    assert ignored["player"] == "油条" and "goto=findpost" in ignored["evidence"]

@@ -420,3 +420,42 @@ def test_the_sheriffs_guesses_never_count(cli_world: dict[str, Any]) -> None:
     assert data["winner"] is None
     state = json.loads(run("state", "--json"))
     assert not [s for s in state["statuses"] if s["kind"] == "真言猜中"]
+
+
+# --------------------------------------------------------------------------- what the director sees
+
+
+def test_tally_and_why_show_the_inquiry_thread(cli_world: dict[str, Any]) -> None:
+    """zhenyan.txt:188 a question after the inquiry close and the sheriff's answer to it are
+    not taken; zhenyan.txt:147 what is still unanswered at the close — ``bansha tally`` and
+    ``bansha why`` show both, each with its post's link, and never a secret word."""
+    sim: ForumSim = cli_world["sim"]
+    pids = play_day_2(cli_world)
+    late = sim.add_post(2024, "粽子", "是（凑字数）", at(11.3), quote_pid=pids["月饼"])
+    cli_world["crawl"]()
+    run = cli_world["run"]
+    when = ["--as-of", at(11.5).isoformat()]
+    out = run("tally", "--day", "2", *when)
+    lines = out.splitlines()
+    assert "第2天询问帖（tid 2024）：12-02 21:00关闭（已关闭）；警长：粽子" in lines
+    (moon,) = [x for x in lines if " 月饼 " in x]
+    assert "月饼 1问 不受理：询问帖已于21:00关闭（讨论日结束前1小时），逾期的询问不再受理" in moon
+    assert moon.endswith(f"pid={pids['月饼']}")
+    (answer,) = [x for x in lines if "询问帖关闭后警长不允许继续回答" in x]
+    assert answer.startswith("  ⚑ 粽子：") and answer.endswith(f"pid={late}")
+    (limit,) = [x for x in lines if f"pid={pids['麻花4']}" in x]
+    assert "不受理：当天已询问3次，本帖1问，超出每天3次，不予回答" in limit
+    (tang,) = [x for x in lines if " 汤圆 " in x]
+    assert "（第1问）受理：警长是；导演反馈：猜测正确" in tang
+    at_close = lines.index("  询问帖关闭时仍未回答（警长需要在关门前回复）：")
+    assert {lines[at_close + i].split()[0] for i in (1, 2, 3)} == {"面条", "油条", "麻花"}
+    assert "  本日猜中：第1个词语、第2个词语" in lines
+    # the sheriff's other words are a conduct flag already: not repeated in the thread's list
+    assert sum("否，他肯定是狼" in x for x in lines) == 1
+
+    out = run("why", "--day", "2", "--player", "月饼", *when)
+    assert "月饼 1问 不受理：询问帖已于21:00关闭" in out and f"pid={pids['月饼']}" in out
+    assert "汤圆" not in out
+    out = run("why", "--day", "2", "--player", "粽子", *when)
+    assert "⚑ 粽子：询问帖关闭后警长不允许继续回答" in out and f"pid={late}" in out
+    assert "询问帖关闭时仍未回答" in out  # the sheriff's to answer
