@@ -18,7 +18,7 @@ from pipeline.cli import (
     resolve_day,
 )
 from pipeline.cli.quick import ForumSettings, crawl_forum
-from pipeline.discuz.crawl import CrawlReport, CrawlTarget, ForumConfig
+from pipeline.discuz.crawl import CrawlReport, CrawlTarget, ForumConfig, author_only_warning
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Game
 
 
@@ -59,6 +59,15 @@ def thread_label(game: Game, tid: int) -> str:
 def crawl_failures(game: Game, report: CrawlReport) -> list[str]:
     """One line per thread that was not read (each thread once, its days named)."""
     return [f"{thread_label(game, t.tid)}：{t.error}" for t in report.threads if t.error]
+
+
+def crawl_warnings(game: Game, report: CrawlReport) -> list[str]:
+    """One line per thread read whose replies this session could not see (回帖仅作者可见)."""
+    return [
+        f"{thread_label(game, t.tid)}：{author_only_warning(t.author_only)}"
+        for t in report.threads
+        if t.author_only
+    ]
 
 
 def forum_config(game: Game, base_url: str | None = None) -> ForumConfig:
@@ -125,6 +134,8 @@ def crawl(ctx: GameContext, day: int | None, thread: int | None, full: bool) -> 
                     f"变化 {t.changed_posts}，消失 {t.vanished_posts}",
                     err=True,
                 )
+    for warning in crawl_warnings(ctx.game, report):
+        click.echo(f"注意：{warning}", err=True)  # said under cron too: votes go uncounted
     if not report.ok:
         raise click.ClickException("抓取未完成：\n" + "\n".join(crawl_failures(ctx.game, report)))
     if full:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 
 from parsers.pagecheck import UnusablePage
-from parsers.records import PageError, PageErrorKind, ThreadPage
+from parsers.records import PageError, PageErrorKind, PostState, ThreadPage
 from parsers.viewthread import parse_viewthread
 from pipeline.discuz.client import DiscuzClient, Fetched, ForumUnavailable, describe_error
 from pipeline.store import Store
@@ -69,6 +69,9 @@ class ThreadResult:
     vanished_posts: int = 0
     error: str | None = None
     skipped: bool = False  # not asked at all: the forum was found not usable before it
+    #: replies the pages read showed 此帖仅作者可见 (回帖仅作者可见, and this session is neither
+    #: the thread's author nor a moderator: a guest, or another account's cookie)
+    author_only: int = 0
 
 
 @dataclass
@@ -97,6 +100,24 @@ class CrawlReport:
         for error, tids in skipped.items():
             out.append(f"帖子 {'、'.join(map(str, tids))}：{error}")
         return out
+
+    @property
+    def warnings(self) -> list[str]:
+        """One line per thread read whose replies this session may not see (回帖仅作者可见)."""
+        return [
+            f"帖子 {t.tid}：{author_only_warning(t.author_only)}"
+            for t in self.threads
+            if t.author_only
+        ]
+
+
+def author_only_warning(n: int) -> str:
+    """What the director is told of ``n`` replies shown as 此帖仅作者可见, in Chinese."""
+    return (
+        f"有 {n} 帖回帖显示“此帖仅作者可见”，这次抓取看不到内容（没有登录，或 cookie 不是开帖的"
+        "导演账号或版主）：这些票无法计入。请把开帖的导演账号的 cookie 放进游戏文件 [forum] "
+        "cookie_env 指定的环境变量，并在 [forum] 写 requires_login = true，然后重新抓取"
+    )
 
 
 def choose_source(client: DiscuzClient, store: Store, forum: ForumConfig) -> str:
@@ -267,6 +288,8 @@ class Crawler:
                 secrets=self.client.secrets(),
             )
             result.pages_fetched += 1
+            hidden = sum(1 for p in parsed.posts if p.state is PostState.AUTHOR_ONLY)
+            result.author_only += hidden
             result.new_posts += write.new_posts
             result.changed_posts += write.changed_posts
             result.vanished_posts += write.vanished_posts
@@ -290,6 +313,8 @@ class Crawler:
             if parsed.page >= total or parsed.page < page:
                 break
             page = parsed.page + 1
+        if result.author_only:
+            log.warning("帖子 %s：%s", tid, author_only_warning(result.author_only))
         return result
 
     def crawl(self, targets: Sequence[CrawlTarget], *, full: bool = False) -> CrawlReport:

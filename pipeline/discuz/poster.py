@@ -293,6 +293,7 @@ class Poster:
         max_flood_wait_s: float = 120.0,
         search_pages: int = 10,
         policy: RetryPolicy | None = None,
+        author_only_subjects: Collection[str] = (),
     ) -> None:
         self.credentials = credentials
         self.tz = tz
@@ -315,6 +316,8 @@ class Poster:
         self.flood_tries = flood_tries
         self.max_flood_wait_s = max_flood_wait_s
         self.search_pages = search_pages
+        #: the subjects of the threads opened 回帖仅作者可见 (:meth:`new_thread`)
+        self.author_only_subjects = frozenset(" ".join(s.split()) for s in author_only_subjects)
         self._charset: str | None = None if encoding == "auto" else encoding
         self._formhash: str | None = None
         self._skew = timedelta(0)  # forum clock minus ours
@@ -330,8 +333,11 @@ class Poster:
         cls, game: Game, http: httpx.Client, *, env: Mapping[str, str] | None = None, **kw: Any
     ) -> Poster:
         """A poster for the game file's forum and director, credentials from ``env``."""
+        from pipeline.game.threads import author_only_subjects
+
         forum = game.forum
         kw.setdefault("min_interval_s", forum.min_interval_s)
+        kw.setdefault("author_only_subjects", author_only_subjects(game))
         return cls(
             http,
             base_url=str(forum.base_url),
@@ -777,12 +783,24 @@ class Poster:
         return listing
 
     def new_thread(
-        self, fid: int, subject: str, body: str, *, guard: Callable[[], None] | None = None
+        self,
+        fid: int,
+        subject: str,
+        body: str,
+        *,
+        guard: Callable[[], None] | None = None,
+        hidden_replies: bool | None = None,
     ) -> NewThread:
         """Start a thread in forum ``fid`` (``mod=post&action=newthread``, the ajax form of the
         forum's 快速发帖). Like :meth:`reply`: ``guard`` runs right before every POST; raises
         :class:`CaptchaRequired`, :class:`PostRefused`, :class:`UncertainSend`,
-        :class:`NotLoggedIn` / :class:`LoginFailed` or :class:`WrongAccount`."""
+        :class:`NotLoggedIn` / :class:`LoginFailed` or :class:`WrongAccount`.
+
+        ``hidden_replies``: open it 回帖仅作者可见 (Discuz's ``hiddenreplies=1``: only the
+        thread's author and the section's moderators see the replies; docs/discuz.md §4.7);
+        None: when ``subject`` is one of :attr:`author_only_subjects`."""
+        if hidden_replies is None:
+            hidden_replies = " ".join(subject.split()) in self.author_only_subjects
         self._logged_in(lambda: self.fetch_forum(fid))  # the formhash, and the forum's charset
         self.check_encodable(subject)
         self.check_encodable(body)
@@ -807,6 +825,7 @@ class Poster:
                 "usesig": "1",
                 "allownoticeauthor": "1",
                 "smileyoff": "1",  # names like ":)" stay text, as the draft shows them
+                **({"hiddenreplies": "1"} if hidden_replies else {}),
             }
 
         answer, _waits = self._send(

@@ -428,6 +428,12 @@ class Threads(_Model):
     # closing (locking) the vote threads at the close: "draft" a close draft per vote thread,
     # approved like any draft; "auto" approved in advance by this file; "off" never
     close_vote: Literal["draft", "auto", "off"] = "draft"
+    # the threads bansha opens with Discuz's 回帖仅作者可见 (only the thread's author and the
+    # section's moderators see the replies), by role; None: the rule set's (zhenyan: the vote
+    # threads, zhenyan.txt:37/173), [] none
+    author_only: list[Literal["discussion", "vote", "progress", "inquiry", "first_vote"]] | None = (
+        None
+    )
 
 
 class Notify(_Model):

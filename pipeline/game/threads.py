@@ -12,9 +12,10 @@ Pure: no disk, no clock; the store's rows are an argument.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Final
 
 from engine.rulesets import get_ruleset
 from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole
@@ -22,7 +23,11 @@ from pipeline.store import Store
 
 __all__ = [
     "CLOSE_WINDOW",
+    "RULESET_AUTHOR_ONLY",
     "OpenedThread",
+    "author_only",
+    "author_only_roles",
+    "author_only_subjects",
     "day_roles",
     "game_for_store",
     "game_wide",
@@ -36,6 +41,17 @@ __all__ = [
 
 #: a vote thread's close is drafted until this long after its close (not for old days)
 CLOSE_WINDOW = timedelta(days=1)
+
+#: The threads each rule set's text wants seen by the director only, opened with Discuz's
+#: 回帖仅作者可见. zhenyan: the votes are anonymous and seen by their voter (and the director)
+#: only until the game ends (zhenyan.txt:37, 173). m209 makes the votes public and hides only
+#: the count (m209.txt:167); m135, nizhuan and tubian24 say nothing of hidden votes. The
+#: 小镇树洞帖 that m135/nizhuan/zhenyan keep 仅作者可见 (m135.txt:214, nizhuan.txt:210,
+#: zhenyan.txt:194) is not a thread bansha opens; zhenyan's inquiry thread is public (the
+#: sheriff answers there for everyone, zhenyan.txt:147/165-168).
+RULESET_AUTHOR_ONLY: Final[Mapping[str, frozenset[ThreadRole]]] = {
+    "zhenyan": frozenset({ThreadRole.VOTE, ThreadRole.FIRST_VOTE}),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +70,35 @@ class OpenedThread:
 def game_wide(game: Game, role: ThreadRole) -> bool:
     """The role has one thread for the whole game (``[threads] progress = "game"``)."""
     return role is ThreadRole.PROGRESS and game.threads.progress == "game"
+
+
+def author_only_roles(game: Game) -> frozenset[ThreadRole]:
+    """The roles whose threads bansha opens 回帖仅作者可见: ``[threads] author_only`` when the
+    game file writes it, else the rule set's (:data:`RULESET_AUTHOR_ONLY`)."""
+    if game.threads.author_only is not None:
+        return frozenset(ThreadRole(r) for r in game.threads.author_only)
+    return RULESET_AUTHOR_ONLY.get(game.game.ruleset, frozenset())
+
+
+def author_only(game: Game, role: ThreadRole) -> bool:
+    """Whether the thread of ``role`` is opened 回帖仅作者可见 (:func:`author_only_roles`)."""
+    return role in author_only_roles(game)
+
+
+def author_only_subjects(game: Game) -> frozenset[str]:
+    """The subjects of the new threads bansha opens 回帖仅作者可见, for every day of the file
+    (spaces as :func:`thread_subject` writes them). A subject that a public thread has too
+    (a ``[threads] subject`` without ``{role}``) is left out: which thread it is cannot be
+    told from the subject."""
+    roles = author_only_roles(game)
+    if not roles:
+        return frozenset()
+    hidden: set[str] = set()
+    public: set[str] = set()
+    for day in game.days:
+        for role in day_roles(game, day):
+            (hidden if role in roles else public).add(thread_subject(game, day.day, role))
+    return frozenset(hidden - public)
 
 
 def day_roles(game: Game, day: Day) -> list[ThreadRole]:

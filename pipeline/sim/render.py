@@ -814,6 +814,8 @@ class PostView:
     message_html: str  # discuzcode output ("" for placeholders)
     blocked: bool = False
     deleted_placeholder: bool = False
+    author_only: bool = False  # 回帖仅作者可见 hides the text from this viewer
+    author_only_note: bool = False  # a moderator sees the text under the 此帖仅作者可见 note
     admin: bool = False
     threads: int = 0  # author's thread count (left column)
     replies: int = 0  # author's reply count (left column)
@@ -1058,8 +1060,11 @@ def _post_message(p: PostView) -> str:
     pid = p.pid
     if p.blocked:
         body = '<div class="locked">提示: <em>该帖被管理员或版主屏蔽</em></div>\n</div>\n</div>\n'
+    elif p.author_only:
+        body = '<div class="locked">此帖仅作者可见</div>\n</div>\n</div>\n'
     else:
-        body = f"""<div class="t_fsz"><table cellspacing="0" cellpadding="0"><tr><td class="t_f" id="postmessage_{pid}">
+        note = '<div class="locked">此帖仅作者可见</div>\n' if p.author_only_note else ""
+        body = f"""{note}<div class="t_fsz"><table cellspacing="0" cellpadding="0"><tr><td class="t_f" id="postmessage_{pid}">
 {p.message_html}</td></tr></table>
 
 </div>

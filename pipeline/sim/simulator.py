@@ -288,6 +288,7 @@ class _Thread:
     displayorder: int = 0  # 1-4 sticky; -2 waiting for a moderator (新主题需要审核)
     disablepos_at: int | None = None  # after a delete Discuz counts floors by order
     redirect_at: int | None = None  # first desktop view after a delete answers 302 to itself
+    hidden_replies: bool = False  # 回帖仅作者可见 (forum_thread.status bit 2)
 
     def visible(self, now: int) -> list[_Post]:
         return [p for p in self.posts if p.dateline <= now]
@@ -428,15 +429,27 @@ class ForumSim:
         self._next_pid += 1
         return pid
 
-    def add_thread(self, tid: int, subject: str, author: str, message: str, at: datetime) -> int:
+    def add_thread(
+        self,
+        tid: int,
+        subject: str,
+        author: str,
+        message: str,
+        at: datetime,
+        *,
+        hidden_replies: bool = False,
+    ) -> int:
         """Open thread ``tid`` with its first post (楼主); returns that post's pid. The subject
-        is stored HTML-escaped, as ``post.php`` stores it (pages show it as stored)."""
+        is stored HTML-escaped, as ``post.php`` stores it (pages show it as stored).
+        ``hidden_replies``: 回帖仅作者可见 (a reply is shown to its author, the thread's author
+        and the moderators only)."""
         with self._lock:
             if tid in self._threads or tid in self._pending_threads:
                 raise ValueError(f"主题 {tid} 已经存在")
             ts = _ts(at)
             uid = self._uid(author)
             thread = _Thread(tid, render.dhtmlspecialchars(subject), author, uid, ts)
+            thread.hidden_replies = hidden_replies
             self._threads[tid] = thread
             pid = self._new_pid()
             post = _Post(pid, tid, author, uid, ts, 1, True, [_Revision(ts, message)])
@@ -571,6 +584,10 @@ class ForumSim:
     def thread_subject(self, tid: int) -> str:
         """The subject as a reader sees it (stored escaped)."""
         return html.unescape(self._thread(tid).subject)
+
+    def thread_hidden_replies(self, tid: int) -> bool:
+        """Whether thread ``tid`` was opened 回帖仅作者可见."""
+        return self._thread(tid).hidden_replies
 
     def thread_author(self, tid: int) -> str:
         return self._thread(tid).author
@@ -1010,6 +1027,15 @@ class ForumSim:
         page = min(max(page, 1), total)
         return page, total, rows[(page - 1) * ppp : page * ppp]
 
+    def _hidden_reply(self, thread: _Thread, post: _Post, req: _Req) -> bool:
+        """回帖仅作者可见 hides this reply from this viewer (``$needhiddenreply`` of
+        viewthread_node.htm: not the first post, and the viewer is neither the reply's author,
+        the thread's author nor a moderator; a guest is none of them)."""
+        if not thread.hidden_replies or post.first:
+            return False
+        sees = req.uid in (post.uid, thread.uid) or self.is_moderator(req.username)
+        return not (req.uid and sees)
+
     def _hide_unlocked(self, thread: _Thread, post: _Post, req: _Req) -> bool:
         if not req.uid:
             return False
@@ -1050,7 +1076,8 @@ class ForumSim:
         for row in shown:
             post = row.post
             html = ""
-            if not row.placeholder and not post.blocked(req.now):
+            hidden = not row.placeholder and self._hidden_reply(thread, post, req)
+            if not row.placeholder and not post.blocked(req.now) and not hidden:
                 ctx = render.RenderContext(
                     self.base_url,
                     thread.tid,
@@ -1074,6 +1101,13 @@ class ForumSim:
                     message_html=html,
                     blocked=post.blocked(req.now),
                     deleted_placeholder=row.placeholder,
+                    author_only=hidden,
+                    author_only_note=(
+                        thread.hidden_replies
+                        and not post.first
+                        and not hidden
+                        and self.is_moderator(req.username)
+                    ),
                     admin=post.author in self.admins,
                     threads=t_stats[post.uid],
                     replies=r_stats[post.uid],
@@ -1192,7 +1226,7 @@ class ForumSim:
             "recommend_add": "0",
             "recommend_sub": "0",
             "heats": str(len({p.uid for p in visible})),
-            "status": "32",
+            "status": str(32 | (2 if thread.hidden_replies else 0)),
             "isgroup": "0",
             "favtimes": "0",
             "sharetimes": "0",
@@ -1291,6 +1325,8 @@ class ForumSim:
             blocked = post.blocked(req.now)
             if blocked:
                 message_html = "提示: <em>该帖被管理员或版主屏蔽</em>"
+            elif self._hidden_reply(thread, post, req):
+                message_html = "该帖仅作者可见"  # mobile_post_author_visible
             else:
                 ctx = render.RenderContext(
                     self.base_url,
@@ -1934,7 +1970,8 @@ class ForumSim:
         self._last_post_at[req.uid] = req.now
         tid = self._new_tid()
         at = datetime.fromtimestamp(req.now, self.tz)
-        pid = self.add_thread(tid, subject, req.username, message, at)
+        hidden = not _php_empty(p.get("hiddenreplies"))  # post_newthread.php: no permission
+        pid = self.add_thread(tid, subject, req.username, message, at, hidden_replies=hidden)
         self._posts[pid].smileyoff = not _php_empty(p.get("smileyoff"))
         values = {
             "fid": str(self.fid),
