@@ -383,23 +383,75 @@ def _digest(canonical: str) -> str:
     return "v1:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+_URL_TAG = re.compile(r"\[url(?:=([^\]\r\n]*))?\](.*?)\[/url\]", re.S | re.I)
+# parseurl() writes every [url] as <a href="…" target="_blank">; quotes (and the findpost link
+# in their header) are left out, as the text leaves them out
+_HTML_QUOTE = re.compile(r"<blockquote\b.*?</blockquote>", re.S | re.I)
+_HTML_LINK = re.compile(r"""<a\s[^>]*?href\s*=\s*["']([^"']*)["'][^>]*\btarget=["']_blank""", re.I)
+_SITE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://[^/?#]*|www\.[^/?#]*)", re.I)
+
+
+def link_key(url: str) -> str:
+    """A link target as Discuz leaves it recognisable: entities decoded, the scheme, host and
+    folders dropped (parseurl() prefixes a relative [url] with the site's address), the query's
+    parameters in order (``home.php?mod=space&uid=7`` → ``home.php?mod=space&uid=7``)."""
+    url = _SITE.sub("", html.unescape(url).strip())
+    path, _, query = url.split("#", 1)[0].partition("?")
+    script = path.rsplit("/", 1)[-1].lower()
+    return script + "?" + "&".join(sorted(p for p in query.split("&") if p))
+
+
+def draft_links(body: str) -> list[str]:
+    """The targets of a draft's ``[url]`` links as :func:`link_key` writes them, quotes left
+    out, in order."""
+    text = _QUOTE_BLOCK.sub(" ", body.replace("\r\n", "\n"))
+    text = _OPAQUE.sub(" ", text)
+    return [
+        link_key(m.group(1) if m.group(1) is not None else m.group(2))
+        for m in _URL_TAG.finditer(text)
+    ]
+
+
+def post_links(post: Post) -> list[str]:
+    """The targets of the links a post's message shows (as :func:`draft_links`)."""
+    html_text = _HTML_QUOTE.sub(" ", post.message_html)
+    return [link_key(m.group(1)) for m in _HTML_LINK.finditer(html_text)]
+
+
+def _with_links(words: str, links: list[str]) -> str:
+    if not links:
+        return words
+    return words + " links:" + hashlib.sha256("\n".join(links).encode("utf-8")).hexdigest()
+
+
+def fingerprint_words(fingerprint: str) -> str:
+    """The part of a fingerprint that stands for the words alone (what a reader sees, links'
+    targets not included): a reply is found by its words (a forum that rewrites links must not
+    make bansha post it twice)."""
+    return fingerprint.split(" ", 1)[0]
+
+
 def draft_fingerprint(body: str) -> str:
-    """What a reader will see of a draft (BBCode) once posted, as a hash.
+    """What a reader will see of a draft (BBCode) once posted, as a hash, and where its links
+    lead.
 
     Quote blocks, edit notes, images and attachments are removed with their content (the
     thread parser keeps quotes apart from the text); every other known tag is removed and its
     content kept; then :func:`fingerprint_text`. Smiley codes are kept: bansha posts with
-    ``smileyoff=1``, so the forum shows them as typed. A post whose :func:`post_fingerprint` equals
-    this shows the draft's words, whatever Discuz did to the markup.
+    ``smileyoff=1``, so the forum shows them as typed. The targets of ``[url]`` links follow
+    (:func:`draft_links`): two 电梯 that differ only in a link (a substitute's uid) differ.
+    A post whose :func:`post_fingerprint` equals this shows the draft's words and links,
+    whatever Discuz did to the markup; :func:`fingerprint_words` compares the words alone.
     """
     text = body.replace("\r\n", "\n")
     text = _QUOTE_BLOCK.sub(" ", text)
     text = _EDIT_NOTE.sub(" ", text)
     text = _OPAQUE.sub(" ", text)
     text = _TAG_RE.sub("", text)
-    return _digest(fingerprint_text(text))
+    return _with_links(_digest(fingerprint_text(text)), draft_links(body))
 
 
 def post_fingerprint(post: Post) -> str:
-    """The fingerprint of a post read from a thread page (its visible text, quotes excluded)."""
-    return _digest(fingerprint_text(post.text))
+    """The fingerprint of a post read from a thread page (its visible text, quotes excluded,
+    and its links' targets)."""
+    return _with_links(_digest(fingerprint_text(post.text)), post_links(post))

@@ -46,6 +46,7 @@ from parsers.reply import (
     LoginOutcome,
     ReplyOutcome,
     decode_answer,
+    fingerprint_words,
     parse_login_answer,
     parse_login_form,
     parse_member,
@@ -1029,7 +1030,9 @@ class Poster:
     ) -> Post | None:
         """The director's post in ``tid`` whose text is the draft with ``fingerprint``.
 
-        ``pid`` given (an edit): that post, if it now shows the draft. Otherwise the
+        ``pid`` given (an edit): that post, if it now shows the draft, its links' targets
+        included (an edit may change a link alone, e.g. a substitute's uid in the 电梯: the
+        old floor is not the edit; sending it again is harmless). Otherwise the
         director's own posts (只看该作者) are read from the last page back, at most
         ``search_pages`` pages and not past ``since`` (our clock, converted to the forum's with
         the skew seen on its ``Date`` header, minus a margin).
@@ -1045,8 +1048,8 @@ class Poster:
                     continue
                 if cutoff is not None and post.posted_at is not None and post.posted_at < cutoff:
                     continue
-                if post_fingerprint(post) == fingerprint:
-                    return post
+                if fingerprint_words(post_fingerprint(post)) == fingerprint_words(fingerprint):
+                    return post  # a reply: its words (a forum may rewrite its links)
             dated = [p.posted_at for p in page.posts if p.posted_at is not None]
             if page.page <= 1 or (cutoff is not None and dated and min(dated) < cutoff):
                 return None

@@ -19,6 +19,7 @@ from parsers.reply import (
     classify_post_message,
     draft_fingerprint,
     fingerprint_text,
+    fingerprint_words,
     parse_login_answer,
     parse_login_form,
     parse_member,
@@ -192,10 +193,21 @@ def test_login_answers():
 # --------------------------------------------------------------------------- fingerprints
 
 
-def _post(text: str) -> Post:
+def _post(text: str, message_html: str = "") -> Post:
     return Post(
-        tid=1, pid=1, floor=2, author="导演", uid=2, posted_at=None, message_html="", text=text
+        tid=1,
+        pid=1,
+        floor=2,
+        author="导演",
+        uid=2,
+        posted_at=None,
+        message_html=message_html,
+        text=text,
     )
+
+
+def _link(href: str, text: str) -> str:
+    return f'<a href="{href}" target="_blank">{text}</a>'  # parseurl()'s markup
 
 
 def test_fingerprint_matches_every_real_post_to_the_bbcode_that_was_sent():
@@ -230,7 +242,9 @@ def test_markup_quotes_edit_notes_and_entities_do_not_change_the_fingerprint():
         "[url=forum.php?mod=viewthread&tid=5&authorid=3]饺子[/url]"
     )
     shown = "第2天计票\n饺子 3 票（包子、馄饨、面条）\n饺子"
-    assert draft_fingerprint(draft) == post_fingerprint(_post(shown))
+    # parseurl() prefixes the site's address; the page writes & as &amp;
+    href = "http://bbs.example.com/forum.php?mod=viewthread&amp;tid=5&amp;authorid=3"
+    assert draft_fingerprint(draft) == post_fingerprint(_post(shown, _link(href, "饺子")))
     # Discuz prepends the edit note and a reply may carry a quote: neither is in post.text
     assert draft_fingerprint("[i=s] 本帖最后由 导演 于 2026-12-1 10:05 编辑 [/i]\n\n" + draft) == (
         draft_fingerprint(draft)
@@ -239,6 +253,35 @@ def test_markup_quotes_edit_notes_and_entities_do_not_change_the_fingerprint():
     escaped = "名字：[[b][/b]color=red]x"
     assert draft_fingerprint(escaped) == post_fingerprint(_post("名字：[color=red]x"))
     assert draft_fingerprint("名字：&#091;url]x") == post_fingerprint(_post("名字：[url]x"))
+
+
+def test_a_link_to_another_target_is_another_post_but_the_same_words():
+    """A 电梯 edited for a substitute differs from the old floor 2 only in a uid."""
+    old = (
+        "[url=home.php?mod=space&uid=101]饺子[/url] 的发言："
+        "[url=forum.php?mod=redirect&goto=findpost&ptid=5&pid=9]1楼[/url]"
+    )
+    new = old.replace("uid=101", "uid=131")
+    assert draft_fingerprint(old) != draft_fingerprint(new)
+    assert fingerprint_words(draft_fingerprint(old)) == fingerprint_words(draft_fingerprint(new))
+    shown = _post(
+        "饺子 的发言：1楼",
+        _link("https://bbs.example.com/bbs/home.php?mod=space&amp;uid=101", "饺子")
+        + " 的发言："
+        + _link("forum.php?mod=redirect&amp;pid=9&amp;goto=findpost&amp;ptid=5", "1楼"),
+    )
+    assert post_fingerprint(shown) == draft_fingerprint(old)
+    assert post_fingerprint(shown) != draft_fingerprint(new)
+    # a quote's links (and the findpost link Discuz puts in its header) are not the post's
+    quoted = _post(
+        shown.text,
+        shown.message_html
+        + '<div class="quote"><blockquote>'
+        + _link("forum.php?mod=redirect&amp;pid=3", "x")
+        + "</blockquote></div>",
+    )
+    assert post_fingerprint(quoted) == post_fingerprint(shown)
+    assert draft_fingerprint("没有链接") == fingerprint_words(draft_fingerprint("没有链接"))
 
 
 def test_different_words_give_different_fingerprints():

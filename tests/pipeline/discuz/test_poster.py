@@ -599,6 +599,33 @@ def test_an_edit_interrupted_after_the_forum_saved_it_is_found_by_its_floor(worl
     assert world.draft(draft_id)["state"] == "posted"
 
 
+def test_an_edit_that_changes_only_a_link_and_never_reached_the_forum_is_sent(world):
+    """A substitute's 电梯 differs from floor 2 only in a uid: after a send that died before
+    the forum saw it, floor 2 still links the old account, so the edit is not taken as found."""
+    floor2 = director_floor_2(world)
+    old = "[b]电梯[/b]\n[url=home.php?mod=space&uid=101]饺子[/url]"
+    world.add_draft(old, tid=DISCUSSION_DAY1, kind="elevator", action="edit", edit_pid=floor2)
+    assert [r.status for r in world.publish()] == ["posted"]
+    new = old.replace("uid=101", "uid=131")
+    draft_id = world.add_draft(
+        new, tid=DISCUSSION_DAY1, kind="elevator", action="edit", edit_pid=floor2, key="elevator:1b"
+    )
+    inner = world.sim.transport()
+
+    def lost(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            raise Crash  # bansha dies before the forum got the edit
+        return inner.handle_request(request)
+
+    with pytest.raises(Crash):
+        world.publish(world.poster(transport=httpx.MockTransport(lost)))
+    assert world.sim.stored_message(floor2).endswith(old)
+    [result] = world.publish()
+    assert (result.status, result.pid) == ("posted", floor2)
+    assert world.sim.stored_message(floor2).endswith(new)
+    assert world.draft(draft_id)["state"] == "posted"
+
+
 # --------------------------------------------------------------------------- login
 
 
