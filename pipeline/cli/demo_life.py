@@ -160,36 +160,33 @@ def run_life_demo(db_path: Path | None, now: datetime) -> None:
         _step(clock, clock() + timedelta(minutes=5), "下一轮 cycle：发出已批准的结果")
         _run("cycle", *base, "--as-of", _iso(clock()), "--verbose")
 
-        night = close1 + timedelta(hours=6)
-        _step(clock, night, f"第 1 晚：导演记下夜里出局的{NIGHT_OUT}（开门公示不会替导演说平安夜）")
-        _run(
-            "player",
-            "out",
-            *base,
-            "--player",
-            NIGHT_OUT,
-            "--at",
-            _iso(night),
-            "--cause",
-            "第1晚出局",
-        )
-
-        _step(clock, open2, "第 2 天开门：cycle 发出第 2 天的新帖和电梯")
-        _run("cycle", *base, "--as-of", _iso(clock()), "--verbose")
-        _step(
-            clock,
-            open2 + timedelta(minutes=5),
-            "下一轮 cycle：开门公示有了第 2 天投票帖的链接，重新起草，等导演批准",
-        )
-        _run("cycle", *base, "--as-of", _iso(clock()), "--verbose")
-        _approve_pending(base, kinds=("day_open",))
-        _step(clock, last, "下一轮 cycle：发出开门公示")
-        _run("cycle", *base, "--as-of", _iso(clock()), "--verbose")
+        _night_and_day_2(clock, base, close1 + timedelta(hours=6), open2, last)
         _run("threads", *base)
         _forum_writes(sim, skip=players)
     click.echo("")
     click.echo(stopped_note(server.base_url))
     _next_commands(game_file, db_path)
+
+
+def _night_and_day_2(
+    clock: SimClock, base: Sequence[str], night: datetime, open2: datetime, last: datetime
+) -> None:
+    """Night 1's out recorded by the director; day 2's threads, its 电梯 and its opening."""
+    _step(clock, night, f"第 1 晚：导演记下夜里出局的{NIGHT_OUT}（开门公示不会替导演说平安夜）")
+    out = ["--player", NIGHT_OUT, "--at", _iso(night), "--cause", "第1晚出局"]
+    _run("player", "out", *base, *out)
+
+    _step(clock, open2, "第 2 天开门：cycle 发出第 2 天的新帖和电梯")
+    _run("cycle", *base, "--as-of", _iso(clock()), "--verbose")
+    _step(
+        clock,
+        open2 + timedelta(minutes=5),
+        "下一轮 cycle：开门公示有了第 2 天投票帖的链接，重新起草，等导演批准",
+    )
+    _run("cycle", *base, "--as-of", _iso(clock()), "--verbose")
+    _approve_pending(base, kinds=("day_open",))
+    _step(clock, last, "下一轮 cycle：发出开门公示")
+    _run("cycle", *base, "--as-of", _iso(clock()), "--verbose")
 
 
 def _days(source: str) -> list[tuple[datetime, datetime]]:
