@@ -12,7 +12,7 @@ Pure: no disk, no clock; the store's rows are an argument.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Final
@@ -22,8 +22,8 @@ from pipeline.game.gamefile import THREAD_ROLE_TITLES, Day, Game, ThreadRole
 from pipeline.store import Store
 
 __all__ = [
+    "ANONYMOUS_VOTE_THREADS",
     "CLOSE_WINDOW",
-    "RULESET_AUTHOR_ONLY",
     "OpenedThread",
     "author_only",
     "author_only_roles",
@@ -42,16 +42,14 @@ __all__ = [
 #: a vote thread's close is drafted until this long after its close (not for old days)
 CLOSE_WINDOW = timedelta(days=1)
 
-#: The threads each rule set's text wants seen by the director only, opened with Discuz's
-#: 回帖仅作者可见. zhenyan: the votes are anonymous and seen by their voter (and the director)
-#: only until the game ends (zhenyan.txt:37, 173). m209 makes the votes public and hides only
-#: the count (m209.txt:167); m135, nizhuan and tubian24 say nothing of hidden votes. The
+#: The threads a rule set whose votes are anonymous (``Ruleset.public_voters`` False: zhenyan's
+#: 投票为匿名投票, zhenyan.txt:37, 173) opens with Discuz's 回帖仅作者可见, so that a vote is
+#: seen by its voter and the director only. m209 makes the votes public and hides only the
+#: count (m209.txt:167); m135, nizhuan and tubian24 say nothing of hidden votes. The
 #: 小镇树洞帖 that m135/nizhuan/zhenyan keep 仅作者可见 (m135.txt:214, nizhuan.txt:210,
 #: zhenyan.txt:194) is not a thread bansha opens; zhenyan's inquiry thread is public (the
 #: sheriff answers there for everyone, zhenyan.txt:147/165-168).
-RULESET_AUTHOR_ONLY: Final[Mapping[str, frozenset[ThreadRole]]] = {
-    "zhenyan": frozenset({ThreadRole.VOTE, ThreadRole.FIRST_VOTE}),
-}
+ANONYMOUS_VOTE_THREADS: Final = frozenset({ThreadRole.VOTE, ThreadRole.FIRST_VOTE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +72,13 @@ def game_wide(game: Game, role: ThreadRole) -> bool:
 
 def author_only_roles(game: Game) -> frozenset[ThreadRole]:
     """The roles whose threads bansha opens 回帖仅作者可见: ``[threads] author_only`` when the
-    game file writes it, else the rule set's (:data:`RULESET_AUTHOR_ONLY`)."""
+    game file writes it, else the vote threads of a rule set whose votes are anonymous
+    (:data:`ANONYMOUS_VOTE_THREADS`)."""
     if game.threads.author_only is not None:
         return frozenset(ThreadRole(r) for r in game.threads.author_only)
-    return RULESET_AUTHOR_ONLY.get(game.game.ruleset, frozenset())
+    if get_ruleset(game.game.ruleset).public_voters:
+        return frozenset()
+    return ANONYMOUS_VOTE_THREADS
 
 
 def author_only(game: Game, role: ThreadRole) -> bool:

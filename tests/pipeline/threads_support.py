@@ -122,9 +122,15 @@ class FakeForum:
         return f"forum.php?mod=viewthread&tid={tid}"
 
     def new_thread(
-        self, fid: int, subject: str, body: str, *, guard: Callable[[], None] | None = None
+        self,
+        fid: int,
+        subject: str,
+        body: str,
+        *,
+        guard: Callable[[], None] | None = None,
+        hidden_replies: bool | None = None,
     ) -> Made:
-        self.calls.append(f"new_thread {subject}")
+        self.calls.append(f"new_thread {subject}" + (" (仅作者可见)" if hidden_replies else ""))
         if guard is not None:
             guard()
         self._fault("crash_before")

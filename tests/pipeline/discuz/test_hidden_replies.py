@@ -9,6 +9,7 @@ director's login says in Chinese that it sees none instead of counting nothing.
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import httpx
 import pytest
@@ -16,10 +17,10 @@ import pytest
 from parsers.records import PostState
 from pipeline.discuz.client import DiscuzClient, RetryPolicy, SessionJar
 from pipeline.discuz.crawl import Crawler, CrawlTarget, ForumConfig
-from pipeline.game.gamefile import ThreadRole
+from pipeline.game.gamefile import ThreadRole, load_game
 from pipeline.game.threads import (
-    RULESET_AUTHOR_ONLY,
     author_only,
+    author_only_roles,
     author_only_subjects,
     thread_subject,
 )
@@ -29,6 +30,12 @@ from tests.pipeline.discuz.test_crawl import T0, TZ, USERS
 from tests.pipeline.discuz.test_poster_threads import BODY, FID, World, make_world
 
 TID = 7
+EXAMPLES = Path(__file__).resolve().parents[3] / "config" / "games"
+
+
+def _game_of(ruleset: str):
+    """The rule set's example game file, as a director starts from it."""
+    return load_game(EXAMPLES / f"{ruleset}.toml", env={}, check_login=False)
 
 
 def _with_threads(world: World, **threads: object) -> World:
@@ -42,9 +49,19 @@ def world() -> World:
 
 
 def test_only_zhenyans_vote_threads_are_author_only_by_its_rules():
-    # zhenyan.txt:37/173 (votes seen by the voter alone); m209.txt:167 makes votes public
-    hidden = dict(RULESET_AUTHOR_ONLY)
-    assert hidden == {"zhenyan": frozenset({ThreadRole.VOTE, ThreadRole.FIRST_VOTE})}
+    # zhenyan.txt:37 投票为匿名投票 (votes seen by the voter alone, :173); m209.txt:167 makes
+    # the votes public; the other texts say nothing of hidden votes
+    hidden = {
+        ruleset: author_only_roles(_game_of(ruleset))
+        for ruleset in ("m135", "m209", "zhenyan", "tubian24", "nizhuan")
+    }
+    assert hidden == {
+        "m135": frozenset(),
+        "m209": frozenset(),
+        "zhenyan": frozenset({ThreadRole.VOTE, ThreadRole.FIRST_VOTE}),
+        "tubian24": frozenset(),
+        "nizhuan": frozenset(),
+    }
 
 
 def test_the_game_file_decides_per_thread_role(world):

@@ -233,3 +233,24 @@ def test_a_rejected_elevator_is_the_directors_from_then_on(tmp_path):
     [second] = [d for d in list_drafts(store) if d.kind == "elevator" and d.id in created]
     assert second.state is DraftState.PENDING
     assert not [n for n in events(store, second.id) if "一并批准" in n]
+
+
+def test_a_private_vote_thread_is_opened_private_whatever_subject_the_director_gave_it(tmp_path):
+    """`[threads] author_only = ["vote"]`: the vote thread is opened 回帖仅作者可见 by its role,
+    also when the director renamed it (bansha drafts edit --subject); the others stay public."""
+    from pipeline.drafts import edit_subject
+
+    path = write_game(tmp_path / "g.toml", threads='author_only = ["vote"]')
+    store = open_store(tmp_path / "g.db")
+    forum = FakeForum()
+    draft(path, store, AHEAD)
+    [vote] = [d for d in list_drafts(store) if d.kind == "newthread" and d.role == "vote"]
+    edit_subject(store, vote.id, "[M135]第一天 投票（仅导演可见）", AHEAD)
+    approve_all(store)
+    publish(path, store, forum, OPEN)
+    opened = sorted(c for c in forum.calls if c.startswith("new_thread"))
+    assert opened == [
+        "new_thread [M135]第1天讨论帖",
+        "new_thread [M135]第一天 投票（仅导演可见） (仅作者可见)",
+        "new_thread [M135]进程帖",
+    ]
