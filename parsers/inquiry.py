@@ -10,12 +10,13 @@ Rules (zhenyan.txt):
 
 Reading choices (docs/rulings.md):
 
-* Any ``第X个词语是XX吗`` in a post is a guess, even one that reads like a category
-  question (``第一个词语是名词吗？`` guesses the word 名词): the rule makes every such inquiry a
-  guess that the director checks, and it is also a question the sheriff answers. Brackets 【】
-  and the final question mark are optional; 词 and 词语 both work; X may be 一/1/１/①.
-* A near miss (``第一个词语是不是风扇？``, ``第一个是风扇吗``) is a QUESTION with a note: the
-  director does not accept it as a guess.
+* A guess is the designated form written with its brackets, ``【第X个词语是XX吗？】``
+  (zhenyan.txt:168); the same words without 【】 are an ordinary question: line 165 gives
+  ``第一个词语是名词吗？`` as its example of a question, so the brackets are what tells the two
+  apart. Inside the brackets the question mark is optional (it may also follow the 】); 词 and
+  词语 both work; X may be 一/1/１/①; half-width [] count as 【】.
+* The guess form without brackets is a QUESTION with a note that the director does not take it
+  as a guess; so is a near miss (``【第一个词语是不是风扇？】``, ``第一个是风扇吗``).
 * ``Inquiry.questions`` counts the questions in the post (one per question mark, at least one) so
   the 3-a-day limit can be applied per question.
 * Answers: Discuz refuses a post shorter than 10 bytes after quotes are removed
@@ -87,9 +88,12 @@ class Inquiry:
 
 
 _NUM = r"[0-9一二三四五六七八九十]+"
-_GUESS = re.compile(
-    r"第\s*(?P<idx>" + _NUM + r")\s*个\s*(?:词语|词)\s*是\s*(?P<word>[^\n]{1,40}?)\s*吗"
+_GUESS_BODY = (
+    r"第\s*(?P<idx>" + _NUM + r")\s*个\s*(?:词语|词)\s*是\s*(?P<word>[^\n\[\]【】]{1,40}?)\s*吗"
 )
+# the designated form's brackets (zhenyan.txt:168); normalize() folds ［］ to []
+_GUESS = re.compile(r"[【\[]\s*" + _GUESS_BODY + r"\s*\??\s*[】\]]")
+_UNBRACKETED = re.compile(_GUESS_BODY)
 _NEAR_GUESS = re.compile(
     r"第\s*(?:" + _NUM + r"|几)\s*个?\s*(?:真言|咒语)?\s*(?:词|咒语|真言)"
     r"|第\s*(?:" + _NUM + r"|几)\s*个\s*是[^\n]{1,40}?吗"
@@ -108,7 +112,7 @@ def _count_questions(text: str) -> int:
 
 
 def parse_inquiry(text: str, *, word_count: int = 4) -> Inquiry:
-    """Classify one inquiry-thread post: a GUESS when it contains ``第X个词语是XX吗``,
+    """Classify one inquiry-thread post: a GUESS when it contains ``【第X个词语是XX吗？】``,
     otherwise a QUESTION."""
     mapped = normalize_mapped(text)
     guesses: list[Guess] = []
@@ -121,7 +125,7 @@ def parse_inquiry(text: str, *, word_count: int = 4) -> Inquiry:
         if not word:
             continue
         end = m.end()
-        if end < len(mapped.text) and mapped.text[end] == "?":
+        if end < len(mapped.text) and mapped.text[end] == "?":  # 【…吗】？
             end += 1
         guesses.append(
             Guess(
@@ -131,9 +135,14 @@ def parse_inquiry(text: str, *, word_count: int = 4) -> Inquiry:
     questions = _count_questions(mapped.text)
     notes: list[str] = []
     if not guesses:
-        if _NEAR_GUESS.search(mapped.text):
+        if _UNBRACKETED.search(mapped.text):
             notes.append(
-                "疑似猜词但不符合格式“第X个词语是XX吗？”，导演不受理该猜词，按普通提问处理"
+                "形如猜词但没有【】，按普通问题处理：猜词须写成“【第X个词语是XX吗？】”，"
+                "不带【】的“第一个词语是名词吗？”是规则里普通问题的例子"
+            )
+        elif _NEAR_GUESS.search(mapped.text):
+            notes.append(
+                "疑似猜词但不符合格式“【第X个词语是XX吗？】”，导演不受理该猜词，按普通提问处理"
             )
         return Inquiry(
             kind=InquiryKind.QUESTION,

@@ -8,7 +8,7 @@ thread and returns, per day:
 - every player's inquiry post in order, numbered against the daily limit of 3 questions
   (zhenyan.txt:147, 165); a post that does not fit in what is left of the day's 3 is flagged and
   not answered (docs/rulings.md#zhenyan-inquiry-limit);
-- each guess ``第X个词语是XX吗？`` (zhenyan.txt:167-168) checked against the secret words of the
+- each guess ``【第X个词语是XX吗？】`` (zhenyan.txt:167-168) checked against the secret words of the
   game file's ``[zhenyan]`` table, normalised for width, spaces and punctuation and for the
   director's accepted variants; a word counts as guessed once (the first correct guess);
 - the sheriff's answers (是/否/不知道, zhenyan.txt:109, 166) paired with the questions through the

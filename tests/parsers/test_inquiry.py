@@ -18,14 +18,16 @@ from parsers.inquiry import Answer, InquiryKind, parse_answer, parse_inquiry, sp
     ("text", "index", "word"),
     [
         ("【第一个词语是风扇吗？】", 1, "风扇"),
-        ("第一个词语是风扇吗？", 1, "风扇"),
-        ("第1个词语是风扇吗?", 1, "风扇"),
-        ("第１个词语是风扇吗？", 1, "风扇"),
-        ("第①个词语是鹿目圆吗？", 1, "鹿目圆"),
-        ("第 二 个 词 是 千羽 吗 ？", 2, "千羽"),
-        ("第三个词是“摄梦人”吗？", 3, "摄梦人"),
-        ("我猜一下：第四个词语是Moon吗？", 4, "Moon"),
-        ("第二个词语是风扇吗", 2, "风扇"),  # the question mark may be left out
+        ("【第1个词语是风扇吗?】", 1, "风扇"),
+        ("【第１个词语是风扇吗？】", 1, "风扇"),
+        ("【第①个词语是鹿目圆吗？】", 1, "鹿目圆"),
+        ("【第 二 个 词 是 千羽 吗 ？】", 2, "千羽"),
+        ("【第三个词是“摄梦人”吗？】", 3, "摄梦人"),
+        ("我猜一下：【第四个词语是Moon吗？】", 4, "Moon"),
+        ("【第二个词语是风扇吗】", 2, "风扇"),  # the question mark may be left out
+        ("【第二个词语是风扇吗】？", 2, "风扇"),  # or put after the bracket
+        ("[第二个词语是风扇吗？]", 2, "风扇"),  # half-width brackets
+        ("［第二个词语是风扇吗？］", 2, "风扇"),  # full-width square brackets
     ],
 )
 def test_guess_format(text: str, index: int, word: str) -> None:
@@ -36,18 +38,31 @@ def test_guess_format(text: str, index: int, word: str) -> None:
     assert inq.problem is None
 
 
-def test_a_category_question_in_the_guess_format_is_a_guess() -> None:
-    # zhenyan.txt:165 gives "第一个词语是名词吗？" as an example question; it is also in the format
-    # of 168, so the director checks it as a guess of the word 名词 and the sheriff answers it.
+def test_the_rules_example_question_is_a_question() -> None:
+    # zhenyan.txt:165 问题内容不限，但必须是是否类问题，如：第一个词语是名词吗？/…
+    # zhenyan.txt:168 【第X个词语是XX吗？】 -- the brackets are what makes a guess
     inq = parse_inquiry("第一个词语是名词吗？")
-    assert (inq.kind, inq.guess_index, inq.guess_word) == (InquiryKind.GUESS, 1, "名词")
+    assert (inq.kind, inq.guess_index, inq.guess_word) == (InquiryKind.QUESTION, None, None)
+    assert inq.guesses == () and inq.questions == 1
+    # the director is told why a guess-shaped question is not checked as a guess
+    assert any("没有【】" in n and "按普通问题处理" in n for n in inq.notes)
+
+
+def test_the_guess_form_without_brackets_is_not_a_guess() -> None:
+    # zhenyan.txt:167 且只能用该格式猜测词语，其余格式猜测词语导演均不受理。
+    for text in ("第一个词语是风扇吗？", "第1个词是风扇吗", "我猜第二个词语是千羽吗？"):
+        inq = parse_inquiry(text)
+        assert inq.kind is InquiryKind.QUESTION, text
+        assert any("没有【】" in n for n in inq.notes), text
+    # the same words in brackets are a guess
+    assert parse_inquiry("【第一个词语是名词吗？】").kind is InquiryKind.GUESS
 
 
 def test_other_guess_formats_are_questions_with_a_note() -> None:
     # zhenyan.txt:167 其余格式猜测词语导演均不受理。
     for text in (
-        "第一个词语是不是风扇？",
-        "第一个是风扇吗？",
+        "【第一个词语是不是风扇？】",
+        "【第一个是风扇吗？】",
         "第一词语是风扇吗？",
         "第几个词语是风扇吗？",
     ):
@@ -59,7 +74,7 @@ def test_other_guess_formats_are_questions_with_a_note() -> None:
 
 def test_guess_index_out_of_range() -> None:
     # zhenyan.txt:52 角色需要猜测的4个真言词语
-    inq = parse_inquiry("第五个词语是风扇吗？")
+    inq = parse_inquiry("【第五个词语是风扇吗？】")
     assert inq.kind is InquiryKind.GUESS and inq.guess_index == 5
     assert inq.problem == "猜词序号超出范围：真言词语共4个（写成了第5个）"
 
@@ -74,8 +89,8 @@ def test_every_other_post_is_a_question() -> None:
 def test_questions_are_counted_per_question_mark() -> None:
     # zhenyan.txt:165 每名角色每天可以在询问贴向警长询问3次问题
     assert parse_inquiry("你是狼吗？？").questions == 1
-    assert parse_inquiry("你是狼吗？他是狼吗？第一个词语是风扇吗？").questions == 3
-    two = parse_inquiry("第一个词语是风扇吗？第二个词语是千羽吗？")
+    assert parse_inquiry("你是狼吗？他是狼吗？【第一个词语是风扇吗？】").questions == 3
+    two = parse_inquiry("【第一个词语是风扇吗？】【第二个词语是千羽吗？】")
     assert [g.index for g in two.guesses] == [1, 2] and two.questions == 2
 
 

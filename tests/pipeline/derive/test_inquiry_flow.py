@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import pipeline.cli.engine  # noqa: F401  (registers the engine commands)
 from engine.kernel import DayInput, resolve_day, resolve_night
 from engine.rulesets import get_ruleset
-from parsers.inquiry import Answer
+from parsers.inquiry import Answer, InquiryKind
 from pipeline.cli import cli
 from pipeline.derive.inquiry import (
     InquiryError,
@@ -136,17 +136,19 @@ def play_day_2(world: dict[str, Any]) -> dict[str, int]:
     sim: ForumSim = world["sim"]
     pids: dict[str, int] = {}
     # zhenyan.txt:168 【第X个词语是XX吗？】 — a correct guess, the first of word 1
-    pids["汤圆"] = sim.add_post(2024, "汤圆", "第一个词语是风扇吗？", at(1))
+    pids["汤圆"] = sim.add_post(2024, "汤圆", "【第一个词语是风扇吗？】", at(1))
     # the director's variant of word 2, written with full-width brackets and spaces
-    pids["面条"] = sim.add_post(2024, "面条", "第２个词语是「 小 圆 」吗？", at(1.5))
+    pids["面条"] = sim.add_post(2024, "面条", "【第２个词语是「 小 圆 」吗？】", at(1.5))
+    # zhenyan.txt:165 如：第一个词语是名词吗？ — the rule's example of an ordinary question
+    pids["面条2"] = sim.add_post(2024, "面条", "第一个词语是名词吗？", at(1.6))
     # word 1 again: correct, but it counts once (no second 公示)
-    pids["油条"] = sim.add_post(2024, "油条", "第1个词语是风 扇吗", at(2))
+    pids["油条"] = sim.add_post(2024, "油条", "[第1个词语是风 扇吗]", at(2))
     # a wrong guess
-    pids["麻花1"] = sim.add_post(2024, "麻花", "第三个词语是千纸鹤吗？", at(2.5))
+    pids["麻花1"] = sim.add_post(2024, "麻花", "【第三个词语是千纸鹤吗？】", at(2.5))
     pids["麻花2"] = sim.add_post(2024, "麻花", "你是预言家吗？", at(3))
     pids["麻花3"] = sim.add_post(2024, "麻花", "饺子是狼人阵营吗？", at(3.5))
     # zhenyan.txt:165 每名角色每天可以在询问贴向警长询问3次问题 — the 4th is not answered
-    pids["麻花4"] = sim.add_post(2024, "麻花", "第四个词语是千羽吗？", at(4))
+    pids["麻花4"] = sim.add_post(2024, "麻花", "【第四个词语是千羽吗？】", at(4))
     # zhenyan.txt:188 询问贴会比正常讨论和投票贴提前1小时关闭
     pids["月饼"] = sim.add_post(2024, "月饼", "春卷是好人吗？", at(11.2))
     # the sheriff answers 汤圆 and 麻花's 2nd question (zhenyan.txt:166 是/否/不知道)
@@ -177,6 +179,9 @@ def test_the_inquiry_thread_end_to_end(world: dict[str, Any], caplog) -> None:  
     assert items[pids["油条"]].director_answer == "猜测正确"
     assert items[pids["麻花1"]].director_answer == "猜测错误"
     assert items[pids["麻花2"]].director_answer is None  # an ordinary question
+    # the rule's example question is answered by the sheriff alone, no 猜测错误
+    assert items[pids["面条2"]].kind is InquiryKind.QUESTION
+    assert items[pids["面条2"]].director_answer is None and items[pids["面条2"]].accepted
     # a correct word counts once: 汤圆 first guessed word 1, 面条 word 2
     assert d2.guessed == (1, 2)
     assert [g.first for g in items[pids["油条"]].guesses] == [False]
@@ -201,7 +206,7 @@ def test_the_inquiry_thread_end_to_end(world: dict[str, Any], caplog) -> None:  
     assert ("粽子", "zhenyan.txt:109, zhenyan.txt:291") in flags
     # unanswered at the close, for the director
     unanswered = {i.pid for i in d2.unanswered}
-    assert unanswered == {pids["面条"], pids["油条"], pids["麻花1"]}
+    assert unanswered == {pids["面条"], pids["面条2"], pids["油条"], pids["麻花1"]}
     summary = "\n".join(d2.summary())
     assert "关门时未回答" in summary
 
@@ -363,7 +368,7 @@ def post_four_guesses(sim: ForumSim, by: dict[int, str]) -> None:
     for i, (index, word) in enumerate(
         ((1, "风扇"), (2, "小圆"), (3, "千羽"), (4, "摄梦人")), start=1
     ):
-        sim.add_post(2024, by[index], f"第{index}个词语是{word}吗？", at(i))
+        sim.add_post(2024, by[index], f"【第{index}个词语是{word}吗？】", at(i))
 
 
 def guesses(data: dict[str, Any]) -> list[dict[str, Any]]:
