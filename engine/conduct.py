@@ -92,6 +92,8 @@ class FlagKind(StrEnum):
     SHERIFF_DISCUSSION = "sheriff-discussion", "警长在讨论帖发言"
     #: such a sheriff answering other than 是/否/不知道
     SHERIFF_ANSWER = "sheriff-answer", "警长回答不合规"
+    #: such a sheriff asking a question or guessing a word in the inquiry thread
+    SHERIFF_INQUIRY = "sheriff-inquiry", "警长在询问帖提问或猜词"
     #: a vote post that was edited
     EDITED_VOTE = "edited-vote", "投票帖被编辑"
     #: a post with text hidden by colour, size or [hide]
@@ -328,12 +330,14 @@ class SheriffAnswer(_DayPost):
 
     answer: str | None = None  # 是 / 否 / 不知道 when readable
     problem: str | None = None  # Chinese: why it is not one of the three answers
+    asks: str | None = None  # "提问" / "猜词": the post asks or guesses instead of answering
 
     def to_dict(self) -> dict[str, Any]:
         return {
             **self._post_dict(),
             "answer": self.answer,
             "problem": self.problem,
+            "asks": self.asks,
         }
 
 
@@ -925,7 +929,7 @@ def check_sheriff_answer(inp: ConductInput) -> Iterator[Flag]:
         return
     bad: dict[tuple[str, int], list[SheriffAnswer]] = defaultdict(list)
     for ans in sorted(inp.sheriff_answers, key=lambda x: (x.at, x.tid, x.pid, x.player)):
-        if ans.problem:
+        if ans.problem and ans.asks is None:
             bad[(ans.player, ans.day)].append(ans)
     for (player, day), answers in bad.items():
         problems = "；".join(f"{x.evidence.label}：{x.problem}" for x in answers)
@@ -935,6 +939,23 @@ def check_sheriff_answer(inp: ConductInput) -> Iterator[Flag]:
         )
         evidence = (x.evidence for x in answers)
         yield inp.flag(FlagKind.SHERIFF_ANSWER, player, day, reason, evidence)
+
+
+def check_sheriff_inquiry(inp: ConductInput) -> Iterator[Flag]:
+    """Such a sheriff asking or guessing in the inquiry thread, per player and day."""
+    if not inp.rules.sheriff_answers_only:
+        return
+    asked: dict[tuple[str, int], list[SheriffAnswer]] = defaultdict(list)
+    for ans in sorted(inp.sheriff_answers, key=lambda x: (x.at, x.tid, x.pid, x.player)):
+        if ans.asks is not None:
+            asked[(ans.player, ans.day)].append(ans)
+    for (player, day), posts in asked.items():
+        what = "、".join(f"{x.evidence.label}{x.asks}" for x in posts)
+        reason = (
+            f"警长{player}第{day}天在询问贴提问或猜词（{what}）：警长不能在询问贴中提问、猜词，"
+            "只能回答是/否/不知道；猜词不计（直接黄牌或红牌）"
+        )
+        yield inp.flag(FlagKind.SHERIFF_INQUIRY, player, day, reason, (x.evidence for x in posts))
 
 
 # --------------------------------------------------------------------------- checks: votes
@@ -985,6 +1006,7 @@ CHECKS: tuple[ConductCheck, ...] = (
     ConductCheck(FlagKind.INQUIRY_LIMIT, check_inquiry_limit),
     ConductCheck(FlagKind.SHERIFF_DISCUSSION, check_sheriff_discussion),
     ConductCheck(FlagKind.SHERIFF_ANSWER, check_sheriff_answer),
+    ConductCheck(FlagKind.SHERIFF_INQUIRY, check_sheriff_inquiry),
     ConductCheck(FlagKind.EDITED_VOTE, check_edited_vote),
     ConductCheck(FlagKind.HIDDEN_TEXT, check_hidden_text),
     ConductCheck(FlagKind.NAME_FOLDED, check_name_folded),

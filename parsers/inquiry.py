@@ -52,6 +52,7 @@ __all__ = [
     "InquiryKind",
     "parse_answer",
     "parse_inquiry",
+    "sheriff_asks",
     "split_answers",
 ]
 
@@ -232,6 +233,24 @@ def parse_answer(text: str) -> AnswerParse:
             raw=text,
         )
     return AnswerParse(answer, None, padding=rest.strip(), raw=text)
+
+
+_ASKING_END = re.compile(r"(?:吗|么|呢|\?)\W*$")
+
+
+def sheriff_asks(text: str) -> str | None:
+    """What the sheriff's inquiry-thread post does instead of answering: ``"猜词"`` (the guess
+    form, with or without 【】), ``"提问"`` (a question: a question mark, or a line ending in
+    吗/么/呢), or None for a post that reads as an answer (zhenyan.txt:109 警长……不能在询问贴中
+    提问，猜词)."""
+    t = normalize_lines(text)
+    if parse_answer(text).answer is not None:
+        return None
+    if _UNBRACKETED.search(t) or _GUESS.search(t):
+        return "猜词"
+    if "?" in t or any(_ASKING_END.search(line) for line in t.split("\n") if line):
+        return "提问"
+    return None
 
 
 def _short(s: str, limit: int = 30) -> str:

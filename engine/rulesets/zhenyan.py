@@ -405,6 +405,7 @@ class Zhenyan(Ruleset):
             FlagKind.INQUIRY_LIMIT: "zhenyan.txt:165, zhenyan.txt:147",
             FlagKind.SHERIFF_DISCUSSION: "zhenyan.txt:109, zhenyan.txt:291",
             FlagKind.SHERIFF_ANSWER: "zhenyan.txt:166, zhenyan.txt:109, zhenyan.txt:291",
+            FlagKind.SHERIFF_INQUIRY: "zhenyan.txt:109, zhenyan.txt:291",
         },
         inquiry_limit=3,
         sheriff_answers_only=True,
@@ -415,6 +416,7 @@ class Zhenyan(Ruleset):
             # zhenyan.txt:291 直接黄牌或红牌: at least a yellow; the director may give red.
             FlagKind.SHERIFF_DISCUSSION: Card.YELLOW,
             FlagKind.SHERIFF_ANSWER: Card.YELLOW,
+            FlagKind.SHERIFF_INQUIRY: Card.YELLOW,
         },
     )
     cards: ClassVar[CardRules] = CardRules(

@@ -16,7 +16,7 @@ from engine.conduct import (
     SheriffAnswer,
     conduct_flags,
 )
-from parsers.inquiry import parse_answer
+from parsers.inquiry import parse_answer, sheriff_asks
 from parsers.records import Post
 from pipeline.derive.activities import _activities
 from pipeline.derive.discussion import conduct_acts
@@ -38,6 +38,7 @@ def _sheriff_answers(run: _Run, day: Day) -> None:
         if not (day.opens <= post.posted_at <= day.closes):
             continue
         ans = parse_answer(post.text)
+        asks = sheriff_asks(post.text)
         run.sheriff_answers.append(
             SheriffAnswer(
                 sheriff,
@@ -49,6 +50,7 @@ def _sheriff_answers(run: _Run, day: Day) -> None:
                 post_url(run.base, post.tid, post.pid),
                 ans.answer.value if ans.answer else None,
                 ans.problem,
+                asks,
             )
         )
 

@@ -48,7 +48,7 @@ from engine.kernel import Action
 from engine.rulesets import get_ruleset, ruleset_ids
 from engine.rulesets.base import InquiryRules, zh_span
 from engine.rulesets.rulebooks import cite
-from parsers.inquiry import Answer, Guess, InquiryKind, parse_inquiry, split_answers
+from parsers.inquiry import Answer, Guess, InquiryKind, parse_inquiry, sheriff_asks, split_answers
 from parsers.records import Post, PostState
 from pipeline.derive.derivation import derive
 from pipeline.derive.posts import Roster, substitutions
@@ -579,13 +579,10 @@ def _sheriff_post(
     by_floor: Mapping[int, int],
 ) -> None:
     """The sheriff answers only 是/否/不知道, before the close, never asks (zhenyan.txt:109)."""
-    inq = parse_inquiry(post.text, word_count=rules.words)
-    if inq.kind is InquiryKind.GUESS:
-        flags.append(
-            InquiryFlag(
-                who, post.pid, url, "警长不能在询问帖猜词（咒语反噬）", rules.sheriff_guess_rule
-            )
-        )
+    asks = sheriff_asks(post.text)
+    if asks is not None:
+        text = f"警长不能在询问帖{asks}（咒语反噬）" + ("，猜词不计" if asks == "猜词" else "")
+        flags.append(InquiryFlag(who, post.pid, url, text, rules.sheriff_guess_rule))
         return
     if at >= close:
         flags.append(

@@ -535,6 +535,33 @@ def test_sheriff_answer_other_than_yes_no_unknown() -> None:
     assert [e.pid for e in flags[0].evidence] == [71]
 
 
+def test_sheriff_asking_or_guessing_is_its_own_flag() -> None:
+    # zhenyan.txt:109 成为警长的角色……也不能在询问贴中提问，猜词
+    # zhenyan.txt:291 警长回复指定三种回答以外的内容（直接黄牌或红牌）
+    guess = SheriffAnswer(
+        "烧卖", 2, 4002, 72, 7, at(2, 12), problem="警长只能用是/否/不知道回答", asks="猜词"
+    )
+    ask = SheriffAnswer(
+        "烧卖", 2, 4002, 73, 8, at(2, 13), problem="警长只能用是/否/不知道回答", asks="提问"
+    )
+    flags = conduct_flags(
+        days=[summary(2, inquiry=True)],
+        activities=[],
+        players=[PlayerLife("烧卖")],
+        rules=CONDUCT["zhenyan"],
+        sheriff_by_day={2: "烧卖"},
+        sheriff_answers=[guess, ask],
+        as_of=at(2, 9),
+    )
+    # not "the answer is not 是/否/不知道": the sheriff asked and guessed
+    assert [(f.id, f.card, f.rule) for f in flags] == [
+        ("d2-sheriff-inquiry-烧卖", Card.YELLOW, "zhenyan.txt:109, zhenyan.txt:291")
+    ]
+    assert "7楼猜词、8楼提问" in flags[0].reason
+    assert "不能在询问贴中提问、猜词" in flags[0].reason and "猜词不计" in flags[0].reason
+    assert [e.pid for e in flags[0].evidence] == [72, 73]
+
+
 def test_edited_vote_is_flagged_once_per_post() -> None:
     edit = EditedVote(
         "饺子", 2, 2002, 88, 7, at(2, 10), url="u88", edited_at=at(2, 11, 5), editor="饺子"

@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parsers.inquiry import Answer, InquiryKind, parse_answer, parse_inquiry, split_answers
+from parsers.inquiry import (
+    Answer,
+    InquiryKind,
+    parse_answer,
+    parse_inquiry,
+    sheriff_asks,
+    split_answers,
+)
 
 # --- guesses: zhenyan.txt:167-168 ----------------------------------------------------------------
 # 167 特别的，角色可以询问以下指定格式猜测词语，且只能用该格式猜测词语，
@@ -162,3 +169,15 @@ def test_no_input_crashes_the_inquiry_parsers(text: str, pids: list[int]) -> Non
     assert parsed.answer is not None or parsed.problem
     for part in split_answers(text, pids):
         assert part.answer is not None or part.problem
+
+
+def test_what_the_sheriff_posts_instead_of_an_answer() -> None:
+    # zhenyan.txt:109 成为警长的角色……也不能在询问贴中提问，猜词，只能……用是/否/不知道……回复
+    assert sheriff_asks("第1个词语是风扇吗？") == "猜词"  # with or without 【】
+    assert sheriff_asks("【第一个词语是风扇吗？】") == "猜词"
+    assert sheriff_asks("九月是狼吗？") == "提问"
+    assert sheriff_asks("九月是狼吗") == "提问"
+    for answer in ("是", "否（凑字数）", "不知道……", "5楼：是"):
+        assert sheriff_asks(answer) is None, answer
+    # other words are a bad answer, not a question (zhenyan.txt:291)
+    assert sheriff_asks("可能吧") is None

@@ -23,6 +23,7 @@ from engine.kernel import DayInput, resolve_day, resolve_night
 from engine.rulesets import get_ruleset
 from parsers.inquiry import Answer, InquiryKind
 from pipeline.cli import cli
+from pipeline.derive import derive
 from pipeline.derive.inquiry import (
     InquiryError,
     guess_actions,
@@ -156,6 +157,9 @@ def play_day_2(world: dict[str, Any]) -> dict[str, int]:
     sim.add_post(2024, "粽子", "不知道……凑字数", at(5.2), quote_pid=pids["麻花2"])
     # … and once with other words (zhenyan.txt:291)
     sim.add_post(2024, "粽子", "否，他肯定是狼", at(5.4), quote_pid=pids["麻花3"])
+    # zhenyan.txt:109 也不能在询问贴中提问，猜词 — the sheriff guesses, then asks
+    pids["粽子猜"] = sim.add_post(2024, "粽子", "第1个词语是风扇吗？", at(5.6))
+    pids["粽子问"] = sim.add_post(2024, "粽子", "九月是狼吗？", at(5.8))
     # zhenyan.txt:109 成为警长的角色不能在讨论贴发言
     sim.add_post(2021, "粽子", "大家好我是警长", at(6))
     return pids
@@ -204,6 +208,16 @@ def test_the_inquiry_thread_end_to_end(world: dict[str, Any], caplog) -> None:  
     assert items[pids["麻花2"]].answer is Answer.UNKNOWN
     assert ("粽子", "zhenyan.txt:166, zhenyan.txt:291") in flags
     assert ("粽子", "zhenyan.txt:109, zhenyan.txt:291") in flags
+    # the sheriff's guess and question are said to be that, not a bad answer (zhenyan.txt:109)
+    sheriff = {f.pid: f.text for f in d2.flags if f.who == "粽子"}
+    assert sheriff[pids["粽子猜"]] == "警长不能在询问帖猜词（咒语反噬），猜词不计"
+    assert sheriff[pids["粽子问"]] == "警长不能在询问帖提问（咒语反噬）"
+    conduct = {
+        f.kind.value: f for f in derive(game, store, as_of=as_of).flags if f.player == "粽子"
+    }
+    assert {e.pid for e in conduct["sheriff-inquiry"].evidence} == {pids["粽子猜"], pids["粽子问"]}
+    bad_answers = {e.pid for e in conduct["sheriff-answer"].evidence}  # 否，他肯定是狼 only
+    assert len(bad_answers) == 1 and not bad_answers & {pids["粽子猜"], pids["粽子问"]}
     # unanswered at the close, for the director
     unanswered = {i.pid for i in d2.unanswered}
     assert unanswered == {pids["面条"], pids["面条2"], pids["油条"], pids["麻花1"]}
