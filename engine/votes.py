@@ -159,7 +159,8 @@ class Tally:
     public_voters: bool
     sheriff: str | None
     sheriff_vote: str | None
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # a result draft may say them
+    details: list[str] = field(default_factory=list)  # the director's only (posts, times)
 
     def to_dict(self) -> dict[str, Any]:
         ordered = sorted(self.counts, key=lambda c: (-self.counts[c], c))
@@ -193,6 +194,7 @@ class Tally:
             "sheriff": self.sheriff,
             "sheriff_vote": self.sheriff_vote,
             "notes": list(self.notes),
+            "details": list(self.details),
         }
 
 
@@ -835,6 +837,7 @@ def tally(verdicts: Sequence[VoteVerdict], ctx: DayContext, ruleset: Ruleset) ->
         sheriff=sheriff,
         sheriff_vote=c.sheriff_vote,
         notes=[*c.notes, *decision.notes],
+        details=list(decision.details),
     )
 
 

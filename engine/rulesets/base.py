@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -118,6 +119,24 @@ def zh_span(delta: timedelta) -> str:
     """``3小时`` / ``30分钟``: a rule's span of time as the rule texts write it."""
     minutes = int(delta.total_seconds()) // 60
     return f"{minutes // 60}小时" if minutes % 60 == 0 else f"{minutes}分钟"
+
+
+def zh_votes(value: Fraction) -> str:
+    """Votes as a director writes them: 5, 5.5, 5.75 (a terminating decimal, exact); a
+    fraction only when no decimal is exact (1/3)."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    d = value.denominator
+    while d % 2 == 0:
+        d //= 2
+    while d % 5 == 0:
+        d //= 5
+    if d == 1:
+        with localcontext() as ctx:
+            ctx.prec = 60
+            exact = Decimal(value.numerator) / Decimal(value.denominator)
+        return format(exact.normalize(), "f")
+    return f"{value.numerator}/{value.denominator}"
 
 
 #: A roster as a game file deals it: ``[(name, cards), …]`` in seat order, first card first.
@@ -224,7 +243,8 @@ class Decision:
     elected: str | None
     decided_by: str
     rule: str
-    notes: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # public: the result draft may say them
+    details: tuple[str, ...] = ()  # the director's only (a post's pid, who voted when)
 
 
 class Ruleset:
@@ -375,12 +395,18 @@ class Ruleset:
                 f"平票，{names}同时达到最高票，无法判定谁最先，无人当选：请导演裁定警长",
                 rule,
             )
-        note = (
-            (f"{first}于{when[0]:%Y-%m-%d %H:%M:%S}（pid {when[1]}）达到{best}票并保持至截止",)
-            if when
-            else ()
-        )
-        return Decision(top, top, None, first, "平票，最先获得最高票者当选", rule, note)
+        # the public note names no post (a public draft carries no pid) and, where the votes
+        # are anonymous (zhenyan.txt:37), not the time either: the time points at the voter
+        votes = zh_votes(best)
+        note: tuple[str, ...] = ()
+        detail: tuple[str, ...] = ()
+        if when:
+            at = f"{when[0]:%Y-%m-%d %H:%M:%S}"
+            said = f"于{at}" if self.public_voters else ""
+            note = (f"{first}{said}最先达到{votes}票并保持至截止",)
+            post = f"pid {when[1]}" if when[1] >= 0 else "导演记录的票"
+            detail = (f"{first}于{at}（{post}）达到{votes}票并保持至截止",)
+        return Decision(top, top, None, first, "平票，最先获得最高票者当选", rule, note, detail)
 
     def decide_exile(self, sheet: CountSheet) -> Decision:
         """Day 2 on: the unique maximum is out; a tie goes to :meth:`break_tie`."""

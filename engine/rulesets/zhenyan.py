@@ -71,6 +71,7 @@ from engine.rulesets.base import (
     Lineup,
     Ruleset,
     action_time,
+    zh_votes,
 )
 from engine.rulesets.roles import VILLAGE, WOLF
 from engine.speed import SpeedRules
@@ -488,8 +489,12 @@ class Zhenyan(Ruleset):
             sheet.total if self.majority_counts_abstentions else sheet.total - sheet.abstain_total
         )
         rule = self.ref("top")
-        counted = f"含弃权{sheet.abstain_total}" if self.majority_counts_abstentions else "不含弃权"
-        note = (f"总票数{total}（{counted}），出局须多于{total / 2}票",)
+        counted = (
+            f"含弃权{zh_votes(sheet.abstain_total)}"
+            if self.majority_counts_abstentions
+            else "不含弃权"
+        )
+        note = (f"总票数{zh_votes(total)}（{counted}），出局须多于{zh_votes(total / 2)}票",)
         if len(top) == 1 and sheet.counts[top[0]] * 2 > total:
             decision = Decision(top, (), top[0], None, "票数过半出局", rule, note)
             return self.apply_block(sheet, decision)

@@ -679,6 +679,8 @@ def _say_day_resolved(
     _render(report, f"第{number}天结算（{rs.name}）：{result}（{day_tally.decided_by}）", game)
     for note in day_tally.notes:
         click.echo(f"计票备注：{note}")
+    for detail in day_tally.details:
+        click.echo(f"导演备注：{detail}")
     if stale:
         click.echo(f"注意：之后已结算的阶段（{'、'.join(stale)}）已作废，请按顺序重新结算。")
 

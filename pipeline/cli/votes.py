@@ -284,6 +284,10 @@ def _echo_round(echo: Any, verdicts: Any, t: Any, tz: Any, *, label: str) -> Non
         else f"{label}：{t.out or '无人'}"
     )
     echo(f"结果：{result}（{t.decided_by}；依据{cite(t.rule)}）")
+    for note in t.notes:
+        echo(f"计票备注：{note}")
+    for detail in t.details:
+        echo(f"导演备注：{detail}")
     if not t.public_counts:
         echo("（本规则集公示时不公布票数，只公布最高票）")
 

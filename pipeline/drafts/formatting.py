@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, tzinfo
-from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
 from engine.rulesets import get_ruleset
+from engine.rulesets.base import zh_votes
 from engine.votes import Evidence, Tally, VerdictStatus, VoteVerdict
 from pipeline.derive import DayResult
 from pipeline.drafts.bbcode import BBCode, bbcode_escape
@@ -17,19 +17,7 @@ from pipeline.game.gamefile import Day, Game
 
 def _votes(value: Fraction) -> str:
     """Exact votes as a director writes them: 5, 5.5, 1/3."""
-    if value.denominator == 1:
-        return str(value.numerator)
-    d = value.denominator
-    while d % 2 == 0:
-        d //= 2
-    while d % 5 == 0:
-        d //= 5
-    if d == 1:  # a terminating decimal: exact
-        with localcontext() as ctx:
-            ctx.prec = 60
-            exact = Decimal(value.numerator) / Decimal(value.denominator)
-        return format(exact.normalize(), "f")
-    return f"{value.numerator}/{value.denominator}"
+    return zh_votes(value)
 
 
 def _when(dt: datetime, tz: tzinfo) -> str:

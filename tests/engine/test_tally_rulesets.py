@@ -515,6 +515,28 @@ def test_election_tie_goes_to_who_first_held_the_maximum(
     assert result.tie == sorted([f"包子{label}", f"饺子{label}"])
     assert (result.elected, result.out) == (f"包子{label}", None)
     assert (result.decided_by, result.rule) == ("平票，最先获得最高票者当选", ref)
+    # the public note names no post (public drafts never carry a pid); the director's detail
+    # does. Where the votes are anonymous (zhenyan.txt:37) the note does not give the time.
+    note = [n for n in result.notes if "最先达到" in n]
+    when = "" if ruleset_id == "zhenyan" else f"于{at(12, 0):%Y-%m-%d %H:%M:%S}"
+    assert note == [f"包子{label}{when}最先达到2票并保持至截止"]
+    assert all("pid" not in n for n in result.notes)
+    assert any("pid" in d and "达到2票" in d for d in result.details)
+
+
+def test_zhenyan_majority_note_is_written_in_decimals() -> None:
+    """zhenyan.txt:38 「单角色票数总和大于总票数的一半，则其出局」; zhenyan.txt:106 警长1.5票:
+    the note says 6.5 and 3.25 the way a director writes them, not 13/2 and 13/4."""
+    says("zhenyan.txt:106", "警长投出的票计为1.5票")
+    day = Day("zhenyan", day=2, sheriff="馄饨")
+    for voter in ("馄饨", "面条", "烧卖"):
+        day.vote(voter, "饺子")
+    day.vote("包子", "包子")
+    day.vote("汤圆", None)
+    day.vote("春卷", None)
+    result = day.result()
+    assert "总票数6.5（含弃权2），出局须多于3.25票" in result.notes
+    assert (result.out, result.decided_by) == ("饺子", "票数过半出局")  # 3.5 of 6.5
 
 
 def test_election_simple_cases() -> None:
