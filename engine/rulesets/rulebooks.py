@@ -152,7 +152,15 @@ _BOOKS: tuple[Rulebook, ...] = (
             (630, "违规判定·黄牌"),
             (634, "违规判定·红牌"),
             (641, "违规判定·判罚依据"),
+            (645, "违规判定·发言"),
+            (658, "违规判定·贴脸"),
+            (689, "违规判定·导演"),
+            (698, "违规判定·马甲"),
             (716, "违规判定·潜水"),
+            (721, "违规判定·帐号及回帖"),
+            (728, "违规判定·作弊"),
+            (736, "违规判定·举报"),
+            (739, "违规判定·其他"),
         ),
         floors=frozenset({20, 35, 229, 408, 501, 525, 620}),
     ),
@@ -197,7 +205,14 @@ _BOOKS: tuple[Rulebook, ...] = (
             (217, "违规判定·黄牌"),
             (220, "违规判定·红牌"),
             (226, "违规判定·判罚依据"),
+            (229, "违规判定·发言"),
+            (237, "违规判定·贴脸"),
+            (252, "违规判定·导演"),
+            (257, "违规判定·马甲"),
             (271, "违规判定·潜水"),
+            (276, "违规判定·帐号及回帖"),
+            (283, "违规判定·作弊"),
+            (290, "违规判定·其他"),
             (294, "违规判定·八荣八耻"),
             (306, "碎碎念（占楼待编辑）"),
         ),
@@ -260,6 +275,14 @@ _BOOKS: tuple[Rulebook, ...] = (
             (239, "违规判定·黄牌"),
             (242, "违规判定·红牌"),
             (248, "违规判定·判罚依据"),
+            (250, "违规判定·发言"),
+            (261, "违规判定·贴脸、情绪发言和人身攻击"),
+            (285, "违规判定·有关导演"),
+            (294, "违规判定·有关马甲"),
+            (310, "违规判定·潜水"),
+            (315, "违规判定·帐号及回帖"),
+            (321, "违规判定·作弊"),
+            (328, "违规判定·其他"),
         ),
     ),
     Rulebook(
@@ -316,6 +339,17 @@ _BOOKS: tuple[Rulebook, ...] = (
             (263, "违规判定·红牌"),
             (269, "违规判定·判罚依据"),
             (272, "违规判定·称谓与叹词"),
+            (277, "违规判定·侮辱性评论"),
+            (280, "违规判定·发誓与诅咒"),
+            (288, "违规判定·马甲"),
+            (293, "违规判定·潜水"),
+            (297, "违规判定·发帖与诈尸"),
+            (301, "违规判定·贴证"),
+            (303, "违规判定·提及导演"),
+            (306, "违规判定·字体"),
+            (309, "违规判定·串号"),
+            (311, "违规判定·作弊"),
+            (313, "违规判定·其他"),
             (320, "玩家须知"),
             (348, "玩家须知·八荣八耻"),
         ),
@@ -416,13 +450,19 @@ def rule_name(ref: str) -> str:
 def cite(ref: str | None) -> str:
     """A rule reference as the director reads it (``《[M135]『让子弹飞』》游戏流程·投票规则``).
 
-    Several references joined by "；" are named one by one, a name said once. The maintainer's
-    ``file:line`` stays in the verdict's data (the JSON output, the report's hover text).
+    Several references joined by "；" or "," are named one by one, a name said once. The
+    maintainer's ``file:line`` stays in the verdict's data (the JSON output, the report's hover
+    text).
     """
     if not ref:
         return ""
     names: list[str] = []
-    for part in re.split(r"[；;]\s*", ref):
+    file = ""
+    for part in re.split(r"[；;,，]\s*", ref):
+        if m := _TEXT.match(part.strip()):
+            file = m["file"]
+        elif file and re.fullmatch(r"\d+(?:-\d+)?", part.strip()):
+            part = f"{file}:{part.strip()}"  # "zhenyan.txt:64, 82": the same text
         name = rule_name(part) if part.strip() else ""
         if name and name not in names:
             names.append(name)

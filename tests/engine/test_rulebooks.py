@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.conduct import FlagKind
+from engine.rulesets import get_ruleset, ruleset_ids
 from engine.rulesets.rulebooks import RULEBOOKS, RULINGS, cite, rule_name
 from tests.engine.rule_text import RULES
 
@@ -25,6 +27,9 @@ def _code_files() -> list[Path]:
     here = ROOT / "engine" / "rulesets" / "rulebooks.py"
     pkgs = ("engine", "parsers", "pipeline")
     return [p for pkg in pkgs for p in (ROOT / pkg).rglob("*.py") if p != here]
+
+
+CONDUCT = {r: get_ruleset(r).conduct for r in ruleset_ids()}
 
 
 def test_a_vote_rule_reads_as_the_post_and_its_section() -> None:
@@ -46,6 +51,27 @@ def test_the_sheriff_is_named_as_its_own_entry_not_the_copycat_before_it() -> No
 def test_several_references_each_named_once() -> None:
     assert cite("m135.txt:202；m135.txt:203；m135.txt:238") == (
         "《[M135]『让子弹飞』》游戏流程·投票规则；《[M135]『让子弹飞』》违规判定·蓝牌"
+    )
+
+
+def test_conduct_flags_cite_their_own_section_of_the_penalty_rules() -> None:
+    # zhenyan.txt:276-278 6、帐号及回帖 （1）……放大字体、红色字体 （2）……（即“诈尸”）
+    assert cite(CONDUCT["zhenyan"].rule(FlagKind.FONT)) == "《狼人真言》违规判定·帐号及回帖"
+    assert cite(CONDUCT["zhenyan"].rule(FlagKind.ZHASHI)) == (
+        "《狼人真言》违规判定·帐号及回帖；《狼人真言》用语定义·出局"
+    )
+    # zhenyan.txt:271-274 5、潜水; zhenyan.txt:290-291 8、其他 （1）警长……
+    assert cite(CONDUCT["zhenyan"].rule(FlagKind.NO_VOTE)).startswith("《狼人真言》违规判定·潜水")
+    assert "违规判定·其他" in cite(CONDUCT["zhenyan"].rule(FlagKind.SHERIFF_ANSWER))
+    # the same floors of the other texts (m209.txt:721, m135.txt:315, tubian24.txt:297, :306)
+    assert cite(CONDUCT["m209"].rule(FlagKind.ZHASHI)).endswith("违规判定·帐号及回帖")
+    assert cite(CONDUCT["m135"].rule(FlagKind.FONT)).endswith("违规判定·帐号及回帖")
+    assert cite(CONDUCT["tubian24"].rule(FlagKind.ZHASHI)).endswith("违规判定·发帖与诈尸")
+    assert cite(CONDUCT["tubian24"].rule(FlagKind.FONT)).endswith("违规判定·字体")
+    # "zhenyan.txt:64, 82": the bare line is of the same text
+    assert (
+        cite("zhenyan.txt:64, 82")
+        == "《狼人真言》身份与阵营·狼人阵营；《狼人真言》身份与阵营·村民阵营"
     )
 
 
