@@ -272,6 +272,8 @@ def reminder_context(
         "public_voters": res.tally.public_voters if res.tally is not None else True,
         "no_valid_vote": [n for n in living if n not in voted],
         "election": bool(res.tally and res.tally.sheriff_election),
+        # a sped-up day judges no one for not voting (zhenyan.txt:158, m209.txt:719 …)
+        "accelerated": res.accelerated,
     }
 
 

@@ -11,6 +11,7 @@ the committed files are the assertion.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from datetime import datetime, timedelta, timezone
@@ -303,6 +304,19 @@ def test_zhenyan_publishes_no_running_count_and_a_reminder_naming_no_invalid_vot
     body = due["reminder:d2"].body
     assert f"还没有有效票：{bbcode_escape(SMILE)}、月饼" in body and "无效" not in body
     assert due["reminder:d2"].tid == 2011  # zhenyan.txt:31 在讨论帖中公示
+
+
+def test_the_reminder_of_a_sped_up_day_threatens_no_card(world):
+    # zhenyan.txt:158 执行加速时，所有人不可改票，且发言不足或未投票者将不被判罚。
+    # zhenyan.txt:177 讨论结束时，未回复投票帖者将被判罚黄牌 (on an ordinary day)
+    w = world("zhenyan").at(REMIND)
+    d = derive(w.game, w.store, as_of=REMIND)
+    ordinary = {s.key: s for s in due_drafts(w.game, d, as_of=REMIND)}["reminder:d2"].body
+    assert "讨论结束时未投票将判罚黄牌" in ordinary
+    d.days[2] = dataclasses.replace(d.days[2], accelerated=True)
+    body = {s.key: s for s in due_drafts(w.game, d, as_of=REMIND)}["reminder:d2"].body
+    assert "黄牌" not in body and "本日已执行加速，未投票者不判罚" in body
+    assert "弃权请在投票对象中填写“弃权”" in body
 
 
 def test_no_reminder_before_the_window(world):
