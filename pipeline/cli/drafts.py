@@ -248,7 +248,7 @@ def drafts_edit(ctx: GameContext, draft_id: int, subject: str | None) -> None:
 def drafts_approve(ctx: GameContext, draft_id: int) -> None:
     """批准草稿：下一次 bansha cycle 会把它发到论坛。"""
     try:
-        d = approve(ctx.store, draft_id, _now(ctx))
+        d = approve(ctx.store, draft_id, _now(ctx), game=ctx.game)
     except (DraftError, StoreError) as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(

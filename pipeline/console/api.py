@@ -229,7 +229,7 @@ async def _decide(request: Request, what: str) -> JSONResponse:
             if stale is not None:
                 raise _Stale(*stale)
             if what == "approve":
-                d = approve(store, draft_id, now)
+                d = approve(store, draft_id, now, game=spec.game)
             else:
                 d = reject(store, draft_id, why, now)
             return draft_json(spec.game, d, now)

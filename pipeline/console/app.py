@@ -527,7 +527,7 @@ def draft_action(request: Request, spec: GameSpec | None, form: FormData | None)
                         limit=spec.game.drafts.max_post_bytes,
                     )
                 elif what == "approve":
-                    after = approve(store, draft_id, now)
+                    after = approve(store, draft_id, now, game=spec.game)
                 else:
                     after = reject(store, draft_id, str(form.get("why") or ""), now)
         except DraftError as exc:

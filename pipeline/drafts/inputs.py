@@ -4,6 +4,8 @@ resolved, a draft whose inputs moved on.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -132,6 +134,50 @@ def _mark_unresolved(
     return out
 
 
+#: ``meta``: the game file as the drafts were last made or checked against it
+#: (:func:`note_game`)
+GAME_KEY = "drafts:game"
+#: a day's thread ids: bansha opening a thread changes no text already drafted (the 电梯 goes
+#: out in the same run), and a tid the director writes makes its drafts anew by itself (a
+#: draft's thread is part of what it is)
+_TID_FIELDS = frozenset({"discussion", "vote", "progress", "inquiry", "first_vote"})
+
+
+#: the game file's tables a draft's text is made of; not ``[forum]`` (where the forum is and how
+#: to reach it), ``[notify]`` nor the secrets
+_DRAFTED_FROM = frozenset({"game", "director", "players", "days", "drafts", "votes", "threads"})
+
+
+def drafts_game_identity(game: Game) -> str:
+    """A digest of the game file as the drafts read it: its tables drafts are made of
+    (:data:`_DRAFTED_FROM`), the days' thread ids left out (:data:`_TID_FIELDS`)."""
+    data = game.model_dump(mode="json", include=set(_DRAFTED_FROM))
+    for day in data.get("days", ()):
+        for name in _TID_FIELDS:
+            day.pop(name, None)
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def note_game(store: Store, game: Game) -> bool:
+    """The game file a draft is made, approved or sent against: when it is not the one the
+    drafts were last made or checked against (the director edited it — a close moved, a
+    signature, the roster), the drafts' inputs moved on, as after a record: no draft made
+    before is approved or sent until drafted again (:func:`moved_on`). True when it changed."""
+    identity = drafts_game_identity(game)
+    with store.atomic():
+        if store.get_meta(GAME_KEY) == identity:
+            return False
+        changed = store.get_meta(GAME_KEY) is not None
+        store.set_meta(GAME_KEY, identity)
+        if changed:
+            store.execute(
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = ?",
+                [DRAFT_INPUTS_KEY],
+            )
+    return changed
+
+
 STALE_HINT = "请先运行 bansha drafts make（或等下一轮 bansha cycle）按现在的记录重新起草"
 
 
@@ -145,7 +191,10 @@ def moved_on(store: Store, draft: Draft) -> str | None:
     made = _drafted_at(store, draft.id)
     if now is None or made is None or made == now:
         return None  # (made None: a draft from before bansha kept what drafts were made from)
-    return f"它起草之后，游戏的记录已经变了（新帖、导演的记录或撤销、结算……）；{STALE_HINT}"
+    return (
+        "它起草之后，游戏的记录已经变了（新帖、导演的记录或撤销、结算、游戏文件的修改……）；"
+        f"{STALE_HINT}"
+    )
 
 
 def keep_inputs(store: Store, specs: Sequence[DraftSpec], *, now: datetime) -> list[int]:

@@ -15,6 +15,7 @@ from pipeline.drafts.due import due_drafts, inquiry_answer_drafts
 from pipeline.drafts.inputs import (
     _mark_unresolved,
     keep_inputs,
+    note_game,
     unrecorded_nights,
     unresolved_nights,
 )
@@ -79,6 +80,7 @@ def make_drafts(
     Returns the ids of the new drafts; stale running tallies and reminders are retired.
     """
     as_of = derivation.as_of
+    note_game(store, game)  # an edited game file: what was drafted before no longer holds
     if templates is None:
         templates = load_templates(templates_dir)
     specs = due_drafts(

@@ -27,7 +27,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -58,7 +58,7 @@ from pipeline.discuz.poster import (
 from pipeline.drafts.contexts import elevator_context
 from pipeline.drafts.due import _specs
 from pipeline.drafts.formatting import _when
-from pipeline.drafts.inputs import moved_on
+from pipeline.drafts.inputs import moved_on, note_game
 from pipeline.drafts.making import elevator_rejected
 from pipeline.drafts.model import KIND_ZH, Draft, DraftAction, DraftError, DraftKind, DraftState
 from pipeline.drafts.newthreads import retire_opened, thread_over, thread_window
@@ -376,6 +376,10 @@ def publish_approved(
     if _sendable(store.query(sql, args), game, at) == ([], []):
         return []
     with sender_lock(store, wait_s=lock_wait_s):
+        # a game file edited since they were drafted holds them back (a busy store: each
+        # draft's own intent, refused the same way, says so)
+        with suppress(StoreError):
+            note_game(store, game)
         # read again under the lock: a sender that held it may have posted them meanwhile
         drafts, held = _sendable(store.query(sql, args), game, at)
         drafts, stale = _still_holding(store, drafts)

@@ -10,7 +10,7 @@ from typing import Any
 
 from pipeline.derive import Derivation
 from pipeline.drafts.due import draft_key
-from pipeline.drafts.inputs import _made_now, moved_on, waiting_mark
+from pipeline.drafts.inputs import _made_now, moved_on, note_game, waiting_mark
 from pipeline.drafts.length import MAX_POST_BYTES, body_bytes
 from pipeline.drafts.model import (
     LIVE_STATES,
@@ -243,13 +243,24 @@ def _move(
     _event(store, draft.id, at, draft.state.value, to.value, note)
 
 
-def approve(store: Store, draft_id: int, now: datetime, *, note: str = "导演批准") -> Draft:
+def approve(
+    store: Store,
+    draft_id: int,
+    now: datetime,
+    *,
+    note: str = "导演批准",
+    game: Game | None = None,
+) -> Draft:
     """pending -> approved. Only an approved draft is ever posted. ``note``: who approved it
     (the director; or the game file's ``[threads] close_vote = "auto"``, the opening thread's
     approval for its 电梯), in the draft's event. A draft made from inputs that have since
-    moved on (:func:`moved_on`) is refused: it is drafted again first."""
+    moved on (:func:`moved_on`) is refused: it is drafted again first. ``game``: the game file
+    as the director has it now (:func:`note_game`: a file edited since the draft was made is
+    such a change)."""
     at = _stamp(now)
     with store.atomic():
+        if game is not None:
+            note_game(store, game)
         draft = get_draft(store, draft_id)
         stale = moved_on(store, draft)
         if stale is not None and draft.state is DraftState.PENDING:

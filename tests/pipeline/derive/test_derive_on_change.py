@@ -37,6 +37,7 @@ from pipeline.cycle import (
 from pipeline.derive import crawled_tids, derive, write_derivation
 from pipeline.discuz.crawl import CrawlReport, ThreadResult
 from pipeline.drafts import make_drafts
+from pipeline.drafts.inputs import GAME_KEY
 from pipeline.game.gamefile import Game, load_game, parse_game
 from pipeline.sim.simulator import ForumSim, SimClock
 from pipeline.store import DRAFT_INPUTS_KEY, Store, open_store
@@ -529,10 +530,11 @@ def _guard(game: Game, store: Store, now: datetime) -> set[str]:
         unknown = words - _SQL_WORDS - {"posts"} - set(POST_INPUT_COLUMNS)
         assert not unknown, f"{sql}: columns not watched: {unknown}"
     # meta: only the keys the meta trigger watches (whole re-read marks, the forum's word on
-    # closing threads)
+    # closing threads), the drafts' own counter, and the game file the drafts were last made
+    # against (the fingerprint holds the game file itself)
     for sql in sqls:
         if "meta" in _tables(sql):
-            own_counter = f"key = '{DRAFT_INPUTS_KEY}'" in sql
+            own_counter = f"key = '{DRAFT_INPUTS_KEY}'" in sql or GAME_KEY in sql
             assert own_counter or re.search(r"key\s*=\s*'(full_read|threads):[^']*'", sql), sql
     # threads and crawl_log: only what crawled_tids reads (fingerprinted by its set)
     own = set(_traced(store, lambda: crawled_tids(store)))

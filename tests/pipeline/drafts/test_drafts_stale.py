@@ -432,3 +432,42 @@ def test_a_posted_draft_or_one_that_may_be_on_the_forum_is_not_taken_back(demo):
         store.close()
     out = run("undo", "draft", *game(demo), str(FIRST_RESULT), "--why", "批准早了", code=1)
     assert "可能已经发出" in out and _state(demo, FIRST_RESULT) == "approved"
+
+
+def test_a_game_file_edited_after_the_approval_keeps_the_draft_from_going_until_drafted_again(
+    demo,
+):
+    """The result is approved; then the director adds a signature to the game file (any edit
+    that can change what a draft says: a close moved, the roster …). `bansha publish` sends
+    nothing of it and says why; `bansha drafts make` drafts it anew, signed."""
+    run("drafts", "approve", *game(demo), str(FIRST_RESULT))
+    path = demo / "demo.toml"
+    text = path.read_text("utf-8")
+    path.write_text(text + '\n[drafts]\ndirector_signature = "导演组"\n', "utf-8")
+    g = load_game(path, env={}, check_login=False)
+    forum = _FloodForum(lambda: None)
+    store = open_store(demo / "demo.db")
+    try:
+        [result] = publish_approved(store, g, forum, now=g.day(2).closes, ids=[FIRST_RESULT])
+    finally:
+        store.close()
+    assert forum.stored == []
+    assert result.status == "waiting" and "游戏文件的修改" in result.message
+    run("drafts", "make", *game(demo), "--as-of", g.day(2).closes.isoformat())
+    [signed] = [d for d in _results(demo) if d.id != FIRST_RESULT]
+    assert signed.body.endswith("导演组") and signed.state.value == "pending"
+    assert _state(demo, FIRST_RESULT) == "superseded"
+
+
+def test_bansha_opening_a_thread_is_not_an_edit_of_the_game_file(demo):
+    """The threads bansha opens fill the days' tids: not a change of what drafts are made of."""
+    from pipeline.drafts.inputs import drafts_game_identity
+    from pipeline.game.gamefile import ThreadRole
+    from pipeline.game.threads import OpenedThread, with_opened
+
+    path = demo / "demo.toml"  # day 2's vote thread not written: bansha is to open it
+    path.write_text(path.read_text("utf-8").replace("vote = 2012", "# vote = 2012"), "utf-8")
+    g = load_game(path, env={}, check_login=False)
+    opened = with_opened(g, [OpenedThread(2, ThreadRole.VOTE, 4242)])
+    assert opened.day(2).vote == 4242 and g.day(2).vote is None
+    assert drafts_game_identity(opened) == drafts_game_identity(g)
