@@ -79,10 +79,12 @@ LIVE_STATES = (DraftState.PENDING, DraftState.APPROVED)
 
 
 #: Kinds whose text is made from the game's state (posts, the director's records, the engine):
-#: such a draft holds only while those inputs are the ones it was drafted from. The deal's
-#: texts, new threads, closes and the 电梯 index are made from the game file alone.
+#: such a draft holds only while those inputs are the ones it was drafted from. The 电梯 is
+#: one: who is in it and under which account follow the outs and the 替补 recorded. The
+#: deal's texts, new threads and closes are made from the game file alone.
 STATE_KINDS = frozenset(
     {
+        DraftKind.ELEVATOR,
         DraftKind.RUNNING_TALLY,
         DraftKind.RESULT,
         DraftKind.FIRST_RESULT,

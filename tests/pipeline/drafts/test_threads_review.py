@@ -254,3 +254,45 @@ def test_a_private_vote_thread_is_opened_private_whatever_subject_the_director_g
         "new_thread [M135]第一天 投票（仅导演可见） (仅作者可见)",
         "new_thread [M135]进程帖",
     ]
+
+
+def _substitute(store, player: str, uid: int, account: str, at: datetime) -> None:
+    row = {"player": player, "uid": uid, "name": account, "from_at": at.isoformat()}
+    store.insert("journal_substitutions", [{**row, "recorded_at": at.isoformat()}])
+
+
+def test_an_approved_elevator_waits_when_a_record_changes_who_is_in_it(tmp_path):
+    """The 电梯 follows the 替补 recorded (each player's link is to the account playing the slot
+    now). Approved with its thread but not sent (the forum failed), then a 替补 is recorded: it
+    is not sent as it is (floor 2 would link the replaced account); drafted again, approved by
+    the thread's approval as before, it goes with the 替补's account."""
+    from pipeline.cycle import ensure_change_counters
+
+    path = write_game(tmp_path / "g.toml")
+    store = open_store(tmp_path / "g.db")
+    ensure_change_counters(store)  # as every cycle keeps them
+    forum = FakeForum()
+    fails = PostError("论坛暂时无法访问（无法连接论坛）")
+
+    def reply(tid, body, guard=None):
+        raise fails
+
+    forum.reply = reply
+    draft(path, store, AHEAD)
+    approve_all(store)
+    publish(path, store, forum, OPEN)
+    [first] = [d for d in list_drafts(store) if d.kind == "elevator"]
+    assert first.state is DraftState.APPROVED and "authorid=9001" not in first.body
+    del forum.reply  # the forum answers again
+    later = OPEN + timedelta(minutes=10)
+    _substitute(store, "青柠汽水", 9001, "替补甲", AHEAD)  # from before the opening
+    results = publish(path, store, forum, later + timedelta(minutes=1))
+    [held] = [r for r in results if r.draft_id == first.id]
+    assert held.status == "waiting" and "起草之后，游戏的记录已经变了" in held.message
+    [discussion] = [t for t in forum.threads.values() if t.subject == "[M135]第1天讨论帖"]
+    assert len(discussion.posts) == 1  # floor 1 only: nothing went to floor 2
+    draft(path, store, later + timedelta(minutes=2))
+    [again] = [d for d in list_drafts(store) if d.kind == "elevator" and d.id != first.id]
+    assert again.state is DraftState.APPROVED and "authorid=9001" in again.body
+    publish(path, store, forum, later + timedelta(minutes=3))
+    assert [b for _pid, b in discussion.posts][1] == again.body
