@@ -123,6 +123,20 @@ def _pad(text: str, width: int) -> str:
     return text + " " * max(1, width - used)
 
 
+def _posted_before(ctx: GameContext, d: Draft) -> str | None:
+    """Said of a waiting reply whose post went out already in an earlier draft: approved, it
+    is a second post (a correction), not an edit of the first."""
+    from pipeline.drafts.records import posted_before
+
+    first = posted_before(ctx.store, d)
+    if first is None or first.posted_at is None:
+        return None
+    return (
+        f"注意：同一内容的第 {first.id} 号草稿已于 {_short(ctx, first.posted_at)} 发出"
+        f"（pid {first.posted_pid}）；批准这一份会在帖子里再发一帖，作为更正。不需要更正就驳回它"
+    )
+
+
 @drafts_group.command("show")
 @game_command(readonly=True)
 @click.argument("draft_id", type=int, metavar="ID")
@@ -141,6 +155,8 @@ def drafts_show(ctx: GameContext, draft_id: int, as_json: bool) -> None:
     day = f"第{d.day}天 " if d.day is not None else ""
     click.echo(f"第 {d.id} 号草稿：{day}{d.kind_zh}（{d.state_zh}）")
     click.echo(f"发往：{where(d, ctx.game)}")
+    if (again := _posted_before(ctx, d)) is not None:
+        click.echo(again)
     if d.not_before:
         click.echo(f"不早于：{_short(ctx, d.not_before)}（批准后也要到这时才发出）")
     click.echo(f"生成于：{_short(ctx, d.created_at)}")
@@ -254,6 +270,8 @@ def drafts_approve(ctx: GameContext, draft_id: int) -> None:
     click.echo(
         f"已批准第 {d.id} 号草稿（{d.title}），将由下一次 bansha cycle 发出：{where(d, ctx.game)}"
     )
+    if (again := _posted_before(ctx, d)) is not None:
+        click.echo(again)
 
 
 @drafts_group.command("reject")

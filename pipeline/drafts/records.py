@@ -60,6 +60,20 @@ def _latest(store: Store, key: str) -> Draft | None:
     return Draft.from_row(rows[0]) if rows else None
 
 
+def posted_before(store: Store, draft: Draft) -> Draft | None:
+    """The draft of the same post already on the forum, when ``draft`` (a reply still waiting)
+    would be a second post about the same thing — a result drafted again after it went out
+    (a record, an undo or a resolution changed it): the latest posted draft of its key."""
+    if draft.state not in LIVE_STATES or draft.action != "reply":
+        return None
+    rows = store.query(
+        "SELECT * FROM drafts WHERE key = ? AND id < ? AND state = 'posted' "
+        "ORDER BY id DESC LIMIT 1",
+        [draft.key, draft.id],
+    )
+    return Draft.from_row(rows[0]) if rows else None
+
+
 def _event(
     store: Store, draft_id: int, at: str, from_state: str | None, to_state: str, note: str
 ) -> None:

@@ -342,6 +342,12 @@ def test_a_result_that_may_be_on_the_forum_is_not_drafted_again_until_it_is_look
     assert states[0] == (FIRST_RESULT, "posted")
     assert [s for _i, s in states[1:]] == ["pending"]  # the new counts wait for the director
     assert len(forum.stored) == 1
+    # the director is told that approving it posts a second time (a correction)
+    new_id = str(states[1][0])
+    again_note = f"注意：同一内容的第 {FIRST_RESULT} 号草稿已于"
+    shown = run("drafts", "show", *game(demo), new_id)
+    assert again_note in shown and "批准这一份会在帖子里再发一帖，作为更正" in shown
+    assert again_note in run("drafts", "approve", *game(demo), new_id)
 
 
 def test_a_result_that_never_reached_the_forum_is_not_resent_once_its_counts_changed(demo):
