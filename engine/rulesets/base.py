@@ -99,6 +99,12 @@ ZH_CARD = {1: "第一身份", 2: "第二身份"}
 _ZH_COUNT = {1: "一", 2: "两", 3: "三", 4: "四"}
 
 
+#: the step of the event a rule set logs when its game ended during a day, before the vote
+#: (the vote then is not counted): ``actor``/``checked``/``because`` are the action that ended
+#: it — who, its ``at`` ("" when none), its ``ref``; ``result`` says what happened
+ENDED_BEFORE_THE_VOTE = "投票前游戏结束"
+
+
 def action_time(a: Action) -> datetime | None:
     """When ``a`` happened (its ``at``), or None: none given, or one that does not parse."""
     try:
@@ -457,6 +463,9 @@ class Ruleset:
     # --- the engine (night and day resolution) --------------------------------------------
     #: The rule set implements the hooks below (engine.kernel can resolve its nights).
     has_engine: ClassVar[bool] = False
+    #: A day's events may end the game before its vote (the day then logs
+    #: :data:`ENDED_BEFORE_THE_VOTE`): the day under way is tried on what happened so far.
+    ends_before_the_vote: ClassVar[bool] = False
     #: Readings a director may switch (docs/rulings.md); stored in the state at setup.
     default_settings: ClassVar[Mapping[str, str]] = {}
 

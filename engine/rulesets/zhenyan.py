@@ -62,6 +62,7 @@ from engine.kernel import (
 )
 from engine.night import Handler, Holder, Pass, SkillSpec, Step, StepMode, TargetKind, run_steps
 from engine.rulesets.base import (
+    ENDED_BEFORE_THE_VOTE,
     SHARED_VOTE_RULES,
     CountSheet,
     Decision,
@@ -472,6 +473,8 @@ class Zhenyan(Ruleset):
     secret_keys: ClassVar[tuple[str, ...]] = SECRET_KEYS
 
     has_engine: ClassVar[bool] = True
+    #: 游戏立即结束 (zhenyan.txt:114): a guess, a red card or a 判负 during the day
+    ends_before_the_vote: ClassVar[bool] = True
     skill_specs: ClassVar[Mapping[str, SkillSpec]] = SPECS
     skill_aliases: ClassVar[Mapping[str, str]] = _ALIASES
     roles: ClassVar[Mapping[str, tuple[str, ...]]] = ROLE_SKILLS
@@ -1130,8 +1133,11 @@ class Zhenyan(Ruleset):
     def run_day(self, board: Board, day: DayInput) -> None:
         board.voters_day = day.day
         board.voters = tuple(v for v in day.voters if board.has(v))
+        won_before = board.winner is not None
         rest = self._director_actions(board, day.actions)
         if self._over(board, rest):
+            if not won_before:  # 投降 during the day (zhenyan.txt:49)
+                board.emit(ENDED_BEFORE_THE_VOTE, "zhenyan.txt:49", f"{board.win_reason}，游戏结束")
             return
         self._keep_day_triggers(board, rest)
         if self._ended_before_the_vote(board, day):
@@ -1205,11 +1211,31 @@ class Zhenyan(Ruleset):
             board.drain()
             if board.winner is not None or board.scratch.get("over") or self._judged_now(board):
                 board.scratch["over"] = True
+                self._say_ended(board, a, kind)
                 self._not_settled(
                     board, [b for _k, b in events[i + 1 :]] + board.scratch.get("reds", []) + later
                 )
                 return True
         return False
+
+    def _say_ended(self, board: Board, a: Action, kind: int) -> None:
+        """The game ended during the day with ``a`` (``kind``: 0 a guess, 1 a red card, 2 a
+        判负), before the vote (zhenyan.txt:114 游戏立即结束): logged for the director's tools
+        (:data:`~engine.rulesets.base.ENDED_BEFORE_THE_VOTE`)."""
+        if kind == 0:
+            what = f"第{guess_position(a.choice)}个真言词语被猜中（{a.actor}）"
+        elif kind == 1:
+            what = f"{a.actor}被红牌罚下"
+        else:
+            what = f"{(a.choice or '').strip()}判负（红牌）"
+        board.emit(
+            ENDED_BEFORE_THE_VOTE,
+            "zhenyan.txt:114",
+            f"{what}，游戏立即结束，当天的投票不再结算",
+            actor=a.actor,
+            checked=a.at or "",
+            because=a.ref,
+        )
 
     # ------------------------------------------------------------------ end of a phase
     def end_of_phase(self, board: Board) -> None:

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
-from engine.cards import card_ledger
 from engine.kernel import (
     OUTCOME_ZH,
     RECORD_OUT,
@@ -32,12 +31,12 @@ from engine.kernel import (
 )
 from engine.kernel import resolve_night as engine_resolve_night
 from engine.rulesets import Ruleset, get_ruleset
-from engine.rulesets.base import zh_span
+from engine.rulesets.base import ENDED_BEFORE_THE_VOTE, zh_span
 from engine.rulesets.rulebooks import cite
 from engine.state import ZH_ORDINAL, GameState, Phase, PhaseKind, StateError
 from engine.votes import DayContext, Tally, judge_ballots, tally
 from pipeline.cli import GameContext, cli, default_day, game_command, time_option
-from pipeline.derive import DayResult, RoundResult, card_events, derive, journal_modifiers
+from pipeline.derive import DayResult, RoundResult, derive, journal_modifiers
 from pipeline.game.journal import (
     JournalError,
     Snapshot,
@@ -151,35 +150,10 @@ def _red_card_actions(
     ctx: GameContext, state: GameState, start: datetime | None, end: datetime | None
 ) -> list[Action]:
     """Red cards (given, or reached by escalation) in the window ``(start, end]`` as engine
-    actions; the seed of a sheriff's random hand-over is derived from the card's record."""
-    rs = get_ruleset(state.ruleset)
-    factions = {p.name: rs.actual_faction(state, p.name) for p in state.players}
-    rules = get_ruleset(ctx.game.game.ruleset).cards
-    ledger = card_ledger(card_events(ctx.store), factions, rules=rules)
-    actions: list[Action] = []
-    for player, at in ledger.out_by_red.items():
-        if (start is None or at > start) and (end is None or at <= end):
-            actions.append(
-                Action(
-                    actor=player,
-                    skill="红牌罚下",
-                    choice=f"{ctx.game.game.id}:{player}:{at.isoformat()}",
-                    at=at.isoformat(),
-                    ref="牌的记录",
-                )
-            )
-    for loss in ledger.losing_factions:
-        if (start is None or loss.at > start) and (end is None or loss.at <= end):
-            actions.append(
-                Action(
-                    actor="导演",
-                    skill="判负",
-                    choice=loss.faction,
-                    at=loss.at.isoformat(),  # when the red card that made it lose was given
-                    ref=loss.reason,
-                )
-            )
-    return actions
+    actions, with the 判负 they brought (:func:`pipeline.derive.ending.red_card_actions`)."""
+    from pipeline.derive.ending import red_card_actions
+
+    return red_card_actions(ctx.game, ctx.store, state, start, end)
 
 
 def _night_window(ctx: GameContext, night: int) -> tuple[datetime | None, datetime | None]:
@@ -530,12 +504,12 @@ def day_resolve(ctx: GameContext, number: int | None, as_of: str | None, as_json
     if number is None:
         number = _last_closed_day(ctx, when)
     phase = Phase.day(number)
-    day = _closed_day(ctx, number, when)
+    day, d = _closed_day(ctx, number, when)
     try:
         state = state_before(ctx.store, ctx.game, rs, phase)
     except EngineError as exc:
         raise _fail(exc) from exc
-    d = derive(ctx.game, ctx.store, as_of=when)
+    d = d or derive(ctx.game, ctx.store, as_of=when)
     res = d.day(number)
     if res.tally is None:
         raise click.ClickException(f"第{number}天没有投票帖（days[].vote），无法结算")
@@ -582,17 +556,26 @@ def day_resolve(ctx: GameContext, number: int | None, as_of: str | None, as_json
     _say_day_resolved(rs, number, day_tally, first_tally, report, stale, ctx.game_path.name)
 
 
-def _closed_day(ctx: GameContext, number: int, when: datetime) -> Day:
-    """Day ``number`` of the game file, which must have closed by ``when``."""
+def _closed_day(ctx: GameContext, number: int, when: datetime) -> tuple[Day, Any]:
+    """Day ``number`` of the game file, which must have closed by ``when`` — unless the game
+    ended during it (zhenyan.txt:114): its vote will not happen, it is resolved at once (said
+    on stderr). With the derivation at ``when`` when it was made to know (else None)."""
     try:
         day = ctx.game.day(number)
     except ValueError as exc:
         raise _fail(exc) from exc
-    if when < day.closes:
+    if when >= day.closes:
+        return day, None
+    from pipeline.derive.ending import early_resolution
+
+    d = derive(ctx.game, ctx.store, as_of=when)
+    why = early_resolution(d, number, when)
+    if why is None:
         raise click.ClickException(
             f"第{number}天尚未关门（关门时间 {day.closes.isoformat()}），投票结束后才能结算"
         )
-    return day
+    click.echo(why, err=True)
+    return day, d
 
 
 def _vote_context(
@@ -671,16 +654,20 @@ def _say_day_resolved(
         if day_tally.sheriff_election
         else f"最高票：{day_tally.out or '无人'}"
     )
-    if first_tally is not None:
-        result = (
-            f"第一轮[正午]最高票：{first_tally.out or '无人'}（{first_tally.decided_by}）；"
-            f"额外一轮{result}"
-        )
-    _render(report, f"第{number}天结算（{rs.name}）：{result}（{day_tally.decided_by}）", game)
-    for note in day_tally.notes:
-        click.echo(f"计票备注：{note}")
-    for detail in day_tally.details:
-        click.echo(f"导演备注：{detail}")
+    ended = [e.result for e in report.log if e.step == ENDED_BEFORE_THE_VOTE]
+    if ended:  # zhenyan.txt:114 游戏立即结束: the vote is not counted, nor said
+        _render(report, f"第{number}天结算（{rs.name}）：{ended[0]}", game)
+    else:
+        if first_tally is not None:
+            result = (
+                f"第一轮[正午]最高票：{first_tally.out or '无人'}（{first_tally.decided_by}）；"
+                f"额外一轮{result}"
+            )
+        _render(report, f"第{number}天结算（{rs.name}）：{result}（{day_tally.decided_by}）", game)
+        for note in day_tally.notes:
+            click.echo(f"计票备注：{note}")
+        for detail in day_tally.details:
+            click.echo(f"导演备注：{detail}")
     if stale:
         click.echo(f"注意：之后已结算的阶段（{'、'.join(stale)}）已作废，请按顺序重新结算。")
 

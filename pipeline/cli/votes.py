@@ -162,6 +162,9 @@ def tally_text(
         f"开门 {_when(res.day.opens, tz)}，关门 {_when(res.day.closes, tz)}；"
         f"警长：{res.sheriff or '无'}；{'已加速' if res.accelerated else '未加速'}"
     )
+    ended = d.ended if d.ended_vote(day) else None
+    if ended is not None:  # the game ended during the day: its vote is not counted
+        out.extend(f"注意：{line}" for line in ended.lines(tz))
     if res.speed is not None:
         echo(f"加速/延时：{res.speed.reason}")
         for player, why, url in res.speed_ignored():
@@ -183,7 +186,7 @@ def tally_text(
         echo(f"（第{day}天的帖子尚未抓取：先运行 bansha crawl）")
     elif not res.verdicts:
         echo("（没有投票）")
-    _echo_round(echo, res.verdicts, res.tally, tz, label="出局")
+    _echo_round(echo, res.verdicts, res.tally, tz, label="出局", ended=ended is not None)
     for note in res.notes:
         echo(f"注意：{note}")
     asked = inquiry_lines(inquiries or {}, d, day)
@@ -256,8 +259,11 @@ def store_tally_views(ctx: GameContext, d: Derivation, record: str) -> None:
     ctx.store.write_tally_views(key, views)
 
 
-def _echo_round(echo: Any, verdicts: Any, t: Any, tz: Any, *, label: str) -> None:
-    """One vote round: every ballot in posting order, then the counts and the result."""
+def _echo_round(
+    echo: Any, verdicts: Any, t: Any, tz: Any, *, label: str, ended: bool = False
+) -> None:
+    """One vote round: every ballot in posting order, then the counts and the result
+    (``ended``: the game ended before the vote, which has no result)."""
     for v in verdicts:
         b = v.ballot
         floor = f"{b.evidence.floor}#" if b.evidence.floor else "导演"
@@ -283,7 +289,10 @@ def _echo_round(echo: Any, verdicts: Any, t: Any, tz: Any, *, label: str) -> Non
         if t.sheriff_election
         else f"{label}：{t.out or '无人'}"
     )
-    echo(f"结果：{result}（{t.decided_by}；依据{cite(t.rule)}）")
+    if ended:
+        echo(f"结果：不结算——游戏已在投票之前结束（按现在的票数{result}，不生效）")
+    else:
+        echo(f"结果：{result}（{t.decided_by}；依据{cite(t.rule)}）")
     for note in t.notes:
         echo(f"计票备注：{note}")
     for detail in t.details:

@@ -8,9 +8,11 @@ card, identity or night action.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.console.games import GameSpec, store_error
@@ -120,6 +122,9 @@ class GameOverview:
     opened_threads: list[dict[str, Any]] = field(default_factory=list)
     #: the forum said the director's account may not close threads (said once): its words
     no_moderator_rights: str | None = None
+    #: the game ended during a day, before its vote (pipeline.derive.ending), as the last
+    #: cycle's derivation found it: its :meth:`DayEnd.to_dict`
+    ended: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """``GET /api/games`` and ``bansha status --json``: ``id, title, ruleset,
@@ -142,6 +147,7 @@ class GameOverview:
             "problem": self.problem,
             "opened_threads": self.opened_threads,
             "no_moderator_rights": self.no_moderator_rights,
+            "ended": self.ended,
         }
 
     # what a director reads (the terminal and the page say the same)
@@ -180,6 +186,17 @@ class GameOverview:
         return f"无法访问{at}：{f.get('detail') or '见日志'}"
 
     @property
+    def ended_zh(self) -> list[str]:
+        """The game's end during a day (who wins or what is pending, the day to resolve),
+        the commands naming the game file; [] when it did not end so."""
+        if self.ended is None:
+            return []
+        from pipeline.notify import runnable
+
+        name = Path(self.path).name
+        return [runnable(str(line), name) for line in self.ended.get("lines", ())]
+
+    @property
     def opened_zh(self) -> str:
         """The threads bansha opened, by day: 第3天 讨论帖 tid=2014、投票帖 tid=2015."""
         from pipeline.game.roles import THREAD_ROLE_TITLES, ThreadRole
@@ -200,6 +217,7 @@ class GameOverview:
         if self.problem:
             out.append(f"  注意：{self.problem}")
             return out
+        out += [f"  注意：{line}" for line in self.ended_zh]
         urgent = f"，其中 {self.drafts_urgent} 份紧急" if self.drafts_urgent else ""
         approved = f"；已批准待发出 {self.drafts_approved} 份" if self.drafts_approved else ""
         out += [
@@ -299,6 +317,7 @@ def _fill(ov: GameOverview, game: Any, store: Store, now: datetime) -> None:
     ]
     rights = no_moderator_rights(store)
     ov.no_moderator_rights = str(rights.get("message", "")) if rights else None
+    _fill_ended(ov, store)
     record = last_cycle(store)
     crawl = _last_crawl(store)
     if record is not None:
@@ -320,6 +339,34 @@ def _fill(ov: GameOverview, game: Any, store: Store, now: datetime) -> None:
             if crawl is not None
             else {"reachable": None, "detail": None, "at": None}
         )
+
+
+def _fill_ended(ov: GameOverview, store: Store) -> None:
+    """The game's end during a day, as the last derivation wrote it in that day's tally
+    (pipeline/derive/writeback.py): the phase says so."""
+    end = stored_end(store)
+    if end is None:
+        return
+    ov.ended = end
+    at = end.get("at")
+    when = f" {datetime.fromisoformat(at).astimezone(ov.tz):%m-%d %H:%M}" if at else ""
+    outcome = f"{end['winner']}胜利" if end.get("winner") else "胜负待定"
+    if end.get("pending"):
+        outcome += "，有待导演处理的决定"
+    ov.phase = f"游戏已在第{end['day']}天{when} 结束（{outcome}；当天的投票不再进行）"
+
+
+def stored_end(store: Store) -> dict[str, Any] | None:
+    """The ``ended`` a day's stored tally holds (the game ended during that day), or None."""
+    for row in store.query("SELECT json FROM tallies ORDER BY day"):
+        try:
+            data = json.loads(row["json"] or "{}")
+        except ValueError:
+            continue
+        ended = data.get("ended") if isinstance(data, dict) else None
+        if isinstance(ended, dict) and "day" in ended:
+            return ended
+    return None
 
 
 def overviews(specs: Sequence[GameSpec], now: datetime | None = None) -> list[GameOverview]:

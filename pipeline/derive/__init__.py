@@ -8,7 +8,8 @@ Modules: ``derivation`` (``derive``), ``results`` (what it returns), ``journal_v
 journal's reads), ``posts`` (roster, substitutions, counted versions, ballots from parses),
 ``ballots`` (a vote thread's ballots), ``run`` (one derivation's shared inputs), ``days`` and
 ``day_votes`` (a day's steps), ``engine_view`` (the engine's phases), ``flags`` (conduct),
-``writeback`` (rows and tally JSON); ``inquiry`` and ``undo`` build on them.
+``writeback`` (rows and tally JSON); ``inquiry`` and ``undo`` build on them; ``ending``
+(a game ended during a day) on ``inquiry``: its ``derive`` is the package's.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the type checker sees every name; a run loads each at first use
-    from pipeline.derive.derivation import derive
+    from pipeline.derive.ending import derive
     from pipeline.derive.journal_view import (
         card_events,
         crawled_tids,
@@ -68,7 +69,7 @@ _HOME = {
     "card_events": "pipeline.derive.journal_view",
     "counted_version": "pipeline.derive.posts",
     "crawled_tids": "pipeline.derive.journal_view",
-    "derive": "pipeline.derive.derivation",
+    "derive": "pipeline.derive.ending",
     "derived_rows": "pipeline.derive.writeback",
     "flag_decisions": "pipeline.derive.writeback",
     "game_factions": "pipeline.derive.run",

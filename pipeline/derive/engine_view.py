@@ -7,7 +7,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
+from engine.rulesets.base import ENDED_BEFORE_THE_VOTE
 from engine.state import GameState, Phase, PhaseKind
 from engine.votes import Tally
 from pipeline.derive.results import RoundResult
@@ -64,8 +66,8 @@ def _resolved_differently(
     """How the count the engine resolved ``day`` on differs from today's ("" when it does not
     or the day was not resolved)."""
     snap = next((s for s in snaps if s.phase == Phase.day(day)), None)
-    if snap is None:
-        return ""
+    if snap is None or ended_before_the_vote(snap):
+        return ""  # not resolved, or the game ended before the vote: no count to differ from
     was = snap.input
     diffs = []
     if (was.get("elected") or None) != (now.elected or None):
@@ -77,6 +79,15 @@ def _resolved_differently(
     if was_first != now_first:
         diffs.append(f"第一轮最高票：结算时{was_first or '无'}，现在{now_first or '无'}")
     return "；".join(diffs)
+
+
+def ended_before_the_vote(snap: journal.Snapshot) -> dict[str, Any] | None:
+    """The event a resolved day logged when the game ended during it, before the vote
+    (:data:`~engine.rulesets.base.ENDED_BEFORE_THE_VOTE`); None when it did not."""
+    for event in snap.report.get("log", ()):
+        if event.get("step") == ENDED_BEFORE_THE_VOTE:
+            return dict(event)
+    return None
 
 
 def _snapshot_time(snap: journal.Snapshot, game: Game) -> datetime | None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, tzinfo
+from typing import Any
 
 from engine.cards import Ledger
 from engine.conduct import Flag, PostCount
@@ -93,6 +94,59 @@ class DayResult:
         return (*(self.first.verdicts if self.first else ()), *self.verdicts)
 
 
+@dataclass(frozen=True)
+class DayEnd:
+    """The game ended during day ``day``, before its vote (胜负判定 at the
+    moment a condition is met, zhenyan.txt:114): the vote that day is not counted.
+
+    ``at``: when (the guess's post, the red card; None: a record without a time); ``what``: the
+    engine's sentence; ``url``: the post that ended it ("" when none); ``rule``: the rule
+    cited; ``winner``/``win_reason``: who won (None while a decision is pending); ``pending``:
+    the decisions still to take (their prompts, filled in for ``游戏文件``); ``resolved``: the
+    day was already resolved on it."""
+
+    day: int
+    at: datetime | None
+    what: str
+    rule: str
+    url: str = ""
+    winner: str | None = None
+    win_reason: str | None = None
+    pending: tuple[str, ...] = ()
+    resolved: bool = False
+
+    def lines(self, tz: tzinfo) -> list[str]:
+        """What the director reads (``bansha status``, ``bansha tally``, the cycle)."""
+        from engine.rulesets.rulebooks import cite  # loads the rule books: only when said
+
+        when = f"{self.at.astimezone(tz):%m-%d %H:%M}" if self.at is not None else "（未写时间）"
+        link = f"  {self.url}" if self.url else ""
+        out = [f"游戏已在第{self.day}天 {when} 结束：{self.what}（{cite(self.rule)}）{link}"]
+        if self.winner is not None:
+            out.append(f"胜负：{self.winner}胜利（{self.win_reason}）")
+        for prompt in self.pending:
+            out.append(f"待定：{prompt}")
+        if not self.resolved:
+            out.append(
+                f"第{self.day}天的投票不再进行：不必提醒投票，可以在关门前结算"
+                f"（bansha day resolve 游戏文件 --day {self.day}）"
+            )
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "day": self.day,
+            "at": self.at.isoformat() if self.at is not None else None,
+            "what": self.what,
+            "rule": self.rule,
+            "url": self.url,
+            "winner": self.winner,
+            "win_reason": self.win_reason,
+            "pending": list(self.pending),
+            "resolved": self.resolved,
+        }
+
+
 @dataclass
 class Derivation:
     game: Game
@@ -115,10 +169,21 @@ class Derivation:
     stale_days: frozenset[int] = frozenset()
     # how many cards went out in each resolved phase ("night:0" → 2)
     deaths_in: dict[str, int] = field(default_factory=dict)
+    # the game ended during a day, before its vote (pipeline.derive.ending); None: it did not
+    ended: DayEnd | None = None
 
     def warnings(self) -> list[str]:
-        """What the director must act on before drafts can follow (a stale resolution)."""
-        return [n for d in sorted(self.stale_days) for n in self.days[d].notes if "不一致" in n]
+        """What the director must act on before drafts can follow (a stale resolution), and a
+        game that ended during a day (its pending decisions, its day to resolve)."""
+        stale = [n for d in sorted(self.stale_days) for n in self.days[d].notes if "不一致" in n]
+        ended = self.ended
+        if ended is None or (ended.resolved and not ended.pending):
+            return stale
+        return [*stale, "；".join(ended.lines(self.game.game.tz))]
+
+    def ended_vote(self, day: int) -> bool:
+        """Whether ``day``'s vote is not counted: the game ended during it, before the vote."""
+        return self.ended is not None and self.ended.day == day
 
     def lastwords_refusal(self, player: str) -> str:
         """Why ``player``'s recorded last words may not be published ("" when they may): the

@@ -57,6 +57,7 @@ def derived_rows(d: Derivation) -> dict[str, list[dict[str, Any]]]:
                         {
                             **res.tally.to_dict(),
                             **({"first_round": res.first.tally.to_dict()} if res.first else {}),
+                            **_ended_json(d, n),
                         },
                         ensure_ascii=False,
                     ),
@@ -80,6 +81,15 @@ def derived_rows(d: Derivation) -> dict[str, list[dict[str, Any]]]:
             }
         )
     return rows
+
+
+def _ended_json(d: Derivation, n: int) -> dict[str, Any]:
+    """``{"ended": …}`` in day ``n``'s stored tally when the game ended during it, before the
+    vote (:attr:`Derivation.ended`, with the lines the director reads, for ``bansha status``:
+    pipeline/console/overview.py reads them without loading the derivation)."""
+    if d.ended is None or d.ended.day != n:
+        return {}
+    return {"ended": {**d.ended.to_dict(), "lines": d.ended.lines(d.game.game.tz)}}
 
 
 def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
@@ -160,6 +170,8 @@ def tally_json(d: Derivation, n: int, decisions: Mapping[str, Mapping[str, Any]]
             {**f.to_dict(), "status": decisions.get(f.id, {}).get("status", "open")} for f in flags
         ],
         "notes": res.notes,
+        # the game ended during this day, before its vote (its vote is not counted); else null
+        "ended": d.ended.to_dict() if d.ended is not None and d.ended.day == n else None,
         # 太阳[日不落] (m209.txt:377-378): the first 正午 round (the fields above are the extra
         # round's); null on an ordinary day
         "first_round": _round_json(res.first),

@@ -104,6 +104,7 @@ def due_drafts(
     - running tally: while the vote thread is open and has votes;
     - reminder: within ``[drafts] reminder_minutes`` before the close, when someone has no
       counted vote yet;
+    - neither once the game ended during the day, before its vote (``derivation.ended``);
     - first-round result (m209 太阳[日不落]): once the first 正午 round has ended and its
       thread was read whole again (not in ``unsettled_first``);
     - result and cards: once the day has closed (cards only when some were given for the day;
@@ -130,7 +131,11 @@ def due_drafts(
         n = day.day
         announce = _announce_tid(game, day)
         if day.opens <= as_of < day.closes:
-            specs += _open_day_drafts(game, templates, day, res, as_of=as_of, floor2=floor2)
+            # the game ended during the day (zhenyan.txt:114): its vote will not happen
+            vote = not derivation.ended_vote(n)
+            specs += _open_day_drafts(
+                game, templates, day, res, as_of=as_of, floor2=floor2, vote=vote
+            )
         if (
             day.first_closes is not None
             and res.first is not None
@@ -168,8 +173,10 @@ def _open_day_drafts(
     *,
     as_of: datetime,
     floor2: Mapping[int, int],
+    vote: bool = True,
 ) -> list[DraftSpec]:
-    """An open day's drafts: the 电梯, the running tally, the reminder near the close."""
+    """An open day's drafts: the 电梯, the running tally, the reminder near the close (not
+    ``vote``: the game ended before the vote, no tally and no reminder)."""
     specs: list[DraftSpec] = []
     n = day.day
     announce = _announce_tid(game, day)
@@ -187,7 +194,7 @@ def _open_day_drafts(
                 action=DraftAction.EDIT if pid else DraftAction.REPLY,
                 edit_pid=pid,
             )
-    if day.vote is not None:
+    if day.vote is not None and vote:
         ctx = running_tally_context(game, res, as_of=as_of)
         if ctx is not None:
             # the first 正午 round's tally is its own draft, retired when the round ends
