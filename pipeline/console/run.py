@@ -30,7 +30,7 @@ import tomllib
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -89,10 +89,11 @@ def _is_other_toml(raw: bytes) -> bool:
     return not isinstance(data.get("game"), dict)
 
 
-def local_label(moment: datetime, today: datetime | None = None) -> str:
-    """``21:35`` on the same day as ``today`` (machine time), else ``12-03 09:01``."""
-    here = moment.astimezone()
-    if today is not None and here.date() == today.astimezone().date():
+def zone_label(moment: datetime, tz: tzinfo | None, today: datetime | None = None) -> str:
+    """``21:35`` on the same day as ``today``, else ``12-03 09:01``: in the game's zone ``tz``,
+    as every other command says a game's times (None: the machine's zone)."""
+    here = moment.astimezone(tz)
+    if today is not None and here.date() == today.astimezone(tz).date():
         return f"{here:%H:%M}"
     return f"{here:%m-%d %H:%M}"
 
@@ -328,8 +329,9 @@ class Runner:
                 watch.warnings = warnings
         if watch.game is not None:
             watch.next_at = next_cycle(watch.game, at, self.every)
-        nxt = f"；下一轮 {local_label(watch.next_at, at)}" if watch.next_at else ""
-        self.echo(f"{local_label(at)} {gid}：{said}{nxt}")
+        tz = watch.game.game.tz if watch.game is not None else None  # each line its game's
+        nxt = f"；下一轮 {zone_label(watch.next_at, tz, at)}" if watch.next_at else ""
+        self.echo(f"{zone_label(at, tz)} {gid}：{said}{nxt}")
         for line in following:
             self.echo(f"  {line}")
 

@@ -490,3 +490,50 @@ def test_one_store_is_never_shared_by_two_games(tmp_path):
     assert "--db 只能用于一局游戏" in out
     out = bansha({"BANSHA_DB": str(tmp_path / "x.db")}, "run", str(folder), code=1)
     assert "环境变量 BANSHA_DB 只能用于一局游戏" in out
+
+
+@pytest.fixture
+def machine_in_utc():
+    """The machine's clock in UTC, not the games' zones."""
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    yield
+    if old is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = old
+    time.tzset()
+
+
+def test_each_line_says_its_game_s_time_not_the_machine_s(tmp_path, machine_in_utc):
+    """On a machine in UTC, a game in Asia/Shanghai and one in America/New_York: each line's
+    time (and its next cycle's) is in its game's zone, as every other command says it."""
+    folder = tmp_path / "games"
+    folder.mkdir()
+    text = DEMO_GAME.read_text("utf-8")
+    write_game(folder, "sh", DEMO_GAME, "sh")
+    (folder / "ny.toml").write_text(
+        text.replace('id = "m135-demo"', 'id = "ny"').replace(
+            'timezone = "Asia/Shanghai"', 'timezone = "America/New_York"'
+        ),
+        "utf-8",
+    )
+    assert 'timezone = "Asia/Shanghai"' in text
+    moment = at("2026-12-04T21:17:00+00:00")  # 12-05 05:17 in Shanghai, 12-04 16:17 in New York
+    lines: list[str] = []
+    runner = Runner(
+        [folder],
+        now=lambda: moment,
+        sleep=lambda s: None,
+        echo=lines.append,
+        cycle=lambda watch, now: CycleReport(skipped=True),
+        env={},
+    )
+    runner.refresh()
+    for watch in sorted(runner.watches.values(), key=lambda w: w.label):
+        runner.run_one(watch)
+    said = [x for x in lines if "没有新内容" in x]
+    assert said[0].startswith("12-04 16:17 ny：没有新内容；下一轮 ")
+    assert said[1].startswith("12-05 05:17 sh：没有新内容；下一轮 ")
+    assert not any("12-04 21:17" in x for x in lines)
