@@ -33,11 +33,10 @@ def at(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
-@pytest.fixture
-def machine_in_shanghai():
-    """The machine's clock in the game's zone: the terminal's times read as the game's."""
+def _machine_in(zone: str):
+    """The machine's local time zone set to ``zone`` while the test runs."""
     old = os.environ.get("TZ")
-    os.environ["TZ"] = "Asia/Shanghai"
+    os.environ["TZ"] = zone
     time.tzset()
     yield
     if old is None:
@@ -45,6 +44,12 @@ def machine_in_shanghai():
     else:
         os.environ["TZ"] = old
     time.tzset()
+
+
+@pytest.fixture
+def machine_in_shanghai():
+    """The machine's clock in the game's zone: the terminal's times read as the game's."""
+    yield from _machine_in("Asia/Shanghai")
 
 
 @pytest.fixture
@@ -495,15 +500,7 @@ def test_one_store_is_never_shared_by_two_games(tmp_path):
 @pytest.fixture
 def machine_in_utc():
     """The machine's clock in UTC, not the games' zones."""
-    old = os.environ.get("TZ")
-    os.environ["TZ"] = "UTC"
-    time.tzset()
-    yield
-    if old is None:
-        os.environ.pop("TZ", None)
-    else:
-        os.environ["TZ"] = old
-    time.tzset()
+    yield from _machine_in("UTC")
 
 
 def test_each_line_says_its_game_s_time_not_the_machine_s(tmp_path, machine_in_utc):
