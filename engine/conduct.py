@@ -148,8 +148,26 @@ class ConductRules:
         }
     )
 
+    #: the only cards the text allows for a kind (潜水 固定判罚一张黄牌; 直接黄牌或红牌); kinds
+    #: absent take any card the director picks
+    allowed: Mapping[FlagKind, frozenset[Card]] = field(
+        default_factory=lambda: {
+            FlagKind.QIANSHUI: frozenset({Card.YELLOW}),
+            FlagKind.QIANSHUI_STREAK: frozenset({Card.YELLOW}),
+            FlagKind.NO_VOTE: frozenset({Card.YELLOW}),
+        }
+    )
+
     def rule(self, kind: FlagKind) -> str:
         return self.rules.get(kind, _SHARED_RULES.get(kind, DEFAULT_RULE))
+
+    def card_problem(self, kind: FlagKind, card: Card) -> str | None:
+        """Why the text does not allow ``card`` for a ``kind`` flag, in Chinese; None if it does."""
+        allowed = self.allowed.get(kind)
+        if allowed is None or card in allowed:
+            return None
+        colours = "或".join(c.value for c in sorted(allowed, key=lambda c: c.rank))
+        return f"按规则（{self.rule(kind)}），{kind.zh}判{colours}，不能给{card.value}"
 
 
 # The rule texts are silent on these; docs/rulings.md says how bansha reads them (every set).
@@ -456,6 +474,12 @@ class Flag:
     evidence: tuple[Evidence, ...]
     card: Card | None  # the card the rule set gives when the director confirms; None: director's
     rule: str  # file:line
+    #: the reason as a public draft may say it: no floor, no pid, no director's note ("": reason)
+    public: str = ""
+
+    @property
+    def public_reason(self) -> str:
+        return self.public or self.reason
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -700,6 +724,7 @@ class ConductInput:
         reason: str,
         evidence: Iterable[Evidence],
         pid: int | None = None,
+        public: str = "",
     ) -> Flag:
         """A flag with its stable id, the rule set's card and rule, and evidence in time order."""
         fid = f"d{day}-{kind.value}-{player}" + (f"-p{pid}" if pid is not None else "")
@@ -712,6 +737,7 @@ class ConductInput:
             evidence=_ev_sorted(evidence),
             card=self.rules.cards.get(kind),
             rule=self.rules.rule(kind),
+            public=public,
         )
 
 
@@ -742,11 +768,13 @@ def check_qianshui(inp: ConductInput) -> Iterator[Flag]:
             pc, n = inp.post_count(d.day, p.name)
             if n >= least:
                 continue
-            reason = f"第{d.day}天讨论帖发言{n}帖，少于{least}帖（潜水）"
+            reason = public = f"第{d.day}天讨论帖发言{n}帖，少于{least}帖（潜水）"
             if pc is not None and pc.excluded:
                 details = "；".join(f"pid {pid}：{why}" for pid, why in pc.excluded)
                 reason += f"；另有{len(pc.excluded)}帖未计入（{details}）"
-            yield inp.flag(FlagKind.QIANSHUI, p.name, d.day, reason, pc.evidence if pc else ())
+                public += f"；另有{len(pc.excluded)}帖未计入"
+            evidence = pc.evidence if pc else ()
+            yield inp.flag(FlagKind.QIANSHUI, p.name, d.day, reason, evidence, public=public)
 
 
 def check_no_vote(inp: ConductInput) -> Iterator[Flag]:
@@ -860,10 +888,11 @@ def check_hidden_text(inp: ConductInput) -> Iterator[Flag]:
             continue
         where = f"{ROLE_ZH[a.role]}{a.evidence.label}"
         what = "、".join(HIDDEN_ZH.get(k, k) for k in a.hidden)
-        reason = (
-            f"第{day}天在{where}使用了隐藏文字（{what}）；隐藏文字不予采信（其中的投票行不计票）"
+        tail = f"使用了隐藏文字（{what}）；隐藏文字不予采信（其中的投票行不计票）"
+        reason, public = f"第{day}天在{where}{tail}", f"第{day}天在{ROLE_ZH[a.role]}{tail}"
+        yield inp.flag(
+            FlagKind.HIDDEN_TEXT, a.player, day, reason, (a.evidence,), a.pid, public=public
         )
-        yield inp.flag(FlagKind.HIDDEN_TEXT, a.player, day, reason, (a.evidence,), a.pid)
 
 
 # --------------------------------------------------------------------------- checks: inquiries
@@ -894,10 +923,10 @@ def check_inquiry_limit(inp: ConductInput) -> Iterator[Flag]:
             if not over:
                 continue
             extra = "、".join(a.evidence.label for a in over)
-            reason = f"第{d.day}天在询问贴询问{total}次，超过每天{limit}次的上限（超出的在{extra}）"
-            yield inp.flag(
-                FlagKind.INQUIRY_LIMIT, player, d.day, reason, (a.evidence for a in posts)
-            )
+            public = f"第{d.day}天在询问贴询问{total}次，超过每天{limit}次的上限"
+            reason = f"{public}（超出的在{extra}）"
+            evidence = (a.evidence for a in posts)
+            yield inp.flag(FlagKind.INQUIRY_LIMIT, player, d.day, reason, evidence, public=public)
 
 
 def check_sheriff_discussion(inp: ConductInput) -> Iterator[Flag]:
@@ -933,12 +962,11 @@ def check_sheriff_answer(inp: ConductInput) -> Iterator[Flag]:
             bad[(ans.player, ans.day)].append(ans)
     for (player, day), answers in bad.items():
         problems = "；".join(f"{x.evidence.label}：{x.problem}" for x in answers)
-        reason = (
-            f"警长{player}第{day}天在询问贴的回答不是是/否/不知道（{len(answers)}帖）："
-            f"{problems}（直接黄牌或红牌）"
-        )
+        head = f"警长{player}第{day}天在询问贴的回答不是是/否/不知道（{len(answers)}帖）"
+        reason = f"{head}：{problems}（直接黄牌或红牌）"
         evidence = (x.evidence for x in answers)
-        yield inp.flag(FlagKind.SHERIFF_ANSWER, player, day, reason, evidence)
+        public = f"{head}（直接黄牌或红牌）"
+        yield inp.flag(FlagKind.SHERIFF_ANSWER, player, day, reason, evidence, public=public)
 
 
 def check_sheriff_inquiry(inp: ConductInput) -> Iterator[Flag]:
@@ -951,11 +979,11 @@ def check_sheriff_inquiry(inp: ConductInput) -> Iterator[Flag]:
             asked[(ans.player, ans.day)].append(ans)
     for (player, day), posts in asked.items():
         what = "、".join(f"{x.evidence.label}{x.asks}" for x in posts)
-        reason = (
-            f"警长{player}第{day}天在询问贴提问或猜词（{what}）：警长不能在询问贴中提问、猜词，"
-            "只能回答是/否/不知道；猜词不计（直接黄牌或红牌）"
-        )
-        yield inp.flag(FlagKind.SHERIFF_INQUIRY, player, day, reason, (x.evidence for x in posts))
+        rule = "警长不能在询问贴中提问、猜词，只能回答是/否/不知道；猜词不计（直接黄牌或红牌）"
+        reason = f"警长{player}第{day}天在询问贴提问或猜词（{what}）：{rule}"
+        public = f"警长{player}第{day}天在询问贴提问或猜词（{len(posts)}帖）：{rule}"
+        evidence = (x.evidence for x in posts)
+        yield inp.flag(FlagKind.SHERIFF_INQUIRY, player, day, reason, evidence, public=public)
 
 
 # --------------------------------------------------------------------------- checks: votes
@@ -976,11 +1004,12 @@ def check_edited_vote(inp: ConductInput) -> Iterator[Flag]:
         evidence = ev.evidence
         who = ev.editor or ev.player
         when = f"于{_when(ev.edited_at)}" if ev.edited_at is not None else ""
-        reason = (
-            f"第{ev.day}天投票帖{evidence.label}被编辑过（{who}{when}编辑），"
-            "以截止前首次抓取的版本为准"
+        tail = f"被编辑过（{who}{when}编辑），以截止前首次抓取的版本为准"
+        reason = f"第{ev.day}天投票帖{evidence.label}{tail}"
+        public = f"第{ev.day}天的投票{tail}"
+        yield inp.flag(
+            FlagKind.EDITED_VOTE, ev.player, ev.day, reason, (evidence,), ev.pid, public=public
         )
-        yield inp.flag(FlagKind.EDITED_VOTE, ev.player, ev.day, reason, (evidence,), ev.pid)
 
 
 def check_name_folded(inp: ConductInput) -> Iterator[Flag]:
@@ -992,7 +1021,11 @@ def check_name_folded(inp: ConductInput) -> Iterator[Flag]:
             f"第{fn.day}天投票帖{evidence.label}的投票对象「{fn.written}」含{what}，"
             f"按名单中的「{fn.target}」计票"
         )
-        yield inp.flag(FlagKind.NAME_FOLDED, fn.player, fn.day, reason, (evidence,), fn.pid)
+        # the target stays out: a rule set may keep votes anonymous
+        public = f"第{fn.day}天投票的投票对象含{what}"
+        yield inp.flag(
+            FlagKind.NAME_FOLDED, fn.player, fn.day, reason, (evidence,), fn.pid, public=public
+        )
 
 
 #: the registered checks, one per FlagKind, in the kinds' order

@@ -58,7 +58,7 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar, Literal
 
 from engine.ballots import Ballot, BallotKind, Evidence, PlayerStatus
-from engine.cards import CardRules
+from engine.cards import Card, CardRules
 from engine.conduct import DEFAULT_RULE, ConductRules, FlagKind
 from engine.deal import Deal, Rng
 from engine.kernel import (
@@ -415,6 +415,8 @@ class Nizhuan(Ruleset):
             FlagKind.NO_VOTE: "nizhuan.txt:192, nizhuan.txt:180",
             FlagKind.LASTWORDS_CODE: "nizhuan.txt:55",
         },
+        # only 未投票 has a card in the text (nizhuan.txt:192 将被判罚黄牌); 潜水 is a house default
+        allowed={FlagKind.NO_VOTE: frozenset({Card.YELLOW})},
     )
     # nizhuan.txt:227 违规判定 is "占楼待编辑": the common defaults
     # (docs/rulings.md#conduct-defaults).

@@ -420,6 +420,16 @@ class Zhenyan(Ruleset):
             FlagKind.SHERIFF_ANSWER: Card.YELLOW,
             FlagKind.SHERIFF_INQUIRY: Card.YELLOW,
         },
+        allowed={
+            # zhenyan.txt:271 潜水（以下行为均固定判罚一张“黄牌”）
+            FlagKind.QIANSHUI: frozenset({Card.YELLOW}),
+            FlagKind.QIANSHUI_STREAK: frozenset({Card.YELLOW}),
+            FlagKind.NO_VOTE: frozenset({Card.YELLOW}),
+            # zhenyan.txt:291 （直接黄牌或红牌）
+            FlagKind.SHERIFF_DISCUSSION: frozenset({Card.YELLOW, Card.RED}),
+            FlagKind.SHERIFF_ANSWER: frozenset({Card.YELLOW, Card.RED}),
+            FlagKind.SHERIFF_INQUIRY: frozenset({Card.YELLOW, Card.RED}),
+        },
     )
     cards: ClassVar[CardRules] = CardRules(
         "zhenyan",

@@ -15,6 +15,7 @@ from click_default_group import DefaultGroup
 
 import pipeline.cli
 from engine.cards import Card
+from engine.conduct import FlagKind
 from engine.rulesets import get_ruleset
 from engine.rulesets.rulebooks import cite
 from engine.votes import MODIFIER_ZH, ModifierKind, VerdictStatus
@@ -489,6 +490,15 @@ def _find_flag(ctx: GameContext, flag_id: str, as_of: str | None) -> dict[str, A
     return row
 
 
+def _card_problem(ctx: GameContext, flag: dict[str, Any], colour: Card) -> str | None:
+    """Why the rule set's text does not allow ``colour`` for this flag's kind; None if it does."""
+    try:
+        kind = FlagKind(flag["kind"])
+    except ValueError:
+        return None
+    return get_ruleset(ctx.game.game.ruleset).conduct.card_problem(kind, colour)
+
+
 def _decided(ctx: GameContext, flag_id: str) -> str:
     """Why a decided flag cannot be decided again, and how to take the decision back."""
     return (
@@ -508,6 +518,10 @@ def flags_confirm(ctx: GameContext, flag_id: str, card: str | None, as_of: str |
     colour = _card(card) if card else (Card.parse(flag["card"]) if flag["card"] else None)
     if colour is None:
         raise click.ClickException("这条标记没有规定的牌，请用 --card 指定：蓝牌/黄牌/红牌")
+    if problem := _card_problem(ctx, flag, colour):
+        raise click.ClickException(
+            f"{problem}。要按别的违规判罚，请驳回这条标记后手动给牌（bansha card give）"
+        )
     if ctx.store.execute("SELECT 1 FROM flag_decisions WHERE flag_id = ?", [flag_id]).fetchone():
         raise click.ClickException(_decided(ctx, flag_id))
     moment = datetime.now(ctx.game.game.tz)

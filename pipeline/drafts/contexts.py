@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from engine.cards import Card, CardEvent, Ledger, card_ledger
+from engine.conduct import Flag, FlagKind
 from engine.rulesets import get_ruleset
 from engine.state import Phase
 from engine.votes import Tally, VerdictStatus
@@ -22,6 +23,7 @@ from pipeline.drafts.formatting import (
     _not_counted,
     _post_link,
     _when,
+    findpost_url,
 )
 from pipeline.game.gamefile import Day, Game
 
@@ -284,6 +286,23 @@ def _event_key(e: CardEvent) -> tuple[datetime, str, int, str, str]:
 
 _FLAG_DAY_RE = re.compile(r"^d(\d+)-")
 
+# a floor or pid a director-side reason may name (floors renumber; a public draft names neither)
+_POST_LABEL_RE = re.compile(r"(?:pid ?)?\d+楼|pid ?\d+")
+# kinds whose evidence is what the player did post, not the violation itself
+_NO_LINKS = frozenset({FlagKind.QIANSHUI, FlagKind.QIANSHUI_STREAK, FlagKind.NO_VOTE})
+
+
+def _public_card(e: CardEvent, flag: Flag | None) -> tuple[str, list[str]]:
+    """A card's reason as the public draft says it, and the findpost links to its posts."""
+    if flag is None:
+        if not _FLAG_DAY_RE.match(e.source):
+            return e.reason, []  # the director's own words
+        return _POST_LABEL_RE.sub("原帖", e.reason), []
+    links: list[str] = []
+    if flag.kind not in _NO_LINKS:
+        links = [findpost_url(ev.tid, ev.pid) for ev in flag.evidence if ev.tid > 0 and ev.pid > 0]
+    return flag.public_reason, links
+
 
 def _event_day(e: CardEvent, d: Derivation, days: Sequence[Day]) -> int:
     flag = next((f for f in d.flags if f.id == e.source), None)
@@ -320,11 +339,13 @@ def cards_context(
         ledger = card_ledger(ordered[: i + 1], factions, rules=card_rules)
         if _event_day(e, d, days) == n:
             flag = flags.get(e.source)
+            reason, links = _public_card(e, flag)
             rows.append(
                 {
                     "player": e.player,
                     "colour": e.colour.value,
-                    "reason": e.reason,
+                    "reason": reason,
+                    "links": links,
                     "what": flag.kind.zh if flag is not None else "导演判罚",
                 }
             )

@@ -464,6 +464,7 @@ def test_more_than_three_inquiries_a_day() -> None:
     flag = flags[0]
     assert flag.id == "d2-inquiry-limit-饺子"
     assert flag.reason == (f"第2天在询问贴询问4次，超过每天3次的上限（超出的在pid {acts[3].pid}）")
+    assert flag.public_reason == "第2天在询问贴询问4次，超过每天3次的上限"
     assert flag.rule == "zhenyan.txt:165, zhenyan.txt:147"
     assert len(flag.evidence) == 4
 
@@ -515,6 +516,30 @@ def test_zhenyan_sheriff_may_not_post_in_discussion() -> None:
     assert [f.id for f in m209] == ["d2-qianshui-烧卖"]
 
 
+def test_each_rule_sets_fixed_cards_refuse_the_others() -> None:
+    # zhenyan.txt:291 （1）警长在任何时候于正常讨论贴发言……（直接黄牌或红牌）
+    zhenyan = CONDUCT["zhenyan"]
+    problem = zhenyan.card_problem(FlagKind.SHERIFF_DISCUSSION, Card.BLUE)
+    assert problem == (
+        "按规则（zhenyan.txt:109, zhenyan.txt:291），警长在讨论帖发言判黄牌或红牌，不能给蓝牌"
+    )
+    assert zhenyan.card_problem(FlagKind.SHERIFF_ANSWER, Card.RED) is None
+    assert zhenyan.card_problem(FlagKind.SHERIFF_INQUIRY, Card.BLUE) is not None
+    # zhenyan.txt:271 m135.txt:310 m209.txt:716 潜水（以下行为均固定判罚一张“黄牌”）;
+    # tubian24.txt:324 ……将直接判作黄牌
+    for name in ("zhenyan", "m135", "m209", "tubian24"):
+        for kind in (FlagKind.QIANSHUI, FlagKind.QIANSHUI_STREAK, FlagKind.NO_VOTE):
+            assert CONDUCT[name].card_problem(kind, Card.YELLOW) is None
+            assert CONDUCT[name].card_problem(kind, Card.BLUE) is not None
+            assert CONDUCT[name].card_problem(kind, Card.RED) is not None
+    # nizhuan.txt:192 未回复投票帖者将被判罚黄牌; its 违规判定 is empty (nizhuan.txt:227)
+    nizhuan = CONDUCT["nizhuan"]
+    assert nizhuan.card_problem(FlagKind.NO_VOTE, Card.BLUE) is not None
+    assert nizhuan.card_problem(FlagKind.QIANSHUI, Card.BLUE) is None
+    # a kind the texts give no card for takes any
+    assert zhenyan.card_problem(FlagKind.FONT, Card.BLUE) is None
+
+
 def test_sheriff_answer_other_than_yes_no_unknown() -> None:
     # zhenyan.txt:166 警长只能用是/否/不知道回答。
     good = SheriffAnswer("烧卖", 2, 4002, 70, 5, at(2, 12), answer="是")
@@ -532,6 +557,10 @@ def test_sheriff_answer_other_than_yes_no_unknown() -> None:
     )
     assert [(f.id, f.card) for f in flags] == [("d2-sheriff-answer-烧卖", Card.YELLOW)]
     assert "6楼：回答只能是是/否/不知道，写成了「可能吧」" in flags[0].reason
+    # the public 判罚 draft says it without the floor (docs/rulings.md: links by findpost)
+    assert flags[0].public_reason == (
+        "警长烧卖第2天在询问贴的回答不是是/否/不知道（1帖）（直接黄牌或红牌）"
+    )
     assert [e.pid for e in flags[0].evidence] == [71]
 
 
@@ -558,6 +587,7 @@ def test_sheriff_asking_or_guessing_is_its_own_flag() -> None:
         ("d2-sheriff-inquiry-烧卖", Card.YELLOW, "zhenyan.txt:109, zhenyan.txt:291")
     ]
     assert "7楼猜词、8楼提问" in flags[0].reason
+    assert "楼" not in flags[0].public_reason and "2帖" in flags[0].public_reason
     assert "不能在询问贴中提问、猜词" in flags[0].reason and "猜词不计" in flags[0].reason
     assert [e.pid for e in flags[0].evidence] == [72, 73]
 

@@ -87,6 +87,18 @@ def test_flags_confirm_becomes_a_card_once(db):
     assert "已驳回" in out and "已确认" in out
 
 
+def test_a_lurking_flag_takes_only_the_yellow_card_the_rule_fixes(db):
+    # m135.txt:310 5. 潜水（以下行为均固定判罚一张“黄牌”）
+    base = [str(GAME), "--db", str(db)]
+    for colour in ("蓝牌", "红牌"):
+        out = run("flags", "confirm", *base, "d2-qianshui-粽子", "--card", colour, code=1)
+        assert f"m135.txt:311），潜水（发言不足）判黄牌，不能给{colour}" in out
+        assert "bansha card give" in out
+    assert json.loads(run("cards", *base, "--json"))["players"] == {}
+    run("flags", "confirm", *base, "d2-qianshui-粽子", "--card", "黄牌")
+    assert json.loads(run("cards", *base, "--json"))["players"]["粽子"]["yellow"] == 1
+
+
 def test_a_lurking_card_takes_effect_at_the_close_not_at_the_last_post(db):
     # docs/rulings.md 潜水：只有当天关门时仍在场的玩家才会因潜水或未投票被判 — so the card
     # cannot put the player out (a third yellow, a red) before the day's close

@@ -1017,3 +1017,45 @@ def test_a_result_waits_until_the_closed_day_was_read_again(cli_world):
     w.store.set_meta("full_read:1", RUN.isoformat())
     out = run("drafts", "make", *base, "--as-of", RUN.isoformat())
     assert "第1天 投票结果" in out and "第1天已关门" not in out
+
+
+@pytest.mark.parametrize("ruleset", ["m135", "zhenyan"])
+def test_the_cards_draft_names_no_floor_and_links_the_posts(world, ruleset: str) -> None:
+    # docs/rulings.md（抓取与帖子）：链接一律用 findpost：删帖后楼层会重排，pid 不变。
+    # zhenyan.txt:291 警长……回复指定三种回答以外的内容（直接黄牌或红牌）
+    from engine.cards import Card as EngineCard
+    from engine.conduct import Evidence, Flag, FlagKind
+
+    w = world(ruleset).at(AFTER)
+    d = derive(w.game, w.store, as_of=AFTER)
+    ev = tuple(Evidence(4002, pid, floor, t(2, 12), "") for pid, floor in ((91, 14), (92, 17)))
+    flag = Flag(
+        id="d2-sheriff-answer-月饼",
+        kind=FlagKind.SHERIFF_ANSWER,
+        player="月饼",
+        day=2,
+        reason="警长月饼第2天在询问贴的回答不是是/否/不知道（2帖）：14楼：可能；17楼：也许",
+        evidence=ev,
+        card=EngineCard.YELLOW,
+        rule="zhenyan.txt:291",
+        public="警长月饼第2天在询问贴的回答不是是/否/不知道（2帖）（直接黄牌或红牌）",
+    )
+    d = dataclasses.replace(d, flags=(*d.flags, flag))
+    events = [
+        *card_events(w.store),
+        dataclasses.replace(card_events(w.store)[-1], reason=flag.reason, source=flag.id),
+    ]
+    ctx = cards_context(w.game, d, 2, events)
+    assert ctx is not None
+    body = load_templates().render(DraftKind.CARDS, ctx)
+    line = next(x for x in body.splitlines() if "不是是/否/不知道" in x)
+    said = re.sub(r"\[url=[^\]]*\]", "", line)
+    assert "楼" not in said and "pid" not in said, line
+    assert "（2帖）（直接黄牌或红牌）" in line
+    assert "[url=forum.php?mod=redirect&goto=findpost&ptid=4002&pid=91]1[/url]" in line
+    assert "[url=forum.php?mod=redirect&goto=findpost&ptid=4002&pid=92]2[/url]" in line
+    # a flag no longer derived: its stored reason loses its floors all the same
+    gone = dataclasses.replace(d, flags=tuple(f for f in d.flags if f.id != flag.id))
+    ctx = cards_context(w.game, gone, 2, events)
+    assert ctx is not None
+    assert not any("楼" in c["reason"] for c in ctx["cards"])
