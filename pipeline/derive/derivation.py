@@ -145,6 +145,10 @@ def _derive_day(run: _Run, day: Day) -> DayResult:
         run, view, ballots, first_ballots, unreadable, notes
     )
     barred_last, absent, post_exempt = _day_exemptions(run, view, contexts)
+    sheriff = run.sheriff_by_day[day.day]
+    if sheriff and run.ruleset.conduct.sheriff_answers_only:
+        # the sheriff may not post in the discussion thread (zhenyan.txt:109): no 潜水
+        post_exempt.setdefault(sheriff, "警长不能在讨论帖发言")
     counts = _day_counts(run, day)
     _sheriff_answers(run, day)
     return DayResult(

@@ -25,7 +25,10 @@ from pipeline.drafts.formatting import (
     _when,
     findpost_url,
 )
-from pipeline.game.gamefile import Day, Game
+from pipeline.game.gamefile import Day, Game, ThreadRole
+from pipeline.game.threads import thread_closes
+
+INQUIRY = ThreadRole.INQUIRY
 
 
 def running_tally_context(
@@ -221,6 +224,10 @@ def day_open_context(game: Game, d: Derivation, prev: Day | None, day: Day) -> d
         "vote_tid": day.vote,
         "progress_tid": day.progress,
         "inquiry_tid": day.inquiry,
+        "inquiry_closes": _when(inq, tz) if (inq := thread_closes(game, day, INQUIRY)) else None,
+        # a rule set dealing two cards a player (m135, nizhuan): a card can go out alone
+        "two_cards": (hands := get_ruleset(game.game.ruleset).hands) is not None
+        and hands.size == 2,
         # 太阳[日不落] (m209.txt:377-378): the first 正午 round's thread and its end
         "first_vote_tid": day.first_vote,
         "first_closes": _when(day.first_closes, tz) if day.first_closes else None,

@@ -85,6 +85,13 @@ def _context(game: Game, day: Day, role: ThreadRole, subject: str) -> dict[str, 
         "opens": _when(day.opens, tz),
         "closes": _when(day.closes, tz),
         "first_closes": _when(day.first_closes, tz) if day.first_closes else None,
+        # the inquiry thread closes ahead of the day (zhenyan.txt:188)
+        "inquiry_closes": (
+            _when(inq, tz) if (inq := thread_closes(game, day, ThreadRole.INQUIRY)) else None
+        ),
+        "inquiry_hours": (
+            f"{rs.inquiry.close_before.total_seconds() / 3600:g}" if rs.inquiry else None
+        ),
         "election": bool(day.sheriff_election),
         "rules_thread": game.game.rules_thread,
         # the rule set's 投票格式 and 改票格式 as its text writes them (lines; [] when the text

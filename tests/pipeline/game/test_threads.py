@@ -608,3 +608,21 @@ def test_zhenyan_closes_its_inquiry_thread_an_hour_before_the_day(tmp_path):
     m135 = load_game(write_game(tmp_path / "m135.toml", keep="vote = 4001"), env={})
     day1 = datetime.fromisoformat("2026-12-01T12:00:00+08:00")
     assert {s.role for s in close_specs(m135, as_of=day1, no_rights=False)} == {"vote"}
+
+
+def test_the_zhenyan_inquiry_thread_says_when_it_closes(tmp_path):
+    """zhenyan.txt:188 询问贴会比正常讨论和投票贴提前1小时关闭，逾期则今天不再能询问问题，
+    警长也不允许继续回答。"""
+    from pipeline.drafts import load_templates, newthread_specs
+    from pipeline.game.gamefile import load_game
+
+    text = (ROOT / "config" / "games" / "zhenyan.toml").read_text("utf-8")
+    text = re.sub(r"(?m)^(discussion|vote|progress|inquiry) = \d+.*\n", "", text)
+    text = text.replace("[director]", "fid = 7\n\n[director]", 1)
+    path = tmp_path / "zhenyan.toml"
+    path.write_text(text, "utf-8")
+    g = load_game(path, env={}, check_login=False)
+    day = next(d for d in g.days if d.day == 2)
+    specs = newthread_specs(g, as_of=day.opens, templates=load_templates())
+    (inquiry,) = [s for s in specs if s.day == 2 and s.role == "inquiry"]
+    assert "本帖 12月2日 20:00 关闭（比讨论帖和投票帖提前1小时）" in inquiry.body
