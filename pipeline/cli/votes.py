@@ -15,7 +15,6 @@ from click_default_group import DefaultGroup
 
 import pipeline.cli
 from engine.cards import Card
-from engine.conduct import FlagKind
 from engine.rulesets import get_ruleset
 from engine.rulesets.rulebooks import cite
 from engine.votes import MODIFIER_ZH, ModifierKind, VerdictStatus
@@ -492,11 +491,9 @@ def _find_flag(ctx: GameContext, flag_id: str, as_of: str | None) -> dict[str, A
 
 def _card_problem(ctx: GameContext, flag: dict[str, Any], colour: Card) -> str | None:
     """Why the rule set's text does not allow ``colour`` for this flag's kind; None if it does."""
-    try:
-        kind = FlagKind(flag["kind"])
-    except ValueError:
-        return None
-    return get_ruleset(ctx.game.game.ruleset).conduct.card_problem(kind, colour)
+    from pipeline.derive.flags import card_problem
+
+    return card_problem(ctx.game, flag, colour)
 
 
 def _decided(ctx: GameContext, flag_id: str) -> str:

@@ -102,7 +102,10 @@ def confirm_flag(
         raise ActionError(f"牌的颜色应为 蓝牌/黄牌/红牌：{card}") from exc
     if colour is None:
         raise ActionError("这条标记没有规定的牌，请选择给哪一种牌：蓝牌/黄牌/红牌")
-    from pipeline.derive.flags import card_time
+    from pipeline.derive.flags import card_problem, card_time
+
+    if problem := card_problem(game, flag, colour):
+        raise ActionError(problem)
 
     stamp, at = now.isoformat(), card_time(game, flag, now)
     try:

@@ -6,16 +6,19 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from engine.cards import Card
 from engine.conduct import (
     AT_CLOSE,
     Activity,
     DaySummary,
     Flag,
+    FlagKind,
     PlayerLife,
     PostCount,
     SheriffAnswer,
     conduct_flags,
 )
+from engine.rulesets import get_ruleset
 from parsers.inquiry import parse_answer, sheriff_asks
 from parsers.records import Post
 from pipeline.derive.activities import _activities
@@ -145,6 +148,16 @@ def _flags(
         uncrawled_days=run.uncrawled_days,
         counts_by_day=counts,
     )
+
+
+def card_problem(game: Game, flag: Mapping[str, Any], colour: Card) -> str | None:
+    """Why the rule set's text does not allow ``colour`` for this flag's kind (Chinese, naming
+    the rule); None when it does — the same for ``bansha flags confirm`` and the console."""
+    try:
+        kind = FlagKind(flag["kind"])
+    except ValueError:
+        return None
+    return get_ruleset(game.game.ruleset).conduct.card_problem(kind, colour)
 
 
 def card_time(game: Game, flag: Mapping[str, Any], now: datetime) -> str:

@@ -61,6 +61,11 @@ def test_confirming_and_dismissing_flags(morning, tab_for):
     stale.get(f"/g/{GID}/day/2")
     flag = "d2-qianshui-汤圆"  # m135.txt:311 潜水: 黄牌
     assert f'id="flag-{flag}"' in page.text
+    # m135.txt:310 潜水（以下行为均固定判罚一张“黄牌”）: the console refuses a red as the CLI does
+    r = tab.post(
+        f"/g/{GID}/flags/confirm", {"flag_id": flag, "day": "2", "card": "红牌", "sure": "1"}
+    )
+    assert "潜水（发言不足）判黄牌，不能给红牌" in html.unescape(tab.follow(r).text)
     r = tab.post(
         f"/g/{GID}/flags/confirm", {"flag_id": flag, "day": "2", "card": "黄牌", "sure": "1"}
     )
