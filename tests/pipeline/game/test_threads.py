@@ -626,3 +626,5 @@ def test_the_zhenyan_inquiry_thread_says_when_it_closes(tmp_path):
     specs = newthread_specs(g, as_of=day.opens, templates=load_templates())
     (inquiry,) = [s for s in specs if s.day == 2 and s.role == "inquiry"]
     assert "本帖 12月2日 20:00 关闭（比讨论帖和投票帖提前1小时）" in inquiry.body
+    # zhenyan.txt:167-168 只能用该格式猜测词语：【第X个词语是XX吗？】
+    assert "猜词只能用这个格式：【第X个词语是XX吗？】（不带【】的是普通提问）" in inquiry.body
