@@ -53,12 +53,14 @@ __all__ = [
     "RULE_KEYS",
     "SHARED_VOTE_RULES",
     "CountSheet",
+    "Deadline",
     "Decision",
     "Hands",
     "InquiryRules",
     "LastWordsRules",
     "Lineup",
     "Ruleset",
+    "late_reason",
     "zh_span",
 ]
 
@@ -125,6 +127,42 @@ def zh_span(delta: timedelta) -> str:
     """``3小时`` / ``30分钟``: a rule's span of time as the rule texts write it."""
     minutes = int(delta.total_seconds()) // 60
     return f"{minutes // 60}小时" if minutes % 60 == 0 else f"{minutes}分钟"
+
+
+@dataclass(frozen=True, slots=True)
+class Deadline:
+    """A night skill's 行动时限: it is given up unless sent ``within`` this long after the day's
+    close (``rule``: where the text says so; ``lapse``: what the text says happens then)."""
+
+    within: timedelta
+    rule: str
+    lapse: str = "视为放弃发动技能"
+
+
+def _zh_duration(delta: timedelta) -> str:
+    seconds = max(int(delta.total_seconds()), 0)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{hours}小时" if hours else "", f"{minutes}分钟" if minutes else ""]
+    text = "".join(parts)
+    return text or f"{secs}秒"
+
+
+def late_reason(
+    skill: str, deadline: Deadline | None, at: datetime, closes: datetime
+) -> str | None:
+    """Why an action of ``skill`` sent at ``at`` came after its deadline counted from the day's
+    close ``closes`` (Chinese), or None: on time, or no deadline the engine knows."""
+    if deadline is None:
+        return None
+    due = closes + deadline.within
+    if at <= due:
+        return None
+    return (
+        f"<{skill}>须在关门后{zh_span(deadline.within)}内发动（{deadline.rule}）："
+        f"关门 {closes:%Y-%m-%d %H:%M}，截止 {due:%Y-%m-%d %H:%M}；"
+        f"这条行动的时间 {at:%Y-%m-%d %H:%M}，晚了{_zh_duration(at - due)}，{deadline.lapse}"
+    )
 
 
 def zh_votes(value: Fraction) -> str:
@@ -340,6 +378,13 @@ class Ruleset:
     secret_keys: ClassVar[tuple[str, ...]] = ()
     #: Day skills that may not be used within some time before the close → (how long, rule).
     day_skill_cutoffs: ClassVar[Mapping[str, tuple[timedelta, str]]] = {}
+
+    #: Night skills given up unless sent within some time after the day's close (行动时限):
+    #: skill → its deadline; ``step_deadlines``: the same for every skill of a night step
+    #: (the skill's ``SkillSpec.step``); ``other_night_deadline``: every other night-step skill.
+    night_deadlines: ClassVar[Mapping[str, Deadline]] = {}
+    step_deadlines: ClassVar[Mapping[tuple[int, int], Deadline]] = {}
+    other_night_deadline: ClassVar[Deadline | None] = None
 
     # ------------------------------------------------------------------------------------
     def __repr__(self) -> str:
@@ -701,6 +746,19 @@ class Ruleset:
 
     def group_skill(self, skill: str) -> bool:
         return False
+
+    def action_deadline(self, skill: str, actor_card: str | None = None) -> Deadline | None:
+        """The 行动时限 of ``skill`` (sent by a holder of ``actor_card``, when known) counted from
+        the day's close, or None: the text gives none, or one counted from something else (a
+        feedback, a death) that the director judges."""
+        name = self.canonical_skill(skill)
+        if name in self.night_deadlines:
+            return self.night_deadlines[name]
+        spec = self.specs.get(name) or self.skill_specs.get(name)
+        step = getattr(spec, "step", None)
+        if step is None:
+            return None
+        return self.step_deadlines.get(step, self.other_night_deadline)
 
     def run_night(self, board: Board, actions: Sequence[Action]) -> None:
         raise self._no_engine()

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from datetime import timedelta
 from fractions import Fraction
 from functools import partial
 from typing import Any, ClassVar, Literal
@@ -62,7 +63,14 @@ from engine.night import (
     run_steps,
     validate,
 )
-from engine.rulesets.base import SHARED_VOTE_RULES, Hands, LastWordsRules, Lineup, Ruleset
+from engine.rulesets.base import (
+    SHARED_VOTE_RULES,
+    Deadline,
+    Hands,
+    LastWordsRules,
+    Lineup,
+    Ruleset,
+)
 from engine.rulesets.roles import VILLAGE, WOLF
 from engine.speed import SpeedRules
 from engine.state import (
@@ -402,6 +410,11 @@ class M135(Ruleset):
     roles: ClassVar[Mapping[str, tuple[str, ...]]] = ROLE_SKILLS
     specs: ClassVar[Mapping[str, SkillSpec]] = SPECS
     night_plan: ClassVar[tuple[Step, ...]] = NIGHT_PLAN
+    #: 行动时限 per step (m135.txt:173-179): 40, 50, 60, 80, 90, 100 and 120 minutes
+    step_deadlines: ClassVar[Mapping[tuple[int, int], Deadline]] = {
+        step.key: Deadline(timedelta(minutes=minutes), step.rule)
+        for step, minutes in zip(NIGHT_PLAN, (40, 50, 60, 80, 90, 100, 120), strict=True)
+    }
 
     # ------------------------------------------------------------------ setup
     # 12 characters × 2 cards from the 24-card deck (m135.txt:5, 27)

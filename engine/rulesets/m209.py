@@ -88,7 +88,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import Any, ClassVar, Literal
 
@@ -115,6 +115,7 @@ from engine.night import Handler, Holder, Pass, SkillSpec, Step, run_steps, vali
 from engine.rulesets.base import (
     SHARED_VOTE_RULES,
     CountSheet,
+    Deadline,
     Decision,
     LastWordsRules,
     Lineup,
@@ -629,6 +630,12 @@ class M209(Ruleset):
     default_settings: ClassVar[Mapping[str, str]] = {}
     specs: ClassVar[Mapping[str, SkillSpec]] = SPECS
     night_plan: ClassVar[tuple[Step, ...]] = NIGHT_PLAN
+    #: 行动时限 per stage (m209.txt:543-568): 早夜2 40, 午夜 60, 深夜1 70, 深夜2 80, 凌晨1 90
+    #: minutes after the close
+    step_deadlines: ClassVar[Mapping[tuple[int, int], Deadline]] = {
+        step.key: Deadline(timedelta(minutes=minutes), step.rule)
+        for step, minutes in zip(NIGHT_PLAN, (40, 60, 70, 80, 90), strict=True)
+    }
 
     # ------------------------------------------------------------------ setup
     # the drawn line-up: 4 + 1 + 3 + 4 + 1 = 13 roles (m209.txt:22-33); factions (m209.txt:144)

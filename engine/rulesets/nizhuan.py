@@ -76,6 +76,7 @@ from engine.kernel import (
 )
 from engine.rulesets.base import (
     SHARED_VOTE_RULES,
+    Deadline,
     Hands,
     LastWordsRules,
     Lineup,
@@ -375,6 +376,16 @@ class Nizhuan(Ruleset):
     role_skills: ClassVar[Mapping[str, tuple[str, ...]]] = ROLE_SKILLS
     skill_rules: ClassVar[Mapping[str, str]] = SKILL_RULES
     trigger_skills: ClassVar[tuple[str, ...]] = TRIGGER_SKILLS
+    #: 行动时限 (nizhuan.txt:205-206): 杀人 within 30 minutes of the close (else 空刀), the
+    #: witch and the other characters within 45
+    night_deadlines: ClassVar[Mapping[str, Deadline]] = {
+        "杀人": Deadline(timedelta(minutes=30), "nizhuan.txt:205", "视为空刀"),
+        **{
+            s: Deadline(timedelta(minutes=45), "nizhuan.txt:206")
+            for s in NIGHT_SKILLS
+            if s != "杀人"
+        },
+    }
 
     card_units: ClassVar[bool] = True
 

@@ -55,6 +55,7 @@ from engine.night import Handler, Holder, Pass, SkillSpec, Step, StepMode, run_s
 from engine.rulesets.base import (
     SHARED_VOTE_RULES,
     CountSheet,
+    Deadline,
     Decision,
     Hands,
     LastWordsRules,
@@ -457,6 +458,19 @@ class Tubian24(Ruleset):
     roles: ClassVar[Mapping[str, tuple[str, ...]]] = ROLE_SKILLS
     specs: ClassVar[Mapping[str, SkillSpec]] = SPECS
     night_plan: ClassVar[tuple[Step, ...]] = NIGHT_PLAN
+    #: 行动时限 (tubian24.txt:248-249): 情痴、守护、先知、狼人阵营、白眼狼阵营 within 30
+    #: minutes of the close; the witch half an hour after the feedback (the director's to
+    #: judge), an hour after the close at the latest; 吹笛者 has none
+    night_deadlines: ClassVar[Mapping[str, Deadline]] = {
+        **{
+            s: Deadline(timedelta(minutes=30), "tubian24.txt:248", "视为放弃技能")
+            for s in ("爱慕", "守卫", "预言", "杀人", "白眼狼杀人")
+        },
+        **{
+            s: Deadline(timedelta(hours=1), "tubian24.txt:249", "视为放弃技能")
+            for s in ("救药", "毒药")
+        },
+    }
 
     # ------------------------------------------------------------------ setup
     def settings_from_game(self, game: Any) -> dict[str, str]:

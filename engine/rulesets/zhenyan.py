@@ -65,6 +65,7 @@ from engine.rulesets.base import (
     ENDED_BEFORE_THE_VOTE,
     SHARED_VOTE_RULES,
     CountSheet,
+    Deadline,
     Decision,
     Hands,
     InquiryRules,
@@ -490,6 +491,14 @@ class Zhenyan(Ruleset):
     roles: ClassVar[Mapping[str, tuple[str, ...]]] = ROLE_SKILLS
     specs: ClassVar[Mapping[str, SkillSpec]] = SPECS
     night_plan: ClassVar[tuple[Step, ...]] = NIGHT_PLAN
+    #: 行动时限 (zhenyan.txt:190-191): 吞噬 within 30 minutes of the close, every other night
+    #: skill within an hour
+    night_deadlines: ClassVar[Mapping[str, Deadline]] = {
+        "时间吞噬": Deadline(timedelta(minutes=30), "zhenyan.txt:190")
+    }
+    other_night_deadline: ClassVar[Deadline | None] = Deadline(
+        timedelta(hours=1), "zhenyan.txt:191"
+    )
 
     def guess_position(self, choice: str | None) -> int | None:
         return guess_position(choice)
