@@ -31,7 +31,7 @@ from engine.kernel import (
 )
 from engine.kernel import resolve_night as engine_resolve_night
 from engine.rulesets import Ruleset, get_ruleset
-from engine.rulesets.base import ENDED_BEFORE_THE_VOTE, zh_span
+from engine.rulesets.base import ENDED_BEFORE_THE_VOTE, late_reason, zh_span
 from engine.rulesets.rulebooks import cite
 from engine.state import ZH_ORDINAL, GameState, Phase, PhaseKind, StateError
 from engine.votes import DayContext, Tally, judge_ballots, tally
@@ -156,6 +156,17 @@ def _red_card_actions(
     return red_card_actions(ctx.game, ctx.store, state, start, end)
 
 
+def night_lateness(ctx: GameContext, rs: Ruleset, night: int, action: Action) -> str | None:
+    """Why ``action`` came after its 行动时限 (night N's deadlines count from day N's close in
+    the game file), or None: on time, no ``at`` (nothing to check), no close in the game file,
+    or a skill whose deadline the rule set leaves to the director."""
+    start, _ = _night_window(ctx, night)
+    when = datetime.fromisoformat(action.at) if action.at else None
+    if start is None or when is None:
+        return None
+    return late_reason(action.skill, rs.action_deadline(action.skill, action.card), when, start)
+
+
 def _night_window(ctx: GameContext, night: int) -> tuple[datetime | None, datetime | None]:
     days = {d.day: d for d in ctx.game.days}
     start = days[night].closes if night in days else None
@@ -260,7 +271,12 @@ def _action_options(fn: Any) -> Any:
         return fn(*args, opts=opts, **kwargs)
 
     cmd: Any = wrapper
-    cmd = click.option("--at", "at", default=None, help="玩家发来行动的时间（ISO 8601）。")(cmd)
+    cmd = click.option(
+        "--at",
+        "at",
+        default=None,
+        help="玩家发来行动的时间（ISO 8601）；夜晚行动据此核对行动时限，不写则不核对。",
+    )(cmd)
     cmd = click.option("--card", default=None, help="发动技能的身份牌（可选，用于核对）。")(cmd)
     cmd = click.option(
         "--choice", default=None, help="选择：馈赠的 预言/毒药/最后一枪，放弃，感知的第一身份…"
@@ -277,14 +293,29 @@ def _action_options(fn: Any) -> Any:
 @game_command
 @click.option("--night", "number", type=int, required=True, help="第几晚（0 = 第零晚）。")
 @_action_options
-def night_add(ctx: GameContext, number: int, opts: _ActionOptions) -> None:
-    """记录一条夜晚行动（也用于 最后一枪、殉职 等需要即时决定的技能）。"""
+@click.option(
+    "--late",
+    is_flag=True,
+    help="导演决定接受超过行动时限的行动（记入记录，night list 显示为逾时接受）。",
+)
+def night_add(ctx: GameContext, number: int, opts: _ActionOptions, late: bool) -> None:
+    """记录一条夜晚行动（也用于 最后一枪、殉职 等需要即时决定的技能）。
+
+    写了 --at 的行动按规则的行动时限核对（第N晚从游戏文件里第N天的关门时间算起）：
+    超过时限的视为放弃发动技能，不予记录，除非导演决定仍然接受（--late，记入记录）。
+    不写 --at 则无从核对，不检查；时限从反馈、出局等时间算起的技能（女巫的反馈、
+    猎人的最后一枪…）由导演自行判断。
+    """
     if number < 0:
         raise click.BadParameter("不能为负数", param_hint="--night")
     rs = _ruleset(ctx)
     action = _action_from_options(ctx, rs, *opts)
-    action_id = add_action(ctx.store, "night", number, action, recorded_at=_now(ctx))
-    click.echo(f"已记录 #{action_id}：第{number}晚 {action.describe()}")
+    lateness = night_lateness(ctx, rs, number, action)
+    if lateness is not None and not late:
+        raise click.ClickException(f"{lateness}；未记录。导演决定仍然接受的，加 --late（记入记录）")
+    action_id = add_action(ctx.store, "night", number, action, recorded_at=_now(ctx), late=lateness)
+    note = f"（逾时接受：{lateness}）" if lateness else ""
+    click.echo(f"已记录 #{action_id}：第{number}晚 {action.describe()}{note}")
 
 
 @night_group.command("list")
@@ -302,8 +333,10 @@ def night_list(ctx: GameContext, number: int | None, include_removed: bool, as_j
         click.echo("没有记录的夜晚行动。")
     for r in rows:
         removed = f" [已撤销 {r.removed_at}]" if r.removed_at else ""
+        late = f" [逾时接受：{r.late}]" if r.late else ""
         click.echo(
-            f"#{r.id} 第{r.number}晚 {r.action.describe()}（来源：{source_zh(r.source)}）{removed}"
+            f"#{r.id} 第{r.number}晚 {r.action.describe()}（来源：{source_zh(r.source)}）"
+            f"{late}{removed}"
         )
 
 

@@ -320,11 +320,13 @@ def add_night_action(
     card: str | None,
     at: str | None,
     now: datetime,
+    late: bool = False,
 ) -> int:
-    """Record one night action, checked as ``bansha night add`` checks it."""
+    """Record one night action, checked as ``bansha night add`` checks it: one sent after its
+    行动时限 is refused unless the director accepts it late (``late``, noted on the record)."""
     import click
 
-    from pipeline.cli.engine import _action_from_options, _ruleset
+    from pipeline.cli.engine import _action_from_options, _ruleset, night_lateness
     from pipeline.game.journal import JournalError, add_action
 
     if night < 0:
@@ -343,7 +345,12 @@ def add_night_action(
             card or None,
             at or None,
         )
-        return add_action(ctx.store, "night", night, action, source="console", recorded_at=now)
+        lateness = night_lateness(ctx, rs, night, action)
+        if lateness is not None and not late:
+            raise ActionError(f"{lateness}；未记录。导演决定仍然接受的，勾选「逾时仍然接受」")
+        return add_action(
+            ctx.store, "night", night, action, source="console", recorded_at=now, late=lateness
+        )
     except (click.ClickException, JournalError) as exc:
         raise ActionError(_click_message(exc)) from exc
 

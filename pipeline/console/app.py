@@ -930,6 +930,7 @@ def night_action(request: Request, spec: GameSpec | None, form: FormData | None)
             "choice": str(form.get("choice") or ""),
             "card": str(form.get("card") or ""),
             "at": str(form.get("at") or ""),
+            "late": bool(form.get("late")),
         }
         ctx = _context(spec)
         try:

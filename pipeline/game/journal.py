@@ -229,6 +229,8 @@ class ActionRow:
     source: str
     recorded_at: str
     removed_at: str | None
+    #: why the action came after its 行动时限, when the director accepted it late (--late)
+    late: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -239,6 +241,7 @@ class ActionRow:
             "source": self.source,
             "recorded_at": self.recorded_at,
             "removed_at": self.removed_at,
+            "late": self.late,
         }
 
 
@@ -253,7 +256,14 @@ def _row(r: dict[str, Any]) -> ActionRow:
         ref=f"#{r['id']}",
     )
     return ActionRow(
-        r["id"], r["phase"], r["number"], action, r["source"], r["recorded_at"], r["removed_at"]
+        r["id"],
+        r["phase"],
+        r["number"],
+        action,
+        r["source"],
+        r["recorded_at"],
+        r["removed_at"],
+        r.get("late"),
     )
 
 
@@ -265,8 +275,10 @@ def add_action(
     *,
     source: str = "cli",
     recorded_at: datetime,
+    late: str | None = None,
 ) -> int:
-    """Record one action; returns its id."""
+    """Record one action; returns its id. ``late``: why it came after its 行动时限, when the
+    director accepts it all the same."""
     if phase not in ("night", "day"):
         raise JournalError(f"阶段应为 night 或 day：{phase}")
     with store.atomic():
@@ -285,6 +297,7 @@ def add_action(
                     "source": source,
                     "recorded_at": recorded_at.isoformat(),
                     "removed_at": None,
+                    **({"late": late} if late is not None else {}),
                 }
             ],
         )

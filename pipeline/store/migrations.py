@@ -627,6 +627,13 @@ def _m019_crawl_log_threads(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS crawl_log_ok_tid ON crawl_log(outcome, tid)")
 
 
+def _m020_late_actions(db: sqlite_utils.Database) -> None:
+    """A night action the director accepted after its 行动时限 (``bansha night add --late``):
+    ``late`` keeps why it was late, as the refusal said it (NULL: given in time, or unchecked)."""
+    if "late" not in db["journal_actions"].columns_dict:
+        db.execute("ALTER TABLE journal_actions ADD COLUMN late TEXT")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_initial", _m001_initial),
     ("002_journal_and_verdicts", _m002_journal_and_verdicts),
@@ -645,6 +652,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("017_draft_inputs", _m017_draft_inputs),
     ("018_derive_chunks", _m018_derive_chunks),
     ("019_crawl_log_threads", _m019_crawl_log_threads),
+    ("020_late_actions", _m020_late_actions),
 ]
 
 

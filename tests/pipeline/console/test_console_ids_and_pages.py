@@ -6,7 +6,7 @@ the pages say times, sources and commands as a director reads them.
 - A draft edit bigger than the forum's limit — even far bigger than a form field usually may
   be — is refused in Chinese and the text stays in the box.
 - The overview names the rule set once ("让子弹飞（m135）"); the night page shows times as
-  ``12-02 22:35``, where an action came from as 控制台/命令行/文件 and the file's name, and its
+  ``12-01 22:35``, where an action came from as 控制台/命令行/文件 and the file's name, and its
   hints name the game's own file instead of ``GAME.toml``."""
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def test_the_night_page_shows_times_and_sources_as_directors_read_them(morning, 
     tab.get(f"/g/{GID}/night/1")
     r = tab.post(
         f"/g/{GID}/night/1/add",
-        {"actor": "汤圆", "skill": "杀人", "target": "烧卖", "at": "2026-12-02T22:35"},
+        {"actor": "汤圆", "skill": "杀人", "target": "烧卖", "at": "2026-12-01T22:35"},
     )
     assert r.status_code == 303, r.text
     bansha(
@@ -152,7 +152,7 @@ def test_the_night_page_shows_times_and_sources_as_directors_read_them(morning, 
         "--target",
         "饺子",
         "--at",
-        "2026-12-02T23:05:00+08:00",
+        "2026-12-01T23:05:00+08:00",
     )
     actions = tmp_path / "第一晚.toml"
     actions.write_text(
@@ -165,9 +165,9 @@ def test_the_night_page_shows_times_and_sources_as_directors_read_them(morning, 
         who: re.search(rf"<li>#\d+ {who}.*?</small>", text, re.S).group(0)
         for who in ("汤圆", "包子", "馄饨")
     }
-    assert '<span class="when">12-02 22:35</span>' in row["汤圆"]
+    assert '<span class="when">12-01 22:35</span>' in row["汤圆"]
     assert "来源：控制台" in row["汤圆"]
-    assert '<span class="when">12-02 23:05</span>' in row["包子"]
+    assert '<span class="when">12-01 23:05</span>' in row["包子"]
     assert "来源：命令行" in row["包子"]
     assert "来源：文件 第一晚.toml" in row["馄饨"]
     assert str(tmp_path) not in text  # a file is named, its absolute path is not shown

@@ -83,6 +83,7 @@ def test_database_file_is_private_and_migrated_once(tmp_path):
         "017_draft_inputs",
         "018_derive_chunks",
         "019_crawl_log_threads",
+        "020_late_actions",
     ]
     assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     s.close()
