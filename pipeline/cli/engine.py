@@ -369,8 +369,15 @@ def night_remove(ctx: GameContext, action_id: int, why: str | None) -> None:
     default=None,
     help="行动文件（TOML）：先记入日志（替换同一文件先前记入的行动），再结算。",
 )
+@click.option(
+    "--late",
+    is_flag=True,
+    help="行动文件里超过行动时限的行动，导演决定仍然接受（记入记录）。",
+)
 @click.option("--json", "as_json", is_flag=True, help="输出 JSON（字段名稳定，供程序读取）。")
-def night_resolve(ctx: GameContext, number: int, actions_file: Path | None, as_json: bool) -> None:
+def night_resolve(
+    ctx: GameContext, number: int, actions_file: Path | None, late: bool, as_json: bool
+) -> None:
     """结算一个夜晚：出局（按顺序）、私信反馈、公示、状态、胜负和每一步的依据。
 
     前一天的结算还有待决定的事项（如须立即决定的<最后一枪>）时不结算：先用 bansha day add
@@ -389,7 +396,15 @@ def night_resolve(ctx: GameContext, number: int, actions_file: Path | None, as_j
                 f"行动文件 {actions_file} 写的是第{parsed.night}晚（night = {parsed.night}），"
                 f"与 --night {number} 不符；未做任何处理"
             )
-        import_actions(ctx.store, parsed, recorded_at=now)
+        lateness = [night_lateness(ctx, rs, number, a) for a in parsed.actions]
+        if any(lateness) and not late:
+            pairs = zip(parsed.actions, lateness, strict=True)
+            lines = "；".join(f"{a.describe()}：{why}" for a, why in pairs if why)
+            raise click.ClickException(
+                f"行动文件 {actions_file} 中有超过行动时限的行动——{lines}；未做任何处理。"
+                "改掉它们，或导演决定仍然接受的，加 --late（记入记录）"
+            )
+        import_actions(ctx.store, parsed, recorded_at=now, late=lateness)
     phase = Phase.night(number)
     try:
         state = state_before(ctx.store, ctx.game, rs, phase)

@@ -304,8 +304,16 @@ def add_action(
         return rowid
 
 
-def import_actions(store: Store, file: ActionsFile, *, recorded_at: datetime) -> list[int]:
-    """Record a file's actions for its night, replacing an earlier import of the same file."""
+def import_actions(
+    store: Store,
+    file: ActionsFile,
+    *,
+    recorded_at: datetime,
+    late: Sequence[str | None] = (),
+) -> list[int]:
+    """Record a file's actions for its night, replacing an earlier import of the same file.
+    ``late``: for each action in the file's order, why it came after its 行动时限 when the
+    director accepts it all the same (None: on time)."""
     with store.atomic():
         store.execute(
             "UPDATE journal_actions SET removed_at = ? "
@@ -320,8 +328,9 @@ def import_actions(store: Store, file: ActionsFile, *, recorded_at: datetime) ->
                 a,
                 source=file.source,
                 recorded_at=recorded_at,
+                late=late[i] if i < len(late) else None,
             )
-            for a in file.actions
+            for i, a in enumerate(file.actions)
         ]
 
 

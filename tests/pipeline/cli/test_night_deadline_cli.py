@@ -24,10 +24,10 @@ SHIELD = ("night", "add", "--night", "2", "--actor", "烧卖", "--skill", "守�
 def _run(tmp_path: Path) -> Callable[..., str]:
     game, db = game_file(tmp_path), tmp_path / "zhenyan.db"
 
-    def invoke(*args: str, code: int = 0) -> str:
+    def invoke(*args: str, code: int | None = 0) -> str:
         n = 2 if args[0] == "night" else 1
         result = CliRunner().invoke(cli, [*args[:n], str(game), "--db", str(db), *args[n:]])
-        assert result.exit_code == code, result.output
+        assert code is None or result.exit_code == code, result.output
         return result.output
 
     return invoke
@@ -71,3 +71,24 @@ def test_devour_has_half_an_hour(run: Callable[..., str]) -> None:
 def test_help_says_what_is_checked(run: Callable[..., str]) -> None:
     out = run("night", "add", "--help")
     assert "--late" in out and "不写则不核对" in out
+
+
+def test_a_late_action_in_an_actions_file_is_refused_with_the_whole_file(
+    run: Callable[..., str], tmp_path: Path
+) -> None:
+    # zhenyan.txt:191, as for night add: the file is refused whole, nothing is recorded
+    actions = tmp_path / "night2.toml"
+    actions.write_text(
+        "night = 2\n"
+        '[[actions]]\nactor = "烧卖"\nskill = "守护之盾"\ntargets = ["汤圆"]\n'
+        "at = 2026-12-03T00:17:00+08:00\n",
+        encoding="utf-8",
+    )
+    out = run("night", "resolve", "--night", "2", "--actions", str(actions), code=1)
+    assert "中有超过行动时限的行动——烧卖[守护之盾]→汤圆：<守护之盾>须在关门后1小时内发动" in out
+    assert "未做任何处理" in out and "--late" in out
+    assert json.loads(run("night", "list", "--json")) == []
+    # accepted late: recorded, noted (the night itself resolves once the nights before it are)
+    run("night", "resolve", "--night", "2", "--actions", str(actions), "--late", code=None)
+    [row] = json.loads(run("night", "list", "--json"))
+    assert "晚了1小时17分钟" in row["late"]
