@@ -100,15 +100,17 @@ def unresolved_nights(store: Store, game: Game) -> frozenset[int]:
 
 
 def unrecorded_nights(
-    store: Store, game: Game, outs: Mapping[str, tuple[datetime, str]]
+    store: Store,
+    game: Game,
+    outs: Mapping[str, tuple[datetime, str]],
+    waiting: frozenset[int],
 ) -> frozenset[int]:
     """The nights bansha knows nothing of (:data:`UNRECORDED_MARK`): between two days of the
     game, not resolved by the engine, and no out (``outs``: the derivation's, by name) after
     the earlier day's close and at or before the later one's opening. A night that waits for
-    the engine (:func:`unresolved_nights`) is not one of them: it says so itself."""
+    the engine (``waiting``: :func:`unresolved_nights`) is not one of them: it says so itself."""
     known = {d.day: d for d in game.days}
     resolved = _resolved_phases(store)
-    waiting = unresolved_nights(store, game)
     nights: set[int] = set()
     for n, before in known.items():
         after = known.get(n + 1)

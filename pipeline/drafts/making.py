@@ -101,8 +101,9 @@ def make_drafts(
         specs += inquiry_drafts(game, inquiry_days(game, store, as_of=as_of))
     # the day's new threads and the vote threads' closing
     specs += thread_drafts(game, store, as_of=as_of, templates=templates)
+    waiting = unresolved_nights(store, game)
     specs = _mark_unresolved(
-        specs, unresolved_nights(store, game), unrecorded_nights(store, game, derivation.outs)
+        specs, waiting, unrecorded_nights(store, game, derivation.outs, waiting)
     )
     created = save_drafts(store, specs, now=now)
     if game.threads.close_vote == "auto":

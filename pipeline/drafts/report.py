@@ -29,6 +29,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from engine.conduct import FlagKind
 from engine.rulesets import get_ruleset
+from engine.rulesets.base import zh_votes
 from engine.rulesets.rulebooks import cite
 from pipeline import resources, set_mode
 from pipeline.derive import Derivation, derive, flag_decisions, tally_json
@@ -216,20 +217,7 @@ def _when(raw: str | None, tz: tzinfo, fmt: str = "%m-%d %H:%M:%S") -> str:
 
 def _votes(raw: str | int | Fraction) -> str:
     """An exact vote count for reading: 3, 5.5 (a terminating decimal), or 4/3."""
-    value = Fraction(raw)
-    if value.denominator == 1:
-        return str(value.numerator)
-    den = value.denominator
-    while den % 2 == 0:
-        den //= 2
-    while den % 5 == 0:
-        den //= 5
-    if den == 1:
-        digits = 1
-        while (value * 10**digits).denominator != 1:
-            digits += 1
-        return f"{value.numerator / value.denominator:.{digits}f}"
-    return f"{value.numerator}/{value.denominator}"
+    return zh_votes(Fraction(raw))
 
 
 def _link(url: str | None) -> str | None:
