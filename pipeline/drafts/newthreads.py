@@ -18,6 +18,7 @@ Pure but for :func:`retire_opened` and :func:`no_moderator_rights` (the store).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -101,6 +102,37 @@ def _context(game: Game, day: Day, role: ThreadRole, subject: str) -> dict[str, 
     }
 
 
+def newthread_spec(game: Game, day: Day, role: ThreadRole, templates: Templates) -> DraftSpec:
+    """The new-thread draft of ``day``'s thread of ``role`` as the game file has it now."""
+    subject = thread_subject(game, day.day, role)
+    if len(subject) > SUBJECT_MAX_CHARS:
+        raise DraftError(
+            f"第{day.day}天{THREAD_ROLE_TITLES[role]}的标题“{subject[:20]}…”有 "
+            f"{len(subject)} 个字，超过 Discuz 的上限 {SUBJECT_MAX_CHARS}；"
+            "请改短游戏文件的 [threads] subject 或 tag"
+        )
+    body = templates.render(DraftKind.NEWTHREAD, _context(game, day, role, subject))
+    limit = game.drafts.max_post_bytes
+    if body_bytes(body, _charset(game)) > limit:
+        raise DraftError(
+            f"第{day.day}天{THREAD_ROLE_TITLES[role]}的一楼超过论坛的长度上限 {limit} "
+            "字节（新帖的一楼不能拆分）；请删减 newthread.j2"
+        )
+    return DraftSpec(
+        DraftKind.NEWTHREAD,
+        day.day,
+        newthread_key(game, day.day, role),
+        None,
+        DraftAction.NEWTHREAD,
+        None,
+        f"第{day.day}天 开新帖：{THREAD_ROLE_TITLES[role]}",
+        body,
+        subject=subject,
+        not_before=_not_before(day, role),
+        role=role.value,
+    )
+
+
 def newthread_specs(game: Game, *, as_of: datetime, templates: Templates) -> list[DraftSpec]:
     """The new threads due at ``as_of`` (see the section's text above). ``game``: with the store's
     threads (:func:`pipeline.game.threads.with_opened`)."""
@@ -119,36 +151,36 @@ def newthread_specs(game: Game, *, as_of: datetime, templates: Templates) -> lis
                 if role in game_wide_drafted:
                     continue  # the game's one progress thread: drafted with the first day
                 game_wide_drafted.add(role)
-            subject = thread_subject(game, day.day, role)
-            if len(subject) > SUBJECT_MAX_CHARS:
-                raise DraftError(
-                    f"第{day.day}天{THREAD_ROLE_TITLES[role]}的标题“{subject[:20]}…”有 "
-                    f"{len(subject)} 个字，超过 Discuz 的上限 {SUBJECT_MAX_CHARS}；"
-                    "请改短游戏文件的 [threads] subject 或 tag"
-                )
-            body = templates.render(DraftKind.NEWTHREAD, _context(game, day, role, subject))
-            limit = game.drafts.max_post_bytes
-            if body_bytes(body, _charset(game)) > limit:
-                raise DraftError(
-                    f"第{day.day}天{THREAD_ROLE_TITLES[role]}的一楼超过论坛的长度上限 {limit} "
-                    "字节（新帖的一楼不能拆分）；请删减 newthread.j2"
-                )
-            specs.append(
-                DraftSpec(
-                    DraftKind.NEWTHREAD,
-                    day.day,
-                    newthread_key(game, day.day, role),
-                    None,
-                    DraftAction.NEWTHREAD,
-                    None,
-                    f"第{day.day}天 开新帖：{THREAD_ROLE_TITLES[role]}",
-                    body,
-                    subject=subject,
-                    not_before=_not_before(day, role),
-                    role=role.value,
-                )
-            )
+            specs.append(newthread_spec(game, day, role, templates))
     return specs
+
+
+def close_spec(game: Game, day: Day, role: ThreadRole, tid: int, closes: datetime) -> DraftSpec:
+    """The close draft of ``day``'s thread ``tid`` of ``role``, closing at ``closes``."""
+    what = THREAD_ROLE_TITLES[role]
+    rs = get_ruleset(game.game.ruleset)
+    body = (
+        f"第{day.day}天{what}（tid={tid}）在 {_when(closes, game.game.tz)} 截止后锁帖：锁帖后玩家"
+        "不能再回复；bansha 不会自动解锁。"
+    )
+    if role is ThreadRole.INQUIRY and rs.inquiry is not None:
+        hours = rs.inquiry.close_before.total_seconds() / 3600
+        body += (
+            f"询问帖比讨论帖和投票帖提前 {hours:g} 小时关闭"
+            f"（《{rs.title}》规则 · 行动时限，{rs.inquiry.close_rule}）。"
+        )
+    return DraftSpec(
+        DraftKind.CLOSE,
+        day.day,
+        f"{draft_key(DraftKind.CLOSE, day.day)}:{role.value}",
+        tid,
+        DraftAction.CLOSE,
+        None,
+        f"第{day.day}天 锁帖：{what}",
+        body,
+        not_before=closes,
+        role=role.value,
+    )
 
 
 def close_specs(game: Game, *, as_of: datetime, no_rights: bool) -> list[DraftSpec]:
@@ -157,8 +189,6 @@ def close_specs(game: Game, *, as_of: datetime, no_rights: bool) -> list[DraftSp
     if game.forum.fid is None or game.threads.close_vote == "off" or no_rights:
         return []
     ahead = timedelta(hours=game.threads.draft_hours)
-    tz = game.game.tz
-    rs = get_ruleset(game.game.ruleset)
     specs: list[DraftSpec] = []
     for day in sorted(game.days, key=lambda d: d.day):
         rounds = [(ThreadRole.FIRST_VOTE, day.first_vote, day.first_closes)]
@@ -171,32 +201,37 @@ def close_specs(game: Game, *, as_of: datetime, no_rights: bool) -> list[DraftSp
                 continue
             if not (day.opens - ahead <= as_of < closes + CLOSE_WINDOW):
                 continue
-            what = THREAD_ROLE_TITLES[role]
-            body = (
-                f"第{day.day}天{what}（tid={tid}）在 {_when(closes, tz)} 截止后锁帖：锁帖后玩家"
-                "不能再回复；bansha 不会自动解锁。"
-            )
-            if role is ThreadRole.INQUIRY and rs.inquiry is not None:
-                hours = rs.inquiry.close_before.total_seconds() / 3600
-                body += (
-                    f"询问帖比讨论帖和投票帖提前 {hours:g} 小时关闭"
-                    f"（《{rs.title}》规则 · 行动时限，{rs.inquiry.close_rule}）。"
-                )
-            specs.append(
-                DraftSpec(
-                    DraftKind.CLOSE,
-                    day.day,
-                    f"{draft_key(DraftKind.CLOSE, day.day)}:{role.value}",
-                    tid,
-                    DraftAction.CLOSE,
-                    None,
-                    f"第{day.day}天 锁帖：{what}",
-                    body,
-                    not_before=closes,
-                    role=role.value,
-                )
-            )
+            specs.append(close_spec(game, day, role, tid, closes))
     return specs
+
+
+def drafted_otherwise(game: Game, draft: Mapping[str, Any], templates: Templates) -> str | None:
+    """Why a new-thread or close draft (a row of ``drafts``) no longer says what the game file
+    makes it say now — its subject, its first post (the day's times, the vote format, the
+    signature …) or its thread and time (a close) —, in Chinese; None while it does, for any
+    other draft, and for one whose day or round is gone from the file (:func:`pipeline.drafts.
+    publish` sets those aside itself). ``game``: with the store's threads."""
+    if draft["action"] not in (DraftAction.NEWTHREAD.value, DraftAction.CLOSE.value):
+        return None
+    day = next((d for d in game.days if d.day == draft["day"]), None)
+    if day is None or not draft.get("role"):
+        return None
+    role = ThreadRole(draft["role"])
+    if draft["action"] == DraftAction.NEWTHREAD.value:
+        try:
+            spec = newthread_spec(game, day, role, templates)
+        except DraftError as exc:
+            return str(exc)
+        if (spec.subject, spec.body) == (draft["generated_subject"], draft["generated_body"]):
+            return None
+        return "它起草之后游戏文件改了这个帖子的标题或一楼（开门、截止时间，帖子名，签名……）"
+    tid, closes = getattr(day, role.value, None), thread_closes(game, day, role)
+    if tid is None or closes is None:
+        return None
+    spec = close_spec(game, day, role, tid, closes)
+    if (spec.tid, spec.body) == (draft["tid"], draft["generated_body"]):
+        return None
+    return "它起草之后游戏文件改了要锁的帖子或它的截止时间"
 
 
 def thread_drafts(

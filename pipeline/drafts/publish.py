@@ -58,10 +58,15 @@ from pipeline.discuz.poster import (
 from pipeline.drafts.contexts import elevator_context
 from pipeline.drafts.due import _specs
 from pipeline.drafts.formatting import _when
-from pipeline.drafts.inputs import moved_on, note_game
+from pipeline.drafts.inputs import STALE_HINT, moved_on, note_game
 from pipeline.drafts.making import elevator_rejected
 from pipeline.drafts.model import KIND_ZH, Draft, DraftAction, DraftError, DraftKind, DraftState
-from pipeline.drafts.newthreads import retire_opened, thread_over, thread_window
+from pipeline.drafts.newthreads import (
+    drafted_otherwise,
+    retire_opened,
+    thread_over,
+    thread_window,
+)
 from pipeline.drafts.records import NO_RIGHTS_KEY, _latest, maybe_on_the_forum
 from pipeline.drafts.state import approve, elevator_note, reject, save_drafts, set_aside
 from pipeline.drafts.templates import load_templates
@@ -384,6 +389,8 @@ def publish_approved(
         drafts, held = _sendable(store.query(sql, args), game, at)
         drafts, stale = _still_holding(store, drafts)
         held += stale
+        drafts, rewritten = _still_as_drafted(store, game, drafts, templates_dir)
+        held += rewritten
         for h in held:
             if h.set_aside:
                 set_aside(store, int(h.draft["id"]), h.message, tick())
@@ -493,6 +500,39 @@ def _still_holding(
         else:
             held.append(_Held(d, "waiting", f"没有发出：{why}"))
     return fresh, held
+
+
+def _still_as_drafted(
+    store: Store, game: Game, drafts: list[dict[str, Any]], templates_dir: Path | str | None
+) -> tuple[list[dict[str, Any]], list[_Held]]:
+    """The drafts the game file would still draft as they are, and the new threads and closes
+    it now drafts otherwise (an edited time, subject or signature:
+    :func:`pipeline.drafts.newthreads.drafted_otherwise`), held back until drafted again — a
+    thread's first post is never edited after it is out. (One that may be out already is looked
+    for first, as in :func:`_still_holding`.)"""
+    if not any(d["action"] in ("newthread", "close") for d in drafts):
+        return drafts, []
+    templates = load_templates(templates_dir)
+    fresh: list[dict[str, Any]] = []
+    held: list[_Held] = []
+    for d in drafts:
+        why = drafted_otherwise(game, d, templates)
+        if why is None or _tried_unsure(store, int(d["id"])):
+            fresh.append(d)
+        else:
+            held.append(_Held(d, "waiting", f"没有发出：{why}；{STALE_HINT}"))
+    return fresh, held
+
+
+def _tried_unsure(store: Store, draft_id: int) -> bool:
+    """An attempt at this draft has no known outcome (no answer, a captcha, held for
+    moderation): the thread may be open already, and :func:`open_thread` looks for it first."""
+    row = store.execute(
+        "SELECT 1 FROM post_attempts WHERE draft_id = ? AND (outcome IS NULL "
+        "OR outcome IN ('captcha', 'pending_moderation')) LIMIT 1",
+        [draft_id],
+    ).fetchone()
+    return row is not None
 
 
 def _publish_all(

@@ -5,6 +5,8 @@ would see it (docs/rulings.md, "bansha 开帖与锁帖"):
 * ``bansha publish`` checks an approved new thread or close against the game file as it is now,
   not the times frozen in the draft: a closed day's thread is never opened (the draft is set
   aside, rulings#threads-draft), a close waits for the close the director moved;
+* a first post is never edited once out: an approved new thread or close the game file now
+  drafts otherwise (a moved time, a signature) waits until drafted again (rulings#threads-now);
 * a 电梯 that fails after its discussion thread opened leaves the thread opened and recorded;
 * once the director rejected a day's 电梯, no later 电梯 of that day is approved for them.
 
@@ -19,7 +21,7 @@ from datetime import datetime, timedelta
 
 from pipeline.derive import derive
 from pipeline.discuz.poster import CaptchaRequired, PostError
-from pipeline.drafts import DraftState, approve, list_drafts, make_drafts, reject
+from pipeline.drafts import DraftState, approve, get_draft, list_drafts, make_drafts, reject
 from pipeline.drafts.publish import publish_approved
 from pipeline.store import open_store
 from tests.pipeline.threads_support import (
@@ -139,8 +141,23 @@ def test_a_new_thread_waits_for_the_opening_the_director_moved(tmp_path):
     assert "游戏文件中第1天的讨论帖的开门时间已改为 12月1日 11:00，到时再开帖，现在没有开" in [
         r.message for r in results
     ]
-    results = publish(path, store, forum, OPEN + timedelta(hours=1))
+    # 11:05: the vote and progress threads' first posts say nothing of the opening and go; the
+    # discussion thread's says 讨论时间：12月1日 10:00 …, which is no longer so: it waits
+    later = OPEN + timedelta(hours=1)
+    results = publish(path, store, forum, later)
+    assert {t.subject for t in forum.threads.values()} == SUBJECTS - {"[M135]第1天讨论帖"}
+    [held] = [r for r in results if r.status == "waiting"]
+    assert held.message == (
+        "没有发出：它起草之后游戏文件改了这个帖子的标题或一楼（开门、截止时间，帖子名，签名……）；"
+        "请先运行 bansha drafts make（或等下一轮 bansha cycle）按现在的记录重新起草"
+    )
+    # drafted again from the file as it is now, approved, sent: the opening it says is 11:00
+    draft(path, store, later)
+    approve_all(store)
+    publish(path, store, forum, later)
     assert {t.subject for t in forum.threads.values()} == SUBJECTS
+    [opened] = [t for t in forum.threads.values() if t.subject == "[M135]第1天讨论帖"]
+    assert "讨论时间：12月1日 11:00 至 12月1日 22:00" in opened.posts[0][1]
 
 
 def test_a_close_waits_for_the_close_the_director_moved(tmp_path):
@@ -155,8 +172,37 @@ def test_a_close_waits_for_the_close_the_director_moved(tmp_path):
     assert results[0].message == (
         "游戏文件中第1天的投票帖的截止时间已改为 12月1日 23:00，截止后再锁帖，现在没有锁"
     )
-    results = publish(path, store, forum, datetime.fromisoformat("2026-12-01T23:01:00+08:00"))
+    # 23:01: the close as drafted names 22:00, no longer the close: drafted again first (the
+    # game file approves closes in advance, close_vote = "auto"), then sent
+    after = datetime.fromisoformat("2026-12-01T23:01:00+08:00")
+    results = publish(path, store, forum, after)
+    assert [r.status for r in results] == ["waiting"] and not forum.threads[31202].closed
+    assert results[0].message.startswith("没有发出：它起草之后游戏文件改了要锁的帖子或它的截止时间")
+    draft(path, store, after)
+    results = publish(path, store, forum, after)
     assert [r.status for r in results] == ["closed"] and forum.threads[31202].closed
+
+
+def test_an_approved_new_thread_waits_when_the_director_edits_its_subject_or_signature(tmp_path):
+    """A thread's first post is never edited once out: an approved new thread drafted before
+    the director changed the file's [threads] subject or [drafts] signature is not opened as
+    drafted, but drafted again (and approved again) first."""
+    path = write_game(tmp_path / "g.toml")
+    store = open_store(tmp_path / "g.db")
+    forum = FakeForum()
+    draft(path, store, AHEAD)
+    approved = approve_all(store)
+    edit(path, 'director_signature = ""', 'director_signature = "导演乙"')
+    results = publish(path, store, forum, OPEN)
+    assert forum.threads == {}
+    assert sorted(r.draft_id for r in results if r.status == "waiting") == sorted(approved)
+    # the next drafting makes them anew, signed as the file says now; the old ones are gone
+    draft(path, store, OPEN)
+    assert {get_draft(store, i).state for i in approved} == {DraftState.SUPERSEDED}
+    approve_all(store)
+    publish(path, store, forum, OPEN)
+    assert {t.subject for t in forum.threads.values()} == SUBJECTS
+    assert all(t.posts[0][1].rstrip().endswith("导演乙") for t in forum.threads.values())
 
 
 # --------------------------------------------------------------------------- the 电梯
