@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any
 
 from engine.cards import Card, CardEvent, Ledger, card_ledger
@@ -15,6 +15,7 @@ from engine.rulesets import get_ruleset
 from engine.state import Phase
 from engine.votes import Tally, VerdictStatus
 from pipeline.derive import DayResult, Derivation, game_factions
+from pipeline.derive.results import DayEnd
 from pipeline.drafts.bbcode import BBCode, _escape_lines
 from pipeline.drafts.formatting import (
     _base_context,
@@ -104,10 +105,16 @@ def _mentioned(name: str | None, lines: Sequence[str]) -> bool:
 
 
 def result_context(
-    game: Game, res: DayResult, announcements: Sequence[str] = ()
+    game: Game,
+    res: DayResult,
+    announcements: Sequence[str] = (),
+    *,
+    ended: DayEnd | None = None,
 ) -> dict[str, Any] | None:
     """The vote result; ``announcements``: the engine's 公示 of the day once the director
-    resolved it (白痴翻牌, 迷魂烤全羊, 警长移交 …, as the rule set words them).
+    resolved it (白痴翻牌, 迷魂烤全羊, 警长移交 …, as the rule set words them). ``ended``: the
+    game ended during the day, before its vote (zhenyan.txt:114 游戏立即结束): the post says
+    so and counts nothing.
 
     The engine's lines replace the tally's out line, never its top: when they are empty or do
     not name the day's top, the top (m209 publishes only the top, m209.txt:167) is still said,
@@ -141,6 +148,7 @@ def result_context(
         "invalid": not_counted,
         "invalid_count": len(not_counted),
         "announcements": lines,
+        "ended": _ended_context(ended, tz),
         # 太阳[日不落] (m209.txt:377-378): the first 正午 round's top goes out at 黄昏 too
         "first": (
             {
@@ -155,6 +163,16 @@ def result_context(
             else None
         ),
     }
+
+
+def _ended_context(ended: DayEnd | None, tz: tzinfo) -> dict[str, str] | None:
+    """When and why the game ended before the day's vote, as the result post says it."""
+    if ended is None:
+        return None
+    what = ended.what.rstrip("。")
+    if "投票不再结算" not in what:  # (the resolved day's sentence says it; a record may not)
+        what += "，当天的投票不再结算"
+    return {"at": _when(ended.at, tz) if ended.at is not None else "", "what": what}
 
 
 def first_result_context(game: Game, res: DayResult) -> dict[str, Any] | None:

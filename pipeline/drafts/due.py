@@ -108,7 +108,8 @@ def due_drafts(
     - first-round result (m209 太阳[日不落]): once the first 正午 round has ended and its
       thread was read whole again (not in ``unsettled_first``);
     - result and cards: once the day has closed (cards only when some were given for the day;
-      a ruling made days later still drafts);
+      a ruling made days later still drafts); a day the game ended during, before its vote,
+      as soon as the director resolved it, and no day's opening after it;
     - day open (of the next day): from a day's close until the next day closes;
     - elevator: while the day is open — an edit of the director's floor 2 when its pid is known
       (``floor2``: discussion tid -> pid), else a reply.
@@ -157,6 +158,12 @@ def due_drafts(
             # the first day's opening
             ctx = day_open_context(game, derivation, None, day)
             specs += _specs(game, templates, DraftKind.DAY_OPEN, n, ctx, tid=day.discussion)
+        ended = derivation.ended
+        if ended is not None and ended.day == n and ended.resolved:
+            # the game ended during the day and the director resolved it: its result (the
+            # vote not counted, the 公示 of the end) goes out at once, and no day follows
+            specs += _closed_day_drafts(game, templates, derivation, day, None, cards=cards)
+            continue
         if as_of < day.closes or n in unsettled:
             continue
         nxt = days[i + 1] if i + 1 < len(days) and as_of < days[i + 1].closes else None
@@ -233,7 +240,9 @@ def _closed_day_drafts(
         return specs
     res = derivation.days[n]
     if day.vote is not None:
-        ctx = result_context(game, res, derivation.public.get(Phase.day(n).label, ()))
+        public = derivation.public.get(Phase.day(n).label, ())
+        ended = derivation.ended if derivation.ended_vote(n) else None
+        ctx = result_context(game, res, public, ended=ended)
         if ctx is not None:
             specs += _specs(game, templates, DraftKind.RESULT, n, ctx, tid=announce)
     if nxt is not None:

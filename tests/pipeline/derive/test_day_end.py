@@ -173,3 +173,36 @@ def test_day_resolve_before_the_close(game3: dict[str, Any]) -> None:
     run("day", "add", "--day", "3", "--actor", "饺子", "--skill", "最后一招", "--target", "汤圆")
     out = run("day", "resolve", "--day", "3", "--as-of", at3(4).isoformat())
     assert "胜负：村民阵营胜利" in out
+
+
+def test_the_result_of_a_day_the_game_ended_during_goes_out_at_once(game3: dict[str, Any]) -> None:
+    """zhenyan.txt:114 「任何阵营达到其中之一的胜利条件时，游戏立即结束，宣布此阵营获胜」: once
+    the director resolved day 3 (the 狼王's <最后一招> recorded, zhenyan.txt:70), its result is
+    the game's end, drafted at once — not at the 22:00 close —, and it counts no vote: 月饼's
+    six votes put nobody out and are not shown. No day opens after it."""
+    run = game3["run"]
+    run("day", "add", "--day", "3", "--actor", "饺子", "--skill", "最后一招", "--target", "汤圆")
+    run("day", "resolve", "--day", "3", "--as-of", at3(4).isoformat())
+    game, store = game3["game"], open_store(game3["db"])
+    day3 = game.days[-1]
+    day4 = day3.model_copy(
+        update={
+            "day": 4,
+            "opens": day3.opens + timedelta(days=1),
+            "closes": day3.closes + timedelta(days=1),
+            "discussion": 2041,
+            "vote": 2042,
+            "inquiry": 2044,
+        }
+    )
+    game = game.model_copy(update={"days": [*game.days, day4]})
+    for when in (at3(4.5), at3(12.5)):  # 14:30, before the close; 22:30, after it
+        specs = due_drafts(game, derive(game, store, as_of=when), as_of=when)
+        (result,) = [s for s in specs if s.key == "result:d3"]
+        assert result.body.startswith(
+            "[b]【第3天 游戏结束】[/b]\n12月3日 13:00：第4个真言词语被猜中"
+        )
+        assert "当天的投票不再结算" in result.body
+        assert "游戏结束：村民阵营胜利（四个真言咒语全部猜中，且长老没有出局）" in result.body
+        assert "月饼" not in result.body and "票数" not in result.body
+        assert not [s for s in specs if s.day == 4]
