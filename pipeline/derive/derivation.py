@@ -71,6 +71,7 @@ def derive(game: Game, store: Store, *, as_of: datetime, by_chunks: bool = True)
         else None,
         stale_days=frozenset(run.stale_days),
         deaths_in={s.phase.label: len(s.report.get("deaths", ())) for s in snaps},
+        won=next((s.phase for s in snaps if s.report.get("winner")), None),
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from engine.cards import Ledger
 from engine.conduct import Flag, PostCount
 from engine.speed import SpeedDecision, SpeedRequest
+from engine.state import Phase
 from engine.votes import Ballot, Tally, VoteVerdict
 from pipeline.game.gamefile import Day, Game
 from pipeline.game.lastwords import LastWords, refusal
@@ -171,6 +172,8 @@ class Derivation:
     deaths_in: dict[str, int] = field(default_factory=dict)
     # the game ended during a day, before its vote (pipeline.derive.ending); None: it did not
     ended: DayEnd | None = None
+    # the first resolved phase the engine declared a winner in; None: no winner yet
+    won: Phase | None = None
 
     def warnings(self) -> list[str]:
         """What the director must act on before drafts can follow (a stale resolution), and a

@@ -240,6 +240,8 @@ def day_open_context(game: Game, d: Derivation, prev: Day | None, day: Day) -> d
         "closes": _when(day.closes, tz),
         "discussion_tid": day.discussion,
         "vote_tid": day.vote,
+        # the game was won in the night before the day (its 公示 says so): no vote follows
+        "game_over": d.won is not None and d.won.index < Phase.day(day.day).index,
         "progress_tid": day.progress,
         "inquiry_tid": day.inquiry,
         "inquiry_closes": _when(inq, tz) if (inq := thread_closes(game, day, INQUIRY)) else None,

@@ -130,6 +130,9 @@ def due_drafts(
         if res is None:
             continue
         n = day.day
+        won = derivation.won
+        if won is not None and Phase.day(n).index > won.index:
+            continue  # the game was won before the day: nothing of it is drafted
         announce = _announce_tid(game, day)
         if day.opens <= as_of < day.closes:
             # the game ended during the day (zhenyan.txt:114): its vote will not happen
@@ -167,6 +170,8 @@ def due_drafts(
         if as_of < day.closes or n in unsettled:
             continue
         nxt = days[i + 1] if i + 1 < len(days) and as_of < days[i + 1].closes else None
+        if won is not None and won.index <= Phase.day(n).index:
+            nxt = None  # won by the day's vote: its result says so, no day opens after it
         specs += _closed_day_drafts(game, templates, derivation, day, nxt, cards=cards)
     log.debug("due at %s: %s", as_of.astimezone(tz).isoformat(), [s.key for s in specs])
     return specs

@@ -100,7 +100,7 @@ def make_drafts(
 
         specs += inquiry_drafts(game, inquiry_days(game, store, as_of=as_of))
     # the day's new threads and the vote threads' closing
-    specs += thread_drafts(game, store, as_of=as_of, templates=templates)
+    specs += thread_drafts(game, store, as_of=as_of, templates=templates, won=derivation.won)
     waiting = unresolved_nights(store, game)
     specs = _mark_unresolved(
         specs, waiting, unrecorded_nights(store, game, derivation.outs, waiting)

@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from engine.rulesets import get_ruleset
+from engine.state import Phase
 from pipeline.drafts.bbcode import BBCode
 from pipeline.drafts.due import _charset, draft_key
 from pipeline.drafts.formatting import _base_context, _when
@@ -133,9 +134,13 @@ def newthread_spec(game: Game, day: Day, role: ThreadRole, templates: Templates)
     )
 
 
-def newthread_specs(game: Game, *, as_of: datetime, templates: Templates) -> list[DraftSpec]:
+def newthread_specs(
+    game: Game, *, as_of: datetime, templates: Templates, won: Phase | None = None
+) -> list[DraftSpec]:
     """The new threads due at ``as_of`` (see the section's text above). ``game``: with the store's
-    threads (:func:`pipeline.game.threads.with_opened`)."""
+    threads (:func:`pipeline.game.threads.with_opened`). ``won``: the phase the engine declared a
+    winner in — no day after it opens, but for the discussion thread of the day after a night
+    won (its opening announces the win)."""
     if game.forum.fid is None:
         return []
     ahead = timedelta(hours=game.threads.draft_hours)
@@ -144,8 +149,13 @@ def newthread_specs(game: Game, *, as_of: datetime, templates: Templates) -> lis
     for day in sorted(game.days, key=lambda d: d.day):
         if not (day.opens - ahead <= as_of < day.closes):
             continue
+        over = won is not None and Phase.day(day.day).index > won.index
+        if over and won is not None and won.index < Phase.day(day.day).index - 1:
+            continue
         for role in day_roles(game, day):
             if getattr(day, role.value) is not None or thread_over(day, role, as_of):
+                continue
+            if over and role is not ThreadRole.DISCUSSION:
                 continue
             if game_wide(game, role):
                 if role in game_wide_drafted:
@@ -235,10 +245,15 @@ def drafted_otherwise(game: Game, draft: Mapping[str, Any], templates: Templates
 
 
 def thread_drafts(
-    game: Game, store: Store, *, as_of: datetime, templates: Templates
+    game: Game,
+    store: Store,
+    *,
+    as_of: datetime,
+    templates: Templates,
+    won: Phase | None = None,
 ) -> list[DraftSpec]:
-    """Every new-thread and close draft due at ``as_of``."""
-    return newthread_specs(game, as_of=as_of, templates=templates) + close_specs(
+    """Every new-thread and close draft due at ``as_of`` (``won``: :func:`newthread_specs`)."""
+    return newthread_specs(game, as_of=as_of, templates=templates, won=won) + close_specs(
         game, as_of=as_of, no_rights=no_moderator_rights(store) is not None
     )
 

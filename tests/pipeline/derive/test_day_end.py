@@ -9,6 +9,7 @@ running tally or 投票提醒 is drafted for the vote that will not happen, and
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 import pipeline.cli.engine  # noqa: F401  (registers the engine commands)
+from engine.state import Phase
 from pipeline.cli import cli
 from pipeline.derive import derive, write_derivation
 from pipeline.drafts.due import due_drafts
@@ -206,3 +208,26 @@ def test_the_result_of_a_day_the_game_ended_during_goes_out_at_once(game3: dict[
         assert "游戏结束：村民阵营胜利（四个真言咒语全部猜中，且长老没有出局）" in result.body
         assert "月饼" not in result.body and "票数" not in result.body
         assert not [s for s in specs if s.day == 4]
+
+
+def test_no_day_after_a_win_is_drafted_but_the_opening_that_announces_it(tmp_path: Path) -> None:
+    """Once the engine has declared a winner, the game is over (zhenyan.txt:114 游戏立即结束,
+    宣布此阵营获胜): won by night 2, day 3's opening still goes out — its 公示 announces the
+    night and the win — but invites nobody to vote or ask, and nothing else of day 3 (电梯,
+    投票提醒) is drafted; won by day 2's vote, its result says so and day 3 does not open."""
+    world = play(tmp_path, "千纸鹤")  # the fourth guess is wrong: no win during day 3
+    game, store = world["game"], open_store(world["db"])
+    when = at3(12) - timedelta(minutes=10)  # reminder time on day 3
+    d = derive(game, store, as_of=when)
+    assert d.won is None and d.ended is None
+    by_night = due_drafts(game, dataclasses.replace(d, won=Phase.night(2)), as_of=when)
+    assert [s.key for s in by_night if s.day == 3] == ["day_open:d3"]
+    (opening,) = [s for s in by_night if s.day == 3]
+    assert "[b]游戏已经结束[/b]，今天不再讨论和投票。" in opening.body
+    assert "投票请到" not in opening.body and "询问请到" not in opening.body
+    by_vote = due_drafts(game, dataclasses.replace(d, won=Phase.day(2)), as_of=when)
+    assert not [s for s in by_vote if s.day == 3]
+    assert "result:d2" in {s.key for s in by_vote}
+    # without a win, day 3 goes on as usual
+    usual = {s.key for s in due_drafts(game, d, as_of=when) if s.day == 3}
+    assert {"day_open:d3", "reminder:d3"} <= usual

@@ -19,10 +19,13 @@ from __future__ import annotations
 import shutil
 from datetime import datetime, timedelta
 
+from engine.state import Phase
 from pipeline.derive import derive
 from pipeline.discuz.poster import CaptchaRequired, PostError
 from pipeline.drafts import DraftState, approve, get_draft, list_drafts, make_drafts, reject
+from pipeline.drafts.newthreads import newthread_specs
 from pipeline.drafts.publish import publish_approved
+from pipeline.drafts.templates import load_templates
 from pipeline.store import open_store
 from tests.pipeline.threads_support import (
     FID,
@@ -342,3 +345,26 @@ def test_an_approved_elevator_waits_when_a_record_changes_who_is_in_it(tmp_path)
     assert again.state is DraftState.APPROVED and "authorid=9001" in again.body
     publish(path, store, forum, later + timedelta(minutes=3))
     assert [b for _pid, b in discussion.posts][1] == again.body
+
+
+# --------------------------------------------------------------------------- after a win
+
+
+def test_no_thread_opens_for_a_day_after_the_game_was_won(tmp_path):
+    """m135.txt:43 「如此往复，直到游戏结束」 — once the engine has a winner (m135.txt:14): won
+    by day 1's vote, day 2 opens no thread; won in night 1, day 2 opens only its discussion
+    thread, where its opening announces the night and the win — no vote thread for a vote
+    that never comes."""
+    path = write_game(tmp_path / "g.toml")
+    store = open_store(tmp_path / "g.db")
+    g = game(path, store)
+    day2 = datetime.fromisoformat("2026-12-02T09:00:00+08:00")  # drafted ahead of day 2
+    templates = load_templates()
+
+    def roles(won):
+        specs = newthread_specs(g, as_of=day2, templates=templates, won=won)
+        return sorted(s.role for s in specs if s.day == 2)
+
+    assert roles(None) == ["discussion", "progress", "vote"]  # (the game's one progress thread)
+    assert roles(Phase.night(1)) == ["discussion"]
+    assert roles(Phase.day(1)) == []
