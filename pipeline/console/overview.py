@@ -318,6 +318,8 @@ def _fill(ov: GameOverview, game: Any, store: Store, now: datetime) -> None:
     rights = no_moderator_rights(store)
     ov.no_moderator_rights = str(rights.get("message", "")) if rights else None
     _fill_ended(ov, store)
+    if ov.ended is None:
+        _fill_won(ov, store)
     record = last_cycle(store)
     crawl = _last_crawl(store)
     if record is not None:
@@ -354,6 +356,20 @@ def _fill_ended(ov: GameOverview, store: Store) -> None:
     if end.get("pending"):
         outcome += "，有待导演处理的决定"
     ov.phase = f"游戏已在第{end['day']}天{when} 结束（{outcome}；当天的投票不再进行）"
+
+
+def _fill_won(ov: GameOverview, store: Store) -> None:
+    """A game the engine declared won when the director resolved a night or a day's vote: the
+    phase says who won and when, not the next day the game file may still list."""
+    row = store.execute(
+        "SELECT phase, winner FROM engine_snapshots WHERE winner IS NOT NULL AND winner != '' "
+        "ORDER BY seq LIMIT 1"
+    ).fetchone()
+    if row is None:
+        return
+    from engine.state import Phase
+
+    ov.phase = f"游戏已结束：{row[1]}胜利（{Phase.parse(row[0]).zh}结算）"
 
 
 def stored_end(store: Store) -> dict[str, Any] | None:

@@ -231,3 +231,17 @@ def test_no_day_after_a_win_is_drafted_but_the_opening_that_announces_it(tmp_pat
     # without a win, day 3 goes on as usual
     usual = {s.key for s in due_drafts(game, d, as_of=when) if s.day == 3}
     assert {"day_open:d3", "reminder:d3"} <= usual
+
+
+def test_status_says_who_won_once_the_engine_declared_it(tmp_path: Path) -> None:
+    """A win declared when the director resolved a night: ``bansha status`` says the game is
+    over and who won, not that day 3 is under way."""
+    world = play(tmp_path, "千纸鹤")
+    store = open_store(world["db"])
+    assert "游戏已结束" not in world["run"]("status")
+    with store.atomic():  # the engine's snapshot of night 2 as a winning night stores it
+        store.execute(
+            "UPDATE engine_snapshots SET winner = '村民阵营' WHERE phase = ?",
+            [Phase.night(2).label],
+        )
+    assert "阶段：游戏已结束：村民阵营胜利（第2晚结算）" in world["run"]("status")
