@@ -14,7 +14,7 @@ import click
 from click_default_group import DefaultGroup
 
 import pipeline.cli
-from pipeline.cli import GameContext, as_of_option, cli, game_command
+from pipeline.cli import GameContext, as_of_option, cli, game_command, templates_dir_or_none
 from pipeline.cli.votes import _parse_time, run_derive
 from pipeline.cycle import closed_days_to_reread, first_rounds_to_reread
 from pipeline.derive.inquiry import InquiryError
@@ -264,7 +264,9 @@ def drafts_edit(ctx: GameContext, draft_id: int, subject: str | None) -> None:
 def drafts_approve(ctx: GameContext, draft_id: int) -> None:
     """批准草稿：下一次 bansha cycle 会把它发到论坛。"""
     try:
-        d = approve(ctx.store, draft_id, _now(ctx), game=ctx.game)
+        d = approve(
+            ctx.store, draft_id, _now(ctx), game=ctx.game, templates_dir=templates_dir_or_none(ctx)
+        )
     except (DraftError, StoreError) as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(

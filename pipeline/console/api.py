@@ -229,7 +229,9 @@ async def _decide(request: Request, what: str) -> JSONResponse:
             if stale is not None:
                 raise _Stale(*stale)
             if what == "approve":
-                d = approve(store, draft_id, now, game=spec.game)
+                d = approve(
+                    store, draft_id, now, game=spec.game, templates_dir=spec.templates_dir()
+                )
             else:
                 d = reject(store, draft_id, why, now)
             return draft_json(spec.game, d, now)

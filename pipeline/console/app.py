@@ -527,7 +527,9 @@ def draft_action(request: Request, spec: GameSpec | None, form: FormData | None)
                         limit=spec.game.drafts.max_post_bytes,
                     )
                 elif what == "approve":
-                    after = approve(store, draft_id, now, game=spec.game)
+                    after = approve(
+                        store, draft_id, now, game=spec.game, templates_dir=spec.templates_dir()
+                    )
                 else:
                     after = reject(store, draft_id, str(form.get("why") or ""), now)
         except DraftError as exc:

@@ -102,6 +102,18 @@ class GameSpec:
                 self._built.append(_load(self.path, None, self.raw))
         return self._built[0]
 
+    def templates_dir(self) -> Path | None:
+        """The director's template folder (``[drafts] templates``; None: none, or a wrong one —
+        drafting says what is wrong with it)."""
+        if self.model.drafts.templates is None:
+            return None
+        from pipeline.drafts import DraftError, templates_dir_for
+
+        try:
+            return templates_dir_for(self.model, self.path)
+        except DraftError:
+            return None
+
     @property
     def facts(self) -> Any:
         """What the overview reads of the game (its id, title, rule set, zone, days' times):

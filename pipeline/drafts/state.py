@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from pipeline.derive import Derivation
 from pipeline.drafts.due import draft_key
-from pipeline.drafts.inputs import _made_now, moved_on, note_game, waiting_mark
+from pipeline.drafts.inputs import STALE_HINT, _made_now, moved_on, note_game, waiting_mark
 from pipeline.drafts.length import MAX_POST_BYTES, body_bytes
 from pipeline.drafts.model import (
     LIVE_STATES,
@@ -22,7 +23,7 @@ from pipeline.drafts.model import (
     DraftSpec,
     DraftState,
 )
-from pipeline.drafts.newthreads import SUBJECT_MAX_CHARS
+from pipeline.drafts.newthreads import SUBJECT_MAX_CHARS, drafted_otherwise
 from pipeline.drafts.records import (
     FIRST_ROUND_KEY,
     _event,
@@ -35,7 +36,9 @@ from pipeline.drafts.records import (
     get_draft,
     maybe_on_the_forum,
 )
+from pipeline.drafts.templates import load_templates
 from pipeline.game.gamefile import Game
+from pipeline.game.threads import game_for_store as with_store_threads
 from pipeline.store import Store
 
 
@@ -250,13 +253,15 @@ def approve(
     *,
     note: str = "导演批准",
     game: Game | None = None,
+    templates_dir: Path | str | None = None,
 ) -> Draft:
     """pending -> approved. Only an approved draft is ever posted. ``note``: who approved it
     (the director; or the game file's ``[threads] close_vote = "auto"``, the opening thread's
     approval for its 电梯), in the draft's event. A draft made from inputs that have since
     moved on (:func:`moved_on`) is refused: it is drafted again first. ``game``: the game file
     as the director has it now (:func:`note_game`: a file edited since the draft was made is
-    such a change)."""
+    such a change; a new thread or a close it now drafts otherwise — read with the templates
+    of ``templates_dir`` — is refused too, :func:`pipeline.drafts.newthreads.drafted_otherwise`)."""
     at = _stamp(now)
     with store.atomic():
         if game is not None:
@@ -266,6 +271,8 @@ def approve(
         if stale is not None and draft.state is DraftState.PENDING:
             raise DraftError(f"第 {draft_id} 号草稿不能批准：{stale}")
         waits = waiting_mark(draft.body) if draft.kind == DraftKind.DAY_OPEN else None
+        if waits is None and game is not None and draft.state is DraftState.PENDING:
+            waits = _drafted_otherwise(store, game, draft, templates_dir)
         if waits is not None:
             raise DraftError(f"第 {draft_id} 号草稿不能批准：{waits}")
         _move(
@@ -280,6 +287,17 @@ def approve(
             note=note,
         )
     return get_draft(store, draft_id)
+
+
+def _drafted_otherwise(
+    store: Store, game: Game, draft: Draft, templates_dir: Path | str | None
+) -> str | None:
+    """Why a waiting new thread or close no longer says what the game file makes it say."""
+    if draft.action not in (DraftAction.NEWTHREAD, DraftAction.CLOSE):
+        return None
+    row = next(iter(store.query("SELECT * FROM drafts WHERE id = ?", [draft.id])))
+    why = drafted_otherwise(with_store_threads(game, store), row, load_templates(templates_dir))
+    return None if why is None else f"{why}；{STALE_HINT}"
 
 
 def reject(store: Store, draft_id: int, why: str, now: datetime) -> Draft:

@@ -19,10 +19,20 @@ from __future__ import annotations
 import shutil
 from datetime import datetime, timedelta
 
+import pytest
+
 from engine.state import Phase
 from pipeline.derive import derive
 from pipeline.discuz.poster import CaptchaRequired, PostError
-from pipeline.drafts import DraftState, approve, get_draft, list_drafts, make_drafts, reject
+from pipeline.drafts import (
+    DraftError,
+    DraftState,
+    approve,
+    get_draft,
+    list_drafts,
+    make_drafts,
+    reject,
+)
 from pipeline.drafts.newthreads import newthread_specs
 from pipeline.drafts.publish import publish_approved
 from pipeline.drafts.templates import load_templates
@@ -368,3 +378,23 @@ def test_no_thread_opens_for_a_day_after_the_game_was_won(tmp_path):
     assert roles(None) == ["discussion", "progress", "vote"]  # (the game's one progress thread)
     assert roles(Phase.night(1)) == ["discussion"]
     assert roles(Phase.day(1)) == []
+
+
+def test_a_new_thread_the_file_now_drafts_otherwise_cannot_be_approved(tmp_path):
+    """The director moved day 1's close after its threads were drafted: the vote thread's
+    first post says 投票截止：12月1日 22:00, no longer so — approving it is refused with the
+    reason; the progress thread's first post names no time and is approved as usual."""
+    path = write_game(tmp_path / "g.toml")
+    store = open_store(tmp_path / "g.db")
+    draft(path, store, AHEAD)
+    edit(path, "closes = 2026-12-01T22:00:00+08:00", "closes = 2026-12-01T23:00:00+08:00")
+    waiting = {d.role: d for d in list_drafts(store) if d.kind == "newthread"}
+    with pytest.raises(DraftError) as refused:
+        approve(store, waiting["vote"].id, AHEAD, game=game(path, store))
+    assert str(refused.value) == (
+        f"第 {waiting['vote'].id} 号草稿不能批准：它起草之后游戏文件改了这个帖子的标题或一楼"
+        "（开门、截止时间，帖子名，签名……）；请先运行 bansha drafts make（或等下一轮 bansha cycle）"
+        "按现在的记录重新起草"
+    )
+    approved = approve(store, waiting["progress"].id, AHEAD, game=game(path, store))
+    assert approved.state is DraftState.APPROVED
