@@ -1086,6 +1086,12 @@ class Ruleset:
         set's text decides, pipeline.game.lastwords)."""
         return None
 
+    def out_by_vote_in_game(self, state: GameState) -> tuple[str, ...]:
+        """Players voted out whose card stays in the game (tubian24 白痴[装傻], tubian24.txt:47,
+        112): the lists of outs a day opens with name them with the vote's outs
+        (tubian24.txt:36), though they are still players. None here."""
+        return ()
+
     def vote_void(self, state: GameState, day: int) -> bool:
         """``state`` (after the day was resolved) says the day's vote did not take place, so
         nobody owed a vote (m209 [封锁投票]); False here."""

@@ -1881,6 +1881,12 @@ class Tubian24(Ruleset):
         """Players whose 白痴[装傻] is in force (tubian24.txt:112)."""
         return {s.holder for s in state.statuses if s.kind == "装傻"}
 
+    def out_by_vote_in_game(self, state: GameState) -> tuple[str, ...]:
+        """每个游戏日白天开始时，都会公示前一天因投票出局角色名单 (tubian24.txt:36): a 白痴 after
+        [装傻] was voted out (被投票出局的【白痴】, tubian24.txt:47) though his card stays."""
+        fooled = self._fooled(state)
+        return tuple(n for n in (p.name for p in state.players) if n in fooled)
+
     def vote_roster(
         self, state: GameState, *, opens: datetime, red_at: Mapping[str, datetime]
     ) -> tuple[Any, ...]:

@@ -14,6 +14,7 @@ from pipeline.derive.days import _day_players, _day_sheriff, _day_speed
 from pipeline.derive.discussion import roster_key
 from pipeline.derive.engine_view import (
     _engine_outs,
+    _voted_out_in_game,
     _public_causes,
     _revivals,
     _revived,
@@ -66,6 +67,7 @@ def derive(game: Game, store: Store, *, as_of: datetime, by_chunks: bool = True)
         said,
         public={s.phase.label: tuple(s.report.get("public", ())) for s in snaps},
         engine_outs=_public_causes(snaps, run.from_engine),
+        voted_in_game=_voted_out_in_game(snaps, game, run.ruleset),
         lastwords_rights=_rights_at(run.ruleset.lastwords_rights(snaps[-1].state), game)
         if snaps
         else None,

@@ -57,6 +57,24 @@ def _public_causes(
     return {p: (c, public[p]) for p, _at, c in outs if p in public}
 
 
+def _voted_out_in_game(
+    snaps: Sequence[journal.Snapshot], game: Game, ruleset: Any
+) -> dict[str, tuple[datetime, str]]:
+    """Players a resolved day voted out whose card stays in the game (tubian24 白痴[装傻],
+    :meth:`~engine.rulesets.base.Ruleset.out_by_vote_in_game`): player → (the day's close,
+    第N天投票出局). Not outs for the roster — they still post — only for the lists of outs."""
+    found: dict[str, tuple[datetime, str]] = {}
+    for snap in snaps:
+        if snap.phase.kind is not PhaseKind.DAY:
+            continue
+        at = _phase_time(snap.phase, game)
+        if at is None:
+            continue
+        for name in ruleset.out_by_vote_in_game(snap.state):
+            found.setdefault(name, (at, f"{snap.phase.zh}投票出局"))
+    return found
+
+
 def _resolved_differently(
     snaps: Sequence[journal.Snapshot],
     day: int,

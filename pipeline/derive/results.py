@@ -163,6 +163,9 @@ class Derivation:
     # outs the engine resolved: player → (the cause as stored, what the public may read);
     # the stored cause names skills (女巫[毒药] …) and stays the director's
     engine_outs: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # voted out with their card still in the game (tubian24 白痴[装傻]): player → (when, the
+    # public cause); in the lists of outs a day opens with, never in the roster's outs
+    voted_in_game: dict[str, tuple[datetime, str]] = field(default_factory=dict)
     # who the engine gave last words, and for the out at which moment (m209's 4, nizhuan's
     # per round); None: not counted
     lastwords_rights: dict[str, frozenset[datetime]] | None = None

@@ -208,10 +208,20 @@ def day_open_context(game: Game, d: Derivation, prev: Day | None, day: Day) -> d
     since = prev.opens if prev is not None else None
     # by time; at the same time (a night's outs, all at the opening) in the order they went
     # out, as the engine listed them (公示出局名单时按角色出局的顺序排序, m209.txt:156)
+    # 前一天因投票出局角色名单 (tubian24.txt:36) also names a 白痴 after [装傻], whose card
+    # stays in the game (d.voted_in_game)
+    listed = [
+        *((at, name, cause) for name, (at, cause) in d.outs.items()),
+        *(
+            (at, name, cause)
+            for name, (at, cause) in d.voted_in_game.items()
+            if d.outs.get(name, (None,))[0] != at
+        ),
+    ]
     outs = sorted(
         (
             (at, name, cause)
-            for name, (at, cause) in d.outs.items()
+            for at, name, cause in listed
             if (since is None or since < at) and at <= day.opens
         ),
         key=lambda o: o[0],

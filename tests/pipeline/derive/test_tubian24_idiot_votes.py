@@ -100,7 +100,7 @@ def run(tmp_path: Path):  # type: ignore[no-untyped-def]
     game, db = game_file(tmp_path), tmp_path / "t24.db"
 
     def invoke(*args: str) -> str:
-        n = 2 if args[0] in ("night", "day") else 1
+        n = 2 if args[0] in ("night", "day", "drafts") else 1
         result = CliRunner().invoke(cli, [*args[:n], str(game), "--db", str(db), *args[n:]])
         assert result.exit_code == 0, result.output
         return result.output
@@ -148,3 +148,17 @@ def test_a_vote_for_the_fooled_idiot_cites_his_rule(run) -> None:  # type: ignor
     data = json.loads(run("tally", "--day", "2", "--json", "--as-of", AFTER[2]))
     v = next(v for v in data["votes"] if v["ballot"]["evidence"]["pid"] == pids["民1"])
     assert v["rule"] == "tubian24.txt:112"
+
+
+def test_the_next_day_opens_listing_the_fooled_idiot_as_voted_out(run) -> None:  # type: ignore[no-untyped-def]
+    """tubian24.txt:36 每个游戏日白天开始时，都会公示前一天因投票出局角色名单; :47 被投票出局的
+    【白痴】: day 2's opening lists 傻 as day 1's vote-out, though his card stays in the game."""
+    store = open_store(run.db)
+    store.set_meta("full_read:1", AFTER[1])  # day 1 read whole after its close, as a cycle does
+    store.close()
+    run("drafts", "make", "--as-of", "2026-12-02T10:05:00+08:00")
+    drafts = json.loads(run("drafts", "list", "--json"))["drafts"]
+    [opening] = [d for d in drafts if d["kind"] == "day_open" and d["day"] == 2]
+    listing = opening["body"].split("[b]出局名单[/b]", 1)[1].split("\n\n", 1)[0]
+    assert f"1. {IDIOT}（第1天投票出局）" in listing, opening["body"]
+    assert "平安夜" not in listing
