@@ -32,6 +32,7 @@ from engine.ballots import (
     VoteModifier,
 )
 from engine.rulesets import CountSheet, Ruleset
+from engine.rulesets.base import zh_votes
 
 __all__ = [
     "EDITED_NOTE",
@@ -769,15 +770,15 @@ def _voter_weight(unit: str, sheriff: str | None, rs: Ruleset, mods: _Mods) -> t
     why: list[str] = []
     if sheriff is not None and unit == sheriff and rs.sheriff_weight != 1:
         weight = Fraction(rs.sheriff_weight)
-        why.append(f"警长带队计{weight}票")
+        why.append(f"警长带队计{zh_votes(weight)}票")  # 1.5, never 3/2 (public text)
     for value, src in mods.voter_add.get(unit, []):
         weight += value
-        why.append(f"{src}+{value}")
+        why.append(f"{src}+{zh_votes(value)}")
     sets = mods.weight_set.get(unit, [])
     if sets:
         value, src = min(sets)
         weight = value
-        why.append(f"{src}：计{value}票")
+        why.append(f"{src}：计{zh_votes(value)}票")
     return weight, "；".join(why)
 
 

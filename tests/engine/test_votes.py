@@ -665,7 +665,8 @@ def test_verdicts_serialise_to_json() -> None:
         "voter": "饺子",
         "weight": "3/2",
         "value": 1.5,
-        "why": "警长带队计3/2票",
+        # the note is read in public drafts: a decimal (tubian24.txt:173 计为1.5票), never 3/2
+        "why": "警长带队计1.5票",
     }
 
 
