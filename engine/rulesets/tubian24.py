@@ -53,6 +53,7 @@ from engine.kernel import (
 )
 from engine.night import Handler, Holder, Pass, SkillSpec, Step, StepMode, run_steps
 from engine.rulesets.base import (
+    ENDED_BEFORE_THE_VOTE,
     SHARED_VOTE_RULES,
     CountSheet,
     Deadline,
@@ -452,6 +453,8 @@ class Tubian24(Ruleset):
 
     # ================================================================== the engine
     has_engine: ClassVar[bool] = True
+    # a 投降 during the day may end the game at once (tubian24.txt:53, 183)
+    ends_before_the_vote: ClassVar[bool] = True
     skill_specs: ClassVar[Mapping[str, SkillSpec]] = SPECS
     skill_aliases: ClassVar[Mapping[str, str]] = _ALIASES
     default_settings: ClassVar[Mapping[str, str]] = {"lead_wolf": LEAD_SUBMITTED}
@@ -1618,6 +1621,7 @@ class Tubian24(Ruleset):
         board.vote_cards = {
             n: cur.uid for n in board.living() if (cur := board.player(n).current) is not None
         }
+        won_before = board.winner is not None
         rest = self._director_actions(board, day.actions)
         for a in rest:
             skill = self.canonical_skill(a.skill)
@@ -1634,7 +1638,27 @@ class Tubian24(Ruleset):
                     a, "校验", Outcome.INVALID, f"<{skill}>不是白天由玩家提交的技能", spec.rule
                 )
         board.drain()
+        if not won_before and len(rest) < len(day.actions) and self._one_faction_left(board):
+            # a 投降, red card or 判负 during the day: 场上仅有一个阵营尚未被判负，游戏立即结束
+            # (tubian24.txt:183), before the vote; any other win waits for the vote (:181)
+            self.check_win(board)
         if board.winner is not None:
+            if not won_before:
+                # a 投降 (or a red card's 判负) during the day leaves one faction: 场上仅有一个
+                # 阵营尚未被判负，游戏立即结束 (tubian24.txt:53, 183) — the vote is not counted
+                timed = [
+                    a
+                    for a in day.actions
+                    if self.canonical_skill(a.skill) in DIRECTOR_ACTIONS and a.at
+                ]
+                last = max(timed, key=lambda a: datetime.fromisoformat(a.at or ""), default=None)
+                board.emit(
+                    ENDED_BEFORE_THE_VOTE,
+                    "tubian24.txt:183",
+                    f"{board.win_reason}，游戏立即结束，当天的投票不再结算",
+                    actor=last.actor if last is not None else "",
+                    checked=(last.at or "") if last is not None else "",
+                )
             return
         step = "放逐投票"
         if day.out is None:
@@ -1855,6 +1879,17 @@ class Tubian24(Ruleset):
         board.set_winner(faction, reason, rule)
         board.announce(f"游戏结束：{faction}胜利（{reason}）")
         board.emit(step, rule, f"{faction}胜利", because=reason)
+
+    def _one_faction_left(self, board: Board) -> bool:
+        """Only one faction is neither judged lost nor all out (tubian24.txt:183)."""
+        lost = self._lost(board)
+        members = self._members(board)
+        standing = [
+            f
+            for f in self.factions
+            if f not in lost and any(not _out_for_win(board.statuses, p) for p in members[f])
+        ]
+        return len(standing) == 1
 
     def _piper_wins(self, board: Board) -> bool:
         """吹笛者阵营胜 (tubian24.txt:212-214): a living piper, every other player in the game

@@ -14,12 +14,12 @@ from pipeline.derive.days import _day_players, _day_sheriff, _day_speed
 from pipeline.derive.discussion import roster_key
 from pipeline.derive.engine_view import (
     _engine_outs,
-    _voted_out_in_game,
     _public_causes,
     _revivals,
     _revived,
     _rights_at,
     _state_before_day,
+    _voted_out_in_game,
 )
 from pipeline.derive.flags import _flags, _sheriff_answers
 from pipeline.derive.journal_view import (

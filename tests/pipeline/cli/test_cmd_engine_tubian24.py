@@ -137,3 +137,27 @@ def test_day_resolve_and_tally_on_a_tubian24_game(paths: tuple[Path, Path]) -> N
     # replaying the journal from the setup reproduces every stored state
     verify = run(paths, "state", "--verify")
     assert "全部一致" in verify
+
+
+def test_a_surrender_that_leaves_one_faction_ends_the_day_before_its_close(
+    paths: tuple[Path, Path],
+) -> None:
+    """tubian24.txt:53 当所有被询问的角色同意投降，投降有效，狼人阵营判负并公示; :183 场上仅有一个
+    阵营尚未被判负，游戏立即结束，宣布此阵营胜利. With 白眼狼 and 吹笛者 out, the wolves'
+    surrender at noon ends the game then: day resolve need not wait for the 22:00 close."""
+    run(paths, "init")
+    add(paths, 0, "巫", "毒药", "白")  # 白眼狼阵营 all out (tubian24.txt:209)
+    add(paths, 0, "狼1", "杀人", "笛")  # 吹笛者阵营 all out (tubian24.txt:216)
+    run(paths, "night", "resolve", "--night", "0")
+    noon = "2026-12-01T12:00:00+08:00"
+    run(paths, "day", "add", "--day", "1", "--actor", "狼2", "--skill", "投降", "--at", noon)
+    game, db = (str(p) for p in paths)
+    before_close = ["--as-of", "2026-12-01T12:05:00+08:00"]
+    result = CliRunner().invoke(
+        cli, ["day", "resolve", game, "--db", db, "--day", "1", "--json", *before_close]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["winner"] == "村民阵营"
+    assert "狼人阵营判负（投降（由狼2发起））。" in data["public"]
+    assert any(e["step"] == "投票前游戏结束" for e in data["log"])
