@@ -95,6 +95,9 @@ def _context(game: Game, day: Day, role: ThreadRole, subject: str) -> dict[str, 
             f"{rs.inquiry.close_before.total_seconds() / 3600:g}" if rs.inquiry else None
         ),
         "election": bool(day.sheriff_election),
+        # a rule set without 延时 (tubian24.txt:330 only 加快进程): the progress thread offers
+        # 加速 alone
+        "delay_allowed": rs.speed.delay_allowed,
         "rules_thread": game.game.rules_thread,
         # the rule set's 投票格式 and 改票格式 as its text writes them (lines; [] when the text
         # gives none), and where: the vote thread's first post quotes them

@@ -62,6 +62,32 @@ def test_every_rule_set_with_a_format_quotes_its_own() -> None:
     assert get_ruleset("tubian24").vote_format == ""  # its text gives none
 
 
+def test_the_progress_thread_offers_only_what_the_rule_set_allows() -> None:
+    # m135.txt:197 未出局角色可于白天在进程帖中申请加速或延时
+    game = _managed()
+    day = game.day(1)
+    specs = newthread_specs(
+        game, as_of=day.opens - timedelta(minutes=5), templates=load_templates()
+    )
+    progress = {s.role: s for s in specs}["progress"].body
+    assert "申请加速或延时" in progress
+    # tubian24.txt:330 每名玩家都有拥有在进程帖内提议进程加速的权利 — and no 延时
+    example = load_game(ROOT / "config" / "games" / "tubian24.toml")
+    game = example.model_copy(
+        update={
+            "forum": example.forum.model_copy(update={"fid": 2}),
+            "days": [d.model_copy(update={"progress": None}) for d in example.days],
+        }
+    )
+    day = game.day(1)
+    specs = newthread_specs(
+        game, as_of=day.opens - timedelta(minutes=5), templates=load_templates()
+    )
+    progress = {s.role: s for s in specs}["progress"].body
+    assert "申请加速（本规则没有延时）" in progress
+    assert "加速或延时" not in progress
+
+
 def _draft(kind: str, tid: int | None, **kw: object) -> Draft:
     return Draft(
         1, kind, 2, f"{kind}:d2", tid, kw.pop("action", "reply"), None, "", "x", "", "x",  # type: ignore[arg-type]
