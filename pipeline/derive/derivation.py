@@ -122,7 +122,12 @@ def _derive_day(run: _Run, day: Day) -> DayResult:
             players, run.ruleset.timed_outs(engine_state, day_actions)
         )
     living_at = [p.name for p in players if p.out_at is None or p.out_at > day.opens]
-    speed, accelerated, speed_requests = _day_speed(run, day, outs, living_at)
+    # 场上未出局的玩家过半数同意加速 (tubian24.txt:330): a 白痴 voted out with [装傻] is out,
+    # though his card stays — he neither counts nor asks (tubian24.txt:47, 112)
+    voted_out = set(run.ruleset.out_by_vote_in_game(engine_state)) if engine_state else set()
+    speed, accelerated, speed_requests = _day_speed(
+        run, day, outs, [n for n in living_at if n not in voted_out]
+    )
     run.accelerated_by_day[day.day] = accelerated
     run.sheriff_by_day[day.day] = sheriff
     ballots, first_ballots, unreadable = _day_ballots(run, day)

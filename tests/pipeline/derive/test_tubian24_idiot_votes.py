@@ -57,6 +57,7 @@ def game_file(tmp_path: Path) -> Path:
             f"opens = 2026-12-0{day}T10:00:00+08:00",
             f"closes = 2026-12-0{day}T22:00:00+08:00",
             f"vote = {VOTE[day]}",
+            "progress = 3000",  # one progress thread for the game
         ]
     lines += ["[tubian24]", 'kill_order = ["狼1", "狼2"]', 'master = "民6"']
     path = tmp_path / "t24.toml"
@@ -162,3 +163,12 @@ def test_the_next_day_opens_listing_the_fooled_idiot_as_voted_out(run) -> None: 
     listing = opening["body"].split("[b]出局名单[/b]", 1)[1].split("\n\n", 1)[0]
     assert f"1. {IDIOT}（第1天投票出局）" in listing, opening["body"]
     assert "平安夜" not in listing
+
+
+def test_the_fooled_idiot_is_out_for_the_speed_count(run) -> None:  # type: ignore[no-untyped-def]
+    """tubian24.txt:330 若场上未出局的玩家过半数同意加速则执行加快进程: 24 players, 傻 voted out
+    with [装傻] (被投票出局的【白痴】, :47) — 23 in the game, more than half is 12."""
+    add_votes(run.db, 2, [("民1", "狼1")])
+    data = json.loads(run("tally", "--day", "2", "--json", "--as-of", AFTER[2]))
+    assert data["speed"]["living"] == 23, data["speed"]
+    assert data["speed"]["needed"] == 12
