@@ -369,6 +369,9 @@ class Ruleset:
     two_vote_rounds_rule: ClassVar[str] = ""
     #: Player fields of the game file the rule set needs → why (Chinese, for the message).
     player_fields: ClassVar[Mapping[str, str]] = {}
+    #: Where the text has every player's sex announced when the game starts (tubian24.txt:65
+    #: 游戏开始时，会公布所有玩家的性别): the first day's opening lists them. None: it does not.
+    sexes_announced: ClassVar[str | None] = None
     #: Every player holds two cards and a vote-out takes only the current one.
     dual_card: ClassVar[bool] = False
     #: Where the text says the public result leaves out the counts / the voters ("": it does not).

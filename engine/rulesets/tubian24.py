@@ -435,6 +435,7 @@ class Tubian24(Ruleset):
     # 梦中人[魅惑] silences the opposite sex (tubian24.txt:124-125), and the sexes are
     # announced at the start (tubian24.txt:65)
     player_fields: ClassVar[Mapping[str, str]] = {"sex": "梦中人[魅惑]会让所有异性玩家不能使用技能"}
+    sexes_announced: ClassVar[str | None] = "tubian24.txt:65"
     secret_keys: ClassVar[tuple[str, ...]] = SECRET_KEYS
 
     def break_tie(self, sheet: CountSheet, tie: tuple[str, ...]) -> Decision:

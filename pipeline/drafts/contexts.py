@@ -201,6 +201,18 @@ def _public_cause(d: Derivation, name: str, cause: str) -> str:
     return public if stored == cause else cause
 
 
+def _sexes(game: Game) -> list[dict[str, Any]]:
+    """Each sex and its players in the game file's order, where the rule set announces them
+    when the game starts (tubian24.txt:65); [] otherwise."""
+    if get_ruleset(game.game.ruleset).sexes_announced is None:
+        return []
+    return [
+        {"sex": sex, "names": [p.name for p in game.players if p.sex == sex]}
+        for sex in ("男", "女")
+        if any(p.sex == sex for p in game.players)
+    ]
+
+
 def day_open_context(game: Game, d: Derivation, prev: Day | None, day: Day) -> dict[str, Any]:
     """The opening of ``day``: the outs since ``prev`` opened (since the start for the first
     day, whose opening lists the first night's outs), the night's 公示, 遗言, the sheriff."""
@@ -246,6 +258,8 @@ def day_open_context(game: Game, d: Derivation, prev: Day | None, day: Day) -> d
             if n in d.lastwords and not d.lastwords_refusal(n)
         ],
         "sheriff": sheriff,
+        # 游戏开始时，会公布所有玩家的性别 (tubian24.txt:65): the first day's opening, by sex
+        "sexes": _sexes(game) if prev is None else [],
         "opens": _when(day.opens, tz),
         "closes": _when(day.closes, tz),
         "discussion_tid": day.discussion,

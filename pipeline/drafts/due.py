@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.cards import CardEvent
+from engine.rulesets import get_ruleset
 from engine.state import Phase
 from pipeline.derive import DayResult, Derivation
 from pipeline.drafts.contexts import (
@@ -155,10 +156,12 @@ def due_drafts(
             and (
                 any(at <= day.opens for at, _c in derivation.outs.values())
                 or derivation.deaths_in.get(Phase.night(n - 1).label, 0) > 0
+                or get_ruleset(game.game.ruleset).sexes_announced is not None
             )
         ):
-            # the first night's outs or lost cards (tubian24 首夜, m135 第零晚's first cards):
-            # the first day's opening
+            # the first night's outs or lost cards (tubian24 首夜, m135 第零晚's first cards),
+            # or the sexes the game starts by announcing (tubian24.txt:65): the first day's
+            # opening
             ctx = day_open_context(game, derivation, None, day)
             specs += _specs(game, templates, DraftKind.DAY_OPEN, n, ctx, tid=day.discussion)
         ended = derivation.ended

@@ -163,6 +163,7 @@ def test_the_next_day_opens_listing_the_fooled_idiot_as_voted_out(run) -> None: 
     listing = opening["body"].split("[b]出局名单[/b]", 1)[1].split("\n\n", 1)[0]
     assert f"1. {IDIOT}（第1天投票出局）" in listing, opening["body"]
     assert "平安夜" not in listing
+    assert "玩家性别" not in opening["body"]  # announced once, when the game starts (:65)
 
 
 def test_the_fooled_idiot_is_out_for_the_speed_count(run) -> None:  # type: ignore[no-untyped-def]
@@ -172,3 +173,24 @@ def test_the_fooled_idiot_is_out_for_the_speed_count(run) -> None:  # type: igno
     data = json.loads(run("tally", "--day", "2", "--json", "--as-of", AFTER[2]))
     assert data["speed"]["living"] == 23, data["speed"]
     assert data["speed"]["needed"] == 12
+
+
+def test_the_first_day_opens_announcing_every_players_sex(tmp_path: Path) -> None:
+    """tubian24.txt:65 游戏开始时，会公布所有玩家的性别 — the first day's opening lists them, by
+    sex in the game file's order, also after a peaceful first night."""
+    game, db = game_file(tmp_path), tmp_path / "t24.db"
+
+    def invoke(*args: str) -> str:
+        n = 2 if args[0] in ("night", "drafts") else 1
+        result = CliRunner().invoke(cli, [*args[:n], str(game), "--db", str(db), *args[n:]])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    invoke("init")
+    invoke("night", "resolve", "--night", "0")  # 平安夜: nobody out
+    invoke("drafts", "make", "--as-of", "2026-12-01T10:05:00+08:00")
+    drafts = json.loads(invoke("drafts", "list", "--json"))["drafts"]
+    [opening] = [d for d in drafts if d["kind"] == "day_open" and d["day"] == 1]
+    men = "、".join(n for n, _c, sex in ROSTER if sex == "男")
+    women = "、".join(n for n, _c, sex in ROSTER if sex == "女")
+    assert f"[b]玩家性别[/b]：\n男：{men}\n女：{women}\n\n[b]出局名单[/b]" in opening["body"]
