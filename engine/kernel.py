@@ -824,7 +824,8 @@ class Board:
             red=red,
         )
         self.deaths.append(death)
-        ordinal = ZH_ORDINAL.get(position, f"第{position}身份")
+        # one card a player: 身份, not 第一身份
+        ordinal = "身份" if len(p.cards) == 1 else ZH_ORDINAL.get(position, f"第{position}身份")
         nxt = p.current
         if nxt is None:
             self.tell(name, f"你的{ordinal}（{card.name}）出局（{cause}），你已出局。", rule)

@@ -829,7 +829,8 @@ def _render_state(state: GameState, rs: Ruleset) -> None:
                 mark = "未入场"
             else:
                 mark = f"出局：{c.out_cause}，{Phase.parse(c.out_phase or 'setup').zh}"
-            cards.append(f"{ZH_ORDINAL.get(i, i)} {c.name}（{mark}）")
+            ordinal = "身份" if len(p.cards) == 1 else ZH_ORDINAL.get(i, i)
+            cards.append(f"{ordinal} {c.name}（{mark}）")
         cur = p.current
         tags = []
         if cur is not None:

@@ -161,3 +161,14 @@ def test_a_surrender_that_leaves_one_faction_ends_the_day_before_its_close(
     assert data["winner"] == "村民阵营"
     assert "狼人阵营判负（投降（由狼2发起））。" in data["public"]
     assert any(e["step"] == "投票前游戏结束" for e in data["log"])
+
+
+def test_one_card_a_player_is_told_his_identity_not_a_first_one(paths: tuple[Path, Path]) -> None:
+    """tubian24.txt:25 每名角色将在游戏中扮演一个身份: one card each, so the out player is told
+    his 身份 — 第一身份 is for the two-card rule sets."""
+    run(paths, "init")
+    add(paths, 0, "狼1", "杀人", "知")
+    data = json.loads(run(paths, "night", "resolve", "--night", "0", "--json"))
+    told = [f["text"] for f in data["feedback"] if f["to"] == "知"]
+    assert "你的身份（先知）出局（狼人[杀人]），你已出局。" in told, told
+    assert "第一身份" not in run(paths, "state")
