@@ -824,10 +824,11 @@ class Board:
             red=red,
         )
         self.deaths.append(death)
-        # one card a player: 身份, not 第一身份
-        ordinal = "身份" if len(p.cards) == 1 else ZH_ORDINAL.get(position, f"第{position}身份")
+        ordinal = ZH_ORDINAL.get(position, f"第{position}身份")
         nxt = p.current
-        if nxt is None:
+        if len(p.cards) == 1:  # one card: its position means nothing to the player
+            self.tell(name, f"你（{card.name}）出局（{cause}）。", rule)
+        elif nxt is None:
             self.tell(name, f"你的{ordinal}（{card.name}）出局（{cause}），你已出局。", rule)
         else:
             self.tell(

@@ -47,7 +47,7 @@ from engine.state import CardState, Charge
 if TYPE_CHECKING:
     from engine.kernel import Action, Board, DayInput, Death
     from engine.night import Holder, Pass, Step
-    from engine.state import GameState
+    from engine.state import GameState, Status
 
 __all__ = [
     "RULE_KEYS",
@@ -749,6 +749,16 @@ class Ruleset:
 
     def group_skill(self, skill: str) -> bool:
         return False
+
+    def status_zh(self, status: Status) -> str | None:
+        """How the state listing words a status the rule set reads its own way (a table-wide
+        count such as a pool of points), or None: the shared wording."""
+        return None
+
+    def charge_zh(self, charge: Charge) -> str | None:
+        """How the state listing words a skill's charges when "可用/已用" would not be true (a
+        team skill counted up during the game), or None: the shared wording."""
+        return None
 
     def action_deadline(self, skill: str, actor_card: str | None = None) -> Deadline | None:
         """The 行动时限 of ``skill`` (sent by a holder of ``actor_card``, when known) counted from

@@ -615,6 +615,22 @@ class Zhenyan(Ruleset):
     def group_skill(self, skill: str) -> bool:
         return skill == "杀人"
 
+    def status_zh(self, status: Status) -> str | None:
+        if status.kind == MANA and status.holder == "*":  # zhenyan.txt:54-58
+            return f"魔力点：剩余{status.count}点（全场共用，不属于任何玩家；zhenyan.txt:55-58）"
+        if status.kind == GUESSED:  # zhenyan.txt:168
+            return f"第{status.note}个真言词语已被猜中（{status.source}猜中；zhenyan.txt:168）"
+        return None
+
+    def charge_zh(self, charge: Charge) -> str | None:
+        if charge.card == TEAM and charge.skill == "杀人":  # zhenyan.txt:66
+            if charge.remaining > 0:
+                return f"可用{charge.remaining}次"
+            return (
+                "暂无可用次数（该技能一开始不能使用，每有一个狼人出局，使用次数+1；zhenyan.txt:66）"
+            )
+        return None
+
     # ------------------------------------------------------------------ skills held
     def holder(self, board: Board, player: str, skill: str) -> Holder | None:
         p = board.player(player)

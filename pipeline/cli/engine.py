@@ -33,7 +33,7 @@ from engine.kernel import resolve_night as engine_resolve_night
 from engine.rulesets import Ruleset, get_ruleset
 from engine.rulesets.base import ENDED_BEFORE_THE_VOTE, late_reason, zh_span
 from engine.rulesets.rulebooks import cite
-from engine.state import ZH_ORDINAL, GameState, Phase, PhaseKind, StateError
+from engine.state import ZH_ORDINAL, Charge, GameState, Phase, PhaseKind, StateError, Status
 from engine.votes import DayContext, Tally, judge_ballots, tally
 from pipeline.cli import GameContext, cli, default_day, game_command, time_option
 from pipeline.derive import DayResult, RoundResult, derive, journal_modifiers
@@ -177,8 +177,10 @@ def _night_window(ctx: GameContext, night: int) -> tuple[datetime | None, dateti
 # --------------------------------------------------------------------------- rendering
 
 
-def _render(report: Report, title: str, game: str) -> None:
-    """The resolution of the game file ``game`` as the director reads it."""
+def _render(report: Report, title: str, game: str, rs: Ruleset) -> None:
+    """The resolution of the game file ``game`` as the director reads it (a card's position
+    is said only where a player holds more than one)."""
+    two = rs.hands is not None and rs.hands.size > 1
     click.echo(title)
     data = report.to_dict()
     if data["actions"]:
@@ -197,7 +199,8 @@ def _render(report: Report, title: str, game: str) -> None:
             )
     click.echo("出局（按顺序）：" if report.deaths else "出局：无")
     for i, d in enumerate(report.deaths, 1):
-        who = f"{d.player}的{ZH_ORDINAL.get(d.card_index, '')}（{d.card}）"
+        where = f"的{ZH_ORDINAL.get(d.card_index, '')}" if two else ""
+        who = f"{d.player}{where}（{d.card}）"
         tail = "，该角色出局" if d.player_out else ""
         click.echo(f"  {i}. {who}：{d.cause}{tail}（{d.step}，依据{cite(d.rule)}）")
     if report.feedback:
@@ -432,7 +435,7 @@ def night_resolve(
             }
         )
         return
-    _render(report, f"第{number}晚结算（{rs.name}）", ctx.game_path.name)
+    _render(report, f"第{number}晚结算（{rs.name}）", ctx.game_path.name, rs)
     if stale:
         click.echo(f"注意：之后已结算的阶段（{'、'.join(stale)}）已作废，请按顺序重新结算。")
 
@@ -704,14 +707,16 @@ def _say_day_resolved(
     )
     ended = [e.result for e in report.log if e.step == ENDED_BEFORE_THE_VOTE]
     if ended:  # zhenyan.txt:114 游戏立即结束: the vote is not counted, nor said
-        _render(report, f"第{number}天结算（{rs.name}）：{ended[0]}", game)
+        _render(report, f"第{number}天结算（{rs.name}）：{ended[0]}", game, rs)
     else:
         if first_tally is not None:
             result = (
                 f"第一轮[正午]最高票：{first_tally.out or '无人'}（{first_tally.decided_by}）；"
                 f"额外一轮{result}"
             )
-        _render(report, f"第{number}天结算（{rs.name}）：{result}（{day_tally.decided_by}）", game)
+        _render(
+            report, f"第{number}天结算（{rs.name}）：{result}（{day_tally.decided_by}）", game, rs
+        )
         for note in day_tally.notes:
             click.echo(f"计票备注：{note}")
         for detail in day_tally.details:
@@ -781,6 +786,42 @@ def state_cmd(ctx: GameContext, phase: str | None, verify: bool, as_json: bool) 
     _render_state(state, rs)
 
 
+def _holder_zh(state: GameState, holder: str) -> str:
+    """Who a status is on, as the director reads it: a player, one of a player's cards, or
+    the whole table (holder ``*``: nobody holds it)."""
+    if holder == "*":
+        return "全场（不属于任何玩家）"
+    for p in state.players:
+        for i, c in enumerate(p.cards, 1):
+            if c.uid == holder:
+                return (
+                    f"{p.name}的{ZH_ORDINAL.get(i, i)}（{c.name}）"
+                    if len(p.cards) > 1
+                    else (f"{p.name}（{c.name}）")
+                )
+    return holder
+
+
+def _status_line(state: GameState, s: Status) -> str:
+    until = "" if s.until is None else f"，至{Phase.from_index(s.until).zh}结束"
+    count = "" if s.count is None else f"，剩余{s.count}次"
+    return f"{_holder_zh(state, s.holder)}：{s.kind}（来源：{s.source}{until}{count}）"
+
+
+def _charge_line(state: GameState, rs: Ruleset, ch: Charge) -> str:
+    """Whether a skill can still be used: the rule set's own wording first; else 可用 (with
+    the count when more than one, and the phase it is usable from when later) or 已用."""
+    own = rs.charge_zh(ch)
+    if own is not None:
+        return own
+    if ch.remaining <= 0:
+        return "已用"
+    left = "可用" if ch.remaining == 1 else f"可用{ch.remaining}次"
+    if ch.since > state.phase.index:
+        left += f"（{Phase.from_index(ch.since).zh}起）"
+    return left
+
+
 def _moved_inputs(ctx: GameContext, snap: Snapshot) -> list[str]:
     """What changed in the director's records since the phase was resolved: an action removed
     or added (``night remove``, ``night add``/``day add``), a 红牌罚下 in the phase's window
@@ -829,8 +870,8 @@ def _render_state(state: GameState, rs: Ruleset) -> None:
                 mark = "未入场"
             else:
                 mark = f"出局：{c.out_cause}，{Phase.parse(c.out_phase or 'setup').zh}"
-            ordinal = "身份" if len(p.cards) == 1 else ZH_ORDINAL.get(i, i)
-            cards.append(f"{ordinal} {c.name}（{mark}）")
+            ordinal = f"{ZH_ORDINAL.get(i, i)} " if len(p.cards) > 1 else ""
+            cards.append(f"{ordinal}{c.name}（{mark}）")
         cur = p.current
         tags = []
         if cur is not None:
@@ -848,14 +889,13 @@ def _render_state(state: GameState, rs: Ruleset) -> None:
     if active:
         click.echo("状态：")
         for s in active:
-            click.echo(f"  {s.describe()}")
+            click.echo(f"  {rs.status_zh(s) or _status_line(state, s)}")
     if state.charges:
-        click.echo("技能次数（限定技能与馈赠的临时技能）：")
+        click.echo("技能次数：")
         owner = {c.uid: (p.name, c.name) for p in state.players for c in p.cards}
         for ch in state.charges:
             name, card = owner.get(ch.card, (ch.card, ""))
-            left = "可用" if ch.remaining > 0 else "已用"
             src = "（馈赠）" if ch.source else ""
-            click.echo(f"  {name}的{card}<{ch.skill}>{src}：{left}")
+            click.echo(f"  {name}的{card}<{ch.skill}>{src}：{_charge_line(state, rs, ch)}")
     if state.winner:
         click.echo(f"胜负：{state.winner}胜利（{state.win_reason}）")

@@ -873,7 +873,7 @@ def _night_view(
         removed=[r for r in rows if r.removed_at is not None],
         preview=preview,
         outcome_zh={k.value if hasattr(k, "value") else k: v for k, v in OUTCOME_ZH.items()},
-        ordinal=ZH_ORDINAL,
+        ordinal=ZH_ORDINAL if rs.hands is not None and rs.hands.size > 1 else {},
         players=actions.players_of(spec.game),
         skills=skills,
         has_engine=rs.has_engine,

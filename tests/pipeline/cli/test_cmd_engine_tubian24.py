@@ -165,10 +165,21 @@ def test_a_surrender_that_leaves_one_faction_ends_the_day_before_its_close(
 
 def test_one_card_a_player_is_told_his_identity_not_a_first_one(paths: tuple[Path, Path]) -> None:
     """tubian24.txt:25 每名角色将在游戏中扮演一个身份: one card each, so the out player is told
-    his 身份 — 第一身份 is for the two-card rule sets."""
+    his card without a position — 第一身份 is for the two-card rule sets."""
     run(paths, "init")
     add(paths, 0, "狼1", "杀人", "知")
     data = json.loads(run(paths, "night", "resolve", "--night", "0", "--json"))
     told = [f["text"] for f in data["feedback"] if f["to"] == "知"]
-    assert "你的身份（先知）出局（狼人[杀人]），你已出局。" in told, told
+    assert "你（先知）出局（狼人[杀人]）。" in told, told
     assert "第一身份" not in run(paths, "state")
+
+
+def test_night_resolve_names_the_card_without_a_position(paths: tuple[Path, Path]) -> None:
+    # tubian24: one card each, so a death reads 「白（白眼狼）」, never 「白的第一身份」
+    run(paths, "init")
+    add(paths, 0, "狼1", "杀人", "知")
+    add(paths, 0, "巫", "毒药", "白")
+    out = run(paths, "night", "resolve", "--night", "0")
+    assert "1. 白（白眼狼）：" in out and "2. 知（先知）：" in out, out
+    assert "身份（" not in out, out  # nor the feedback 「你的第一身份（白眼狼）」
+    assert "→ 白：你（白眼狼）出局（女巫[毒药]）。" in out, out
