@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal, TypeVar, get_args
@@ -48,6 +48,7 @@ __all__ = [
     "SheriffAnswer",
     "conduct_flags",
     "count_posts",
+    "without_posts_after_out",
 ]
 
 Role = Literal["discussion", "vote", "progress", "inquiry", "lastwords", "rules"]
@@ -660,6 +661,39 @@ def _count(
             evidence=tuple(a.evidence for a in posts),
             excluded=tuple(excluded.get(player, ())),
             notes=tuple(notes.get(player, ())),
+        )
+    return result
+
+
+def without_posts_after_out(
+    counts: Mapping[str, PostCount], out_at: Mapping[str, datetime]
+) -> dict[str, PostCount]:
+    """The day's counts without each player's posts after he went out (``out_at``): an out
+    player may not speak in the discussion thread (诈尸, flagged on its own), so what he posts
+    then is no 发言 of the day; they move to ``excluded`` with the reason. A post made at the
+    very moment of going out still counts, as it is no 诈尸 either."""
+    result = dict(counts)
+    for player, out in out_at.items():
+        pc = counts.get(player)
+        if pc is None:
+            continue
+        evidence = list(pc.evidence)
+        late = {e.pid for e in evidence if e.at is not None and e.at > out}
+        if not late:
+            continue
+        kept = [(pid, e) for pid, e in zip(pc.pids, evidence, strict=True) if pid not in late]
+        moved = tuple(
+            (e.pid, f"出局后发帖（{_when(e.at)}，{_when(out)}出局），不计入发言")
+            for e in evidence
+            if e.pid in late and e.at is not None
+        )
+        result[player] = replace(
+            pc,
+            count=len(kept),
+            pids=tuple(pid for pid, _e in kept),
+            evidence=tuple(e for _pid, e in kept),
+            excluded=(*pc.excluded, *moved),
+            notes=tuple((pid, n) for pid, n in pc.notes if pid not in late),
         )
     return result
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from engine.cards import card_ledger
+from engine.conduct import without_posts_after_out
 from engine.rulesets import get_ruleset
 from engine.state import Phase
 from parsers.votes import CARD_TARGET
@@ -157,7 +158,13 @@ def _derive_day(run: _Run, day: Day) -> DayResult:
     if sheriff and run.ruleset.conduct.sheriff_answers_only:
         # the sheriff may not post in the discussion thread (zhenyan.txt:109): no 潜水
         post_exempt.setdefault(sheriff, "警长不能在讨论帖发言")
-    counts = _day_counts(run, day)
+    tz = run.game.game.tz
+    for name, (at, cause) in sorted(outs.items()):
+        if day.opens < at < day.closes:  # not judged for the day (docs/rulings.md)
+            when = at.astimezone(tz).strftime("%m-%d %H:%M")
+            post_exempt.setdefault(name, f"白天中途出局（{when}，{cause}），出局后不能发言")
+    # what an out player posts is 诈尸, no 发言: it does not count (docs/rulings.md)
+    counts = without_posts_after_out(_day_counts(run, day), {n: o[0] for n, o in outs.items()})
     _sheriff_answers(run, day)
     return DayResult(
         day=day,

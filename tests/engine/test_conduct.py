@@ -25,6 +25,7 @@ from engine.conduct import (
     SheriffAnswer,
     conduct_flags,
     count_posts,
+    without_posts_after_out,
 )
 from engine.rulesets import get_ruleset, ruleset_ids
 
@@ -335,6 +336,23 @@ def test_zhashi_after_out_time_only() -> None:
     assert [e.pid for e in flag.evidence] == [after.pid]
     assert flag.card is None  # the director picks the colour
     assert flag.rule == "m209.txt:723"
+
+
+def test_posts_after_going_out_are_not_counted() -> None:
+    # m209.txt:723 （2）已出局角色在讨论帖、投票帖、进程帖中发言（即“诈尸”）: not 发言 of the
+    # day (m209.txt:717 发言不足五帖); a post at the very moment of going out is no 诈尸 and counts
+    mine = posts("饺子", 4, 3, start_hour=12)  # 12:00, 12:01, 12:02, 12:03
+    counts = count_posts(mine, day=3, opens=at(3, 9), closes=at(3, 22), discussion_tids=(1003,))
+    assert counts["饺子"].count == 4
+    after = without_posts_after_out(counts, {"饺子": at(3, 12, 1), "包子": at(3, 10)})
+    pc = after["饺子"]
+    assert (pc.count, pc.pids) == (2, (mine[0].pid, mine[1].pid))
+    assert [e.pid for e in pc.evidence] == [mine[0].pid, mine[1].pid]
+    assert pc.excluded == (
+        (mine[2].pid, "出局后发帖（12月3日12:02，12月3日12:01出局），不计入发言"),
+        (mine[3].pid, "出局后发帖（12月3日12:03，12月3日12:01出局），不计入发言"),
+    )
+    assert "包子" not in after  # no post, nothing to drop
 
 
 def test_zhashi_groups_the_threads_of_a_day() -> None:

@@ -263,3 +263,25 @@ def test_a_late_speed_request_is_shown_with_its_reason_and_post(db):
     data = json.loads(run("tally", str(GAME), "--db", str(db), "--day", "2", "--json", *AS_OF))
     (ignored,) = data["speed"]["ignored"]
     assert ignored["player"] == "油条" and "goto=findpost" in ignored["evidence"]
+
+
+def test_posts_after_going_out_mid_day_are_no_speech(db):
+    """面条 goes out at 16:00 on day 2 and posts three more times in the discussion thread.
+    m135.txt:55 「角色出局后，不能继续发言、投票、发动技能」: those posts are 诈尸
+    (m135.txt:317), not 发言 — they are not counted for 潜水 (m135.txt:311), and a player out
+    before the close is not judged for 潜水 that day (docs/rulings.md): why, tally and the
+    flags say the same."""
+    run("player", "out", str(GAME), "--db", str(db), "--player", "面条",
+        "--at", "2026-12-02T16:00:00+08:00", "--cause", "第2天中午被决斗")  # fmt: skip
+    out = run("why", str(GAME), "--db", str(db), "--day", "2", "--player", "面条", *AS_OF)
+    assert "  讨论帖发言：2 帖\n" in out, out  # 11:37 and 13:49; not 16:01, 18:13, 20:25
+    assert "    当天不判发言不足：白天中途出局（12-02 16:00，第2天中午被决斗）" in out, out
+    late = [x for x in out.splitlines() if "出局后发帖" in x]
+    assert len(late) == 3 and all(x.endswith("12月2日16:00出局），不计入发言）") for x in late)
+    assert "诈尸" in out  # the same three posts, flagged
+    data = json.loads(run("tally", str(GAME), "--db", str(db), "--day", "2", "--json", *AS_OF))
+    mine = data["post_counts"]["面条"]
+    assert mine["count"] == 2 and len(mine["pids"]) == 2
+    assert sum("出局后发帖" in e["reason"] for e in mine["excluded"]) == 3
+    ids = {f["id"] for f in data["flags"]}
+    assert "d2-zhashi-面条" in ids and "d2-qianshui-面条" not in ids
