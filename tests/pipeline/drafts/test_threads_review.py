@@ -398,3 +398,22 @@ def test_a_new_thread_the_file_now_drafts_otherwise_cannot_be_approved(tmp_path)
     )
     approved = approve(store, waiting["progress"].id, AHEAD, game=game(path, store))
     assert approved.state is DraftState.APPROVED
+
+
+def test_a_new_thread_from_the_directors_own_template_opens_as_drafted(tmp_path):
+    """The director's own newthread.j2 ([drafts] templates): the first post is checked against
+    that template, not bansha's own, so an unchanged game file opens the thread as drafted."""
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (folder / "newthread.j2").write_text("{{ subject }}：{{ closes }} 截止\n", "utf-8")
+    path = write_game(tmp_path / "g.toml")
+    store = open_store(tmp_path / "g.db")
+    forum = FakeForum()
+    g = game(path, store)
+    make_drafts(g, store, derive(g, store, as_of=AHEAD), now=AHEAD, templates_dir=folder)
+    approve_all(store)
+    results = publish_approved(store, game(path, store), forum, now=OPEN, templates_dir=folder)
+    assert {r.status for r in results} <= {"posted"}
+    assert {t.subject for t in forum.threads.values()} == SUBJECTS
+    [vote] = [t for t in forum.threads.values() if t.subject == "[M135]第1天投票帖"]
+    assert vote.posts[0][1].startswith("[M135]第1天投票帖：12月1日 22:00 截止")
