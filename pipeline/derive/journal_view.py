@@ -102,3 +102,13 @@ def card_events(store: Store) -> list[CardEvent]:
         CardEvent(r["player"], Card.parse(r["colour"]), r["reason"], _dt(r["at"]), r["source"])
         for r in store.query("SELECT * FROM card_events WHERE revoked_at IS NULL ORDER BY at, id")
     ]
+
+
+def revoked_card_events(store: Store) -> list[CardEvent]:
+    """The cards the director took back (``bansha card revoke``, a revoked flag decision)."""
+    return [
+        CardEvent(r["player"], Card.parse(r["colour"]), r["reason"], _dt(r["at"]), r["source"])
+        for r in store.query(
+            "SELECT * FROM card_events WHERE revoked_at IS NOT NULL ORDER BY at, id"
+        )
+    ]

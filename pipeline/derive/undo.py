@@ -323,8 +323,8 @@ def _posted_notes(store: Store, cards: Sequence[dict[str, Any]]) -> list[str]:
             notes.append(
                 f"注意：第{r['day']}天的判罚公示（第 {r['id']} 号草稿，pid {r['posted_pid']}）"
                 f"已经发出，印有{'、'.join(c['player'] + '的' + c['colour'] for c in hit)}；"
-                "论坛上的帖子不会自动更正：下一次起草按剩下的牌生成更正的判罚公示"
-                "（这一天没有剩下的牌时不起草），请自行决定是否发出更正"
+                "论坛上的帖子不会自动更正：下一次起草生成这一天的更正判罚公示"
+                "（写明哪张牌撤销，并列出仍然有效的牌），请自行决定是否发出更正"
             )
     return notes
 

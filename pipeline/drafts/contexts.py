@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, tzinfo
 from typing import Any
 
@@ -16,7 +16,7 @@ from engine.state import Phase
 from engine.votes import Tally, VerdictStatus
 from pipeline.derive import DayResult, Derivation, game_factions
 from pipeline.derive.results import DayEnd
-from pipeline.drafts.bbcode import BBCode, _escape_lines
+from pipeline.drafts.bbcode import BBCode, _escape_lines, bbcode_escape
 from pipeline.drafts.formatting import (
     _base_context,
     _counts_context,
@@ -366,9 +366,17 @@ def _event_day(e: CardEvent, d: Derivation, days: Sequence[Day]) -> int:
 
 
 def cards_context(
-    game: Game, d: Derivation, n: int, events: Sequence[CardEvent]
+    game: Game,
+    d: Derivation,
+    n: int,
+    events: Sequence[CardEvent],
+    *,
+    revoked: Sequence[CardEvent] = (),
+    announced: str = "",
 ) -> dict[str, Any] | None:
-    """Cards given for day ``n`` (confirmed flags and by hand), with what they escalated to.
+    """Cards given for day ``n`` (confirmed flags and by hand), with what they escalated to,
+    and the cards withdrawn: ``revoked`` ones of the day that a posted 公示 printed
+    (``announced``: the posted text) — the players must be told they no longer stand.
 
     Escalations are attributed by replaying the ledger one event at a time. A faction's loss is
     never printed (m209.txt:146 不予公示; elsewhere it would name a faction's players).
@@ -389,33 +397,35 @@ def cards_context(
     for i, e in enumerate(ordered):
         ledger = card_ledger(ordered[: i + 1], factions, rules=card_rules)
         if _event_day(e, d, days) == n:
-            flag = flags.get(e.source)
-            reason, links = _public_card(e, flag)
-            rows.append(
-                {
-                    "player": e.player,
-                    "colour": e.colour.value,
-                    "reason": reason,
-                    "links": links,
-                    "what": flag.kind.zh if flag is not None else "导演判罚",
-                }
-            )
+            rows.append(_card_row(e, flags.get(e.source)))
             escalations += list(ledger.escalations[len(prev.escalations) :])
             red_outs += [p for p in ledger.out_by_red if p not in prev.out_by_red]
             if e.player not in players:
                 players.append(e.player)
             last = ledger
         prev = ledger
-    if not rows or last is None:
+    withdrawn = [
+        row
+        for e in sorted(revoked, key=_event_key)
+        if _event_day(e, d, days) == n
+        and _printed(row := _card_row(e, flags.get(e.source)), announced)
+    ]
+    if not rows and not withdrawn:
         return None
+    players += [w["player"] for w in withdrawn if w["player"] not in players]
+    if last is None:  # every card of the day withdrawn: the cards up to that day
+        last = card_ledger(
+            [e for e in ordered if _event_day(e, d, days) <= n], factions, rules=card_rules
+        )
     standing = []
     for name in players:
         pc = last.players.get(name)
-        if pc is not None:
-            standing.append({"player": name, "blue": pc.blue, "yellow": pc.yellow, "red": pc.red})
+        blue, yellow, red = (pc.blue, pc.yellow, pc.red) if pc is not None else (0, 0, 0)
+        standing.append({"player": name, "blue": blue, "yellow": yellow, "red": red})
     return {
         **_base_context(game, n),
         "cards": rows,
+        "withdrawn": withdrawn,
         "escalations": escalations,
         "red_outs": red_outs,
         "standing": standing,
@@ -423,6 +433,24 @@ def cards_context(
         "yellow": Card.YELLOW.value,
         "red": Card.RED.value,
     }
+
+
+def _card_row(e: CardEvent, flag: Flag | None) -> dict[str, Any]:
+    """A card as the cards 公示 prints it."""
+    reason, links = _public_card(e, flag)
+    return {
+        "player": e.player,
+        "colour": e.colour.value,
+        "reason": reason,
+        "links": links,
+        "what": flag.kind.zh if flag is not None else "导演判罚",
+    }
+
+
+def _printed(row: Mapping[str, Any], announced: str) -> bool:
+    """Whether a posted cards 公示 (its text, ``announced``) printed this card's line."""
+    esc = bbcode_escape
+    return f"{esc(row['player'])}：{esc(row['colour'])}（{esc(row['reason'])}）" in announced
 
 
 def inquiry_answers_context(

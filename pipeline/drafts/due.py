@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +97,8 @@ def due_drafts(
     templates_dir: Path | str | None = None,
     templates: Templates | None = None,
     cards: Sequence[CardEvent] = (),
+    revoked: Sequence[CardEvent] = (),
+    announced: Mapping[int, str] | None = None,
     floor2: Mapping[int, int] | None = None,
     unsettled: Collection[int] = (),
     unsettled_first: Collection[int] = (),
@@ -115,7 +118,9 @@ def due_drafts(
     - elevator: while the day is open — an edit of the director's floor 2 when its pid is known
       (``floor2``: discussion tid -> pid), else a reply.
 
-    ``cards`` are the card events (``pipeline.derive.card_events``). ``unsettled``: closed days
+    ``cards`` are the card events (``pipeline.derive.card_events``); ``revoked`` the cards taken
+    back, and ``announced`` what the posted cards 公示 of each day printed: a revoked card one of
+    them printed is said withdrawn in the day's next cards 公示. ``unsettled``: closed days
     whose threads have not been read whole again since the close — their result, cards and the
     next day's opening wait, so a public result is never drafted from a crawl that missed the
     last votes. Pure, given ``templates`` (loaded from ``templates_dir`` when not given).
@@ -123,6 +128,8 @@ def due_drafts(
     if templates is None:
         templates = load_templates(templates_dir)
     floor2 = floor2 or {}
+    printed = announced or {}
+    closed = partial(_closed_day_drafts, game, templates, derivation, cards=cards, revoked=revoked)
     tz = game.game.tz
     days = sorted(game.days, key=lambda x: x.day)
     specs: list[DraftSpec] = []
@@ -168,14 +175,14 @@ def due_drafts(
         if ended is not None and ended.day == n and ended.resolved:
             # the game ended during the day and the director resolved it: its result (the
             # vote not counted, the 公示 of the end) goes out at once, and no day follows
-            specs += _closed_day_drafts(game, templates, derivation, day, None, cards=cards)
+            specs += closed(day, None, announced=printed.get(n, ""))
             continue
         if as_of < day.closes or n in unsettled:
             continue
         nxt = days[i + 1] if i + 1 < len(days) and as_of < days[i + 1].closes else None
         if won is not None and won.index <= Phase.day(n).index:
             nxt = None  # won by the day's vote: its result says so, no day opens after it
-        specs += _closed_day_drafts(game, templates, derivation, day, nxt, cards=cards)
+        specs += closed(day, nxt, announced=printed.get(n, ""))
     log.debug("due at %s: %s", as_of.astimezone(tz).isoformat(), [s.key for s in specs])
     return specs
 
@@ -233,13 +240,15 @@ def _closed_day_drafts(
     nxt: Day | None,
     *,
     cards: Sequence[CardEvent],
+    revoked: Sequence[CardEvent] = (),
+    announced: str = "",
 ) -> list[DraftSpec]:
     """A closed (and read whole again) day's drafts: its cards, its result, and the opening
     of ``nxt``, the next day when it has not closed yet."""
     specs: list[DraftSpec] = []
     n = day.day
     announce = _announce_tid(game, day)
-    ctx = cards_context(game, derivation, n, cards)
+    ctx = cards_context(game, derivation, n, cards, revoked=revoked, announced=announced)
     if ctx is not None:
         specs += _specs(game, templates, DraftKind.CARDS, n, ctx, tid=announce)
     if n in derivation.stale_days:

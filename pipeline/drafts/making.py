@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from engine.rulesets import get_ruleset
 from pipeline.derive import Derivation, card_events
+from pipeline.derive.journal_view import revoked_card_events
 from pipeline.drafts.due import due_drafts, inquiry_answer_drafts
 from pipeline.drafts.inputs import (
     _mark_unresolved,
@@ -64,6 +65,16 @@ def elevator_pids(game: Game, store: Store) -> dict[int, int]:
     return found
 
 
+def posted_cards_text(store: Store) -> dict[int, str]:
+    """Day -> what the cards 公示 posted for it printed (every posted one, as posted)."""
+    text: dict[int, str] = {}
+    for r in store.query(
+        "SELECT day, body FROM drafts WHERE kind = 'cards' AND state = 'posted' ORDER BY id"
+    ):
+        text[r["day"]] = text.get(r["day"], "") + r["body"] + "\n"
+    return text
+
+
 def make_drafts(
     game: Game,
     store: Store,
@@ -90,6 +101,8 @@ def make_drafts(
         templates_dir=templates_dir,
         templates=templates,
         cards=card_events(store),
+        revoked=revoked_card_events(store),
+        announced=posted_cards_text(store),
         floor2=elevator_pids(game, store),
         unsettled=unsettled,
         unsettled_first=unsettled_first,

@@ -133,7 +133,60 @@ def test_revoking_a_card_an_announcement_already_printed_says_the_forum_keeps_it
     )
     assert "论坛上的帖子不会自动更正" in out
     run("drafts", "make", *base(db), *AS_OF)
-    assert [d["state"] for d in _drafts(db, "cards", 2)] == ["posted"]  # never changed
+    posted, fix = _drafts(db, "cards", 2)
+    assert posted["state"] == "posted" and posted["body"] == draft["body"]  # never changed
+    assert fix["state"] == "pending" and "月饼的蓝牌撤销（原判罚理由：第1次）" in fix["body"]
+
+
+def _post(db: Path, draft_id: int) -> None:
+    con = sqlite3.connect(db)  # as a cycle leaves it once the forum took the reply
+    con.execute(
+        "UPDATE drafts SET state = 'posted', posted_pid = 999, posted_at = ? WHERE id = ?",
+        ["2026-12-03T09:05:00+08:00", draft_id],
+    )
+    con.commit()
+    con.close()
+
+
+def test_the_correction_after_a_posted_card_is_revoked_says_which_card_is_withdrawn(db):
+    # the players read the posted 公示: the correction must tell them which card no longer
+    # stands, what still does, and where each player stands now
+    # (m135.txt:238 「累计三张“蓝牌”合并为一张“黄牌”。」: the standing is the ledger's)
+    run(
+        "card", "give", *base(db), "--player", "月饼", "--colour", "黄", "--why", "贴脸",
+        "--at", "2026-12-02T11:00:00+08:00",
+    )  # fmt: skip
+    _blue(db, 2)
+    run("drafts", "make", *base(db), *AS_OF)
+    (posted,) = _drafts(db, "cards", 2)
+    _post(db, posted["id"])
+    yellow = next(
+        r for r in json.loads(run("cards", *base(db), "--json"))["records"] if r["colour"] == "黄牌"
+    )
+    out = run("card", "revoke", *base(db), str(yellow["id"]), "--why", "给错了人")
+    assert "下一次起草生成这一天的更正判罚公示（写明哪张牌撤销" in out
+    run("drafts", "make", *base(db), *AS_OF)
+    _old, fix = _drafts(db, "cards", 2)
+    assert fix["state"] == "pending"
+    body = fix["body"]
+    assert body.startswith("[b]【第2天 判罚（更正）】[/b]\n月饼的黄牌撤销（原判罚理由：贴脸）\n"), (
+        body
+    )
+    assert "仍然有效的判罚" in body and "月饼：蓝牌（第2次）" in body
+    assert "月饼：蓝牌 1，黄牌 0，红牌 0" in body
+    # nothing changed since: the same correction, no new draft
+    run("drafts", "make", *base(db), *AS_OF)
+    assert len(_drafts(db, "cards", 2)) == 2
+    # the day's last card revoked too: still a correction to post, not a silent nothing
+    blue = next(
+        r for r in json.loads(run("cards", *base(db), "--json"))["records"] if not r["revoked"]
+    )
+    run("card", "revoke", *base(db), str(blue["id"]), "--why", "也错了")
+    run("drafts", "make", *base(db), *AS_OF)
+    last = _drafts(db, "cards", 2)[-1]
+    assert last["state"] == "pending" and "月饼的蓝牌撤销（原判罚理由：第2次）" in last["body"]
+    assert "月饼的黄牌撤销" in last["body"] and "仍然有效的判罚" not in last["body"]
+    assert "月饼：蓝牌 0，黄牌 0，红牌 0" in last["body"]
 
 
 def test_a_revoked_red_card_undoes_its_out(db):
