@@ -139,7 +139,7 @@ def _posted_before(ctx: GameContext, d: Draft) -> str | None:
 
 @drafts_group.command("show")
 @game_command(readonly=True)
-@click.argument("draft_id", type=int, metavar="ID")
+@click.argument("draft_id", type=int, metavar="草稿编号")
 @click.option(
     "--json", "as_json", is_flag=True, help="输出 JSON（与 drafts --json 中的一项相同）。"
 )
@@ -207,7 +207,7 @@ def _diff(old: str, new: str, old_name: str, new_name: str) -> None:
 
 @drafts_group.command("edit")
 @game_command
-@click.argument("draft_id", type=int, metavar="ID")
+@click.argument("draft_id", type=int, metavar="草稿编号")
 @click.option(
     "--subject",
     default=None,
@@ -260,7 +260,7 @@ def drafts_edit(ctx: GameContext, draft_id: int, subject: str | None) -> None:
 
 @drafts_group.command("approve")
 @game_command
-@click.argument("draft_id", type=int, metavar="ID")
+@click.argument("draft_id", type=int, metavar="草稿编号")
 def drafts_approve(ctx: GameContext, draft_id: int) -> None:
     """批准草稿：下一次 bansha cycle 会把它发到论坛。"""
     try:
@@ -278,7 +278,7 @@ def drafts_approve(ctx: GameContext, draft_id: int) -> None:
 
 @drafts_group.command("reject")
 @game_command
-@click.argument("draft_id", type=int, metavar="ID")
+@click.argument("draft_id", type=int, metavar="草稿编号")
 @click.option("--why", required=True, help="驳回的理由（会记录下来）。")
 def drafts_reject(ctx: GameContext, draft_id: int, why: str) -> None:
     """驳回草稿（写明理由）；驳回的草稿不会发出。"""

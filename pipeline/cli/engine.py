@@ -345,7 +345,7 @@ def night_list(ctx: GameContext, number: int | None, include_removed: bool, as_j
 
 @night_group.command("remove")
 @game_command
-@click.argument("action_id", type=int, metavar="ID")
+@click.argument("action_id", type=int, metavar="行动编号")
 @click.option("--why", default=None, help="撤销的理由（记入审计记录，bansha undo list --all）。")
 def night_remove(ctx: GameContext, action_id: int, why: str | None) -> None:
     """撤销一条记录错的行动（夜晚或白天的；保留为证据，不再参与结算，记下时间与理由）。

@@ -118,7 +118,7 @@ def lastwords_list(ctx: GameContext, include_removed: bool, as_json: bool) -> No
 
 @lastwords_group.command("remove")
 @game_command
-@click.argument("record_id", type=int)
+@click.argument("record_id", type=int, metavar="记录编号")
 def lastwords_remove(ctx: GameContext, record_id: int) -> None:
     """撤销一条遗言记录（记录保留，标明撤销时间）。"""
     try:

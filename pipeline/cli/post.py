@@ -210,7 +210,7 @@ def _check_named(ctx: GameContext, draft_ids: tuple[int, ...]) -> list[int]:
 
 @publish_group.command("record")
 @game_command(forum=True)
-@click.argument("draft_id", type=int, metavar="ID")
+@click.argument("draft_id", type=int, metavar="草稿编号")
 @click.option("--pid", type=int, default=None, help="你手动发出的那一楼的 pid（回复）。")
 @click.option(
     "--tid",

@@ -506,7 +506,7 @@ def _decided(ctx: GameContext, flag_id: str) -> str:
 
 @flags_group.command("confirm")
 @game_command
-@click.argument("flag_id")
+@click.argument("flag_id", metavar="标记编号")
 @click.option("--card", "card", default=None, help="给的牌：蓝牌/黄牌/红牌（默认按规则）。")
 @as_of_option
 def flags_confirm(ctx: GameContext, flag_id: str, card: str | None, as_of: str | None) -> None:
@@ -557,7 +557,7 @@ def flags_confirm(ctx: GameContext, flag_id: str, card: str | None, as_of: str |
 
 @flags_group.command("dismiss")
 @game_command
-@click.argument("flag_id")
+@click.argument("flag_id", metavar="标记编号")
 @click.option("--why", required=True, help="驳回的理由（会记录下来）。")
 @as_of_option
 def flags_dismiss(ctx: GameContext, flag_id: str, why: str, as_of: str | None) -> None:
@@ -582,7 +582,7 @@ def flags_dismiss(ctx: GameContext, flag_id: str, why: str, as_of: str | None) -
 
 @flags_group.command("revoke")
 @game_command
-@click.argument("flag_id")
+@click.argument("flag_id", metavar="标记编号")
 @click.option("--why", required=True, help="撤销的理由（必填，记入审计记录）。")
 def flags_revoke(ctx: GameContext, flag_id: str, why: str) -> None:
     """撤销一条标记的决定：确认给的牌一并撤销（台账重算，升级与红牌出局随之撤销），标记回到待确认。"""
@@ -773,11 +773,11 @@ def vote_proxy(ctx: GameContext, day: int, voter: str, target: str, at: str) -> 
     "--kind",
     type=ZhChoice({k.value: (MODIFIER_ZH[k.value],) for k in ModifierKind}),
     required=True,
-    help="weight_add（得票加）得票+N（诽谤），weight_set（票权改为）票权=N（迷魂 0），"
-    "voter_add（票权加）票权+N（独裁），no_vote（不能投票），no_change（不能改票），"
-    "block_out（不能被投出），tie_taker（平票时出局，高僧），force_top（技能最高票），"
-    "void_on_tie（平票时投票出局作废，替罪羊），"
-    "before_open（须在开门前投票）开门前未投则弃权（狂躁）。英文或括号里的中文都可以。",
+    help="得票加：得票+N（诽谤）；票权改为：票权=N（迷魂 0）；票权加：票权+N（独裁）；"
+    "不能投票；不能改票；不能被投出；平票时出局（高僧）；技能最高票；"
+    "平票时投票出局作废（替罪羊）；须在开门前投票：开门前未投则弃权（狂躁）。"
+    "也可以写英文（weight_add、weight_set、voter_add、no_vote、no_change、block_out、"
+    "tie_taker、force_top、void_on_tie、before_open，依次对应）。",
 )
 @click.option("--value", default="0", help="数值（可写分数，如 1 或 3/2）。")
 @click.option("--source", default="", help="来源，如 乌鸦[诽谤]。")
@@ -862,8 +862,9 @@ SPEED_WORDS = {
     "--mode",
     type=ZhChoice(SPEED_WORDS),
     required=True,
-    help="accelerate（加速），normal（不加速；延时成功也写它：不再视为执行加速），"
-    "auto（按申请计算：按申请人数）。英文或括号里的中文都可以。",
+    help="加速；不加速（延时成功也写它：不再视为执行加速；也可写 延时、延迟）；"
+    "按申请计算（撤掉导演的裁定，按申请人数计算；也可写 自动）。"
+    "也可以写英文 accelerate、normal、auto。",
 )
 def vote_speed(ctx: GameContext, day: int, mode: str) -> None:
     """导演裁定当天是否加速（覆盖按申请人数的计算）。"""

@@ -222,11 +222,11 @@ def translate_plural(singular: str, plural: str, n: int) -> str:
 
 
 class ZhChoice(click.Choice):  # type: ignore[type-arg]
-    """A choice of English values that also takes the Chinese words a director uses for them
-    (``--mode 加速`` is ``--mode accelerate``); the command always gets the English value.
+    """A choice a director types in Chinese (``--mode 加速``); the English value it stands for
+    (``accelerate``) is typed as well, and is what the command gets.
 
-    ``words`` maps each English value to its Chinese words, the first of them the one shown
-    in the help and in the error that lists what may be typed.
+    ``words`` maps each English value to its Chinese words: the first is the one the help's
+    ``[加速|不加速|…]`` and the error listing what may be typed show first.
     """
 
     def __init__(self, words: Mapping[str, Sequence[str]]) -> None:
@@ -241,11 +241,65 @@ class ZhChoice(click.Choice):  # type: ignore[type-arg]
             return value.strip()
         self.fail(f"{value!r} 不是可选的值；可以写：{self.listing()}", param, ctx)
 
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str | None:
+        """``[加速|不加速|按申请计算]``: the Chinese word of each value (its English where none)."""
+        return "[" + "|".join(zh[0] if zh else v for v, zh in self.words.items()) + "]"
+
     def listing(self) -> str:
-        """Every value with its Chinese words: ``accelerate（加速）、normal（不加速、延时）``."""
+        """Every value, its Chinese word first: ``加速（accelerate）、不加速（延时、normal）``."""
         return "、".join(
-            f"{value}（{'、'.join(zh)}）" if zh else value for value, zh in self.words.items()
+            f"{zh[0]}（{'、'.join((*zh[1:], value))}）" if zh else value
+            for value, zh in self.words.items()
         )
+
+
+def _choices(param: click.Parameter) -> str:
+    """What may be typed for a choice, as the error for a missing one lists it ("" for a
+    parameter that is no choice)."""
+    kind = param.type
+    if isinstance(kind, ZhChoice):
+        return kind.listing()
+    if isinstance(kind, click.Choice):
+        return "、".join(str(c) for c in kind.choices)
+    return ""
+
+
+def missing_message(self: click.MissingParameter) -> str:
+    """click's "Missing option '--player'." in Chinese, with Chinese punctuation: click builds
+    it from pieces with an ASCII full stop (and a choice's list one value a line), which no
+    message table can reach. ``缺少选项 '--player'。``, ``缺少参数 '草稿编号'。``,
+    ``缺少选项 '--ruleset'。可选：m209、zhenyan…``."""
+    hint: Any = self.param_hint
+    if hint is None and self.param is not None:
+        hint = self.param.get_error_hint(self.ctx)
+    if isinstance(hint, (list, tuple)):
+        hint = " / ".join(str(h) for h in hint)
+    param_type = self.param_type
+    if param_type is None and self.param is not None:
+        param_type = self.param.param_type_name
+    kind = _PARAM_TYPES.get(param_type or "parameter", "参数")
+    text = f"缺少{kind}{f' {hint}' if hint else ''}。"
+    if self.message:
+        text += self.message
+    if self.param is not None:
+        listing = _choices(self.param)
+        if listing:
+            text += f"可选：{listing}"
+        elif extra := self.param.type.get_missing_message(param=self.param, ctx=self.ctx):
+            text += str(extra)
+    return text
+
+
+def no_such_message(self: click.NoSuchOption) -> str:
+    """click's "No such option '--jsn'. Did you mean '--json'?" without the ASCII space click
+    puts between the two sentences: ``没有选项 '--jsn'。是不是要用 '--json'？``."""
+    possibilities = getattr(self, "possibilities", None)
+    if not possibilities:
+        return self.message
+    names = "、".join(repr(p) for p in sorted(possibilities))
+    if len(possibilities) == 1:
+        return f"{self.message}是不是要用 {names}？"
+    return f"{self.message}是不是要用其中之一：{names}？"
 
 
 def _translate_module(module: Any) -> None:
@@ -288,10 +342,18 @@ _ON_IMPORT = _TranslateOnImport()
 def install() -> None:
     """Point click's ``_``/``ngettext`` at the tables above. Idempotent.
 
+    click's messages for a missing parameter and an unknown option or command, which it
+    builds from pieces with ASCII punctuation, are made in Chinese (:func:`missing_message`,
+    :func:`no_such_message`).
     Only a name still bound to the stdlib ``gettext``/``ngettext`` is replaced, so a click
     that stops using gettext (or a module that defines its own ``_``) is left as it is. A
     click module not imported yet is translated when it is (:class:`_TranslateOnImport`).
     """
+    click.MissingParameter.format_message = missing_message  # type: ignore[method-assign]
+    click.NoSuchOption.format_message = no_such_message  # type: ignore[method-assign]
+    no_such_command = getattr(click.exceptions, "NoSuchCommand", None)  # click ≥ 8.4
+    if no_such_command is not None:
+        no_such_command.format_message = no_such_message
     for name in _CLICK_MODULES:
         if name == "click._winconsole" and sys.platform != "win32":
             continue

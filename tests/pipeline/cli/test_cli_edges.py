@@ -137,7 +137,7 @@ def test_vote_modifier_takes_the_words_bansha_prints_for_a_kind(tmp_path):
     bad = CliRunner().invoke(cli, [*base, "--player", "包子", "--kind", "加几票"])
     assert bad.exit_code == 2
     assert (
-        "'加几票' 不是可选的值；可以写：weight_add（得票加）、weight_set（票权改为）" in bad.output
+        "'加几票' 不是可选的值；可以写：得票加（weight_add）、票权改为（weight_set）" in bad.output
     )
 
 

@@ -75,7 +75,7 @@ def test_missing_option_is_chinese_and_exits_2():
         "用法: bansha why [OPTIONS] [GAME.toml]",
         "运行 'bansha why --help' 查看帮助。",
         "",
-        "错误：缺少选项 '--player'.",
+        "错误：缺少选项 '--player'。",
     ]
 
 
@@ -88,7 +88,7 @@ def test_unknown_option_is_chinese_and_exits_2():
     result = invoke("tally", str(GAME), "-o", code=2)
     assert error_line(result) == "错误：没有选项 '-o'。"
     result = invoke("tally", str(GAME), "--jsn", "--day", "1", code=2)
-    assert error_line(result) == "错误：没有选项 '--jsn'。 是不是要用 '--json'？"
+    assert error_line(result) == "错误：没有选项 '--jsn'。是不是要用 '--json'？"
 
 
 def test_option_without_its_value_is_chinese_and_exits_2():
@@ -102,12 +102,12 @@ def test_unknown_command_is_chinese_and_exits_2():
     assert "运行 'bansha --help' 查看帮助。" in result.stderr
     assert error_line(result) == "错误：没有命令 'nosuchcommand'。"
     result = invoke("tallyy", code=2)
-    assert error_line(result) == "错误：没有命令 'tallyy'。 是不是要用 'tally'？"
+    assert error_line(result) == "错误：没有命令 'tallyy'。是不是要用 'tally'？"
 
 
 def test_missing_and_extra_arguments_are_chinese_and_exit_2():
     result = invoke("drafts", "show", str(GAME), code=2)
-    assert error_line(result) == "错误：缺少参数 'ID'."
+    assert error_line(result) == "错误：缺少参数 '草稿编号'。"
     result = invoke("tally", str(GAME), "extra", "--day", "1", code=2)
     assert error_line(result) == "错误：多余的参数（extra）"
 
@@ -115,11 +115,54 @@ def test_missing_and_extra_arguments_are_chinese_and_exit_2():
 def test_bad_choice_is_chinese_and_exits_2():
     result = invoke("vote", "speed", str(GAME), "--day", "1", "--mode", "fast", code=2)
     assert error_line(result) == (
-        "错误：'--mode' 的值无效：'fast' 不是可选的值；可以写：accelerate（加速）、"
-        "normal（不加速、延时、延迟）、auto（按申请计算、自动）"
+        "错误：'--mode' 的值无效：'fast' 不是可选的值；可以写：加速（accelerate）、"
+        "不加速（延时、延迟、normal）、按申请计算（自动、auto）"
     )
     result = invoke("vote", "speed", str(GAME), "--day", "1", code=2)
-    assert "错误：缺少选项 '--mode'. 可选：" in result.stderr
+    assert error_line(result) == (
+        "错误：缺少选项 '--mode'。可选：加速（accelerate）、不加速（延时、延迟、normal）、"
+        "按申请计算（自动、auto）"
+    )
+    result = invoke("new", "x.toml", code=2)  # a plain choice: one line, Chinese punctuation
+    assert error_line(result) == (
+        "错误：缺少选项 '--ruleset'。可选：m209、zhenyan、m135、tubian24、nizhuan"
+    )
+
+
+def test_a_chinese_choice_reads_chinese_in_the_help_and_stays_typeable():
+    """``vote speed --help`` shows the modes as a director says them; both the Chinese words
+    and the English values are accepted (the command gets the English one)."""
+    result = invoke("vote", "speed", "--help", code=0)
+    assert "--mode [加速|不加速|按申请计算]" in result.stdout
+    assert "accelerate|normal|auto" not in result.stdout
+    assert "也可以写英文 accelerate、normal、auto" in " ".join(result.stdout.split())
+    result = invoke("vote", "modifier", "--help", code=0)
+    assert "--kind [得票加|票权改为|票权加|不能投票|" in result.stdout
+    mode = cli_zh.ZhChoice({"accelerate": ("加速",), "normal": ("不加速", "延时")})
+    assert [mode.convert(v, None, None) for v in ("加速", "延时", "normal")] == [
+        "accelerate",
+        "normal",
+        "normal",
+    ]
+
+
+def test_no_usage_error_ends_in_ascii_punctuation():
+    """A director reads Chinese sentences: no ASCII full stop or a space after 。, and every
+    missing argument is named in Chinese (草稿编号, 标记编号 …), never ``'ID'``."""
+    cases = [
+        ("drafts", "show", str(GAME)),
+        ("flags", "confirm", str(GAME)),
+        ("night", "remove", str(GAME)),
+        ("lastwords", "remove", str(GAME)),
+        ("card", "revoke", str(GAME)),
+        ("why", str(GAME), "--day", "1"),
+        ("tally", str(GAME), "--jsn"),
+        ("tally", str(GAME), "--d"),
+    ]
+    for args in cases:
+        line = error_line(invoke(*args, code=2))
+        assert not line.endswith(".") and "。 " not in line, (args, line)
+        assert not any(w in line for w in ("'ID'", "FLAG_ID", "RECORD_ID")), (args, line)
 
 
 def test_top_level_help_is_chinese():
@@ -288,4 +331,4 @@ def test_fresh_process_speaks_chinese():
         check=False,
     )
     assert done.returncode == 2
-    assert done.stderr.splitlines()[-1] == "错误：缺少选项 '--player'."
+    assert done.stderr.splitlines()[-1] == "错误：缺少选项 '--player'。"
