@@ -475,11 +475,15 @@ def _summary(
         lines.append("天数：还没有写任何一天（[[days]]）")
     else:
         lines.append(f"天数：{len(game.days)} 天")
+    missing = _to_open(game)
     for d in game.days:
         threads = "，".join(
             f"{THREAD_ROLE_TITLES[role]} {tid}{'（bansha 开的）' if tid in opened else ''}"
             for role, tid in d.threads.items()
         )
+        if missing.get(d.day):
+            threads += "；" if threads else ""
+            threads += _will_open(game, missing[d.day])
         extra = []
         if d.sheriff_election:
             extra.append("竞选警长")
@@ -505,6 +509,24 @@ def _summary(
     state = "已存在" if db.exists() else "还没有：bansha init 会创建它"
     lines.append(f"数据库：{db}（{state}）")
     return lines
+
+
+def _to_open(game: Game) -> dict[int, list[ThreadRole]]:
+    """Day -> the threads the rule set has that day that the game file (and the store) has no
+    tid for: what bansha opens in ``[forum] fid``, or what is still to be written."""
+    from pipeline.game.threads import missing_threads, with_opened
+
+    return missing_threads(with_opened(game, []))
+
+
+def _will_open(game: Game, roles: Collection[ThreadRole]) -> str:
+    """What happens to a day's threads without a tid, as ``check`` says it."""
+    names = "、".join(THREAD_ROLE_TITLES[r] for r in roles)
+    fid = game.forum.fid
+    if fid is None:
+        return f"{names}还没有帖子编号（写上 tid，或写 [forum] fid 由 bansha 开帖）"
+    hours = game.threads.draft_hours
+    return f"{names}由 bansha 在版块 {fid} 开（开门前 {hours:g} 小时起草，你批准后在开门时开出）"
 
 
 def _opening_problems(game: Game) -> list[str]:
@@ -737,7 +759,13 @@ def _check_online(game: Game) -> None:
     cookie = os.environ.get(forum.cookie_env, "").strip() or None
     labels = _labels(game)
     if not labels:
-        click.echo("联网检查：游戏文件中还没有帖子编号，没有可读的帖子。")
+        if game.forum.fid is not None:
+            click.echo(
+                f"联网检查：帖子都还没有开出（由 bansha 在版块 {game.forum.fid} 开），"
+                "没有可读的帖子。"
+            )
+        else:
+            click.echo("联网检查：游戏文件中还没有帖子编号，没有可读的帖子。")
         return
     from pipeline.cli.foundation import forum_config
 

@@ -20,6 +20,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
+from engine.rulesets import get_ruleset
 from pipeline.cli import cli
 from pipeline.cli import setup as cmd_setup
 from pipeline.discuz.client import RetryPolicy
@@ -416,4 +417,15 @@ def test_new_with_fid_writes_a_game_whose_threads_bansha_opens(tmp_path, ruleset
     checked = run("check", str(game_file)).output
     assert "没有问题" in checked and "bansha 不会为它开帖" not in checked
     assert "帖子编号还是示例的" not in checked
+    # each day says which threads bansha will open, and where — not that a tid is missing
+    assert "还没有帖子编号" not in checked
+    days = [x for x in checked.splitlines() if x.lstrip().startswith("第 ") and "开门" in x]
+    assert days and all(
+        "讨论帖、投票帖、进程帖" in x and "由 bansha 在版块 42 开（开门前 24 小时起草" in x
+        for x in days
+    ), checked
+    if get_ruleset(ruleset).inquiry is not None:  # zhenyan.txt:147 询问贴
+        assert any("进程帖、询问帖由 bansha" in x for x in days), checked
+    online = run("check", str(game_file), "--online").output
+    assert "联网检查：帖子都还没有开出（由 bansha 在版块 42 开），没有可读的帖子。" in online
     assert (game_file.stat().st_mode & 0o777) == 0o600 or os.name != "posix"
