@@ -453,8 +453,10 @@ def flags_list(ctx: GameContext, day: int | None, as_json: bool, as_of: str | No
             )
         )
         return
+    asked = _inquiry_problems(ctx, d, day)
     if not flags:
         click.echo("没有违规标记。")
+        click.echo("".join(f"{line}\n" for line in asked), nl=False)
         return
     seat = {p.name: i for i, p in enumerate(ctx.game.players)}
     for f in sorted(flags, key=lambda f: (f.day, seat.get(f.player, len(seat)))):
@@ -465,12 +467,31 @@ def flags_list(ctx: GameContext, day: int | None, as_json: bool, as_of: str | No
         click.echo(f"[{f.id}] 第{f.day}天 {f.player}：{f.reason}（{basis}）")
         for ev in f.evidence[:5]:
             click.echo(f"    {ev.url}")
+    click.echo("".join(f"{line}\n" for line in asked), nl=False)
     if any(f.id not in decisions for f in flags):
         name = ctx.game_path.name
         click.echo(
             f"标记确认后才变成牌：bansha flags confirm {name} 编号，"
             f"或 bansha flags dismiss {name} 编号 --why 理由 驳回。"
         )
+
+
+def _inquiry_problems(ctx: GameContext, d: Derivation, day: int | None) -> list[str]:
+    """``bansha flags``: what the inquiry threads (zhenyan.txt:147) hold for the director
+    besides the conduct flags — posts not taken, questions left unanswered, the sheriff's
+    breaches — each with its post's link; [] for a game without an inquiry thread."""
+    if not any(x.inquiry is not None for x in ctx.game.days):
+        return []
+    from pipeline.derive.inquiry import inquiry_rows
+
+    inquiries = inquiries_of(ctx.game, ctx.store, d)
+    lines: list[str] = []
+    for n in sorted(x.day for x in ctx.game.days if day is None or x.day == day):
+        if n not in d.days:
+            continue
+        rows = inquiry_rows(inquiries, d, n, problems_only=True)
+        lines += [f"{text}  {url}" if url else text for text, url in rows]
+    return lines
 
 
 def _find_flag(ctx: GameContext, flag_id: str, as_of: str | None) -> dict[str, Any]:

@@ -187,7 +187,12 @@ class InquiryDay:
         return lines
 
     def director_lines(
-        self, tz: Any, *, player: str | None = None, elsewhere: frozenset[int] = frozenset()
+        self,
+        tz: Any,
+        *,
+        player: str | None = None,
+        elsewhere: frozenset[int] = frozenset(),
+        problems_only: bool = False,
     ) -> list[tuple[str, str]]:
         """What ``bansha tally`` / ``why`` and the console's day page show (Chinese, no secret
         word): ``(text, the post's link or "")`` per line. Every inquiry post with whether it
@@ -195,7 +200,9 @@ class InquiryDay:
         and the director's feedback; the questions still unanswered (at the close: zhenyan.txt:147);
         the sheriff's posts that break the thread's rules. ``player``: only that player's
         posts and flags (the sheriff's also the questions left unanswered); ``elsewhere``:
-        pids whose flag the conduct flags already list (not repeated)."""
+        pids whose flag the conduct flags already list (not repeated); ``problems_only``: only
+        what the director must act on (posts not taken, questions unanswered, the sheriff's
+        breaches) — ``bansha flags`` — and nothing when there is none."""
         lines: list[tuple[str, str]] = [
             (
                 f"第{self.day}天询问帖（tid {self.tid}）："
@@ -207,6 +214,8 @@ class InquiryDay:
         refused = {f.pid: f for f in self.flags if f.pid is not None}
         mine = [it for it in self.items if player is None or it.player == player]
         for it in mine:
+            if problems_only and (it.accepted or it.pid in elsewhere):
+                continue  # taken, or a conduct flag already says why not
             floor = f"{it.floor}#" if it.floor else "?#"
             head = f"  {floor:>5} {it.at.astimezone(tz):%m-%d %H:%M} {it.player} {it.questions}问"
             if it.accepted:
@@ -242,6 +251,8 @@ class InquiryDay:
             if player is not None and f.who != player:
                 continue
             lines.append((f"  ⚑ {f.who}：{f.text}（依据{cite(f.rule)}）", f.url))
+        if problems_only:
+            return lines if len(lines) > 1 else []
         if self.guessed and player is None:
             lines.append(("  本日猜中：" + "、".join(f"第{i}个词语" for i in self.guessed), ""))
         if len(lines) == 1:
@@ -335,6 +346,7 @@ def inquiry_rows(
     day: int,
     *,
     player: str | None = None,
+    problems_only: bool = False,
 ) -> list[tuple[str, str]]:
     """Day ``day``'s :meth:`InquiryDay.director_lines` (``(text, link)``), without what the
     day's conduct flags already list; [] for a day without an inquiry thread."""
@@ -344,7 +356,9 @@ def inquiry_rows(
     if one is None:
         return []
     listed = frozenset(e.pid for f in d.flags if f.day == day for e in f.evidence)
-    return one.director_lines(d.game.game.tz, player=player, elsewhere=listed)
+    return one.director_lines(
+        d.game.game.tz, player=player, elsewhere=listed, problems_only=problems_only
+    )
 
 
 @dataclass

@@ -110,13 +110,19 @@ class ReportData:
     # player -> how many consecutive non-accelerated days, ending with this one, they stayed
     # under ``streak_posts`` (the run the 3-day 潜水 rule counts); absent: 0
     streaks: Mapping[str, int] = field(default_factory=dict)
+    # the day's inquiry thread as ``bansha tally`` lists it: (text, post link or "")
+    inquiry: tuple[tuple[str, str], ...] = ()
 
 
 def report_data(
-    d: Derivation, day: int, decisions: Mapping[str, Mapping[str, Any]] | None = None
+    d: Derivation,
+    day: int,
+    decisions: Mapping[str, Mapping[str, Any]] | None = None,
+    inquiry: Sequence[tuple[str, str]] = (),
 ) -> ReportData:
     """The report's data for one day of a derivation (raises ``ValueError`` for a day the game
-    file does not have)."""
+    file does not have); ``inquiry``: the day's inquiry thread as the director reads it
+    (:func:`pipeline.derive.inquiry.inquiry_rows`)."""
     decisions = dict(decisions or {})
     res = d.day(day)
     game = d.game
@@ -143,6 +149,7 @@ def report_data(
         min_posts_rule=rules.rule(FlagKind.QIANSHUI),
         streak_rule=rules.rule(FlagKind.QIANSHUI_STREAK),
         streaks=_streaks(d, day, rules.streak_posts, rules.streak_days),
+        inquiry=tuple(inquiry),
     )
 
 
@@ -273,6 +280,7 @@ def _view(data: ReportData) -> dict[str, Any]:
         "streak_rule": data.streak_rule,
         "flags": flags,
         "flags_open": sum(1 for f in flags if f["status"] == "open"),
+        "inquiry": [{"text": text, "url": _link(url)} for text, url in data.inquiry],
         "cards": cards,
         "escalations": list(ledger.get("escalations", [])),
         "out_by_red": [
@@ -498,7 +506,12 @@ def write_report(game: Game, store: Store, *, day: int, as_of: datetime, path: P
     """Derive the game as of ``as_of`` and write day ``day``'s report to ``path`` (atomically:
     a reader never sees half a page). Returns the path written."""
     d = derive(game, store, as_of=as_of)
-    page = render_report(report_data(d, day, flag_decisions(store)))
+    inquiry: list[tuple[str, str]] = []
+    if get_ruleset(game.game.ruleset).inquiry is not None:  # zhenyan.txt:147 询问贴
+        from pipeline.derive.inquiry import inquiries_of, inquiry_rows
+
+        inquiry = inquiry_rows(inquiries_of(game, store, d), d, day)
+    page = render_report(report_data(d, day, flag_decisions(store), inquiry))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -480,3 +480,31 @@ def test_tally_and_why_show_the_inquiry_thread(cli_world: dict[str, Any]) -> Non
     out = run("why", "--day", "2", "--player", "粽子", *when)
     assert "⚑ 粽子：询问帖关闭后警长不允许继续回答" in out and f"pid={late}" in out
     assert "询问帖关闭时仍未回答" in out  # the sheriff's to answer
+
+
+def test_report_and_flags_show_the_inquiry_thread(
+    cli_world: dict[str, Any], tmp_path: Path
+) -> None:
+    """The day report lists the inquiry thread as ``bansha tally`` does, and ``bansha flags``
+    what in it needs the director (zhenyan.txt:165 the 4th question is not answered;
+    zhenyan.txt:188 a question after the inquiry close is not taken); no secret word."""
+    pids = play_day_2(cli_world)
+    cli_world["crawl"]()
+    run = cli_world["run"]
+    when = ["--as-of", at(11.5).isoformat()]
+    page = tmp_path / "day2.html"
+    run("report", "--day", "2", "--html", str(page), *when)
+    html = page.read_text(encoding="utf-8")
+    assert '<section id="inquiry">' in html and "第2天询问帖（tid 2024）" in html
+    assert "汤圆 1问（第1问）受理：警长是；导演反馈：猜测正确" in html
+    assert f"pid={pids['麻花4']}" in html and "超出每天3次，不予回答" in html
+    assert not any(word in html for word in WORDS)
+    out = run("flags", "--day", "2", *when)
+    lines = out.splitlines()
+    assert "第2天询问帖（tid 2024）：12-02 21:00关闭（已关闭）；警长：粽子" in lines
+    # the 4th question is a conduct flag of its own: listed once, with the flags
+    assert sum(f"pid={pids['麻花4']}" in x for x in lines) == 1
+    (moon,) = [x for x in lines if " 月饼 " in x]
+    assert "不受理：询问帖已于21:00关闭" in moon
+    assert "  询问帖关闭时仍未回答（警长需要在关门前回复）：" in lines
+    assert not any(" 汤圆 " in x for x in lines)  # taken and answered: nothing to do
