@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 __all__ = [
+    "IgnoredRequest",
     "SpeedDeadlines",
     "SpeedDecision",
     "SpeedKind",
@@ -141,6 +142,32 @@ def auto_accelerated(rules: SpeedRules, living: int) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class IgnoredRequest:
+    """A request the decision did not count: whose, why (Chinese, starting with the request's
+    time and kind), and the request itself — its post (``pid``, ``evidence``) for the director."""
+
+    player: str
+    reason: str
+    request: SpeedRequest
+
+    @property
+    def pid(self) -> int | None:
+        return self.request.pid
+
+    @property
+    def evidence(self) -> str:
+        return self.request.evidence
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "player": self.player,
+            "reason": self.reason,
+            "pid": self.pid,
+            "evidence": self.evidence,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class SpeedDecision:
     accelerate: bool  # the day runs accelerated
     delay: bool  # the day is extended
@@ -148,7 +175,7 @@ class SpeedDecision:
     voters: dict[SpeedKind, tuple[str, ...]]
     living: int
     needed: int  # requests needed to pass
-    ignored: tuple[tuple[str, str], ...]  # (player, Chinese reason)
+    ignored: tuple[IgnoredRequest, ...]  # in request order
     overridden: bool
     reason: str
     rule: str
@@ -161,7 +188,7 @@ class SpeedDecision:
             "voters": {k.value: list(self.voters.get(k, ())) for k in SpeedKind},
             "living": self.living,
             "needed": self.needed,
-            "ignored": [{"player": p, "reason": r} for p, r in self.ignored],
+            "ignored": [i.to_dict() for i in self.ignored],
             "overridden": self.overridden,
             "reason": self.reason,
             "rule": self.rule,
@@ -205,36 +232,36 @@ def decide_speed(
     """
     alive = set(living)
     acc_deadline = accelerate_deadline or deadline
-    ignored: list[tuple[str, str]] = []
+    ignored: list[IgnoredRequest] = []
     latest: dict[str, SpeedRequest] = {}
     order = sorted(requests, key=lambda r: (r.at, r.player, r.kind.value, r.pid or 0, r.evidence))
     for req in order:
         label = f"{_fmt(req.at)} 申请{req.kind.zh}"
         limit = acc_deadline if req.kind is SpeedKind.ACCELERATE else deadline
+        why = None
         if req.player not in alive:
-            ignored.append((req.player, f"{label}：不是存活角色，不计入"))
+            why = f"{label}：不是存活角色，不计入"
         elif req.kind is SpeedKind.DELAY and not rules.delay_allowed:
-            ignored.append((req.player, f"{label}：本规则没有申请延时，不计入"))
+            why = f"{label}：本规则没有申请延时，不计入"
         elif opens is not None and req.at < opens:
-            ignored.append((req.player, f"{label}：早于开门时间，不计入"))
+            why = f"{label}：早于开门时间，不计入"
         elif req.at > limit:
-            ignored.append((req.player, f"{label}：晚于申请截止时间{_fmt(limit)}，不计入"))
+            why = f"{label}：晚于申请截止时间{_fmt(limit)}，不计入"
+        if why is not None:
+            ignored.append(IgnoredRequest(req.player, why, req))
+            continue
+        previous = latest.get(req.player)
+        if previous is None:
+            latest[req.player] = req
+        elif previous.kind is req.kind:
+            ignored.append(IgnoredRequest(req.player, f"{label}：重复申请，只计一次", req))
         else:
-            previous = latest.get(req.player)
-            if previous is not None:
-                if previous.kind is req.kind:
-                    ignored.append((req.player, f"{label}：重复申请，只计一次"))
-                else:
-                    ignored.append(
-                        (
-                            req.player,
-                            f"{_fmt(previous.at)} 申请{previous.kind.zh}："
-                            f"之后改为申请{req.kind.zh}，以最后一次为准",
-                        )
-                    )
-                    latest[req.player] = req
-            else:
-                latest[req.player] = req
+            changed = (
+                f"{_fmt(previous.at)} 申请{previous.kind.zh}："
+                f"之后改为申请{req.kind.zh}，以最后一次为准"
+            )
+            ignored.append(IgnoredRequest(req.player, changed, previous))
+            latest[req.player] = req
 
     voters = {
         kind: tuple(sorted(p for p, r in latest.items() if r.kind is kind)) for kind in SpeedKind

@@ -68,26 +68,20 @@ class DayResult:
         return self._speed_sorted()[1]
 
     def _speed_sorted(self) -> tuple[list[tuple[str, str, str]], list[SpeedRequest]]:
-        """Each reason of ``speed.ignored`` with the request it is about — it begins with that
-        request's time and kind (engine/speed.py's label) — and the requests left over."""
+        """Each of ``speed.ignored`` with its post's link, and the requests left over (each
+        player's last one that counts)."""
         if self.speed is None:
             return [], []
         requests = sorted(
             self.speed_requests,
             key=lambda r: (r.at, r.player, r.kind.value, r.pid or 0, r.evidence),
         )
-        used: set[int] = set()
-        ignored: list[tuple[str, str, str]] = []
-        for player, reason in self.speed.ignored:
-            url = ""
-            for i, r in enumerate(requests):
-                label = f"{r.at.strftime('%m-%d %H:%M')} 申请{r.kind.zh}："
-                if i not in used and r.player == player and reason.startswith(label):
-                    used.add(i)
-                    url = r.evidence
-                    break
-            ignored.append((player, reason, url))
-        return ignored, [r for i, r in enumerate(requests) if i not in used]
+        ignored = [(i.player, i.reason, i.evidence) for i in self.speed.ignored]
+        left = list(requests)
+        for i in self.speed.ignored:
+            if i.request in left:
+                left.remove(i.request)
+        return ignored, left
 
     @property
     def all_verdicts(self) -> tuple[VoteVerdict, ...]:

@@ -179,15 +179,10 @@ def tally_json(d: Derivation, n: int, decisions: Mapping[str, Mapping[str, Any]]
 
 
 def _speed_json(res: DayResult) -> dict[str, Any] | None:
-    """The day's speed decision; each request not counted also with its post's link."""
+    """The day's speed decision; each request not counted with its post (pid and link)."""
     if res.speed is None:
         return None
-    return {
-        **res.speed.to_dict(),
-        "ignored": [
-            {"player": p, "reason": why, "evidence": url} for p, why, url in res.speed_ignored()
-        ],
-    }
+    return res.speed.to_dict()
 
 
 def _round_json(r: RoundResult | None) -> dict[str, Any] | None:

@@ -68,7 +68,12 @@ def test_requests_after_the_deadline_are_ignored() -> None:
     on_time = [req(p) for p in LIVING[:3]] + [req("汤圆", hour=18, minute=0)]
     decision = decide_speed([*on_time, late], living=LIVING, deadline=DEADLINE, rules=SPEED["m135"])
     assert decision.voters[ACC] == tuple(sorted([*LIVING[:3], "汤圆"]))
-    assert ("烧卖", "12-03 18:01 申请加速：晚于申请截止时间12-03 18:00，不计入") in decision.ignored
+    (ignored,) = decision.ignored
+    assert (ignored.player, ignored.reason) == (
+        "烧卖",
+        "12-03 18:01 申请加速：晚于申请截止时间12-03 18:00，不计入",
+    )
+    assert ignored.request is late  # its post, for the director: which floor
     decision = decide_speed(
         [*[req(p) for p in LIVING[:3]], late], living=LIVING, deadline=DEADLINE, rules=SPEED["m135"]
     )
@@ -80,21 +85,38 @@ def test_a_dead_players_request_is_ignored() -> None:
     requests = [req(p) for p in LIVING[:3]] + [req("死者")]
     decision = decide_speed(requests, living=LIVING, deadline=DEADLINE, rules=SPEED["m209"])
     assert decision.accelerate is False
-    assert ("死者", "12-03 12:00 申请加速：不是存活角色，不计入") in decision.ignored
+    assert [(i.player, i.reason) for i in decision.ignored] == [
+        ("死者", "12-03 12:00 申请加速：不是存活角色，不计入")
+    ]
 
 
 def test_duplicate_requests_count_once() -> None:
     requests = [req("饺子", minute=m) for m in range(5)] + [req("包子"), req("馄饨")]
     decision = decide_speed(requests, living=LIVING, deadline=DEADLINE, rules=SPEED["m209"])
     assert decision.counts[ACC] == 3 and decision.accelerate is False
-    assert sum(1 for p, _ in decision.ignored if p == "饺子") == 4
+    assert sum(1 for i in decision.ignored if i.player == "饺子") == 4
+    # each repeat names its own post (minutes 1–4), the first one (minute 0) counted
+    assert [i.request.at.minute for i in decision.ignored] == [1, 2, 3, 4]
 
 
 def test_the_last_request_of_a_player_stands() -> None:
-    requests = [req("饺子", ACC, 0), req("饺子", DELAY, 30)]
-    decision = decide_speed(requests, living=LIVING[:2], deadline=DEADLINE, rules=SPEED["m209"])
+    first = SpeedRequest("饺子", ACC, datetime(2026, 12, 3, 12, 0, tzinfo=TZ), "u-1", pid=11)
+    last = SpeedRequest("饺子", DELAY, datetime(2026, 12, 3, 12, 30, tzinfo=TZ), "u-2", pid=12)
+    decision = decide_speed(
+        [first, last], living=LIVING[:2], deadline=DEADLINE, rules=SPEED["m209"]
+    )
     assert decision.voters == {ACC: (), DELAY: ("饺子",)}
     assert decision.delay is True
+    # the request set aside is the earlier one, with its own post
+    (ignored,) = decision.ignored
+    assert ignored.reason == "12-03 12:00 申请加速：之后改为申请延时，以最后一次为准"
+    assert (ignored.pid, ignored.evidence) == (11, "u-1")
+    assert ignored.to_dict() == {
+        "player": "饺子",
+        "reason": ignored.reason,
+        "pid": 11,
+        "evidence": "u-1",
+    }
 
 
 def test_delay_cancels_acceleration_when_both_pass() -> None:
@@ -128,7 +150,7 @@ def test_tubian24_needs_more_than_half_and_has_no_delay() -> None:
         [req(p, DELAY) for p in LIVING], living=LIVING, deadline=DEADLINE, rules=SPEED["tubian24"]
     )
     assert delay.delay is False
-    assert delay.ignored[0][1].endswith("本规则没有申请延时，不计入")
+    assert delay.ignored[0].reason.endswith("本规则没有申请延时，不计入")
 
 
 def test_the_directors_override_wins() -> None:

@@ -263,6 +263,9 @@ def test_a_late_speed_request_is_shown_with_its_reason_and_post(db):
     data = json.loads(run("tally", str(GAME), "--db", str(db), "--day", "2", "--json", *AS_OF))
     (ignored,) = data["speed"]["ignored"]
     assert ignored["player"] == "油条" and "goto=findpost" in ignored["evidence"]
+    # the engine's decision carries the request's post itself: its pid, the link made of it
+    assert ignored["pid"] == 133 and ignored["evidence"].endswith("&pid=133")
+    assert line.endswith("&pid=133")
 
 
 def test_posts_after_going_out_mid_day_are_no_speech(db):
