@@ -94,6 +94,8 @@ def _context(game: Game, day: Day, role: ThreadRole, subject: str) -> dict[str, 
         "inquiry_hours": (
             f"{rs.inquiry.close_before.total_seconds() / 3600:g}" if rs.inquiry else None
         ),
+        # how many questions a player may ask a day (zhenyan.txt:147, 165)
+        "inquiry_limit": rs.inquiry.daily_limit if rs.inquiry else None,
         "election": bool(day.sheriff_election),
         # a rule set without 延时 (tubian24.txt:330 only 加快进程): the progress thread offers
         # 加速 alone

@@ -628,3 +628,38 @@ def test_the_zhenyan_inquiry_thread_says_when_it_closes(tmp_path):
     assert "本帖 12月2日 20:00 关闭（比讨论帖和投票帖提前1小时）" in inquiry.body
     # zhenyan.txt:167-168 只能用该格式猜测词语：【第X个词语是XX吗？】
     assert "猜词只能用这个格式：【第X个词语是XX吗？】（不带【】的是普通提问）" in inquiry.body
+    # zhenyan.txt:147 每名角色一天只能询问3次
+    assert "每名角色每天可以在本帖向警长询问 3 次是否类问题" in inquiry.body
+
+
+def test_the_inquiry_thread_states_the_rule_sets_own_limit(tmp_path, monkeypatch):
+    """The number of questions a day the inquiry thread's first post states is the rule set's
+    (zhenyan.txt:165 每名角色每天可以在询问贴向警长询问3次问题), not a number of the template:
+    a rule set allowing 2 says 2."""
+    import dataclasses
+
+    from engine.rulesets import get_ruleset
+    from pipeline.drafts import load_templates, newthread_specs, newthreads
+    from pipeline.game.gamefile import load_game
+
+    text = (ROOT / "config" / "games" / "zhenyan.toml").read_text("utf-8")
+    text = re.sub(r"(?m)^(discussion|vote|progress|inquiry) = \d+.*\n", "", text)
+    text = text.replace("[director]", "fid = 7\n\n[director]", 1)
+    path = tmp_path / "zhenyan.toml"
+    path.write_text(text, "utf-8")
+    g = load_game(path, env={}, check_login=False)
+    rs = get_ruleset(g.game.ruleset)
+    assert rs.inquiry is not None
+    limit_two = dataclasses.replace(rs.inquiry, daily_limit=2)
+
+    class TwoQuestions:
+        inquiry = limit_two
+
+        def __getattr__(self, name):
+            return getattr(rs, name)
+
+    monkeypatch.setattr(newthreads, "get_ruleset", lambda _id: TwoQuestions())
+    day = next(d for d in g.days if d.day == 2)
+    specs = newthread_specs(g, as_of=day.opens, templates=load_templates())
+    (inquiry,) = [s for s in specs if s.day == 2 and s.role == "inquiry"]
+    assert "每名角色每天可以在本帖向警长询问 2 次是否类问题" in inquiry.body
