@@ -2300,6 +2300,8 @@ class M209(Ruleset):
             action = board.take_prepared(name, "馈赠最后一枪")
             if action is not None:
                 skill, rule = "馈赠最后一枪", self.specs["馈赠最后一枪"].rule
+        if action is not None and skill == "最后一枪":
+            self._one_shot_only(board, name, step)
         if action is None:
             board.need(
                 name,
@@ -2349,6 +2351,22 @@ class M209(Ruleset):
         board.record(action, step, Outcome.DONE, f"{name}发动<{skill}>，{t}承受[暴击]", rule, (t,))
         board.emit(step, rule, f"{name}[{skill}]→{t}", actor=name, resolved=(t,))
         self.hit(board, "暴击", name, t, step, rule, f"{role}[{skill}]")
+
+    def _one_shot_only(self, board: Board, name: str, step: str) -> None:
+        """A 猎人 given 黑商's 猎枪 too holds the one skill twice: 猎枪：获得技能[最后一枪]
+        (m209.txt:393) gives the skill it already has, and one going out shoots once. The
+        gifted shot recorded beside its own is set aside, saying so (its charge stays)."""
+        extra = board.take_prepared(name, "馈赠最后一枪")
+        if extra is None:
+            return
+        board.record(
+            extra,
+            step,
+            Outcome.UNUSED,
+            f"{name}是猎人，本来就有<最后一枪>：黑商馈赠的猎枪是同一个技能（m209.txt:393），"
+            "一次出局只开一枪，以<最后一枪>的记录为准，<馈赠最后一枪>未发动",
+            self.specs["馈赠最后一枪"].rule,
+        )
 
     # ------------------------------------------------------------------ end of night
     def _after_night(self, board: Board) -> None:

@@ -333,3 +333,37 @@ def test_the_controlled_never_learns_who_controls_it() -> None:
 def test_director_actions_cite_their_rule() -> None:
     assert RS.skill_rule("离开游戏") == "m209.txt:210"
     assert RS.skill_rule("<操纵夺舍>") == "m209.txt:214"
+
+
+# --------------------------------------------------------------------------- 获取技能
+
+
+@pytest.mark.parametrize("both", [True, False])
+def test_a_hunter_given_a_gun_shoots_once(both: bool) -> None:
+    """m209.txt:393 「猎枪：获得技能[最后一枪]」 gives 猎人 癸 the skill he already holds
+    (m209.txt:351 最后一枪[亡语]): killed at night he shoots once. With both shots recorded his
+    own stands and the gifted one is set aside, saying why; with the gifted one alone, it
+    fires."""
+    from tests.engine.test_m209_scenarios import initial_state
+
+    state = initial_state({"setup": {"gifts": [["癸", "最后一枪"]]}})
+    acts = [Action("甲", "杀人", ("癸",)), Action("癸", "馈赠最后一枪", ("丁",))]
+    if both:
+        acts.insert(1, Action("癸", "最后一枪", ("乙",)))
+    _state, report = resolve_night(state, acts, RS, night=1)
+    shot = "乙" if both else "丁"
+    assert [(d.player, d.cause) for d in report.deaths] == [
+        ("癸", "狼人[杀人]"),
+        (shot, "猎人[最后一枪]" if both else "猎人[馈赠最后一枪]"),
+    ]
+    if both:
+        assert reasons(report, "最后一枪") == [("done", "癸发动<最后一枪>，乙承受[暴击]")]
+        assert reasons(report, "馈赠最后一枪") == [
+            (
+                "unused",
+                "癸是猎人，本来就有<最后一枪>：黑商馈赠的猎枪是同一个技能（m209.txt:393），"
+                "一次出局只开一枪，以<最后一枪>的记录为准，<馈赠最后一枪>未发动",
+            )
+        ]
+    else:
+        assert reasons(report, "馈赠最后一枪") == [("done", "癸发动<馈赠最后一枪>，丁承受[暴击]")]
