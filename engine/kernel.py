@@ -645,7 +645,8 @@ class Board:
             self.set_charge(replace(c, remaining=max(0, c.remaining - 1)))
 
     def remember(self, card: str, skill: str, targets: Sequence[str]) -> None:
-        self.memory.append(Memory(card, skill, self.index, tuple(targets)))
+        seq = sum(1 for m in self.memory if m.phase == self.index and m.card == card)
+        self.memory.append(Memory(card, skill, self.index, tuple(targets), seq))
 
     def memories(self, card: str, skill: str) -> list[Memory]:
         return sorted(

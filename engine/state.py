@@ -329,23 +329,29 @@ class Cooldown:
 
 @dataclass(frozen=True, slots=True)
 class Memory:
-    """Who a card's skill chose in a phase (the chosen targets, 选择目标)."""
+    """Who a card's skill chose in a phase (the chosen targets, 选择目标). ``seq``: the card's
+    earlier choices in the same phase (a night with a second round): the last one is the one
+    used last, not the one whose targets sort last."""
 
     card: str
     skill: str
     phase: int
     targets: tuple[str, ...]
+    seq: int = 0
 
     def sort_key(self) -> tuple[Any, ...]:
-        return (self.phase, self.card, self.skill, self.targets, _canon(self.to_dict()))
+        return (self.phase, self.seq, self.card, self.skill, self.targets, _canon(self.to_dict()))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "card": self.card,
             "skill": self.skill,
             "phase": self.phase,
             "targets": list(self.targets),
         }
+        if self.seq:  # a state without second uses reads as before
+            data["seq"] = self.seq
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Memory:
@@ -354,6 +360,7 @@ class Memory:
             skill=str(data["skill"]),
             phase=int(data["phase"]),
             targets=tuple(str(t) for t in data["targets"]),
+            seq=int(data.get("seq", 0)),
         )
 
 
