@@ -339,17 +339,33 @@ class _TranslateOnImport:
 _ON_IMPORT = _TranslateOnImport()
 
 
+def _wrap_text(*args: Any, **kwargs: Any) -> str:
+    from pipeline.cli.zhwrap import wrap_text
+
+    return wrap_text(*args, **kwargs)
+
+
+def _term_len(x: str) -> int:
+    from pipeline.cli.zhwrap import term_len
+
+    return term_len(x)
+
+
 def install() -> None:
     """Point click's ``_``/``ngettext`` at the tables above. Idempotent.
 
     click's messages for a missing parameter and an unknown option or command, which it
     builds from pieces with ASCII punctuation, are made in Chinese (:func:`missing_message`,
-    :func:`no_such_message`).
+    :func:`no_such_message`); help text is wrapped for Chinese (:mod:`pipeline.cli.zhwrap`:
+    by terminal columns, no stray space where a docstring's line broke), loaded only when a
+    help page is printed.
     Only a name still bound to the stdlib ``gettext``/``ngettext`` is replaced, so a click
     that stops using gettext (or a module that defines its own ``_``) is left as it is. A
     click module not imported yet is translated when it is (:class:`_TranslateOnImport`).
     """
     click.MissingParameter.format_message = missing_message  # type: ignore[method-assign]
+    click.formatting.wrap_text = _wrap_text
+    click.formatting.term_len = _term_len  # type: ignore[attr-defined]  # imported there
     click.NoSuchOption.format_message = no_such_message  # type: ignore[method-assign]
     no_such_command = getattr(click.exceptions, "NoSuchCommand", None)  # click ≥ 8.4
     if no_such_command is not None:

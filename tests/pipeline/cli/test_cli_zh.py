@@ -18,6 +18,7 @@ from click.testing import CliRunner, Result
 
 import pipeline.cli.zh as cli_zh
 from pipeline.cli import cli
+from tests.helptext import help_page
 
 ROOT = Path(__file__).resolve().parents[3]
 GAME = ROOT / "config" / "games" / "demo.toml"
@@ -135,7 +136,7 @@ def test_a_chinese_choice_reads_chinese_in_the_help_and_stays_typeable():
     result = invoke("vote", "speed", "--help", code=0)
     assert "--mode [加速|不加速|按申请计算]" in result.stdout
     assert "accelerate|normal|auto" not in result.stdout
-    assert "也可以写英文 accelerate、normal、auto" in " ".join(result.stdout.split())
+    assert "也可以写英文 accelerate、normal、auto" in help_page("vote", "speed")
     result = invoke("vote", "modifier", "--help", code=0)
     assert "--kind [得票加|票权改为|票权加|不能投票|" in result.stdout
     mode = cli_zh.ZhChoice({"accelerate": ("加速",), "normal": ("不加速", "延时")})
@@ -163,6 +164,41 @@ def test_no_usage_error_ends_in_ascii_punctuation():
         line = error_line(invoke(*args, code=2))
         assert not line.endswith(".") and "。 " not in line, (args, line)
         assert not any(w in line for w in ("'ID'", "FLAG_ID", "RECORD_ID")), (args, line)
+
+
+def test_help_wraps_chinese_by_the_columns_it_takes():
+    """A director reads ``--help`` in a terminal: no line is wider than the width click
+    wraps to (80 columns under click's test runner; a Chinese character takes two), a line
+    broken in the docstring between two Chinese characters prints no space there, and no
+    line begins with a closing mark."""
+    from pipeline.cli.zhwrap import term_len
+
+    result = invoke("cycle", "--help", code=0)
+    lines = result.stdout.splitlines()
+    assert max(term_len(x) for x in lines) <= 80, result.stdout
+    assert sum(term_len(x) > 70 for x in lines) >= 5  # it does fill the lines
+    assert not any(x.lstrip()[:1] in set("，。、；：）") for x in lines if x.strip())
+    # the docstring breaks its line between 锁时 and 立即退出, and between ） and 只发布
+    text = "".join(x.strip() for x in lines)
+    assert "持有同一把锁时立即退出" in text and "提醒）；否则本轮不推导" in text
+    assert "锁时 立即" not in result.stdout and "）， 只发布" not in result.stdout
+    # a Latin word is never split, and keeps its space beside Chinese
+    assert "bansha publish" in " ".join(x.strip() for x in lines)
+
+
+def test_the_wrapper_keeps_clicks_paragraphs():
+    from pipeline.cli.zhwrap import term_len, wrap_text
+
+    text = "第一段的第一行\n第二行接着写 bansha\ncycle 不拆开。\n\n\b\n  示例：\n    bansha cycle"
+    out = wrap_text(text, 20, "  ", "  ", preserve_paragraphs=True)
+    assert out.split("\n\n") == [
+        "  第一段的第一行第二\n  行接着写 bansha\n  cycle 不拆开。",
+        "    示例：\n      bansha cycle",
+    ]
+    assert term_len("加速|normal") == 11 and term_len("\x1b[1m加速\x1b[0m") == 4
+    # no line ends with an opening mark, no line begins with a closing one
+    assert wrap_text("一二三四（五六）。", 10) == "一二三四\n（五六）。"
+    assert wrap_text("一二三四五）六", 10) == "一二三四\n五）六"
 
 
 def test_top_level_help_is_chinese():

@@ -15,6 +15,7 @@ import pipeline.cli.engine  # noqa: F401  (registers the commands on the cli gro
 from pipeline.cli import cli
 from tests.engine.rule_text import says
 from tests.engine.test_zhenyan_cli import game_file
+from tests.helptext import help_page
 
 SHIELD = ("night", "add", "--night", "2", "--actor", "烧卖", "--skill", "守护之盾",
           "--target", "汤圆")  # fmt: skip
@@ -69,7 +70,7 @@ def test_devour_has_half_an_hour(run: Callable[..., str]) -> None:
 
 
 def test_help_says_what_is_checked(run: Callable[..., str]) -> None:
-    out = run("night", "add", "--help")
+    out = help_page("night", "add")
     assert "--late" in out and "不写则不核对" in out
 
 

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 import pipeline.cli.engine  # noqa: F401  (registers the commands on the cli group)
 from pipeline.cli import cli
 from pipeline.store import open_store
+from tests.helptext import help_page
 
 ROOT = Path(__file__).resolve().parents[3]
 GAME = ROOT / "config" / "games" / "demo.toml"
@@ -69,7 +70,7 @@ def test_an_earlier_phase_can_still_be_resolved_again(db: Path) -> None:
 
 
 def test_the_help_says_so() -> None:
-    out = CliRunner().invoke(cli, ["night", "resolve", "--help"]).output
+    out = help_page("night", "resolve")
     assert "待决定" in out and "bansha day add" in out
 
 
