@@ -610,10 +610,8 @@ def test_zhenyan_closes_its_inquiry_thread_an_hour_before_the_day(tmp_path):
     assert {s.role for s in close_specs(m135, as_of=day1, no_rights=False)} == {"vote"}
 
 
-def test_the_zhenyan_inquiry_thread_says_when_it_closes(tmp_path):
-    """zhenyan.txt:188 询问贴会比正常讨论和投票贴提前1小时关闭，逾期则今天不再能询问问题，
-    警长也不允许继续回答。"""
-    from pipeline.drafts import load_templates, newthread_specs
+def _zhenyan_opened_by_bansha(tmp_path):
+    """The zhenyan example with no tid written and a [forum] fid: bansha opens every thread."""
     from pipeline.game.gamefile import load_game
 
     text = (ROOT / "config" / "games" / "zhenyan.toml").read_text("utf-8")
@@ -621,7 +619,15 @@ def test_the_zhenyan_inquiry_thread_says_when_it_closes(tmp_path):
     text = text.replace("[director]", "fid = 7\n\n[director]", 1)
     path = tmp_path / "zhenyan.toml"
     path.write_text(text, "utf-8")
-    g = load_game(path, env={}, check_login=False)
+    return load_game(path, env={}, check_login=False)
+
+
+def test_the_zhenyan_inquiry_thread_says_when_it_closes(tmp_path):
+    """zhenyan.txt:188 询问贴会比正常讨论和投票贴提前1小时关闭，逾期则今天不再能询问问题，
+    警长也不允许继续回答。"""
+    from pipeline.drafts import load_templates, newthread_specs
+
+    g = _zhenyan_opened_by_bansha(tmp_path)
     day = next(d for d in g.days if d.day == 2)
     specs = newthread_specs(g, as_of=day.opens, templates=load_templates())
     (inquiry,) = [s for s in specs if s.day == 2 and s.role == "inquiry"]
@@ -640,14 +646,8 @@ def test_the_inquiry_thread_states_the_rule_sets_own_limit(tmp_path, monkeypatch
 
     from engine.rulesets import get_ruleset
     from pipeline.drafts import load_templates, newthread_specs, newthreads
-    from pipeline.game.gamefile import load_game
 
-    text = (ROOT / "config" / "games" / "zhenyan.toml").read_text("utf-8")
-    text = re.sub(r"(?m)^(discussion|vote|progress|inquiry) = \d+.*\n", "", text)
-    text = text.replace("[director]", "fid = 7\n\n[director]", 1)
-    path = tmp_path / "zhenyan.toml"
-    path.write_text(text, "utf-8")
-    g = load_game(path, env={}, check_login=False)
+    g = _zhenyan_opened_by_bansha(tmp_path)
     rs = get_ruleset(g.game.ruleset)
     assert rs.inquiry is not None
     limit_two = dataclasses.replace(rs.inquiry, daily_limit=2)
