@@ -81,6 +81,7 @@ from engine.rulesets.base import (
     LastWordsRules,
     Lineup,
     Ruleset,
+    action_time,
     successor_again,
 )
 from engine.rulesets.roles import VILLAGE, WOLF
@@ -362,6 +363,20 @@ class _Act:
     actor_card: str  # uid
     targets: tuple[str, ...]  # card uids (救药: the target player's card in play)
     npc: bool
+
+
+#: the night's steps (nizhuan.txt:141-143, 161-162): the witch's two potions are one step
+_STEP = {"杀人": 0, "预言": 1, "救药": 2, "毒药": 2, "时间吞噬": 3, "重定之理": 4}
+
+
+def _night_order(act: _Act, seat: int) -> tuple[Any, ...]:
+    """Where an action stands in the night: by step, NPC replays first, by seat; a witch's
+    救药 and 毒药 in the order she used them (their ``at``), else as the rule lists them,
+    救药 before 毒药 (nizhuan.txt:143 选择<救药>、<毒药>目标): only a 救药 after the 毒药 is
+    refused (nizhuan.txt:94 <毒药>发动后，该夜晚不可发动技能<救药>)."""
+    at = action_time(act.action)
+    when = (0, at) if at is not None and at.tzinfo is not None else (1,)
+    return (_STEP[act.skill], act.npc is False, seat, when, act.skill == "毒药")
 
 
 class Nizhuan(Ruleset):
@@ -923,10 +938,7 @@ class Nizhuan(Ruleset):
                 board.emit("校验", rule, f"无效：{exc}", actor=a.actor)
         if self._round_of(board) == 2:
             acts.extend(self._npc_night(board))
-        rank = {
-            s: i for i, s in enumerate(("杀人", "预言", "毒药", "救药", "时间吞噬", "重定之理"))
-        }
-        acts.sort(key=lambda x: (rank[x.skill], x.npc is False, board.seat(x.action.actor)))
+        acts.sort(key=lambda x: _night_order(x, board.seat(x.action.actor)))
         return acts
 
     def _check(self, board: Board, a: Action, skill: str) -> _Act:

@@ -5,6 +5,7 @@ Every test quotes the rule text it checks (../shared/rules/nizhuan.txt, file:lin
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
 
@@ -158,18 +159,35 @@ def test_witch_feedback_antidote_and_poison() -> None:
     assert ("戊", "最后一枪") in {(p.who, p.skill) for p in report.pending}
 
 
-def test_poison_then_no_antidote_the_same_night() -> None:
+@pytest.mark.parametrize("antidote_first", [True, False, None])
+def test_an_antidote_after_the_poison_the_same_night_is_refused(
+    antidote_first: bool | None,
+) -> None:
+    """Only a 救药 used after the night's 毒药 is refused; one used before it saves. Without
+    times the two are taken as the rule lists the witch's step, 救药 then 毒药."""
     says("nizhuan.txt:94", "<毒药>发动后，该夜晚不可发动技能<救药>。")
+    says("nizhuan.txt:143", "女巫：执行<通灵>；选择<救药>、<毒药>目标。")
     roster = [(n, list(c)) for n, c in ROSTER]
     roster[1] = ("乙", ["女巫", "村民"])
     roster[0] = ("甲", ["狼人", "骑士"])
     state = start(roster)
     state, _ = day(state, 1)
-    _, report = night(
-        state, 1, act("丙", "杀人", "辛"), act("乙", "救药", "辛"), act("乙", "毒药", "甲")
-    )
-    assert outcome(report, "乙", "救药")[0] == "invalid"
-    assert deaths(report) == [("辛", 1, "被指杀"), ("甲", 1, "女巫[毒药]")]
+    early, late = "2026-12-01T22:05:00+08:00", "2026-12-01T22:20:00+08:00"
+    save, poison = act("乙", "救药", "辛"), act("乙", "毒药", "甲")
+    if antidote_first is not None:
+        save = replace(save, at=early if antidote_first else late)
+        poison = replace(poison, at=late if antidote_first else early)
+    # the witch's actions listed poison first: the list's order does not decide
+    _, report = night(state, 1, act("丙", "杀人", "辛"), poison, save)
+    if antidote_first is False:
+        assert outcome(report, "乙", "救药") == (
+            "invalid",
+            "<毒药>发动后，该夜晚不可发动<救药>（nizhuan.txt:94）",
+        )
+        assert deaths(report) == [("辛", 1, "被指杀"), ("甲", 1, "女巫[毒药]")]
+    else:
+        assert outcome(report, "乙", "救药")[0] == "done"
+        assert deaths(report) == [("甲", 1, "女巫[毒药]")]
 
 
 def test_elder_survives_the_first_kill_only() -> None:
