@@ -891,8 +891,23 @@ class Nizhuan(Ruleset):
                 self._witch_feedback(board, label)
             for act in [x for x in acts if x.skill in skills]:
                 self._night_act(board, act, label)
+        if not r2:
+            self._undecided_kill(board)
         self._resolve_kill(board, "（6）指杀结算" if r2 else "（4）指杀结算")
         self._resolve_poison(board, "（7）毒药结算" if r2 else "（5）毒药结算")
+
+    def _undecided_kill(self, board: Board) -> None:
+        """历史轮: a night whose wolves decided no kill (none sent, or only refused ones) is a
+        空刀 (nizhuan.txt:205 若届时狼群无法决定刀人对象，则视为空刀), recorded as one: the
+        逆转轮's wolves cannot choose that night's kill again (nizhuan.txt:79)."""
+        if "kill" in board.scratch:
+            return
+        cards = [uid for uid in self._kill_cards(board) if self._lost(board, uid) is None]
+        if not cards:
+            return
+        self._record(board, cards[0], "杀人", ())
+        why = "狼群没有决定刀人对象，视为空刀，记入历史轮记录（nizhuan.txt:205）"
+        board.emit("（1）杀人", "nizhuan.txt:205", why)
 
     def _night_acts(self, board: Board, actions: Sequence[Action]) -> list[_Act]:
         """Validate the players' actions and add the NPC replays; in the night's order."""

@@ -505,22 +505,47 @@ def test_win_wolves_counts_outs_of_both_rounds() -> None:
     state = start()
     state, _ = day(state, 1)
     state, _ = night(state, 1, act("丙", "杀人", "庚"))  # 庚's first card: a 村民 card
-    state, _ = day(state, 2)
+    state, _ = day(state, 2, out="甲的第一身份")
     state, _ = night(state, 2, act("丙", "杀人", "辛"))  # 辛's first 村民 card
-    for n in (3, 4):
-        state, _ = day(state, n)
-        state, _ = night(state, n)  # no kill recorded: round 2 may choose freely
-    assert state.winner is None and dict(state.settings)["reversal_day"] == "5"
-    state, _ = day(state, 5, elected="丁的第二身份")
-    state, _ = night(state, 5, act("甲", "毒药", "乙的第二身份"))
-    state, _ = day(state, 6, out="丙的第二身份")
-    state, _ = night(state, 6)
-    state, _ = day(state, 7, out="戊的第二身份")
-    state, _ = night(state, 7, act("庚", "杀人", "己的第二身份"))
+    state, _ = day(state, 3, out="丙的第一身份")  # every 狼人 out: the 历史轮 ends
+    state, _ = night(state, 3)  # the night before the 逆转轮 is not resolved
+    assert state.winner is None and dict(state.settings)["reversal_day"] == "4"
+    state, _ = day(state, 4, elected="丁的第二身份")
+    state, _ = night(state, 4, act("甲", "毒药", "乙的第二身份"))
+    state, _ = day(state, 5, out="丙的第二身份")
+    state, _ = night(state, 5)
+    state, _ = day(state, 6, out="戊的第二身份")
+    # the 历史轮 never reached its third night: no kill recorded, the wolves choose
+    # (nizhuan.txt:83 若没有杀人操作，则第二轮可以共同指杀一名角色)
+    state, _ = night(state, 6, act("庚", "杀人", "己的第二身份"))
     assert state.winner is None  # 辛's second 村民 card has never been out
-    state, report = day(state, 8, out="辛的第二身份")
+    state, report = day(state, 7, out="辛的第二身份")
     assert state.winner == "狼人阵营" and report.win_rule == "nizhuan.txt:129"
     assert alive(state, "庚", 1) is False  # out in both rounds (the recorded kill repeated)
+
+
+def test_a_night_whose_wolves_decided_no_kill_is_a_recorded_empty_kill() -> None:
+    """No kill sent in a 历史轮 night is a 空刀 (nizhuan.txt:205), and a recorded 空刀 binds
+    the 逆转轮's wolves that night (nizhuan.txt:83 包括空刀 … 不可更改)."""
+    says("nizhuan.txt:205", "若届时狼群无法决定刀人对象，则视为空刀。")
+    says("nizhuan.txt:83", "若第一轮狼人有记录杀人操作（包括空刀）则不可更改")
+    state = start()
+    state, _ = day(state, 1)
+    state, report = night(state, 1)
+    assert [(e.step, e.rule) for e in report.log if "视为空刀" in e.result] == [
+        ("（1）杀人", "nizhuan.txt:205")
+    ]
+    for n in (2, 3, 4):
+        state, _ = day(state, n)
+        state, _ = night(state, n, act("丙", "杀人", "辛" if n == 2 else "戊"))
+    assert dict(state.settings)["reversal_day"] == "5"
+    state, _ = day(state, 5, elected="丁的第二身份")
+    _, report = night(state, 5, act("庚", "杀人", "己的第二身份"))
+    assert outcome(report, "庚", "杀人") == (
+        "invalid",
+        "第一轮狼人有记录的杀人操作（包括空刀），不可更改（nizhuan.txt:79）",
+    )
+    assert not report.deaths
 
 
 def test_declared_reversal_day_is_checked_and_the_badge_is_a_card() -> None:
