@@ -894,6 +894,11 @@ class Nizhuan(Ruleset):
         if not r2:
             self._undecided_kill(board)
         self._resolve_kill(board, "（6）指杀结算" if r2 else "（4）指杀结算")
+        if not r2 and (over := self._history_over_now(board)):
+            # 第一轮游戏立刻结束 (nizhuan.txt:123): nothing after that step is resolved
+            why = f"历史轮已经结束（{over}），第一轮立刻结束，毒药不再结算（nizhuan.txt:123）"
+            board.emit("（5）毒药结算", "nizhuan.txt:123", why)
+            return
         self._resolve_poison(board, "（7）毒药结算" if r2 else "（5）毒药结算")
 
     def _undecided_kill(self, board: Board) -> None:
@@ -1606,6 +1611,8 @@ class Nizhuan(Ruleset):
                 )
         rel = self._rel(board)
         election = day.sheriff_election or (day.elected is not None and rel.number == 1)
+        if self._history_ended_today(board, day, election):
+            return
         if rel.number == 1 and not election and day.out is not None:
             # 开始第一天讨论日，竞选警长 (nizhuan.txt:139, 156): the day's vote elects, it puts
             # nobody out — a count made as an exile is not applied
@@ -1663,6 +1670,19 @@ class Nizhuan(Ruleset):
                 because=day.decided_by,
             )
         board.drain()
+
+    def _history_ended_today(self, board: Board, day: DayInput, election: bool) -> bool:
+        """历史轮: a duel (and the shots and red cards it brought) took the last 狼人 or the
+        last 村民 card — 第一轮游戏立刻结束 (nizhuan.txt:123): the day's vote is not resolved."""
+        over = self._history_over_now(board) if self._round_of(board) == 1 else None
+        if over is None:
+            return False
+        vote = "警长竞选" if election else "放逐投票"
+        line = f"历史轮已经结束（{over}），第一轮立刻结束，当天的{vote}不再结算"
+        board.emit(vote, "nizhuan.txt:123", f"{line}（nizhuan.txt:123）", because=day.decided_by)
+        board.announce(line)
+        board.drain()
+        return True
 
     def _out_today(self, board: Board, raw: str) -> str | None:
         """The label of the card ``raw`` names when it was in play as the day opened and is
@@ -1816,13 +1836,20 @@ class Nizhuan(Ruleset):
 
     def _history_over(self, board: Board) -> str | None:
         """历史轮结束条件 (nizhuan.txt:123-126)."""
+        if over := self._history_over_now(board):
+            return over
+        if board.night == HISTORY_LAST_NIGHT:
+            return "第四天夜晚结束"
+        return None
+
+    @staticmethod
+    def _history_over_now(board: Board) -> str | None:
+        """The 历史轮's end conditions met the moment a card goes out (nizhuan.txt:124-125)."""
         first = [board.player(n).cards[0] for n in board.order]
         if not any(c.alive for c in first if faction_of(c.name) == WOLF):
             return "所有狼人出局"
         if not any(c.alive for c in first if faction_of(c.name) == VILLAGE):
             return "所有村民出局"
-        if board.night == HISTORY_LAST_NIGHT:
-            return "第四天夜晚结束"
         return None
 
     def _reverse(self, board: Board, why: str) -> None:
