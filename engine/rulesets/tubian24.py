@@ -1015,7 +1015,10 @@ class Tubian24(Ruleset):
                 continue
             off = self._disabled(board, name, "通灵")
             if off:
+                # <强制>: she uses it every night, so she is told (tubian24.txt:99 在使用技能时
+                # 被告知失去技能)
                 board.emit(step.label, "tubian24.txt:88", f"{name}的<通灵>失效：{off}")
+                board.tell(name, f"你不能使用<通灵>：{off}", "tubian24.txt:99")
                 continue
             text = (
                 f"通灵：今晚被指杀的角色：{'、'.join(targets)}。"
@@ -1266,6 +1269,21 @@ class Tubian24(Ruleset):
             f"村长{death.player}因{death.cause}出局：村民阵营的其余角色失去全部技能",
             actor=death.player,
         )
+        self._fools_out(board, death.step)
+
+    def _fools_out(self, board: Board, step: str) -> None:
+        """A 白痴 kept in the game by [装傻] loses it with every other skill (tubian24.txt:99)
+        and is out: 因失去[装傻]而出局的白痴, announced as the vote ends (tubian24.txt:37)."""
+        for status in [s for s in board.statuses if s.kind == "装傻"]:
+            idiot = status.holder
+            if not board.alive(idiot) or _faction_of(board, idiot) != VILLAGE:
+                continue
+            board.remove_status(status)
+            board.emit(step, "tubian24.txt:37", f"{idiot}失去[装傻]而出局", actor=idiot)
+            board.card_out(
+                idiot, cause="失去[装傻]", step=step, rule="tubian24.txt:99", kind="失去装傻"
+            )
+            board.announce(f"{idiot}因失去[装傻]而出局。")
 
     def _charm(self, board: Board, death: Death) -> None:
         name = death.player
@@ -1314,10 +1332,12 @@ class Tubian24(Ruleset):
         if action is None:
             action = board.take_prepared(shooter, "最后一枪")
         if off:
+            # told whether or not a shot was sent: his going out is when the skill would be
+            # used (tubian24.txt:99 在使用技能时被告知失去技能)
             board.emit(step, rule, f"{shooter}的<最后一枪>失效：{off}")
             if action is not None:
                 board.record(action, step, Outcome.INVALID, f"你已失去技能：{off}", rule)
-                board.tell(shooter, f"你已失去技能：{off}", rule)
+            board.tell(shooter, f"你已失去技能：{off}", rule)
             return
         if action is None:
             if board.night is None:
