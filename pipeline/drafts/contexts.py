@@ -104,6 +104,16 @@ def _mentioned(name: str | None, lines: Sequence[str]) -> bool:
     return name is not None and any(name in line and "最高票" in line for line in lines)
 
 
+#: what the engine's 公示 says when the day's vote is not resolved at all (nizhuan.txt:123
+#: 第一轮游戏立刻结束 — "当天的放逐投票不再结算"; tubian24.txt:183 游戏立即结束)
+_NOT_RESOLVED = re.compile(r"(投票|竞选)不再结算")
+
+
+def _vote_not_resolved(lines: Sequence[str]) -> bool:
+    """A 公示 line says the day's vote is not resolved: no top, no 平安日 is said of it."""
+    return any(_NOT_RESOLVED.search(line) for line in lines)
+
+
 def result_context(
     game: Game,
     res: DayResult,
@@ -118,15 +128,18 @@ def result_context(
 
     The engine's lines replace the tally's out line, never its top: when they are empty or do
     not name the day's top, the top (m209 publishes only the top, m209.txt:167) is still said,
-    and a stopped vote-out still says 平安日 (m209.txt:166) when no line does."""
+    and a stopped vote-out still says 平安日 (m209.txt:166) when no line does — unless a line
+    says the day's vote is not resolved at all (nizhuan.txt:123: the 历史轮 ended during the
+    day): then the counts are shown and no top or 平安日 is said of them."""
     t = res.tally
     if t is None:
         return None
     tz = game.game.tz
     not_counted = _not_counted(res, tz)
     lines = list(announcements)
-    top = _day_top(t)
-    peace = _blocked_top(t)
+    unresolved = _vote_not_resolved(lines)
+    top = None if unresolved else _day_top(t)
+    peace = None if unresolved else _blocked_top(t)
     first = res.first.tally if res.first is not None else None
     first_top = _day_top(first) if first is not None else None
     return {

@@ -213,3 +213,30 @@ def test_the_top_line_stays_when_the_engines_lines_do_not_name_it(tmp_path: Path
     assert "今日最高票：壬" in flipped and flipped.count("平安日") == 1
     silent = body(())
     assert "今日最高票：壬" in silent and "[b]平安日[/b]：最高票壬不出局，今日无人出局" in silent
+
+
+def test_no_top_is_said_of_a_vote_the_engine_says_is_not_resolved(tmp_path: Path) -> None:
+    """nizhuan.txt:123 — 历史轮中，游戏满足以下条件时，第一轮游戏立刻结束: the day's vote after
+    the round ended is not resolved; the result shows the counts and the engine's 公示, and
+    says of them no 最高票 and no 平安日."""
+    from pipeline.derive import DayResult, derive
+    from pipeline.drafts import load_templates, result_context
+    from pipeline.game.gamefile import load_game
+
+    game = sun_voted_top(tmp_path)
+    g = load_game(game[0], env={"BANSHA_COOKIE": "x"})
+    store = open_store(game[1])
+    try:
+        res: DayResult = derive(g, store, as_of=DAY2.replace(hour=22, minute=5)).days[2]
+    finally:
+        store.close()
+    line = "历史轮已经结束（所有狼人出局），第一轮立刻结束，当天的放逐投票不再结算"
+    ctx = result_context(g, res, (line,))
+    assert ctx is not None
+    body = load_templates().render(DraftKind.RESULT, ctx)
+    assert "最高票" not in body and "平安日" not in body, body
+    assert f"[b]结算公示[/b]：\n{line}" in body
+    # a line about the top's own going out keeps the vote resolved: the top is said
+    kept = result_context(g, res, ("壬已出局，不再结算",))
+    assert kept is not None
+    assert "今日最高票：壬" in load_templates().render(DraftKind.RESULT, kept)
