@@ -4,6 +4,7 @@ printed value escaped, a missing or unsafe template said in Chinese.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -115,7 +116,15 @@ def load_templates(templates_dir: Path | str | None = None) -> Templates:
             except (OSError, UnicodeDecodeError) as exc:
                 raise DraftError(f"无法读取草稿模板 {path}：{exc}") from exc
             origin[path.name] = path
-    return Templates(texts, origin)
+    return _templates(tuple(sorted((name, text, origin[name]) for name, text in texts.items())))
+
+
+@functools.lru_cache(maxsize=32)
+def _templates(files: tuple[tuple[str, str, Path], ...]) -> Templates:
+    """The templates of these texts, each compiled once per process: ``bansha run`` drafting
+    for many games (or one game cycle after cycle) reuses the compiled templates while their
+    texts are the same; a template edited on disk is a new text, read and compiled anew."""
+    return Templates({n: t for n, t, _ in files}, {n: o for n, _, o in files})
 
 
 def templates_dir_for(game: Game, game_path: Path) -> Path | None:

@@ -35,3 +35,20 @@ def test_a_folder_that_cannot_be_made_is_said_in_chinese(tmp_path):
     result = CliRunner().invoke(cli, ["templates", str(blocker / "模板")])
     assert result.exit_code == 1
     assert "无法创建目录" in result.output
+
+
+def test_a_template_edited_between_cycles_drafts_with_the_edit(tmp_path):
+    """One process drafts cycle after cycle (``bansha run``): templates whose texts did not
+    change are compiled once; a director's edit on disk is read and used at the next draft."""
+    folder = tmp_path / "模板"
+    folder.mkdir()
+    own = folder / "reminder.j2"
+    own.write_text("第{{ day }}天请投票\n", encoding="utf-8")
+    first = load_templates(folder)
+    assert load_templates(folder) is first  # nothing changed: nothing compiled again
+    assert first.render(DraftKind.REMINDER, {"day": 2}) == "第2天请投票"
+    own.write_text("第{{ day }}天还没投票的请投票\n", encoding="utf-8")
+    edited = load_templates(folder)
+    assert edited is not first
+    assert edited.render(DraftKind.REMINDER, {"day": 2}) == "第2天还没投票的请投票"
+    assert first.render(DraftKind.REMINDER, {"day": 2}) == "第2天请投票"  # drafted before
