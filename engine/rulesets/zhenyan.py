@@ -1207,6 +1207,14 @@ class Zhenyan(Ruleset):
         # 投票结束后，立即公示…警长<殉职>及其目标 (zhenyan.txt:34): the hand-over of a sheriff out
         # by the vote, before the red cards at the close (zhenyan.txt:43)
         board.run_deferred()
+        # 任何阵营达到其中之一的胜利条件时，游戏立即结束 (zhenyan.txt:114): a vote-out that wins
+        # (the last wolf, the 长老) ends the game before the red cards at the close
+        # (zhenyan.txt:43 settles them after the vote); 魔力点 are judged at the phase's end.
+        if board.winner is None and self._judged_now(board, mana_ends=False):
+            self._not_settled(
+                board, [*board.scratch.pop("reds", []), *board.scratch.pop("forfeits", [])]
+            )
+            return
         for a in board.scratch.get("reds", []):
             self._red_card(board, a)  # zhenyan.txt:43: after the vote
         board.drain()
@@ -1223,10 +1231,22 @@ class Zhenyan(Ruleset):
         events: list[tuple[tuple[int, float, int], Action]] = [
             ((0, at.timestamp(), 1), a) for at, a in self._reds_before_the_close(board, day)
         ]
+        closes = datetime.fromisoformat(day.closes) if day.closes else None
+        assert self.inquiry is not None
+        shut = closes - self.inquiry.close_before if closes is not None else None
         for a in board.scratch.pop("guesses", []):
             at = action_time(a)
+            if at is not None and shut is not None and at > shut:
+                # 询问贴会比正常讨论和投票贴提前1小时关闭，逾期则今天不再能询问问题
+                board.record(
+                    a,
+                    "真言猜中",
+                    Outcome.INVALID,
+                    f"询问帖已于{shut:%H:%M}关闭（比讨论帖早1小时），此后的猜词不受理",
+                    self.inquiry.close_rule,
+                )
+                continue
             events.append(((0, at.timestamp(), 0) if at else (1, 0.0, 0), a))
-        closes = datetime.fromisoformat(day.closes) if day.closes else None
         later: list[Action] = []
         for a in board.scratch.pop("forfeits", []):
             at = action_time(a)
@@ -1310,11 +1330,14 @@ class Zhenyan(Ruleset):
         wolves = sum(1 for n in board.living() if role_of(board.player(n)) in self.wolf_roles)
         return elder_out, wolves, len(_board_guessed(board))
 
-    def _judged_now(self, board: Board) -> bool:
+    def _judged_now(self, board: Board, *, mana_ends: bool = True) -> bool:
         """胜负判定 in the middle of a day (zhenyan.txt:114): True when a faction has won, or
-        the 狼王's <最后一招> now decides it — the game then ends here."""
+        the 狼王's <最后一招> now decides it — the game then ends here. ``mana_ends=False``:
+        魔力点 at 0 or below do not end the game yet (they are judged when the phase ends,
+        zhenyan.txt:55)."""
         before = len(board.pending)
-        self._judge(board, _board_mana(board), quiet=True)
+        points = _board_mana(board)
+        self._judge(board, points if mana_ends else max(points, 1), quiet=True)
         return board.winner is not None or len(board.pending) > before
 
     def _judge(self, board: Board, points: int, *, quiet: bool = False) -> None:
