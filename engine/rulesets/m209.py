@@ -220,6 +220,7 @@ SUN_RULE = "m209.txt:377"  # 只有太阳指定的角色可以发言（包括在
 #: The source of 太阳's daytime [不死] (m209.txt:376), also at 晨曦 (m209.txt:46).
 SUN_DAY = "太阳[日]（m209.txt:376）"
 IDIOT_RULE = "m209.txt:357"  # 白痴不能参与投票
+IDIOT_KEPT_IN = "白痴[大难不死]"  # why a 白痴 sheriff hands over the badge (m209.txt:357)
 #: 开门之前未决定则默认弃票 (m209.txt:97): a [狂躁] voter votes before the opening or abstains.
 MANIA_RULE = "m209.txt:97"
 #: The tally's conclusion when a [霸道]/[不死] top stays in (m209.txt:166), as
@@ -1983,6 +1984,8 @@ class M209(Ruleset):
         if use is not None:
             if use.kind == "不死":
                 self._own_immunity_spent(board, target, step)
+                if kind == "投票出局":  # 这些状态或效果全部结算 (m209.txt:186)
+                    self._idiot_survives(board, target, step)
             if use.count is not None:
                 board.remove_status(use)
                 if use.count > 1:
@@ -1997,22 +2000,7 @@ class M209(Ruleset):
                 because=cause,
             )
             return None
-        if (
-            kind == "投票出局"
-            and self.role(board, target) == "白痴"
-            and not self._flipped(board, target)
-            and "遗忘" not in self.effects(board, target)
-        ):
-            self._flip(board, target, "白痴[大难不死]")
-            for k in ("自由", "霸道"):
-                self.add_status(board, target, k, "白痴[大难不死]", None, "m209.txt:357")
-            board.announce(f"{target}是白痴，[大难不死]，永久获得[自由][霸道]，之后不能投票")
-            board.emit(step, "m209.txt:357", f"{target}[大难不死]，不出局", resolved=(target,))
-            if board.sheriff == target:
-                board.scratch["idiot_handover"] = target
-                board.defer(
-                    Trigger(f"殉职:{target}", later(self._handover, target, "白痴[大难不死]"))
-                )
+        if kind == "投票出局" and self._idiot_survives(board, target, step):
             return None
         village = self._faction(board, source) == VILLAGE if board.has(source) else False
         board.scratch.setdefault("no_words", set())
@@ -2202,6 +2190,8 @@ class M209(Ruleset):
         chooser = board.scratch.get("kamikaze_sheriff", {}).get(name, name)
         action = board.take_prepared(chooser, "殉职")
         step = "殉职"
+        if why == IDIOT_KEPT_IN and not self._idiot_hands_over(board, name, action):
+            return
         if action is None:
             board.need(
                 chooser,
@@ -2246,6 +2236,59 @@ class M209(Ruleset):
         )
         board.announce(f"{name}（{why}）移交警长给{target}")
         board.tell(target, "你成为警长（m209.txt:225）。", "m209.txt:225")
+
+    def _idiot_survives(self, board: Board, target: str, step: str) -> bool:
+        """白痴[大难不死] (m209.txt:357) as ``target`` takes a 投票出局: he flips, gains [自由]
+        [霸道] for good and votes no more; a sheriff hands the badge on. Also when a [不死]
+        kept him in: 出局结算流程 2, 这些状态或效果全部结算 (m209.txt:186). False when it does
+        not trigger (not a 白痴, flipped already, under [遗忘])."""
+        if (
+            self.role(board, target) != "白痴"
+            or self._flipped(board, target)
+            or "遗忘" in self.effects(board, target)
+        ):
+            return False
+        self._flip(board, target, IDIOT_KEPT_IN)
+        for k in ("自由", "霸道"):
+            self.add_status(board, target, k, IDIOT_KEPT_IN, None, "m209.txt:357")
+        board.announce(f"{target}是白痴，[大难不死]，永久获得[自由][霸道]，之后不能投票")
+        board.emit(step, "m209.txt:357", f"{target}[大难不死]，不出局", resolved=(target,))
+        if board.sheriff == target:
+            board.scratch["idiot_handover"] = target
+            board.defer(Trigger(f"殉职:{target}", later(self._handover, target, IDIOT_KEPT_IN)))
+        return True
+
+    def _idiot_hands_over(self, board: Board, name: str, action: Action | None) -> bool:
+        """若白痴是警长，须选择一名其他角色移交警长 (m209.txt:357): no 流失. True when ``action``
+        names someone who can take the badge; otherwise the director is asked (again) and the
+        badge stays with the 白痴 until he chooses."""
+        target = action.targets[0] if action is not None and action.targets else None
+        can = (
+            target is not None
+            and target != name
+            and board.alive(target)
+            and not self._left(board, target)
+            and not (self.role(board, target) == "白痴" and self._flipped(board, target))
+        )
+        if can:
+            return True
+        if action is not None:
+            why = (
+                "白痴须选择一名其他角色移交警长，不能流失"
+                if target is None
+                else f"{target}不能继任（已出局、已离开游戏、是本人或已翻牌的白痴）"
+            )
+            board.record(action, "殉职", Outcome.INVALID, why, IDIOT_RULE)
+        board.need(
+            name,
+            "殉职",
+            f"白痴警长{name}[大难不死]，须选择一名其他角色移交警长（{RECORD}），不能流失；"
+            "选定之前警徽仍在他手里",
+            IDIOT_RULE,
+            target="某人",
+        )
+        board.emit("殉职", IDIOT_RULE, f"白痴警长{name}尚未选择继任者（待导演记录）", actor=name)
+        return False
 
     # ------------------------------------------------------------------ shots
     def _morning_shots(self, board: Board, step: str) -> None:
@@ -2302,6 +2345,10 @@ class M209(Ruleset):
                 skill, rule = "馈赠最后一枪", self.specs["馈赠最后一枪"].rule
         if action is not None and skill == "最后一枪":
             self._one_shot_only(board, name, step)
+        if action is None and "沉默" in self.effects(board, name):
+            # [沉默] 不能发动 (m209.txt:92): there is no shot to ask the director for
+            board.emit(step, "m209.txt:92", f"{name}处于[沉默]状态，不能发动<{skill}>", actor=name)
+            return
         if action is None:
             board.need(
                 name,
@@ -2956,6 +3003,7 @@ class M209(Ruleset):
         self._peace(board, label, who, what, because, step=step)
         if "霸道" not in what:
             self._own_immunity_spent(board, who, step)
+            self._idiot_survives(board, who, step)  # 全部结算 (m209.txt:186)
 
     def _noon_out_top(self, board: Board, label: str, top: str, step: str) -> None:
         """The top went out at noon (决斗, 断钢斩, 神风突击 …): the tally cannot see it
