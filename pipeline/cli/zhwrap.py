@@ -6,7 +6,7 @@ spaces only, counting one column a character. For Chinese that prints a stray sp
 the docstring's line broke (``持有同一把锁时 立即退出``), and lines of 78 characters that a
 78-column terminal shows as two. :func:`wrap_text` keeps click's paragraph rules (an empty
 line separates paragraphs; a paragraph whose first line is ``\\b`` is printed as written;
-a paragraph's indent is kept) and differs in three ways:
+a paragraph's indent is kept) and differs in four ways:
 
 - source lines are joined with nothing where either side is a Chinese character or a
   full-width punctuation mark, with a space elsewhere (``bansha publish`` / ``持有`` keeps its
@@ -16,6 +16,8 @@ a paragraph's indent is kept) and differs in three ways:
   Latin word, as well as at a space — but not before a closing mark (，。、）…) or after an
   opening one (（「《 …), the rule Chinese typesetting follows. A Latin word (an option, a
   path, a URL) is never split.
+- no space is printed after a full-width mark (。，）…), which carries its own: click's
+  ``[必填]`` follows ``第几天。`` directly.
 
 :func:`term_len` measures the same way, so the options' column lines up with Chinese
 metavars (``[加速|不加速|按申请计算]``).
@@ -61,6 +63,11 @@ def _mark(ch: str) -> bool:
     return not ch.isascii() and not ch.isalnum()
 
 
+def _wide_mark(ch: str) -> bool:
+    """A full-width punctuation mark (。，）…): no space follows it."""
+    return _mark(ch) and _wide(ch)
+
+
 def _join(lines: list[str]) -> str:
     """A paragraph's source lines as one line: nothing between two lines where the break
     falls between Chinese characters or next to a Chinese mark, a space elsewhere (between
@@ -85,7 +92,9 @@ def _atoms(text: str) -> Iterator[tuple[str, str]]:
     space = ""
     for piece in pieces:
         if piece.isspace():
-            space = " "
+            # none after a full-width mark: it carries its own space (``第几天。[必填]``,
+            # where click writes two spaces before the ``[必填]`` it adds)
+            space = "" if atoms and _wide_mark(atoms[-1][1][-1]) else " "
             continue
         if atoms and not space:
             prev = atoms[-1][1]

@@ -199,6 +199,9 @@ def test_the_wrapper_keeps_clicks_paragraphs():
     # no line ends with an opening mark, no line begins with a closing one
     assert wrap_text("一二三四（五六）。", 10) == "一二三四\n（五六）。"
     assert wrap_text("一二三四五）六", 10) == "一二三四\n五）六"
+    # a full-width mark carries its own space: none is kept after it, one is before Latin
+    assert wrap_text("第几天。  [必填]", 78) == "第几天。[必填]"
+    assert wrap_text("见 bansha why，  然后", 78) == "见 bansha why，然后"
 
 
 def test_top_level_help_is_chinese():
@@ -220,7 +223,7 @@ def test_no_command_shows_the_chinese_help_and_exits_2():
 def test_command_help_marks_required_options_in_chinese():
     result = invoke("why", "--help", code=0)
     player = next(line for line in result.stdout.splitlines() if "--player" in line)
-    assert player.split() == ["--player", "TEXT", "玩家名字（或别名）。", "[必填]"]
+    assert player.split() == ["--player", "TEXT", "玩家名字（或别名）。[必填]"]  # no space after 。
     day = next(line for line in result.stdout.splitlines() if "--day" in line)
     assert "[必填]" not in day  # --day defaults to today (or the day just closed)
     # metavars stay ASCII placeholders, so click keeps the columns aligned
