@@ -1037,6 +1037,24 @@ class Ruleset:
     ) -> list[Action]:
         """A team's one kill a night: every living holder may submit it, but differing targets
         are all invalid (the director keeps one) and identical ones resolve once."""
+        refused = self.shared_kill_refusals(board, actions, rule=rule, group=group, skill=skill)
+        for a in actions:
+            if id(a) in refused:
+                board.record(a, step, Outcome.INVALID, refused[id(a)], rule)
+        return [a for a in actions if id(a) not in refused]
+
+    def shared_kill_refusals(
+        self,
+        board: Board,
+        actions: Sequence[Action],
+        *,
+        rule: str,
+        group: str,
+        skill: str = "杀人",
+    ) -> dict[int, str]:
+        """Which of ``actions`` a team's one kill a night refuses (by ``id``), and why: among
+        the kills of those who hold ``skill`` now, differing targets are all refused, and of
+        identical ones all but the first seat's."""
         kills = [
             a
             for a in actions
@@ -1045,33 +1063,17 @@ class Ruleset:
             and self.holder(board, a.actor, skill) is not None
         ]
         if len(kills) <= 1:
-            return list(actions)
-        dropped: set[int] = set()
+            return {}
         if len({a.targets for a in kills}) > 1:
             listing = "、".join(f"{a.actor}→{'、'.join(a.targets) or '无'}" for a in kills)
-            for a in kills:
-                board.record(
-                    a,
-                    step,
-                    Outcome.INVALID,
-                    f"{group}当晚提交了不同的<{skill}>目标（{listing}），{group}只能共同选择一名"
-                    f"角色（{rule}）；请导演确认后只保留一条",
-                    rule,
-                )
-                dropped.add(id(a))
-        else:
-            keep = min(kills, key=lambda a: (board.seat(a.actor), a.sort_key()))
-            for a in kills:
-                if a is not keep:
-                    board.record(
-                        a,
-                        step,
-                        Outcome.INVALID,
-                        f"与{keep.actor}提交的<{skill}>目标相同，重复记录，只结算一次（{rule}）",
-                        rule,
-                    )
-                    dropped.add(id(a))
-        return [a for a in actions if id(a) not in dropped]
+            why = (
+                f"{group}当晚提交了不同的<{skill}>目标（{listing}），{group}只能共同选择一名"
+                f"角色（{rule}）；请导演确认后只保留一条"
+            )
+            return {id(a): why for a in kills}
+        keep = min(kills, key=lambda a: (board.seat(a.actor), a.sort_key()))
+        same = f"与{keep.actor}提交的<{skill}>目标相同，重复记录，只结算一次（{rule}）"
+        return {id(a): same for a in kills if a is not keep}
 
     def vote_modifiers(self, state: GameState, day: int) -> tuple[Any, ...]:
         """The VoteModifiers (engine.votes) the state puts on ``day``'s tally."""

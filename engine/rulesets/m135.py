@@ -614,6 +614,9 @@ class M135(Ruleset):
     def check_action(self, board: Board, p: Pass) -> str | None:
         skill = p.spec.name
         a = p.action
+        if skill == "杀人":
+            refused: dict[int, str] = board.scratch.get("kill_refused", {})
+            return refused.get(id(a))
         if skill == "守护之盾":
             last = [m for m in board.memories(p.holder.card, skill) if m.phase == board.index - 2]
             if last and last[-1].targets == a.targets:
@@ -701,18 +704,29 @@ class M135(Ruleset):
         rest = self._director_actions(board, actions)
         if board.winner is not None:
             return
-        rest = self._settle_kill_actions(board, rest)
+        # the group's one choice is settled at step (5), on these very actions: their skill
+        # names made canonical here, so the steps see the same objects
+        rest = [
+            a if (skill := self.canonical_skill(a.skill)) == a.skill else replace(a, skill=skill)
+            for a in rest
+        ]
+        board.scratch["kills"] = rest
         run_steps(board, self, self.night_plan, self.specs, self.night_handlers(), rest)
         self._resolve_kill(board)
         self._other_deaths(board)
 
-    def _settle_kill_actions(self, board: Board, actions: Sequence[Action]) -> list[Action]:
-        """The team chooses one target a night (m135.txt:78)."""
-        return self.settle_shared_kill(
-            board, actions, step="（5）杀人", rule="m135.txt:78", group="狼群"
+    def _settle_kill_actions(self, board: Board) -> None:
+        """The team chooses one target a night (m135.txt:78) — among those who hold <杀人>
+        when its step (5) begins: a character who gained it at step (1) (捣蛋, m135.txt:173)
+        joined the group at once (m135.txt:75) and his kill is the group's too. The refusals
+        are given as each kill is checked (:meth:`check_action`)."""
+        board.scratch["kill_refused"] = self.shared_kill_refusals(
+            board, board.scratch.get("kills", ()), rule="m135.txt:78", group="狼群"
         )
 
     def before_step(self, board: Board, step: Step) -> None:
+        if step.key[0] == 5:
+            self._settle_kill_actions(board)
         if step.key[0] != 7:
             return
         kill = board.scratch.get("kill")
