@@ -359,9 +359,27 @@ def chunk_versions(store: Store, tid: int) -> dict[int, int]:
     )
 
 
-def stored_materials(store: Store, tid: int) -> dict[int, tuple[str, bytes]]:
-    rows = store.execute(f"SELECT chunk, key, material FROM {CACHE} WHERE tid = ?", [tid])
-    return {chunk: (key, material) for chunk, key, material in rows}
+class StoredMaterials:
+    """The materials kept for thread ``tid``: every chunk's key read at once, a material only
+    when it is used — a derivation that finds the settled chunks merged reads two of them,
+    not one per chunk of the thread."""
+
+    def __init__(self, store: Store, tid: int) -> None:
+        self._store = store
+        self._tid = tid
+        rows = store.execute(f"SELECT chunk, key FROM {CACHE} WHERE tid = ?", [tid]).fetchall()
+        self._keys: dict[int, str] = dict(rows)
+
+    def key(self, chunk: int) -> str:
+        """The key ``chunk``'s material was kept under ("" when none is kept)."""
+        return self._keys.get(chunk, "")
+
+    def material(self, chunk: int, key: str) -> bytes | None:
+        """``chunk``'s material if it is still the one kept under ``key``, else None."""
+        row = self._store.execute(
+            f"SELECT key, material FROM {CACHE} WHERE tid = ? AND chunk = ?", [self._tid, chunk]
+        ).fetchone()
+        return bytes(row[1]) if row is not None and row[0] == key else None
 
 
 def store_materials(store: Store, tid: int, made: dict[int, tuple[str, bytes]]) -> None:

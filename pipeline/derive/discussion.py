@@ -75,7 +75,7 @@ def thread_chunks(run: _Run, day: Day) -> ThreadChunks:
         return run.chunked[tid]
     window = CountWindow(day.day, day.opens, day.closes)
     versions = chunks.chunk_versions(run.store, tid)  # before the posts: see chunks.py
-    stored = chunks.stored_materials(run.store, tid)
+    stored = chunks.StoredMaterials(run.store, tid)
     ctx = chunks.context_key(roster_key=run.roster_key, base=run.base, role=ROLE, window=window)
     keys = {chunk: f"{versions[chunk]}:{ctx}" for chunk in sorted(versions)}
     settled = list(keys)[:-1]
@@ -88,7 +88,7 @@ def thread_chunks(run: _Run, day: Day) -> ThreadChunks:
         materials.append((last, _material(run, tid, last, keys[last], stored, window, made)))
     else:
         materials = [(c, _material(run, tid, c, keys[c], stored, window, made)) for c in keys]
-        if settled and all(c in made or stored.get(c, ("",))[0] == keys[c] for c in settled):
+        if settled and all(c in made or stored.key(c) == keys[c] for c in settled):
             merged = chunks.merge_materials([m for _, m in materials[:-1]])
             if merged is not None and _by(merged["max_at"], run.as_of):
                 made[chunks.SETTLED] = (settled_key, chunks.dump(merged))
@@ -105,13 +105,16 @@ def _by(max_at: str | None, as_of: datetime) -> bool:
 
 
 def _stored(
-    run: _Run, stored: dict[int, tuple[str, bytes]], chunk: int, key: str
+    run: _Run, stored: chunks.StoredMaterials, chunk: int, key: str
 ) -> dict[str, Any] | None:
     """The stored material of ``chunk`` if its key is ``key`` and it holds nothing after
     ``as_of`` (a look at a moment before its last post reads the posts again)."""
-    if stored.get(chunk, ("",))[0] != key:
+    if stored.key(chunk) != key:
         return None
-    m = chunks.load(stored[chunk][1])
+    blob = stored.material(chunk, key)
+    if blob is None:
+        return None
+    m = chunks.load(blob)
     return m if m is not None and _by(m["max_at"], run.as_of) else None
 
 
@@ -120,7 +123,7 @@ def _material(
     tid: int,
     chunk: int,
     key: str,
-    stored: dict[int, tuple[str, bytes]],
+    stored: chunks.StoredMaterials,
     window: CountWindow,
     made: dict[int, tuple[str, bytes]],
 ) -> dict[str, Any]:
