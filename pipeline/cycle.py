@@ -41,7 +41,7 @@ from pipeline import (
     resources,
     threads_read,
 )
-from pipeline.store import DRAFT_INPUTS_KEY, POST_COLUMNS
+from pipeline.store import DRAFT_INPUTS_KEY, POST_COLUMNS, POST_COUNTS_KEY
 
 if TYPE_CHECKING:
     from pipeline.derive import Derivation
@@ -214,7 +214,8 @@ def change_triggers(tables: set[str]) -> dict[str, str]:
             bodies[(table, op)] = ("", (INPUTS_KEY,) if table in NOT_DRAFT_INPUTS else both)
     for table in OUTPUT_TABLES:
         for op in ("INSERT", "UPDATE", "DELETE"):
-            bodies[(table, op)] = ("", (OUTPUTS_KEY,))
+            extra = (POST_COUNTS_KEY,) if table == "post_counts" else ()
+            bodies[(table, op)] = ("", (OUTPUTS_KEY, *extra))
     bodies[("posts", "INSERT")] = ("", both)
     bodies[("posts", "DELETE")] = ("", both)
     changed = " OR ".join(f"old.{c} IS NOT new.{c}" for c in POST_INPUT_COLUMNS)
@@ -257,9 +258,9 @@ def ensure_change_counters(store: Store) -> bool:
             [len(TRIGGER_PREFIX), TRIGGER_PREFIX],
         )
     }
-    keys = (INPUTS_KEY, OUTPUTS_KEY, DRAFTS_KEY)
+    keys = (INPUTS_KEY, OUTPUTS_KEY, DRAFTS_KEY, POST_COUNTS_KEY)
     counters = {
-        r[0] for r in store.execute("SELECT key FROM meta WHERE key IN (?, ?, ?)", list(keys))
+        r[0] for r in store.execute("SELECT key FROM meta WHERE key IN (?, ?, ?, ?)", list(keys))
     }
     if have == set(want) and counters == set(keys):
         return False

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+from array import array
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from pipeline.derive.results import DayResult, Derivation, RoundResult
-from pipeline.store import Store
+from pipeline.store import POST_COUNTS_KEY, Store
 
 STAMPS = {"tallies": "derived_at", "flags": "raised_at"}
+#: ``meta``: the fingerprint of the post counts the store holds, with the value of the write
+#: counter (:data:`~pipeline.store.POST_COUNTS_KEY`) right after they were written or compared
+FINGERPRINT_KEY = "derive:post_counts_fingerprint"
 
 
 DERIVED_KEYS = {
@@ -21,8 +26,9 @@ DERIVED_KEYS = {
 }
 
 
-def derived_rows(d: Derivation) -> dict[str, list[dict[str, Any]]]:
-    """The rows of the derived tables for this derivation (without time stamps)."""
+def derived_rows(d: Derivation, *, counts: bool = True) -> dict[str, list[dict[str, Any]]]:
+    """The rows of the derived tables for this derivation (without time stamps); without
+    ``post_counts``' rows when not ``counts``."""
     rows: dict[str, list[dict[str, Any]]] = {t: [] for t in DERIVED_KEYS}
     for n, res in sorted(d.days.items()):
         for seq, v in enumerate(res.all_verdicts):
@@ -63,7 +69,7 @@ def derived_rows(d: Derivation) -> dict[str, list[dict[str, Any]]]:
                     ),
                 }
             )
-        for player, pc in sorted(res.counts.items()):
+        for player, pc in sorted(res.counts.items()) if counts else ():
             rows["post_counts"].append(
                 {"day": n, "player": player, "count": pc.count, "pids": json.dumps(list(pc.pids))}
             )
@@ -99,20 +105,29 @@ def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
     the store already holds, so a cycle with nothing new changes nothing, and a director's
     proxy vote leaves the post counts (a day's every counted pid) as they are. A flag keeps the
     time it was first raised; the tallies' ``derived_at`` is when they last changed.
+
+    The post counts are compared by their fingerprint (:func:`counts_fingerprint`) while no one
+    wrote them since the derivation that kept it: they are not read back nor serialised then.
     """
-    new = derived_rows(d)
+    fingerprint = counts_fingerprint(d)
+    kept = _counts_kept(store, fingerprint)
+    new = derived_rows(d, counts=not kept)
     if "note" not in store.columns("votes"):  # a store from before the note column
         new["votes"] = [{k: v for k, v in r.items() if k != "note"} for r in new["votes"]]
+    tables = [t for t in DERIVED_KEYS if not (kept and t == "post_counts")]
     old: dict[str, list[dict[str, Any]]] = {}
-    for table, key in DERIVED_KEYS.items():
+    for table in tables:
         stamp = STAMPS.get(table)
-        order = ", ".join(key)
+        order = ", ".join(DERIVED_KEYS[table])
         old[table] = [
             {k: v for k, v in r.items() if k != stamp}
             for r in store.query(f"SELECT * FROM {table} ORDER BY {order}")
         ]
-    changed = [t for t in DERIVED_KEYS if _by_key(old[t], t) != _by_key(new[t], t)]
+    changed = [t for t in tables if _by_key(old[t], t) != _by_key(new[t], t)]
     if not changed:
+        if not kept:
+            with store.atomic():
+                _keep_fingerprint(store, fingerprint)
         return False
     stamp = now.isoformat()
     raised = {r["id"]: r["raised_at"] for r in store.query("SELECT id, raised_at FROM flags")}
@@ -126,7 +141,35 @@ def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
             stamp_row = stamped.get(table)
             rows = new[table]
             store.insert(table, rows if stamp_row is None else map(stamp_row, rows))
+        if not kept:
+            _keep_fingerprint(store, fingerprint)
     return True
+
+
+def counts_fingerprint(d: Derivation) -> str:
+    """A digest of every day's post counts — who, how many, which pids — without building
+    their rows (a day's counts name every counted post)."""
+    h = hashlib.blake2b(digest_size=16)
+    for n, res in sorted(d.days.items()):
+        for player, pc in sorted(res.counts.items()):
+            h.update(json.dumps([n, player, pc.count, len(pc.pids)], ensure_ascii=False).encode())
+            h.update(array("q", pc.pids).tobytes())
+    return h.hexdigest()
+
+
+def _counts_kept(store: Store, fingerprint: str) -> bool:
+    """Whether ``post_counts`` holds the counts of ``fingerprint``: the derivation that wrote
+    them kept it with the write counter's value, and no write came since."""
+    writes = store.get_meta(POST_COUNTS_KEY)
+    return writes is not None and store.get_meta(FINGERPRINT_KEY) == f"{fingerprint}:{writes}"
+
+
+def _keep_fingerprint(store: Store, fingerprint: str) -> None:
+    """Note that ``post_counts`` holds the counts of ``fingerprint`` (inside the transaction
+    that wrote or compared them); a store without the write counter notes nothing."""
+    writes = store.get_meta(POST_COUNTS_KEY)
+    if writes is not None:
+        store.set_meta(FINGERPRINT_KEY, f"{fingerprint}:{writes}")
 
 
 def _by_key(rows: list[dict[str, Any]], table: str) -> list[dict[str, Any]]:

@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # the type checker sees every name; a run loads each at first
     )
     from pipeline.store.core import (
         DRAFT_INPUTS_KEY,
+        POST_COUNTS_KEY,
         TALLY_VIEW_KEY,
         ReadOnlyStore,
         Store,
@@ -79,6 +80,7 @@ _HOME = {
     "DRAFT_INPUTS_KEY": "pipeline.store.core",
     "MIGRATIONS": "pipeline.store.migrations",
     "POST_COLUMNS": "pipeline.store.rows",
+    "POST_COUNTS_KEY": "pipeline.store.core",
     "REVOCABLE_TABLES": "pipeline.store.migrations",
     "SOURCE_BOUND_MARKS": "pipeline.store.rows",
     "SOURCE_RANK": "pipeline.store.rows",
@@ -112,6 +114,7 @@ __all__ = [
     "DRAFT_INPUTS_KEY",
     "MIGRATIONS",
     "POST_COLUMNS",
+    "POST_COUNTS_KEY",
     "REVOCABLE_TABLES",
     "SOURCE_BOUND_MARKS",
     "SOURCE_RANK",

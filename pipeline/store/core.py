@@ -53,6 +53,11 @@ TALLY_VIEW_KEY = "tally:view"
 #: keeps the value it was last drafted (or found unchanged) at, in ``draft_inputs``
 DRAFT_INPUTS_KEY = "drafts:inputs"
 
+#: ``meta``: bumped (by the change triggers, pipeline/cycle.py) by every write to
+#: ``post_counts``; the derivation that wrote them keeps their fingerprint beside the value it
+#: left (pipeline/derive/writeback.py), so the next one need not read them back to compare
+POST_COUNTS_KEY = "derive:post_counts"
+
 
 #: the statements that open or end a transaction themselves (:meth:`Store.execute` leaves them be)
 _TRANSACTION_CONTROL = frozenset({"BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"})

@@ -35,12 +35,13 @@ from pipeline.cycle import (
     targets_due,
 )
 from pipeline.derive import crawled_tids, derive, write_derivation
+from pipeline.derive.writeback import FINGERPRINT_KEY
 from pipeline.discuz.crawl import CrawlReport, ThreadResult
 from pipeline.drafts import make_drafts
 from pipeline.drafts.inputs import GAME_KEY
 from pipeline.game.gamefile import Game, load_game, parse_game
 from pipeline.sim.simulator import ForumSim, SimClock
-from pipeline.store import DRAFT_INPUTS_KEY, Store, open_store
+from pipeline.store import DRAFT_INPUTS_KEY, POST_COUNTS_KEY, Store, open_store
 from tests.pipeline.conftest import DEMO_GAME as GAME
 from tests.pipeline.conftest import DEMO_SCRIPT as SCRIPT
 from tests.pipeline.conftest import ROOT, bansha, forum_world, sim_crawler
@@ -305,6 +306,27 @@ def test_a_proxy_vote_rewrites_the_votes_and_the_tally_and_leaves_the_post_count
     whole.close()
 
 
+def test_post_counts_unchanged_since_written_are_not_read_back_and_a_write_to_them_is_seen(world):
+    """The derivation that wrote the post counts keeps their fingerprint; while nobody writes
+    them the next one compares by it (no read of the rows), and any write to them — here a row
+    deleted by hand — makes the next derivation compare them row by row and put them right."""
+    w = world
+    settled(w)
+    w.bansha(
+        "vote proxy", "--day 2 --voter 月饼 --target 饺子", "--at", "2026-12-02T20:44:00+08:00"
+    )
+    now = at("2026-12-02T20:46:00")
+    sqls = _traced(w.store, lambda: w.cycle(now))
+    assert not [q for q in sqls if "FROM post_counts" in q], "the post counts were read back"
+    kept = verdicts(w.store)["post_counts"]
+    w.store.execute("DELETE FROM post_counts WHERE player = '月饼'")
+    later = now + timedelta(minutes=1)
+    d = derive(w.game, w.store, as_of=later)
+    assert write_derivation(w.store, d, now=later)  # the deleted row is written back
+    assert verdicts(w.store)["post_counts"] == kept
+    assert not write_derivation(w.store, d, now=later)  # and then all is as kept
+
+
 def tmp_copy(w: World) -> Store:
     """A copy of the world's store, opened on its own."""
     copy = w.db.with_name("copy.db")
@@ -530,11 +552,13 @@ def _guard(game: Game, store: Store, now: datetime) -> set[str]:
         unknown = words - _SQL_WORDS - {"posts"} - set(POST_INPUT_COLUMNS)
         assert not unknown, f"{sql}: columns not watched: {unknown}"
     # meta: only the keys the meta trigger watches (whole re-read marks, the forum's word on
-    # closing threads), the drafts' own counter, and the game file the drafts were last made
-    # against (the fingerprint holds the game file itself)
+    # closing threads), the drafts' own counter, the game file the drafts were last made
+    # against (the fingerprint holds the game file itself), and the post counts' own write
+    # counter and fingerprint (how the written counts are compared, not what is derived)
+    own_keys = (DRAFT_INPUTS_KEY, POST_COUNTS_KEY, FINGERPRINT_KEY)
     for sql in sqls:
         if "meta" in _tables(sql):
-            own_counter = f"key = '{DRAFT_INPUTS_KEY}'" in sql or GAME_KEY in sql
+            own_counter = any(f"key = '{k}'" in sql for k in own_keys) or GAME_KEY in sql
             assert own_counter or re.search(r"key\s*=\s*'(full_read|threads):[^']*'", sql), sql
     # threads and crawl_log: only what crawled_tids reads (fingerprinted by its set)
     own = set(_traced(store, lambda: crawled_tids(store)))
