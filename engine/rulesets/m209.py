@@ -2254,7 +2254,6 @@ class M209(Ruleset):
         board.announce(f"{target}是白痴，[大难不死]，永久获得[自由][霸道]，之后不能投票")
         board.emit(step, "m209.txt:357", f"{target}[大难不死]，不出局", resolved=(target,))
         if board.sheriff == target:
-            board.scratch["idiot_handover"] = target
             board.defer(Trigger(f"殉职:{target}", later(self._handover, target, IDIOT_KEPT_IN)))
         return True
 
