@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -179,10 +180,9 @@ def test_a_top_holding_busi_is_announced_with_a_peaceful_day(tmp_path: Path) -> 
         assert director_only(body) == []
 
 
-def test_the_top_line_stays_when_the_engines_lines_do_not_name_it(tmp_path: Path) -> None:
-    """The engine's 公示 replaces the tally's out line, not the top (m209.txt:167): a line about
-    someone else keeps 今日最高票, and 平安日 is said unless a line says it."""
-    from pipeline.derive import DayResult
+def _sun_top_result(tmp_path: Path) -> Callable[[tuple[str, ...]], str]:
+    """The result post of m209's day 2 (壬 top, holding [不死]) with the engine's 公示 lines."""
+    from pipeline.derive import DayResult, derive
     from pipeline.drafts import load_templates, result_context
     from pipeline.game.gamefile import load_game
 
@@ -190,8 +190,6 @@ def test_the_top_line_stays_when_the_engines_lines_do_not_name_it(tmp_path: Path
     g = load_game(game[0], env={"BANSHA_COOKIE": "x"})
     store = open_store(game[1])
     try:
-        from pipeline.derive import derive
-
         res: DayResult = derive(g, store, as_of=DAY2.replace(hour=22, minute=5)).days[2]
     finally:
         store.close()
@@ -202,6 +200,13 @@ def test_the_top_line_stays_when_the_engines_lines_do_not_name_it(tmp_path: Path
         assert ctx is not None
         return templates.render(DraftKind.RESULT, ctx)
 
+    return body
+
+
+def test_the_top_line_stays_when_the_engines_lines_do_not_name_it(tmp_path: Path) -> None:
+    """The engine's 公示 replaces the tally's out line, not the top (m209.txt:167): a line about
+    someone else keeps 今日最高票, and 平安日 is said unless a line says it."""
+    body = _sun_top_result(tmp_path)
     other = body(("警长乙移交给丙",))
     assert "今日最高票：壬" in other and "警长乙移交给丙" in other
     assert "[b]平安日[/b]：最高票壬不出局，今日无人出局" in other
@@ -217,26 +222,12 @@ def test_the_top_line_stays_when_the_engines_lines_do_not_name_it(tmp_path: Path
 
 def test_no_top_is_said_of_a_vote_the_engine_says_is_not_resolved(tmp_path: Path) -> None:
     """nizhuan.txt:123 — 历史轮中，游戏满足以下条件时，第一轮游戏立刻结束: the day's vote after
-    the round ended is not resolved; the result shows the counts and the engine's 公示, and
-    says of them no 最高票 and no 平安日."""
-    from pipeline.derive import DayResult, derive
-    from pipeline.drafts import load_templates, result_context
-    from pipeline.game.gamefile import load_game
-
-    game = sun_voted_top(tmp_path)
-    g = load_game(game[0], env={"BANSHA_COOKIE": "x"})
-    store = open_store(game[1])
-    try:
-        res: DayResult = derive(g, store, as_of=DAY2.replace(hour=22, minute=5)).days[2]
-    finally:
-        store.close()
+    the round ended is not resolved; the result shows the engine's 公示 and says no 最高票 and
+    no 平安日 of the votes."""
+    body = _sun_top_result(tmp_path)
     line = "历史轮已经结束（所有狼人出局），第一轮立刻结束，当天的放逐投票不再结算"
-    ctx = result_context(g, res, (line,))
-    assert ctx is not None
-    body = load_templates().render(DraftKind.RESULT, ctx)
-    assert "最高票" not in body and "平安日" not in body, body
-    assert f"[b]结算公示[/b]：\n{line}" in body
+    unresolved = body((line,))
+    assert "最高票" not in unresolved and "平安日" not in unresolved, unresolved
+    assert f"[b]结算公示[/b]：\n{line}" in unresolved
     # a line about the top's own going out keeps the vote resolved: the top is said
-    kept = result_context(g, res, ("壬已出局，不再结算",))
-    assert kept is not None
-    assert "今日最高票：壬" in load_templates().render(DraftKind.RESULT, kept)
+    assert "今日最高票：壬" in body(("壬已出局，不再结算",))
