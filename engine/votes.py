@@ -64,6 +64,9 @@ class DayContext:
 
     ``accelerated``: the acceleration that forbids changes is in force (二段加速).
     ``sheriff_election``: the day's vote elects the sheriff (day 1 where the rule set has one).
+    ``closed_early``: the day closed before ``closes`` (nizhuan: a duel on a 狼人阵营 card
+    立刻关门) — ``(when, why, rule)``: a ballot after ``when`` is refused with ``why``; the
+    hour before ``closes`` stays the last hour (nobody knew the day would close sooner).
     """
 
     day: int
@@ -74,6 +77,7 @@ class DayContext:
     accelerated: bool = False
     sheriff_election: bool = False
     modifiers: tuple[VoteModifier, ...] = ()
+    closed_early: tuple[datetime, str, str] | None = None
     #: the rule set's id (engine.rulesets); keyword-only and required
     ruleset: str = field(kw_only=True)
 
@@ -521,6 +525,9 @@ def _window_refusal(at: datetime, ctx: DayContext, rs: Ruleset) -> tuple[str, st
         return "尚未开门，投票无效", rs.ref("window")
     if at > ctx.closes:
         return "投票已截止，截止后投票无效", rs.ref("window")
+    if ctx.closed_early is not None and at > ctx.closed_early[0]:
+        _when, why, rule = ctx.closed_early
+        return f"{why}，之后的投票无效", rule
     return None
 
 

@@ -1161,6 +1161,14 @@ class Ruleset:
                 continue
         return tuple(outs)
 
+    def timed_close(
+        self, state: GameState, actions: Sequence[Action]
+    ) -> tuple[datetime, str, str] | None:
+        """``(when, why, rule)`` when the day's actions close it before its time (the vote
+        after ``when`` does not count: :attr:`engine.votes.DayContext.closed_early`); None
+        here."""
+        return None
+
     @staticmethod
     def with_timed_outs(
         players: Sequence[Any], outs: Sequence[tuple[str, int | None, datetime]]

@@ -75,6 +75,7 @@ from engine.kernel import (
     seeded_choice,
 )
 from engine.rulesets.base import (
+    ENDED_BEFORE_THE_VOTE,
     SHARED_VOTE_RULES,
     Deadline,
     Hands,
@@ -379,6 +380,13 @@ def _night_order(act: _Act, seat: int) -> tuple[Any, ...]:
     return (_STEP[act.skill], act.npc is False, seat, when, act.skill == "毒药")
 
 
+def _earlier(a: datetime | None, b: datetime | None) -> bool:
+    """``a`` is a time strictly before ``b`` (both given and comparable)."""
+    if a is None or b is None or (a.tzinfo is None) != (b.tzinfo is None):
+        return False
+    return a < b
+
+
 class Nizhuan(Ruleset):
     id: ClassVar[str] = "nizhuan"
     name: ClassVar[str] = "逆转时空的战斗"
@@ -485,6 +493,8 @@ class Nizhuan(Ruleset):
     }
 
     has_engine: ClassVar[bool] = True
+    #: 逆转轮中……游戏立即结束 (nizhuan.txt:127): a duel or a red card during the day
+    ends_before_the_vote: ClassVar[bool] = True
     skill_aliases: ClassVar[Mapping[str, str]] = _ALIASES
     default_settings: ClassVar[Mapping[str, str]] = {}
 
@@ -600,7 +610,34 @@ class Nizhuan(Ruleset):
         """Red cards, and a duel's target card from the duel's time (决斗目标也会立刻出局,
         nizhuan.txt:106): votes on it before the close no longer count."""
         outs = list(super().timed_outs(state, actions))
+        for uid, at, _a in self._timed_duels(state, actions):
+            name, _, n = uid.rpartition("#")
+            outs.append((name, int(n), at))
+        return tuple(outs)
+
+    def timed_close(
+        self, state: GameState, actions: Sequence[Action]
+    ) -> tuple[datetime, str, str] | None:
+        """若决斗目标为【狼人阵营】的身份牌，则会立刻关门 (nizhuan.txt:106): the first timed duel
+        on a 狼人阵营 card closes the vote at its time."""
+        wolf = [
+            (at, uid, a)
+            for uid, at, a in self._timed_duels(state, actions)
+            if faction_of(state.player(uid.rpartition("#")[0]).card(uid).name) == WOLF
+        ]
+        if not wolf:
+            return None
+        at, uid, a = min(wolf, key=lambda w: w[0])
+        why = f"{at:%H:%M} {a.actor}的骑士决斗{_card_label(uid)}（狼人阵营），当天立刻关门"
+        return at, why, "nizhuan.txt:106"
+
+    def _timed_duels(
+        self, state: GameState, actions: Sequence[Action]
+    ) -> list[tuple[str, datetime, Action]]:
+        """The day's duels recorded with their time: (target card's uid, when, the action);
+        one that names no card in play is left out (the engine says why it is invalid)."""
         people = {p.name: p for p in state.players}
+        duels = []
         for a in actions:
             if self.canonical_skill(a.skill) != "决斗" or not a.at or len(a.targets) != 1:
                 continue
@@ -608,10 +645,9 @@ class Nizhuan(Ruleset):
                 uid = _card_in_play(people.get, a.targets[0], a.choice)
                 at = datetime.fromisoformat(a.at)
             except (EngineError, ValueError):
-                continue  # the engine says why the duel is invalid
-            name, _, n = uid.rpartition("#")
-            outs.append((name, int(n), at))
-        return tuple(outs)
+                continue
+            duels.append((uid, at, a))
+        return duels
 
     def vote_sheriff(self, state: GameState) -> str | None:
         return sheriff_unit(state)
@@ -899,6 +935,11 @@ class Nizhuan(Ruleset):
             why = f"历史轮已经结束（{over}），第一轮立刻结束，毒药不再结算（nizhuan.txt:123）"
             board.emit("（5）毒药结算", "nizhuan.txt:123", why)
             return
+        if r2 and (won := self._won_now(board)):
+            # 逆转轮中……游戏立即结束 (nizhuan.txt:127): the poison after it is not resolved
+            why = f"{won}，游戏立即结束，毒药不再结算（nizhuan.txt:127）"
+            board.emit("（7）毒药结算", "nizhuan.txt:127", why)
+            return
         self._resolve_poison(board, "（7）毒药结算" if r2 else "（5）毒药结算")
 
     def _undecided_kill(self, board: Board) -> None:
@@ -1074,7 +1115,11 @@ class Nizhuan(Ruleset):
         if lost:
             return lost
         for t in m.targets:
-            if not board.card(t).alive:
+            if skill == "救药":
+                # 选择一名角色，对其使用救药 (nizhuan.txt:93): the character, while in play
+                if not board.alive(board.owner(t)):
+                    return f"目标{board.owner(t)}已出局"
+            elif not board.card(t).alive:
                 return f"目标{_card_label(t)}已出局"
         return None
 
@@ -1082,7 +1127,12 @@ class Nizhuan(Ruleset):
         a, skill = act.action, act.skill
         rule = self.skill_rules[skill]
         who = f"{a.actor}的{board.card(act.actor_card).name}" + ("（NPC）" if act.npc else "")
-        if act.npc and act.targets and not board.card(act.targets[0]).alive:
+        if (
+            act.npc
+            and act.targets
+            and not board.card(act.targets[0]).alive
+            and not (skill == "救药" and board.alive(board.owner(act.targets[0])))
+        ):
             why = f"目标{_card_label(act.targets[0])}已出局"
             board.record(a, label, Outcome.FIZZLED, f"历史记录的行动未发生：{why}", rule)
             return
@@ -1596,7 +1646,9 @@ class Nizhuan(Ruleset):
             skill = self.canonical_skill(a.skill)
             if skill in self.trigger_skills:
                 board.prepared.append(replace(a, skill=skill))
-        closed = self._duels(board, rest)
+        # a red card timed before a duel is resolved before it: the one red-carded is out
+        # from that moment (nizhuan.txt:49-50), he neither duels nor is taken by a duel
+        closed, reds = self._duels(board, rest, reds)
         # 白天红牌罚下在被投票出局之前 (nizhuan.txt:52)
         self._director(board, reds)
         for a in rest:
@@ -1673,14 +1725,41 @@ class Nizhuan(Ruleset):
 
     def _history_ended_today(self, board: Board, day: DayInput, election: bool) -> bool:
         """历史轮: a duel (and the shots and red cards it brought) took the last 狼人 or the
-        last 村民 card — 第一轮游戏立刻结束 (nizhuan.txt:123): the day's vote is not resolved."""
-        over = self._history_over_now(board) if self._round_of(board) == 1 else None
+        last 村民 card — 第一轮游戏立刻结束 (nizhuan.txt:123); 逆转轮: they met a faction's win
+        condition — 游戏立即结束 (nizhuan.txt:127). Either way the day's vote is not resolved."""
+        vote = "警长竞选" if election else "放逐投票"
+        if self._round_of(board) == 2:
+            return self._won_today(board, day, vote)
+        over = self._history_over_now(board)
         if over is None:
             return False
-        vote = "警长竞选" if election else "放逐投票"
         line = f"历史轮已经结束（{over}），第一轮立刻结束，当天的{vote}不再结算"
         board.emit(vote, "nizhuan.txt:123", f"{line}（nizhuan.txt:123）", because=day.decided_by)
         board.announce(line)
+        board.drain()
+        return True
+
+    def _won_today(self, board: Board, day: DayInput, vote: str) -> bool:
+        """逆转轮: a duel (or a red card) met a faction's win condition — 游戏立即结束
+        (nizhuan.txt:127): the day's vote is not resolved, logged as the game's end before the
+        vote (:data:`~engine.rulesets.base.ENDED_BEFORE_THE_VOTE`) at the last such act."""
+        won = self._won_now(board)
+        if won is None:
+            return False
+        timed = [
+            (t.timestamp(), a)
+            for a in day.actions
+            if self.canonical_skill(a.skill) in ("决斗", "红牌罚下") and (t := action_time(a))
+        ]
+        last = max(timed, key=lambda x: x[0], default=(0.0, None))[1]
+        board.emit(
+            ENDED_BEFORE_THE_VOTE,
+            "nizhuan.txt:127",
+            f"{won}，游戏立即结束，当天的{vote}不再结算",
+            actor=last.actor if last is not None else "",
+            checked=(last.at or "") if last is not None else "",
+            because=day.decided_by,
+        )
         board.drain()
         return True
 
@@ -1732,9 +1811,13 @@ class Nizhuan(Ruleset):
                 "nizhuan.txt:193",
             )
 
-    def _duels(self, board: Board, actions: Sequence[Action]) -> bool:
+    def _duels(
+        self, board: Board, actions: Sequence[Action], reds: Sequence[Action] = ()
+    ) -> tuple[bool, list[Action]]:
         """骑士[决斗]: from day 2, a card; public; a wolf card closes the day (nizhuan.txt:106).
-        Returns whether the day closed."""
+        The day's red cards timed before a duel are resolved before it (nizhuan.txt:49-50).
+        Returns whether the day closed, and the red cards not resolved yet."""
+        waiting = list(reds)
         rel = self._rel(board)
         rule, step = self.skill_rules["决斗"], "决斗"
         todo: list[_Act] = []
@@ -1780,6 +1863,11 @@ class Nizhuan(Ruleset):
         todo.sort(key=lambda x: (x.action.at or "", x.npc))
         closed = False
         for act in todo:
+            at = action_time(act.action)
+            early = [r for r in waiting if _earlier(action_time(r), at)]
+            if early:
+                waiting = [r for r in waiting if r not in early]
+                self._director(board, early)
             target = act.targets[0]
             if closed or not board.card(target).alive or not board.card(act.actor_card).alive:
                 board.record(act.action, step, Outcome.FIZZLED, "当天已关门或目标/骑士已出局", rule)
@@ -1816,7 +1904,7 @@ class Nizhuan(Ruleset):
                 bound_uid=target,
             )
             board.drain()
-        return closed
+        return closed, waiting
 
     # ------------------------------------------------------------------ end of a phase
     def end_of_phase(self, board: Board) -> None:
@@ -1910,6 +1998,17 @@ class Nizhuan(Ruleset):
             "wolf": bool(villagers) and all(not c.alive or c.uid in ever_out for c in villagers),
             "village": bool(wolves) and not any(c.alive for c in wolves),
         }
+
+    def _won_now(self, board: Board) -> str | None:
+        """逆转轮: a faction's win condition is met now (nizhuan.txt:127), as the reason."""
+        met = [c for c, ok in self.win_conditions(board).items() if ok]
+        if not met:
+            return None
+        first = min(met, key=lambda c: (board.win_marks.get(c, 0), c))
+        return {
+            "wolf": "狼人阵营胜利条件已达成（所有村民牌在两轮游戏中至少都出局过一次）",
+            "village": "村民阵营胜利条件已达成（狼人身份和蚀时狼妃身份均出局）",
+        }[first]
 
     def check_win(self, board: Board) -> None:
         step = "胜负判定"

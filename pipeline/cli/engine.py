@@ -671,6 +671,7 @@ def _vote_context(
             *rs.vote_modifiers(state, day.day),
             *rs.day_vote_modifiers(state, day.day, recorded),
         ),
+        closed_early=rs.timed_close(state, [*recorded, *reds]),
         ruleset=rs.id,
     )
 

@@ -193,6 +193,8 @@ def _last_round(
             if engine_state
             else ()
         ),
+        # a day its recorded acts closed sooner (nizhuan: a duel on a 狼人阵营 card)
+        closed_early=ruleset.timed_close(engine_state, v.day_actions) if engine_state else None,
         ruleset=run.rs_id,
     )
     if engine_state is not None:
