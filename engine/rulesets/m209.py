@@ -120,6 +120,7 @@ from engine.rulesets.base import (
     LastWordsRules,
     Lineup,
     Ruleset,
+    successor_again,
 )
 from engine.rulesets.m209_roles import (
     ATTACK_SLOTS,
@@ -2271,6 +2272,8 @@ class M209(Ruleset):
         )
         if can:
             return True
+        ask = f"须选择一名其他角色移交警长（{RECORD}），不能流失；选定之前警徽仍在他手里"
+        prompt = f"白痴警长{name}[大难不死]，{ask}"
         if action is not None:
             why = (
                 "白痴须选择一名其他角色移交警长，不能流失"
@@ -2278,13 +2281,15 @@ class M209(Ruleset):
                 else f"{target}不能继任（已出局、已离开游戏、是本人或已翻牌的白痴）"
             )
             board.record(action, "殉职", Outcome.INVALID, why, IDIOT_RULE)
+            # the resolution takes a skill's first record: the refused one is taken back first
+            prompt = successor_again(f"白痴警长{name}的殉职选择无效（{why}）", action, ask)
         board.need(
             name,
             "殉职",
-            f"白痴警长{name}[大难不死]，须选择一名其他角色移交警长（{RECORD}），不能流失；"
-            "选定之前警徽仍在他手里",
+            prompt,
             IDIOT_RULE,
             target="某人",
+            undo=(action.ref or None) if action is not None else None,
         )
         board.emit("殉职", IDIOT_RULE, f"白痴警长{name}尚未选择继任者（待导演记录）", actor=name)
         return False

@@ -382,3 +382,24 @@ def test_no_pool_role_brings_the_off_pool_general_rules() -> None:
     assert [n for n in gains if n in merchant] == [391, 392, 393, 394, 395]
     setters = [n for n, line in section if "表面" in line and "设置" in line]
     assert setters == [432]
+
+
+def test_an_idiot_sheriffs_refused_choice_is_taken_back_and_the_next_one_hands_over() -> None:
+    """m209.txt:357 若白痴是警长，须选择一名其他角色移交警长: a 流失 recorded in the journal is
+    refused, and the director is told to take it back (the resolution reads a skill's first
+    record) before recording the successor; once he has, the badge goes to the successor."""
+    from tests.engine.test_m209_scenarios import M209 as SCENARIO
+
+    base = {"setup": {"start": "night:1", "sheriff": "子"}}
+    refused = {"phase": "day:2", "out": "子"}
+    refused["actions"] = [
+        {"actor": "子", "skill": "殉职", "choice": "流失", "ref": "#7"},
+        {"actor": "子", "skill": "殉职", "targets": ["丑"], "ref": "#8"},
+    ]
+    ((_ph, state, report),) = SCENARIO.run({**base, "phases": [refused]})
+    assert state.sheriff == "子"
+    (ask,) = [p for p in report.pending if p.skill == "殉职"]
+    assert ask.undo == "#7" and "先撤销这条记录" in ask.prompt and "不能流失" in ask.prompt
+    taken_back = {**refused, "actions": refused["actions"][1:]}
+    ((_ph, state, report),) = SCENARIO.run({**base, "phases": [taken_back]})
+    assert state.sheriff == "丑" and not [p for p in report.pending if p.skill == "殉职"]
