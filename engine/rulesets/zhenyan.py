@@ -1211,6 +1211,7 @@ class Zhenyan(Ruleset):
         # (the last wolf, the 长老) ends the game before the red cards at the close
         # (zhenyan.txt:43 settles them after the vote); 魔力点 are judged at the phase's end.
         if board.winner is None and self._judged_now(board, mana_ends=False):
+            board.scratch["over"] = True  # the day's 魔力点 are not spent either
             self._not_settled(
                 board, [*board.scratch.pop("reds", []), *board.scratch.pop("forfeits", [])]
             )
