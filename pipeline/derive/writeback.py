@@ -110,7 +110,8 @@ def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
     wrote them since the derivation that kept it: they are not read back nor serialised then.
     """
     fingerprint = counts_fingerprint(d)
-    kept = _counts_kept(store, fingerprint)
+    writes = _counts_writes(store)  # before the rows are read: a write after it is seen
+    kept = writes is not None and store.get_meta(FINGERPRINT_KEY) == f"{fingerprint}:{writes}"
     new = derived_rows(d, counts=not kept)
     if "note" not in store.columns("votes"):  # a store from before the note column
         new["votes"] = [{k: v for k, v in r.items() if k != "note"} for r in new["votes"]]
@@ -125,9 +126,9 @@ def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
         ]
     changed = [t for t in tables if _by_key(old[t], t) != _by_key(new[t], t)]
     if not changed:
-        if not kept:
+        if not kept and writes is not None:
             with store.atomic():
-                _keep_fingerprint(store, fingerprint)
+                _keep_fingerprint(store, fingerprint, since=writes)
         return False
     stamp = now.isoformat()
     raised = {r["id"]: r["raised_at"] for r in store.query("SELECT id, raised_at FROM flags")}
@@ -141,8 +142,11 @@ def write_derivation(store: Store, d: Derivation, *, now: datetime) -> bool:
             stamp_row = stamped.get(table)
             rows = new[table]
             store.insert(table, rows if stamp_row is None else map(stamp_row, rows))
-        if not kept:
-            _keep_fingerprint(store, fingerprint)
+        if not kept and writes is not None:
+            # rows written here are these counts; rows compared equal, only if unwritten since
+            _keep_fingerprint(
+                store, fingerprint, since=None if "post_counts" in changed else writes
+            )
     return True
 
 
@@ -157,19 +161,20 @@ def counts_fingerprint(d: Derivation) -> str:
     return h.hexdigest()
 
 
-def _counts_kept(store: Store, fingerprint: str) -> bool:
-    """Whether ``post_counts`` holds the counts of ``fingerprint``: the derivation that wrote
-    them kept it with the write counter's value, and no write came since."""
-    writes = store.get_meta(POST_COUNTS_KEY)
-    return writes is not None and store.get_meta(FINGERPRINT_KEY) == f"{fingerprint}:{writes}"
+def _counts_writes(store: Store) -> str | None:
+    """The post counts' write counter (None in a store without it)."""
+    value = store.get_meta(POST_COUNTS_KEY)
+    return None if value is None else str(value)
 
 
-def _keep_fingerprint(store: Store, fingerprint: str) -> None:
-    """Note that ``post_counts`` holds the counts of ``fingerprint`` (inside the transaction
-    that wrote or compared them); a store without the write counter notes nothing."""
-    writes = store.get_meta(POST_COUNTS_KEY)
-    if writes is not None:
-        store.set_meta(FINGERPRINT_KEY, f"{fingerprint}:{writes}")
+def _keep_fingerprint(store: Store, fingerprint: str, *, since: str | None) -> None:
+    """Note, inside the transaction that wrote or compared them, that ``post_counts`` holds
+    the counts of ``fingerprint`` — with ``since``, only if no write came since the rows were
+    read (another process's rows are not these)."""
+    writes = _counts_writes(store)
+    if writes is None or (since is not None and writes != since):
+        return
+    store.set_meta(FINGERPRINT_KEY, f"{fingerprint}:{writes}")
 
 
 def _by_key(rows: list[dict[str, Any]], table: str) -> list[dict[str, Any]]:

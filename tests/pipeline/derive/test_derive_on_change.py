@@ -327,6 +327,37 @@ def test_post_counts_unchanged_since_written_are_not_read_back_and_a_write_to_th
     assert not write_derivation(w.store, d, now=later)  # and then all is as kept
 
 
+def test_post_counts_another_process_writes_while_they_are_compared_are_not_fingerprinted(
+    world, monkeypatch
+):
+    """Another process (the cycle, while a director's command derives) rewrites the post counts
+    between this derivation's read of them and its transaction: the fingerprint is not kept
+    for rows that are not these counts, and the next derivation puts them right."""
+    w = world
+    settled(w)
+    kept = verdicts(w.store)["post_counts"]
+    w.store.execute("DELETE FROM meta WHERE key = ?", [FINGERPRINT_KEY])  # none kept yet
+    now = QUIET + timedelta(minutes=5)
+    d = derive(w.game, w.store, as_of=now)
+    other = sqlite3.connect(w.db)
+    real = w.store.query
+
+    def racing(sql: str, params: Any = ()) -> Any:
+        rows = real(sql, params)
+        if "FROM post_counts" in sql:  # right after the rows were read
+            with other:
+                other.execute("UPDATE post_counts SET count = count + 100")
+        return rows
+
+    monkeypatch.setattr(w.store, "query", racing)
+    assert not write_derivation(w.store, d, now=now)  # compared equal before the write
+    monkeypatch.setattr(w.store, "query", real)
+    other.close()
+    assert w.store.get_meta(FINGERPRINT_KEY) is None  # not claimed for the other rows
+    assert write_derivation(w.store, d, now=now)  # compared again, and put right
+    assert verdicts(w.store)["post_counts"] == kept
+
+
 def tmp_copy(w: World) -> Store:
     """A copy of the world's store, opened on its own."""
     copy = w.db.with_name("copy.db")
