@@ -1580,7 +1580,17 @@ class Tubian24(Ruleset):
             board.announce(f"{a.actor}被红牌罚下{shown}。")
         board.drain()
         loser = (a.choice or "").strip()
-        if loser in self.factions:
+        own = _faction_of(board, a.actor)
+        if loser in self.factions and loser != own:
+            # 导演有权…直接使该玩家所在的阵营判负 (tubian24.txt:264): his own faction only
+            board.need(
+                "导演",
+                "判负",
+                f"红牌罚下的{a.actor}属于{own}，不能因此判{loser}负（tubian24.txt:264）："
+                "请改为该玩家所在的阵营，或另记判负",
+                "tubian24.txt:264",
+            )
+        elif loser in self.factions:
             # 判负不公示 (tubian24.txt:263 says nothing of 公示, unlike 投降, :53)
             self._lose(board, loser, f"{a.actor}被红牌罚下，导演判该阵营负", rule, public=False)
 
@@ -1823,13 +1833,26 @@ class Tubian24(Ruleset):
         # shot (白日出局枪 … 夜间出局枪, tubian24.txt:244), which may still change who wins
         shooters = [p.who for p in board.pending if p.skill == "最后一枪"]
         # a day's hunter still to decide may shoot first thing tonight (白日出局枪)
-        shooters += [
+        late = [
             s.holder
             for s in board.statuses
             if s.kind == "待开枪" and s.active_at(board.index) and s.holder not in shooters
         ]
+        shooters += late
         piper_won = bool(board.scratch.get("piper_won"))
         if shooters and not piper_won:  # a shot after the hypnosis changes nothing
+            for hunter in late if board.night is not None else ():
+                # the win waits for him tonight: a decision of this night, or the night would
+                # look complete and the game run on past its end (tubian24.txt:181, 250)
+                board.need(
+                    hunter,
+                    "最后一枪",
+                    f"猎人{hunter}白天出局后尚未决定<最后一枪>，胜负待定：记录开枪目标"
+                    f"（作为白日出局枪在今晚最先结算）或放弃后重新结算（{RECORD_PHASE}），"
+                    f"或 {CHOICE}",
+                    "tubian24.txt:250",
+                    choices=("放弃",),
+                )
             board.emit(
                 step,
                 "tubian24.txt:181",
@@ -1929,6 +1952,39 @@ class Tubian24(Ruleset):
         )
 
     # ------------------------------------------------------------------ votes
+    def timed_outs(
+        self, state: GameState, actions: Sequence[Action]
+    ) -> tuple[tuple[str, int | None, datetime], ...]:
+        """Red cards, and a day's 投降 from its time: 所有狼人阵营玩家出局 (tubian24.txt:53-54,
+        159), and 出局后不能继续参与…投票 (tubian24.txt:44) — their votes, and the votes on them,
+        no longer count. A 白眼狼 surrender counts once the wolves have surrendered (that day or
+        before)."""
+        outs = list(super().timed_outs(state, actions))
+        alive = {p.name for p in state.players if p.alive}
+        wolves_gave_up = any(
+            s.kind == "判负" and s.holder == WOLF and "投降" in s.source for s in state.statuses
+        )
+        timed: list[tuple[datetime, str]] = []
+        for a in actions:
+            if self.canonical_skill(a.skill) != "投降" or not a.at or a.actor not in alive:
+                continue
+            try:
+                timed.append((datetime.fromisoformat(a.at), a.actor))
+            except ValueError:
+                continue
+        for at, actor in sorted(timed):
+            faction = _faction_of(state, actor)
+            if faction == WOLF:
+                wolves_gave_up = True
+            elif faction != WHITE or not wolves_gave_up:
+                continue  # the engine says why the surrender is invalid
+            outs += [
+                (p.name, None, at)
+                for p in state.players
+                if p.name in alive and _faction_of(state, p.name) == faction
+            ]
+        return tuple(outs)
+
     def actual_faction(self, state: GameState, player: str) -> str | None:
         return _faction_of(state, player)
 
