@@ -64,9 +64,9 @@ class DayContext:
 
     ``accelerated``: the acceleration that forbids changes is in force (二段加速).
     ``sheriff_election``: the day's vote elects the sheriff (day 1 where the rule set has one).
-    ``closed_early``: the day closed before ``closes`` (nizhuan: a duel on a 狼人阵营 card
-    立刻关门) — ``(when, why, rule)``: a ballot after ``when`` is refused with ``why``; the
-    hour before ``closes`` stays the last hour (nobody knew the day would close sooner).
+    ``closed_early``: the day's acts closed it before ``closes`` (a rule set's
+    ``timed_close``) — ``(when, why, rule)``: a ballot after ``when`` is refused with ``why``;
+    the hour before ``closes`` stays the last hour (nobody knew the day would close sooner).
     """
 
     day: int
