@@ -1624,11 +1624,17 @@ class Tubian24(Ruleset):
             a, step, Outcome.DONE, f"{faction}投降（由{a.actor}发起，询问的角色均同意）", rule
         )
         self._lose(board, faction, f"投降（由{a.actor}发起）", rule, public=True)
+        gone = []
         for name in board.order:
             if board.alive(name) and _faction_of(board, name) == faction:
-                board.card_out(
+                death = board.card_out(
                     name, cause=f"{faction}投降", step=step, rule=rule, source=a.actor, kind="投降"
                 )
+                if death is not None:
+                    gone.append(f"{name}（{death.card}）")
+        if gone and board.night is None:
+            # 所有狼人阵营玩家出局 (tubian24.txt:53), and 白天出局的角色公示身份 (tubian24.txt:35)
+            board.announce(f"因{faction}投降出局：{'、'.join(gone)}。")
         board.drain()
 
     def _forfeit(self, board: Board, a: Action) -> None:
