@@ -26,7 +26,8 @@ Reading choices (see docs/rulings.md):
 * A post with two vote lines (two 投票对象, a 投票对象 and a 改票对象, a vote and a misspelled
   label, ...) is INVALID as a whole: the director cannot know which one was meant.
 * Lines inside a reason (``投票理由：…``) are never vote lines.
-* A bare line ``弃权`` is read as an abstention (``bare=True``; a strict table may refuse it).
+* A bare line ``弃权`` is read as an abstention (``bare=True``): a rule set whose text asks for
+  ``投票对象：弃权`` makes it an invalid ballot (``Ruleset.bare_abstain``).
 * Text the page parser found hidden (white / tiny / [hide]) is not trusted: a vote line whose
   label or target lies in it is INVALID with ``hidden=True``. Hidden text is located by searching
   for it, so when it also occurs visibly every occurrence is distrusted (pass exact

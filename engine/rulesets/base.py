@@ -508,6 +508,10 @@ class Ruleset:
             (*decision.notes, f"本应出局：{out}"),
         )
 
+    #: A bare line ``弃权`` (without ``投票对象：``) is an abstention; False where the text
+    #: says 投弃权票时，须在投票对象中填写“弃权”: then it is a vote in the wrong format.
+    bare_abstain: ClassVar[bool] = True
+
     # --- the engine (night and day resolution) --------------------------------------------
     #: The rule set implements the hooks below (engine.kernel can resolve its nights).
     has_engine: ClassVar[bool] = False

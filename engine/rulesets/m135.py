@@ -404,6 +404,8 @@ class M135(Ruleset):
     secret_keys: ClassVar[tuple[str, ...]] = SECRET_KEYS
 
     has_engine: ClassVar[bool] = True
+    #: 投弃权票时，须在投票对象中填写“弃权” (m135.txt:206)
+    bare_abstain: ClassVar[bool] = False
     skill_specs: ClassVar[Mapping[str, SkillSpec]] = SPECS
     skill_aliases: ClassVar[Mapping[str, str]] = _ALIASES
     default_settings: ClassVar[Mapping[str, str]] = {"effects_bind": BIND_RESOLUTION}

@@ -629,6 +629,8 @@ class M209(Ruleset):
 
     # ================================================================== the engine
     has_engine: ClassVar[bool] = True
+    #: 投弃权票时，须在投票对象中填写“弃权” (m209.txt:601)
+    bare_abstain: ClassVar[bool] = False
     default_settings: ClassVar[Mapping[str, str]] = {}
     specs: ClassVar[Mapping[str, SkillSpec]] = SPECS
     night_plan: ClassVar[tuple[Step, ...]] = NIGHT_PLAN

@@ -493,6 +493,8 @@ class Nizhuan(Ruleset):
     }
 
     has_engine: ClassVar[bool] = True
+    #: 投弃权票时，须在投票对象中填写“弃权” (nizhuan.txt:192)
+    bare_abstain: ClassVar[bool] = False
     #: 逆转轮中……游戏立即结束 (nizhuan.txt:127): a duel or a red card during the day
     ends_before_the_vote: ClassVar[bool] = True
     skill_aliases: ClassVar[Mapping[str, str]] = _ALIASES

@@ -484,6 +484,8 @@ class Zhenyan(Ruleset):
     secret_keys: ClassVar[tuple[str, ...]] = SECRET_KEYS
 
     has_engine: ClassVar[bool] = True
+    #: 投弃权票时，须在投票对象中填写“弃权” (zhenyan.txt:177)
+    bare_abstain: ClassVar[bool] = False
     #: 游戏立即结束 (zhenyan.txt:114): a guess, a red card or a 判负 during the day
     ends_before_the_vote: ClassVar[bool] = True
     skill_specs: ClassVar[Mapping[str, SkillSpec]] = SPECS

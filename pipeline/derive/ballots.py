@@ -37,6 +37,7 @@ def _thread_ballots(
     target_rule: Any,
     edited_votes: list[EditedVote],
     folded_names: list[FoldedName] | None = None,
+    bare_abstain: bool = True,
 ) -> tuple[list[Ballot], set[str], int]:
     """The ballots of one vote thread: (ballots, who replied, how many posts were unreadable).
 
@@ -54,7 +55,9 @@ def _thread_ballots(
         )
         replied = version.quoted_pids[0] if version.quoted_pids else None
         if roster.is_director(post):
-            ballot = _director_ballot(post, version, roster, evidence, edited, target_rule)
+            ballot = _director_ballot(
+                post, version, roster, evidence, edited, target_rule, bare_abstain
+            )
             if ballot is not None:
                 ballots.append(ballot)
                 if not ballot.by_director:  # a 代投: the player replied through the director
@@ -89,6 +92,7 @@ def _thread_ballots(
             evidence=evidence,
             replied_to=replied,
             edited=edited,
+            bare_abstain=bare_abstain,
         )
         left = roster.handed_over(post) if who is None else None
         if left is not None:  # the account's own name must not count for the slot it left
@@ -126,6 +130,7 @@ def _director_ballot(
     evidence: Evidence,
     edited: bool,
     target_rule: Any,
+    bare_abstain: bool = True,
 ) -> Ballot | None:
     """A director's post in the vote thread: a 代投 (``代投：名字`` then a vote line) is the
     player's ballot; a post in vote format that is not a readable 代投 is the director's own
@@ -143,6 +148,7 @@ def _director_ballot(
             replied_to=None,
             edited=edited,
             proxy=True,
+            bare_abstain=bare_abstain,
         )
     problem: str | None = None
     if match is not None and match.player is not None:  # 代投：饺子, but no vote line

@@ -43,6 +43,7 @@ def _day_ballots(run: _Run, day: Day) -> tuple[list[Ballot], list[Ballot], int]:
             target_rule=run.target_rule,
             edited_votes=run.edited_votes,
             folded_names=run.folded_names,
+            bare_abstain=run.ruleset.bare_abstain,
         )
         for tid in (day.first_vote, day.vote)
         if tid is not None

@@ -196,13 +196,20 @@ def ballot_from_parse(
     replied_to: int | None,
     edited: bool,
     proxy: bool = False,
+    bare_abstain: bool = True,
 ) -> Ballot:
+    """The ballot a parsed vote post makes. ``bare_abstain``: the rule set reads a bare line
+    ``弃权`` as an abstention; False where its text says 投弃权票时，须在投票对象中填写“弃权” —
+    then such a post is a vote in the wrong format (invalid, to be corrected by a new post)."""
     kind = BallotKind.PROXY if proxy and vp.valid else _ballot_kind(vp)
     target: str | None = None
     problem = vp.problem
+    if vp.bare and not bare_abstain:
+        kind = BallotKind.INVALID
+        problem = "投票格式错误：弃权须写在“投票对象：”之后（应写“投票对象：弃权”）"
     folded: tuple[str, ...] = ()
     note = ""
-    if vp.valid and not vp.is_abstain:
+    if vp.valid and not vp.is_abstain and kind is not BallotKind.INVALID:
         match = resolve_name(vp.target_raw, roster.entries, strict=roster.strict)
         if match.player is None:
             # a change stays a change: the engine judges it with every rule it breaks (the

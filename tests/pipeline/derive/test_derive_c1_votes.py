@@ -392,3 +392,27 @@ def test_the_default_game_file_folds(tmp_path, strict) -> None:
     g = Game(tmp_path, strict=strict)
     pid = g.post(2012, "包子", at(11), "投票对象：\ufeff饺子\n投票理由：测试")
     assert verdict(g.derive(), pid).counts_for == "饺子"
+
+
+def test_a_bare_abstain_is_a_vote_in_the_wrong_format_and_a_new_post_corrects_it(
+    tmp_path,
+) -> None:
+    """m135.txt:206 — 投弃权票时，须在投票对象中填写“弃权”; m135.txt:205 — 投票格式或投票对象有误的
+    票无效。无效票须通过重新发帖或有效改票更正: a bare line 弃权 is not a vote, and the player's
+    next post in the format counts."""
+    says("m135.txt:206", "投弃权票时，须在投票对象中填写“弃权”")
+    says("m135.txt:205", "无效票须通过重新发帖或有效改票更正")
+    g = Game(tmp_path)
+    bare = g.post(2012, "春卷", at(12), "弃权")
+    proper = g.post(2012, "春卷", at(13), "投票对象：包子")
+    d = g.derive()
+    wrong = verdict(d, bare)
+    assert wrong.status is VerdictStatus.INVALID
+    assert "弃权须写在“投票对象：”之后（应写“投票对象：弃权”）" in wrong.reason
+    counted = verdict(d, proper)
+    assert counted.status is VerdictStatus.COUNTED and counted.ballot.target == "包子"
+    assert d.days[2].tally is not None and d.days[2].tally.counts.get("包子") == 1
+    # a rule set whose text asks nothing of the kind reads it as an abstention
+    from engine.rulesets import get_ruleset
+
+    assert get_ruleset("tubian24").bare_abstain and not get_ruleset("m135").bare_abstain
