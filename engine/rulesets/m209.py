@@ -88,7 +88,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 from fractions import Fraction
 from typing import Any, ClassVar, Literal
 
@@ -246,6 +246,9 @@ PERMANENT: Mapping[str, tuple[tuple[str, int | None, str], ...]] = {
     "猎魔人": (("特防", None, "m209.txt:279"),),
     "吹笛者": (("秩序", None, "m209.txt:497"),),
 }
+#: 正午类技能只能在每天的9：00至21:00（若当天关门则为20:00）发动 (m209.txt:49).
+NOON_RULE = "m209.txt:49"
+NOON_FROM, NOON_UNTIL, NOON_UNTIL_CLOSING = time(9, 0), time(21, 0), time(20, 0)
 #: [翻牌] skills (m209.txt:63).
 FLIP_SKILLS = frozenset({"断钢斩", "决斗", "神风突击"})
 #: [忍耐] skills (m209.txt:64).
@@ -2705,6 +2708,7 @@ class M209(Ruleset):
         round's tally and ``day.first_round`` the first round's — or, when the first round was
         not tallied, a <第一轮最高票> action), then 黄昏."""
         board.voters_day = day.day
+        board.scratch["closes"] = day.closes  # the noon window's last day (m209.txt:49)
         board.voters = tuple(v for v in day.voters if board.has(v))
         board.vote_cards = {
             n: c.uid for n in board.living() if (c := board.player(n).current) is not None
@@ -3199,7 +3203,9 @@ class M209(Ruleset):
         skill = self.canonical_skill(a.skill)
         spec = self.specs[skill]
         step_obj = Step((0, 0), "正午", NOON_SKILLS, "m209.txt:49")
-        checked = validate(board, self, replace(a, skill=skill), spec, step_obj)
+        checked = self._outside_noon(board, a, skill) or validate(
+            board, self, replace(a, skill=skill), spec, step_obj
+        )
         if isinstance(checked, str):
             board.record(a, "正午", Outcome.INVALID, checked, spec.rule)
             return
@@ -3216,6 +3222,38 @@ class M209(Ruleset):
         text = self._noon_strike(board, a.actor, t, skill, spec)
         board.record(a, "正午", Outcome.DONE, text, spec.rule, (t,))
         board.announce(f"{a.actor}对{t}发动{skill}：{text}")
+
+    @staticmethod
+    def _outside_noon(board: Board, a: Action, skill: str) -> str | None:
+        """正午类技能只能在每天的9：00至21:00（若当天关门则为20:00）发动 (m209.txt:49): a noon
+        skill recorded with a time outside that window (both ends included) is not launched.
+        Unchecked without a time (``at``)."""
+        if not a.at:
+            return None
+        try:
+            when = datetime.fromisoformat(a.at)
+        except ValueError:
+            return None
+        until = NOON_UNTIL
+        closes = board.scratch.get("closes")
+        if isinstance(closes, str) and closes:
+            try:
+                close = datetime.fromisoformat(closes)
+            except ValueError:
+                close = None
+            if close is not None:
+                if close.tzinfo is not None and when.tzinfo is not None:
+                    close = close.astimezone(when.tzinfo)
+                if close.date() == when.date():
+                    until = NOON_UNTIL_CLOSING
+        clock = when.time().replace(tzinfo=None)
+        if NOON_FROM <= clock <= until:
+            return None
+        last = "（关门当天为20:00）" if until == NOON_UNTIL_CLOSING else ""
+        return (
+            f"<{skill}>发动于{when:%m-%d %H:%M}，不在正午：正午类技能只能在每天9:00至"
+            f"{until:%H:%M}{last}发动（{NOON_RULE}）"
+        )
 
     def _noon_sun_guard(self, board: Board, a: Action, t: str, spec: SkillSpec) -> None:
         """[烈阳护卫]: an out target comes back, a living one is [不死] until dusk."""
