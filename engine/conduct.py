@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal, TypeVar, get_args
 
@@ -138,6 +138,9 @@ class ConductRules:
     zhashi_roles: frozenset[str] = frozenset({"discussion", "vote", "progress", "inquiry"})
     font_roles: frozenset[str] = frozenset({"discussion", "vote", "progress", "inquiry", "rules"})
     inquiry_limit: int | None = None
+    #: the inquiry thread closes this long before the day: a later inquiry is refused as
+    #: late, not counted against ``inquiry_limit``
+    inquiry_close_before: timedelta | None = None
     #: the sheriff may not post in the discussion thread and answers inquiries with 是/否/不知道
     #: only; he is excused from 潜水
     sheriff_answers_only: bool = False
@@ -940,20 +943,28 @@ def check_inquiry_limit(inp: ConductInput) -> Iterator[Flag]:
         return
     for d in inp.days:
         asked: dict[str, list[Activity]] = defaultdict(list)
+        shut = d.closes - inp.rules.inquiry_close_before if inp.rules.inquiry_close_before else None
         for a in _of_tids(inp.inquiry_by_tid, d.inquiry_tids):
-            if not d.contains(a.at):
-                continue
+            if not d.contains(a.at) or (shut is not None and a.at >= shut):
+                continue  # after the inquiry close: refused as late
             if a.player == inp.sheriffs.get(d.day) or a.player not in inp.life:
                 continue
+            out_at = inp.life[a.player].out_at
+            if out_at is not None and out_at <= a.at:
+                continue  # refused: the player is out
             if inp.policy.exclusion(a.state) is not None:
                 continue
             asked[a.player].append(a)
         for player, posts in asked.items():
-            total, over = 0, []
+            total, taken, over = 0, 0, []
             for a in posts:
                 total += a.questions
-                if total > limit:
+                # a post that does not fit in what is left is refused and uses none of it
+                # (as the inquiry thread's own reading does)
+                if taken + a.questions > limit:
                     over.append(a)
+                else:
+                    taken += a.questions
             if not over:
                 continue
             extra = "、".join(a.evidence.label for a in over)

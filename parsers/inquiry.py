@@ -50,6 +50,7 @@ __all__ = [
     "Guess",
     "Inquiry",
     "InquiryKind",
+    "answer_problems",
     "parse_answer",
     "parse_inquiry",
     "sheriff_asks",
@@ -117,6 +118,7 @@ def parse_inquiry(text: str, *, word_count: int = 4) -> Inquiry:
     otherwise a QUESTION."""
     mapped = normalize_mapped(text)
     guesses: list[Guess] = []
+    spans: list[tuple[int, int]] = []  # the guesses' text, question marks included
     for m in _GUESS.finditer(mapped.text):
         index = card_number(m["idx"])
         if index is None:
@@ -128,12 +130,24 @@ def parse_inquiry(text: str, *, word_count: int = 4) -> Inquiry:
         end = m.end()
         if end < len(mapped.text) and mapped.text[end] == "?":  # 【…吗】？
             end += 1
+        spans.append((m.start(), end))
         guesses.append(
             Guess(
                 index=index, word=word, word_raw=word_raw, text=_raw_between(mapped, m.start(), end)
             )
         )
     questions = _count_questions(mapped.text)
+    if guesses:
+        # a guess is one inquiry whether or not it has its question mark (zhenyan.txt:165, 168);
+        # the question marks of the rest of the post are the other questions
+        rest, last = [], 0
+        for start, end in spans:
+            rest.append(mapped.text[last:start])
+            rest.append("\n")
+            last = end
+        rest.append(mapped.text[last:])
+        others = _count_questions("".join(rest)) if "?" in "".join(rest) else 0
+        questions = len(guesses) + others
     notes: list[str] = []
     if not guesses:
         if _UNBRACKETED.search(mapped.text):
@@ -167,7 +181,7 @@ def parse_inquiry(text: str, *, word_count: int = 4) -> Inquiry:
         guess_word=first.word,
         raw=text,
         guesses=tuple(guesses),
-        questions=max(questions, len(guesses)),
+        questions=questions,
         problem=problem,
         notes=tuple(notes),
     )
@@ -322,6 +336,19 @@ def split_answers(text: str, quoted_pids: Sequence[int] = ()) -> tuple[AnswerPar
             )
         )
     return tuple(parts)
+
+
+def answer_problems(text: str) -> tuple[str, ...]:
+    """What in a sheriff's post is not one of 是/否/不知道 (zhenyan.txt:166, 291), read as
+    :func:`split_answers` reads it: a post answering several questions one per line is judged
+    line by line; pairing a line with its question is not the sheriff's wording."""
+    lines = [
+        line for line in normalize_lines(text).split("\n") if line and not _is_filler_line(line)
+    ]
+    if len(lines) <= 1:
+        problem = parse_answer(text).problem
+        return (problem,) if problem else ()
+    return tuple(p for line in lines if (p := parse_answer(line).problem))
 
 
 def _ref_of(line: str) -> str | None:

@@ -411,6 +411,7 @@ class Zhenyan(Ruleset):
             FlagKind.SHERIFF_INQUIRY: "zhenyan.txt:109, zhenyan.txt:291",
         },
         inquiry_limit=3,
+        inquiry_close_before=timedelta(hours=1),  # zhenyan.txt:188
         sheriff_answers_only=True,
         cards={
             FlagKind.QIANSHUI: Card.YELLOW,

@@ -19,7 +19,7 @@ from engine.conduct import (
     conduct_flags,
 )
 from engine.rulesets import get_ruleset
-from parsers.inquiry import parse_answer, sheriff_asks
+from parsers.inquiry import answer_problems, parse_answer, sheriff_asks
 from parsers.records import Post
 from pipeline.derive.activities import _activities
 from pipeline.derive.discussion import conduct_acts
@@ -42,6 +42,8 @@ def _sheriff_answers(run: _Run, day: Day) -> None:
             continue
         ans = parse_answer(post.text)
         asks = sheriff_asks(post.text)
+        # several answers one per line (docs/rulings.md 询问与猜词) are judged line by line
+        problems = answer_problems(post.text)
         run.sheriff_answers.append(
             SheriffAnswer(
                 sheriff,
@@ -52,7 +54,7 @@ def _sheriff_answers(run: _Run, day: Day) -> None:
                 post.posted_at,
                 post_url(run.base, post.tid, post.pid),
                 ans.answer.value if ans.answer else None,
-                ans.problem,
+                "；".join(problems) or None,
                 asks,
             )
         )

@@ -409,7 +409,7 @@ def _inquiry_day(
             continue
         url = _url(game, post)
         if who == sheriff:
-            _sheriff_post(post, who, url, at, close, rules, run.flags, run.answers, run.by_floor)
+            _sheriff_post(post, who, url, at, close, rules, run)
             continue
         if post.floor is not None:
             run.by_floor[post.floor] = post.pid
@@ -581,6 +581,20 @@ def _sheriff_in_discussion(
     return flags
 
 
+def _named_question(run: _Pass, ref: str) -> int | None:
+    """The question a reference names: ``5楼`` its floor; ``@饺子`` that player's earliest
+    question not answered yet (docs/rulings.md 询问与猜词)."""
+    if ref.startswith("@"):
+        name = ref[1:].strip()
+        for q in run.questions:
+            pid = q["post"].pid
+            if q["player"] == name and pid not in run.answers:
+                return int(pid)
+        return None
+    digits = "".join(c for c in ref if c.isdigit())
+    return run.by_floor.get(int(digits)) if digits else None
+
+
 def _sheriff_post(
     post: Post,
     who: str,
@@ -588,11 +602,11 @@ def _sheriff_post(
     at: datetime,
     close: datetime,
     rules: InquiryRules,
-    flags: list[InquiryFlag],
-    answers: dict[int, tuple[Answer | None, int]],
-    by_floor: Mapping[int, int],
+    run: _Pass,
 ) -> None:
     """The sheriff answers only 是/否/不知道, before the close, never asks (zhenyan.txt:109)."""
+    flags, answers = run.flags, run.answers
+    refused = {int(q["post"].pid) for q in run.questions if not q["accepted"]}
     asks = sheriff_asks(post.text)
     if asks is not None:
         text = f"警长不能在询问帖{asks}（咒语反噬）" + ("，猜词不计" if asks == "猜词" else "")
@@ -608,8 +622,14 @@ def _sheriff_post(
             flags.append(InquiryFlag(who, post.pid, url, part.problem, rules.sheriff_answer_rule))
         target = part.pid
         if target is None and part.ref:
-            digits = "".join(c for c in part.ref if c.isdigit())
-            target = by_floor.get(int(digits)) if digits else None
+            target = _named_question(run, part.ref)
+        if part.answer is not None and target is None and not part.problem:
+            text = "无法确定此回答对应哪个问题（没有引用问题，写明的楼层或名字也找不到问题）"
+            flags.append(InquiryFlag(who, post.pid, url, text, rules.sheriff_answer_rule))
+        if target is not None and target in refused:
+            # zhenyan.txt:147 每名角色一天只能询问3次 — a question not taken is not answered
+            text = "警长回答了不予受理的询问（超出每天次数、询问帖关闭后或已出局）"
+            flags.append(InquiryFlag(who, post.pid, url, text, rules.limit_rule))
         if target is not None and part.answer is not None and target not in answers:
             answers[target] = (part.answer, post.pid)
 
