@@ -28,7 +28,7 @@ made a ruling.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal, localcontext
@@ -865,6 +865,33 @@ class Ruleset:
             board.sheriff = None
             return None
         return living
+
+    def ended_before_the_vote(
+        self,
+        board: Board,
+        actions: Sequence[Action],
+        skills: Collection[str],
+        rule: str,
+        text: str,
+        because: str = "",
+    ) -> None:
+        """Log that the game ended during the day, before its vote
+        (:data:`ENDED_BEFORE_THE_VOTE`): at the latest timed one of ``actions`` whose skill is
+        among ``skills`` (who, when — the director's tools say it), none when none is timed."""
+        timed = [
+            (t.timestamp(), a)
+            for a in actions
+            if self.canonical_skill(a.skill) in skills and (t := action_time(a)) is not None
+        ]
+        last = max(timed, key=lambda x: x[0], default=(0.0, None))[1]
+        board.emit(
+            ENDED_BEFORE_THE_VOTE,
+            rule,
+            text,
+            actor=last.actor if last is not None else "",
+            checked=(last.at or "") if last is not None else "",
+            because=because,
+        )
 
     def _refuse_successor(
         self, board: Board, action: Action, step: str, problem: str, rule: str

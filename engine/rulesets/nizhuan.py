@@ -75,7 +75,6 @@ from engine.kernel import (
     seeded_choice,
 )
 from engine.rulesets.base import (
-    ENDED_BEFORE_THE_VOTE,
     SHARED_VOTE_RULES,
     Deadline,
     Hands,
@@ -1748,18 +1747,12 @@ class Nizhuan(Ruleset):
         won = self._won_now(board)
         if won is None:
             return False
-        timed = [
-            (t.timestamp(), a)
-            for a in day.actions
-            if self.canonical_skill(a.skill) in ("决斗", "红牌罚下") and (t := action_time(a))
-        ]
-        last = max(timed, key=lambda x: x[0], default=(0.0, None))[1]
-        board.emit(
-            ENDED_BEFORE_THE_VOTE,
+        self.ended_before_the_vote(
+            board,
+            day.actions,
+            ("决斗", "红牌罚下"),
             "nizhuan.txt:127",
             f"{won}，游戏立即结束，当天的{vote}不再结算",
-            actor=last.actor if last is not None else "",
-            checked=(last.at or "") if last is not None else "",
             because=day.decided_by,
         )
         board.drain()

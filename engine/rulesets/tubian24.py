@@ -53,7 +53,6 @@ from engine.kernel import (
 )
 from engine.night import Handler, Holder, Pass, SkillSpec, Step, StepMode, run_steps
 from engine.rulesets.base import (
-    ENDED_BEFORE_THE_VOTE,
     SHARED_VOTE_RULES,
     CountSheet,
     Deadline,
@@ -1683,18 +1682,12 @@ class Tubian24(Ruleset):
             if not won_before:
                 # a 投降 (or a red card's 判负) during the day leaves one faction: 场上仅有一个
                 # 阵营尚未被判负，游戏立即结束 (tubian24.txt:53, 183) — the vote is not counted
-                timed = [
-                    a
-                    for a in day.actions
-                    if self.canonical_skill(a.skill) in DIRECTOR_ACTIONS and a.at
-                ]
-                last = max(timed, key=lambda a: datetime.fromisoformat(a.at or ""), default=None)
-                board.emit(
-                    ENDED_BEFORE_THE_VOTE,
+                self.ended_before_the_vote(
+                    board,
+                    day.actions,
+                    DIRECTOR_ACTIONS,
                     "tubian24.txt:183",
                     f"{board.win_reason}，游戏立即结束，当天的投票不再结算",
-                    actor=last.actor if last is not None else "",
-                    checked=(last.at or "") if last is not None else "",
                 )
             return
         step = "放逐投票"

@@ -184,6 +184,24 @@ def _after(day: int) -> str:
     return f"2026-12-{day + 1:02d}T09:00:00+08:00"
 
 
+def game_at_day_two(tmp_path: Path) -> tuple[Path, Path]:
+    """The game file with days 1 and 2 (08:00-22:00, vote threads 3001-3002) and its store,
+    resolved through night 1 (丁's first card elected, no kill): day 2 is open."""
+    game, db = _game(tmp_path), tmp_path / "game.db"
+    with game.open("a", encoding="utf-8") as fh:
+        for d in (1, 2):
+            fh.write(
+                f"\n[[days]]\nday = {d}\nopens = 2026-12-{d:02d}T08:00:00+08:00\n"
+                f"closes = 2026-12-{d:02d}T22:00:00+08:00\nvote = {3000 + d}\n"
+            )
+    run(game, db, "night", "resolve", "--night", "0")
+    run(game, db, "day", "resolve", "--day", "1", "--as-of", _after(1))
+    run(game, db, "night", "add", "--night", "1", "--actor", "丙", "--skill", "杀人",
+        "--choice", "放弃")  # fmt: skip
+    run(game, db, "night", "resolve", "--night", "1")
+    return game, db
+
+
 def _proxy(game: Path, db: Path, day: int, voter: str, target: str, code: int = 0) -> str:
     at = f"2026-12-{day:02d}T11:00:00+08:00"
     return run(game, db, "vote", "proxy", "--day", str(day), "--voter", voter, "--target", target,
@@ -290,18 +308,7 @@ def test_a_duel_on_the_top_card_leaves_the_day_resolvable(tmp_path: Path) -> Non
         "决斗目标也会立刻出局，并且若决斗目标为【狼人阵营】的身份牌，则会立刻关门",
     )
     says("nizhuan.txt:51", "已经公示的出局角色不属于游戏范畴，不允许被选为技能或投票的目标")
-    game, db = _game(tmp_path), tmp_path / "game.db"
-    with game.open("a", encoding="utf-8") as fh:
-        for d in (1, 2):
-            fh.write(
-                f"\n[[days]]\nday = {d}\nopens = 2026-12-{d:02d}T08:00:00+08:00\n"
-                f"closes = 2026-12-{d:02d}T22:00:00+08:00\nvote = {3000 + d}\n"
-            )
-    run(game, db, "night", "resolve", "--night", "0")
-    run(game, db, "day", "resolve", "--day", "1", "--as-of", _after(1))
-    run(game, db, "night", "add", "--night", "1", "--actor", "丙", "--skill", "杀人",
-        "--choice", "放弃")  # fmt: skip
-    run(game, db, "night", "resolve", "--night", "1")
+    game, db = game_at_day_two(tmp_path)
     for voter, target in (("丙", "甲的第一身份"), ("丁", "甲的第一身份"), ("辛", "庚")):
         run(game, db, "vote", "proxy", "--day", "2", "--voter", voter, "--target", target,
             "--at", "2026-12-02T09:30:00+08:00")  # fmt: skip

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from tests.engine.rule_text import says
-from tests.engine.test_nizhuan_cli import _after, _game, run
+from tests.engine.test_nizhuan_cli import _after, game_at_day_two, run
 from tests.engine.test_nizhuan_support import (
     act,
     day,
@@ -16,6 +16,7 @@ from tests.engine.test_nizhuan_support import (
     outcome,
     start,
     through_history,
+    to_day_two,
 )
 
 AT = "2026-12-02T{}:00+08:00"
@@ -45,9 +46,7 @@ KNIGHT_SECOND = (
 
 def test_a_knight_red_carded_before_his_duel_cannot_duel() -> None:
     says("nizhuan.txt:49", "角色在出局结算结束后，不能继续参与讨论、投票、行使特权")
-    state = start()
-    state, _ = day(state, 1, elected="丁的第一身份")
-    state, _ = night(state, 1, act("丙", "杀人", choice="放弃"))
+    state = to_day_two(start())
     _, report = day(
         state,
         2,
@@ -61,9 +60,7 @@ def test_a_knight_red_carded_before_his_duel_cannot_duel() -> None:
 
 def test_a_hunter_red_carded_before_a_duel_on_him_does_not_shoot() -> None:
     says("nizhuan.txt:50", "红牌罚下出局的角色没有遗言权利，除情侣<殉情>外不触发任何技能")
-    state = start()
-    state, _ = day(state, 1, elected="丁的第一身份")
-    state, _ = night(state, 1, act("丙", "杀人", choice="放弃"))
+    state = to_day_two(start())
     _, report = day(
         state,
         2,
@@ -80,9 +77,7 @@ def test_a_hunter_red_carded_before_a_duel_on_him_does_not_shoot() -> None:
 def test_the_npc_antidote_still_saves_the_character_when_its_recorded_card_is_out() -> None:
     says("nizhuan.txt:93", "女巫可以选择一名角色，对其使用救药。该角色当晚不会因被指杀而出局")
     says("nizhuan.txt:22", "第二轮狼人杀游戏将有和历史轮行动完全相同的NPC")
-    state = start(WITCH_FIRST)
-    state, _ = day(state, 1, elected="丁的第一身份")
-    state, _ = night(state, 1, act("丙", "杀人", choice="放弃"))
+    state = to_day_two(start(WITCH_FIRST))
     state, _ = day(state, 2)
     state, report = night(state, 2, act("丙", "杀人", "辛"), act("己", "救药", "辛"))
     assert deaths(report) == []
@@ -125,18 +120,7 @@ def test_a_wolf_duel_closes_the_vote_at_once(tmp_path: Path) -> None:
     """乙's knight duels 甲's first card (狼人) at 10:00: 立刻关门. Proxies at 11:00 come after
     the close and must not count."""
     says("nizhuan.txt:106", "若决斗目标为【狼人阵营】的身份牌，则会立刻关门")
-    game, db = _game(tmp_path), tmp_path / "game.db"
-    with game.open("a", encoding="utf-8") as fh:
-        for d in (1, 2):
-            fh.write(
-                f"\n[[days]]\nday = {d}\nopens = 2026-12-{d:02d}T08:00:00+08:00\n"
-                f"closes = 2026-12-{d:02d}T22:00:00+08:00\nvote = {3000 + d}\n"
-            )
-    run(game, db, "night", "resolve", "--night", "0")
-    run(game, db, "day", "resolve", "--day", "1", "--as-of", _after(1))
-    run(game, db, "night", "add", "--night", "1", "--actor", "丙", "--skill", "杀人",
-        "--choice", "放弃")  # fmt: skip
-    run(game, db, "night", "resolve", "--night", "1")
+    game, db = game_at_day_two(tmp_path)
     run(game, db, "vote", "proxy", "--day", "2", "--voter", "辛", "--target", "戊",
         "--at", "2026-12-02T09:30:00+08:00")  # fmt: skip
     for voter in ("丙", "丁", "己"):
@@ -158,9 +142,7 @@ def test_a_wolf_duel_closes_the_vote_at_once(tmp_path: Path) -> None:
 
 def test_the_reversal_round_ends_at_once_in_the_night_no_poison_after() -> None:
     says("nizhuan.txt:127", "逆转轮中，游戏状态满足某阵营胜利条件之一，游戏立即结束")
-    state = start(KNIGHT_SECOND)
-    state, _ = day(state, 1, elected="丁的第一身份")
-    state, _ = night(state, 1, act("丙", "杀人", choice="放弃"))
+    state = to_day_two(start(KNIGHT_SECOND))
     state, _ = day(state, 2)
     state, _ = night(state, 2, act("丙", "杀人", "戊"), act("戊", "最后一枪", "丙的第一身份"))
     for n in (3, 4):
@@ -183,9 +165,7 @@ def test_the_reversal_round_ends_at_once_in_the_night_no_poison_after() -> None:
 
 def test_a_red_card_at_night_that_ends_the_history_round_stops_the_night() -> None:
     says("nizhuan.txt:123", "历史轮中，游戏满足以下条件时，第一轮游戏立刻结束")
-    state = start(WITCH_FIRST)
-    state, _ = day(state, 1, elected="丁的第一身份")
-    state, _ = night(state, 1, act("丙", "杀人", choice="放弃"))
+    state = to_day_two(start(WITCH_FIRST))
     state, _ = day(state, 2, out="甲的第一身份")
     state, report = night(state, 2, act("丙", "红牌罚下"), act("己", "毒药", "辛"))
     assert dict(state.settings)["round"] == "2"

@@ -82,3 +82,10 @@ def through_history(state: GameState) -> GameState:
         if n < 4:
             state, _ = day(state, n + 1)
     return state
+
+
+def to_day_two(state: GameState) -> GameState:
+    """Day 1 elects 丁's first card, night 1 has no kill: the state as day 2 opens."""
+    state, _ = day(state, 1, elected="丁的第一身份")
+    state, _ = night(state, 1, act("丙", "杀人", choice="放弃"))
+    return state

@@ -10,46 +10,19 @@ from engine.ballots import BallotKind, Evidence
 from engine.kernel import Action, DayInput, resolve_day, resolve_night
 from engine.rulesets import get_ruleset
 from engine.rulesets.tubian24 import WOLF
+from engine.state import GameState
 from engine.votes import Ballot, DayContext
 from tests.engine.rule_text import says
+from tests.engine.test_tubian24_games import setup as standard_game
 
 RS = get_ruleset("tubian24")
 TZ = timezone(timedelta(hours=8))
 OPENS = datetime(2026, 12, 2, 9, 0, tzinfo=TZ)
 CLOSES = datetime(2026, 12, 2, 22, 0, tzinfo=TZ)
 
-ROSTER: tuple[tuple[str, str, str], ...] = (
-    ("狼1", "狼人", "男"),
-    ("狼2", "狼人", "女"),
-    ("狼3", "狼人", "男"),
-    ("狼4", "狼人", "女"),
-    ("狼5", "狼人", "男"),
-    ("狼6", "狼人", "女"),
-    ("民1", "村民", "男"),
-    ("民2", "村民", "女"),
-    ("民3", "村民", "男"),
-    ("民4", "村民", "女"),
-    ("民5", "村民", "男"),
-    ("民6", "村民", "女"),
-    ("巫", "女巫", "女"),
-    ("知", "先知", "男"),
-    ("守", "守护", "女"),
-    ("痴", "情痴", "男"),
-    ("长", "村长", "女"),
-    ("猎", "猎人", "男"),
-    ("僧", "高僧", "男"),
-    ("傻", "白痴", "女"),
-    ("梦", "梦中人", "女"),
-    ("白", "白眼狼", "男"),
-    ("仆", "仆人", "女"),
-    ("笛", "吹笛者", "女"),
-)
 
-
-def setup(master: str = "民1"):
-    settings = {f"sex.{n}": s for n, _c, s in ROSTER}
-    settings |= {"kill_order": "狼1,狼2,狼3,狼4,狼5,狼6,仆", "master": master}
-    return RS.setup_state([(n, [c]) for n, c, _s in ROSTER], settings=settings)
+def setup(master: str = "民1") -> GameState:
+    return standard_game(master)
 
 
 _pid = iter(range(1000, 100000))
