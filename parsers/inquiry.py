@@ -140,14 +140,10 @@ def parse_inquiry(text: str, *, word_count: int = 4) -> Inquiry:
     if guesses:
         # a guess is one inquiry whether or not it has its question mark (zhenyan.txt:165, 168);
         # the question marks of the rest of the post are the other questions
-        rest, last = [], 0
-        for start, end in spans:
-            rest.append(mapped.text[last:start])
-            rest.append("\n")
-            last = end
-        rest.append(mapped.text[last:])
-        others = _count_questions("".join(rest)) if "?" in "".join(rest) else 0
-        questions = len(guesses) + others
+        rest = mapped.text
+        for start, end in reversed(spans):
+            rest = rest[:start] + "\n" + rest[end:]
+        questions = len(guesses) + (_count_questions(rest) if "?" in rest else 0)
     notes: list[str] = []
     if not guesses:
         if _UNBRACKETED.search(mapped.text):

@@ -107,12 +107,17 @@ _ZH_COUNT = {1: "一", 2: "两", 3: "三", 4: "四"}
 ENDED_BEFORE_THE_VOTE = "投票前游戏结束"
 
 
-def action_time(a: Action) -> datetime | None:
-    """When ``a`` happened (its ``at``), or None: none given, or one that does not parse."""
+def iso_time(text: str | None) -> datetime | None:
+    """An ISO 8601 time, or None: none given (or empty), or one that does not parse."""
     try:
-        return datetime.fromisoformat(a.at) if a.at is not None else None
+        return datetime.fromisoformat(text) if text else None
     except ValueError:
         return None
+
+
+def action_time(a: Action) -> datetime | None:
+    """When ``a`` happened (its ``at``), or None: none given, or one that does not parse."""
+    return iso_time(a.at)
 
 
 def successor_again(reason: str, refused: Action, ask: str) -> str:
@@ -866,7 +871,7 @@ class Ruleset:
             return None
         return living
 
-    def ended_before_the_vote(
+    def log_ended_before_the_vote(
         self,
         board: Board,
         actions: Sequence[Action],

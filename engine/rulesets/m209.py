@@ -120,6 +120,8 @@ from engine.rulesets.base import (
     LastWordsRules,
     Lineup,
     Ruleset,
+    action_time,
+    iso_time,
     successor_again,
 )
 from engine.rulesets.m209_roles import (
@@ -3228,24 +3230,17 @@ class M209(Ruleset):
         """正午类技能只能在每天的9：00至21:00（若当天关门则为20:00）发动 (m209.txt:49): a noon
         skill recorded with a time outside that window (both ends included) is not launched.
         Unchecked without a time (``at``)."""
-        if not a.at:
-            return None
-        try:
-            when = datetime.fromisoformat(a.at)
-        except ValueError:
+        when = action_time(a)
+        if when is None:
             return None
         until = NOON_UNTIL
         closes = board.scratch.get("closes")
-        if isinstance(closes, str) and closes:
-            try:
-                close = datetime.fromisoformat(closes)
-            except ValueError:
-                close = None
-            if close is not None:
-                if close.tzinfo is not None and when.tzinfo is not None:
-                    close = close.astimezone(when.tzinfo)
-                if close.date() == when.date():
-                    until = NOON_UNTIL_CLOSING
+        close = iso_time(closes) if isinstance(closes, str) else None
+        if close is not None:
+            if close.tzinfo is not None and when.tzinfo is not None:
+                close = close.astimezone(when.tzinfo)
+            if close.date() == when.date():
+                until = NOON_UNTIL_CLOSING
         clock = when.time().replace(tzinfo=None)
         if NOON_FROM <= clock <= until:
             return None

@@ -1747,7 +1747,7 @@ class Nizhuan(Ruleset):
         won = self._won_now(board)
         if won is None:
             return False
-        self.ended_before_the_vote(
+        self.log_ended_before_the_vote(
             board,
             day.actions,
             ("决斗", "红牌罚下"),

@@ -1682,7 +1682,7 @@ class Tubian24(Ruleset):
             if not won_before:
                 # a 投降 (or a red card's 判负) during the day leaves one faction: 场上仅有一个
                 # 阵营尚未被判负，游戏立即结束 (tubian24.txt:53, 183) — the vote is not counted
-                self.ended_before_the_vote(
+                self.log_ended_before_the_vote(
                     board,
                     day.actions,
                     DIRECTOR_ACTIONS,

@@ -213,6 +213,8 @@ SPECS: Mapping[str, SkillSpec] = {
 }
 #: Director's actions (not skills).
 DIRECTOR_ACTIONS = ("猜中", "红牌罚下", "投降", "判负")
+#: 询问贴会比正常讨论和投票贴提前1小时关闭 (zhenyan.txt:188)
+INQUIRY_CLOSE_BEFORE = timedelta(hours=1)
 #: The actor of a director's action that names no player (a 猜中 recorded without its guesser).
 DIRECTOR = "导演"
 
@@ -411,7 +413,7 @@ class Zhenyan(Ruleset):
             FlagKind.SHERIFF_INQUIRY: "zhenyan.txt:109, zhenyan.txt:291",
         },
         inquiry_limit=3,
-        inquiry_close_before=timedelta(hours=1),  # zhenyan.txt:188
+        inquiry_close_before=INQUIRY_CLOSE_BEFORE,
         sheriff_answers_only=True,
         cards={
             FlagKind.QIANSHUI: Card.YELLOW,
@@ -469,7 +471,7 @@ class Zhenyan(Ruleset):
     inquiry: ClassVar[InquiryRules | None] = InquiryRules(
         daily_limit=3,
         limit_rule="zhenyan.txt:165",  # also zhenyan.txt:147
-        close_before=timedelta(hours=1),
+        close_before=INQUIRY_CLOSE_BEFORE,
         close_rule="zhenyan.txt:188",
         words=WORDS,
         words_rule="zhenyan.txt:52",

@@ -209,7 +209,7 @@ def ballot_from_parse(
         problem = "投票格式错误：弃权须写在“投票对象：”之后（应写“投票对象：弃权”）"
     folded: tuple[str, ...] = ()
     note = ""
-    if vp.valid and not vp.is_abstain and kind is not BallotKind.INVALID:
+    if vp.valid and not vp.is_abstain:
         match = resolve_name(vp.target_raw, roster.entries, strict=roster.strict)
         if match.player is None:
             # a change stays a change: the engine judges it with every rule it breaks (the
